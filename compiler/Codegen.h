@@ -1,0 +1,29 @@
+// dlc dialect (after buffer assignment) -> C++ sources for the CPU runtime.
+#ifndef DLC_COMPILER_CODEGEN_H
+#define DLC_COMPILER_CODEGEN_H
+
+#include <string>
+#include <vector>
+
+namespace mlir {
+class ModuleOp;
+}
+
+namespace dlc {
+
+struct GeneratedModel {
+  std::string header;        // NAME.h
+  std::string source;        // NAME.cpp: the schedule and the API
+  std::string weightsSource; // NAME_weights.cpp: embeds the weights file
+  std::vector<char> weights; // NAME.weights.bin
+  size_t arenaBytes = 0;
+};
+
+// Fails (after emitting MLIR diagnostics on the offending ops) when an op has no kernel.
+// `weightsPath` is what NAME_weights.cpp's `.incbin` names.
+bool generateCpp(mlir::ModuleOp module, const std::string &name, const std::string &modelPath,
+                 const std::string &weightsPath, GeneratedModel &out);
+
+} // namespace dlc
+
+#endif

@@ -1,0 +1,259 @@
+#include "compiler/Driver.h"
+#include "compiler/Codegen.h"
+#include "compiler/Embedded.h"
+#include "compiler/Importer.h"
+#include "compiler/Pipeline.h"
+#include "compiler/Toolchain.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Support/xxhash.h"
+
+#include <iostream>
+
+using namespace mlir;
+
+namespace dlc {
+namespace {
+
+void reportError(const std::string &file, const std::string &message) {
+  std::cerr << "dlc: error: " << file << ": " << message << "\n";
+}
+
+// "node 'conv1' (Conv): " for ops imported from ONNX nodes, "" otherwise.
+std::string nodePrefix(Location loc) {
+  if (auto fused = dyn_cast<FusedLoc>(loc)) {
+    auto opType = dyn_cast_or_null<StringAttr>(fused.getMetadata());
+    for (Location inner : fused.getLocations())
+      if (auto name = dyn_cast<NameLoc>(inner))
+        return "node '" + name.getName().str() + "'" +
+               (opType ? " (" + opType.str() + ")" : "") + ": ";
+  }
+  if (auto name = dyn_cast<NameLoc>(loc))
+    return "value '" + name.getName().str() + "': ";
+  return "";
+}
+
+std::string defaultName(const std::string &model) {
+  std::string stem = llvm::sys::path::stem(model).str(), name;
+  for (char c : stem)
+    name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0])))
+    name = "model_" + name;
+  return name;
+}
+
+bool validName(const std::string &name) {
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0])))
+    return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
+}
+
+// Imports, runs the pipeline and generates code; reports errors itself.
+bool generate(const std::string &modelPath, const std::string &name,
+              const std::string &weightsPath, GeneratedModel &out, std::string *mlirText) {
+  DialectRegistry registry;
+  registerAll(registry);
+  MLIRContext context(registry);
+  context.disableMultithreading(); // 2-core CI machines gain nothing from a thread pool
+  bool failedDiagnostics = false;
+  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
+    if (diag.getSeverity() != DiagnosticSeverity::Error)
+      return success();
+    failedDiagnostics = true;
+    reportError(modelPath, nodePrefix(diag.getLocation()) + diag.str());
+    return success();
+  });
+  std::vector<std::string> errors;
+  OwningOpRef<ModuleOp> module = importOnnxFile(context, modelPath, errors);
+  if (!module) {
+    for (const auto &e : errors)
+      reportError(modelPath, e);
+    return false;
+  }
+  PassManager pm(&context);
+  buildInferencePipeline(pm);
+  if (failed(pm.run(*module)) || failedDiagnostics)
+    return false;
+  if (mlirText) {
+    llvm::raw_string_ostream os(*mlirText);
+    module->print(os);
+    return true;
+  }
+  return generateCpp(*module, name, modelPath, weightsPath, out) && !failedDiagnostics;
+}
+
+// Files are written into a private directory first and moved into `outDir` only when
+// everything succeeded, so a failed compile leaves no partial output behind.
+class StagingDir {
+public:
+  bool create(const std::string &outDir, std::string &error) {
+    target = outDir;
+    if (llvm::sys::fs::create_directories(outDir)) {
+      error = "cannot create output directory '" + outDir + "'";
+      return false;
+    }
+    llvm::SmallString<256> tmp;
+    if (llvm::sys::fs::createUniqueDirectory(outDir + "/.dlc-staging", tmp)) {
+      error = "cannot create a staging directory in '" + outDir + "'";
+      return false;
+    }
+    path = std::string(tmp.str());
+    return true;
+  }
+  // Moves the listed files from staging into the output directory.
+  bool commit(const std::vector<std::string> &files, std::string &error) {
+    for (const auto &f : files)
+      if (llvm::sys::fs::rename(path + "/" + f, target + "/" + f)) {
+        error = "cannot move '" + f + "' into '" + target + "'";
+        return false;
+      }
+    return true;
+  }
+  ~StagingDir() {
+    if (!path.empty())
+      llvm::sys::fs::remove_directories(path);
+  }
+  std::string path;
+
+private:
+  std::string target;
+};
+
+bool writeBinary(const std::string &path, const std::vector<char> &bytes, std::string &error) {
+  return writeFile(path, std::string(bytes.begin(), bytes.end()), error);
+}
+
+// Emits sources (and with `staticlib` builds libNAME.a) into `outDir`; returns the exit code.
+int compileTo(const CompileOptions &options, const std::string &outDir) {
+  std::string name = options.name.empty() ? defaultName(options.model) : options.name;
+  if (!validName(name)) {
+    reportError(options.model, "--name '" + name + "' is not a C identifier");
+    return 1;
+  }
+  if (options.target != "cpu") {
+    reportError(options.model, "--target '" + options.target + "' is not supported (cpu)");
+    return 1;
+  }
+  if (options.emit != "source" && options.emit != "staticlib" && options.emit != "mlir") {
+    reportError(options.model, "--emit must be source, staticlib or mlir");
+    return 1;
+  }
+  llvm::SmallString<256> absOut(outDir);
+  llvm::sys::fs::make_absolute(absOut);
+  std::string weightsFile = name + ".weights.bin";
+  GeneratedModel generated;
+  std::string mlirText;
+  if (!generate(options.model, name, std::string(absOut) + "/" + weightsFile, generated,
+                options.emit == "mlir" ? &mlirText : nullptr))
+    return 1;
+  std::string error;
+  StagingDir staging;
+  if (!staging.create(std::string(absOut), error)) {
+    reportError(options.model, error);
+    return 1;
+  }
+  const std::string &dir = staging.path;
+  std::vector<std::string> files;
+  auto emit = [&](const std::string &file, const std::string &text) {
+    files.push_back(file);
+    return writeFile(dir + "/" + file, text, error);
+  };
+  bool ok;
+  if (options.emit == "mlir") {
+    ok = emit(name + ".mlir", mlirText);
+  } else {
+    ok = emit(name + ".h", generated.header) && emit(name + ".cpp", generated.source) &&
+         emit(name + "_weights.cpp", generated.weightsSource) &&
+         writeBinary(dir + "/" + weightsFile, generated.weights, error) &&
+         writeRuntimeHeaders(dir, error);
+    files.push_back(weightsFile);
+    for (const auto &f : embeddedFiles())
+      if (llvm::StringRef(f.name).starts_with("runtime/") &&
+          llvm::StringRef(f.name).ends_with(".h"))
+        files.push_back(llvm::sys::path::filename(f.name).str());
+  }
+  if (ok && options.emit == "staticlib") {
+    // The weights file must already sit where the `.incbin` names it.
+    std::vector<std::string> objects, runtime;
+    ok = writeBinary(std::string(absOut) + "/" + weightsFile, generated.weights, error) &&
+         compileSources({dir + "/" + name + ".cpp", dir + "/" + name + "_weights.cpp"}, {dir},
+                        dir, objects, error) &&
+         runtimeObjects(runtime, error);
+    objects.insert(objects.end(), runtime.begin(), runtime.end());
+    ok = ok && archive(dir + "/lib" + name + ".a", objects, error);
+    files.push_back("lib" + name + ".a");
+  }
+  if (!ok || !staging.commit(files, error)) {
+    reportError(options.model, error);
+    return 1;
+  }
+  return 0;
+}
+
+} // namespace
+
+int compileCommand(const CompileOptions &options) {
+  return compileTo(options, options.outDir);
+}
+
+int listOpsCommand() {
+  for (const auto &op : supportedOnnxOps())
+    std::cout << op << "\n";
+  return 0;
+}
+
+int runCommand(const std::string &model, const std::vector<std::string> &inputs,
+               const std::string &outDir) {
+  auto bytes = llvm::MemoryBuffer::getFile(model);
+  if (!bytes) {
+    reportError(model, "cannot open file");
+    return 1;
+  }
+  // One build per model content and dlc version, reused by later runs.
+  char hash[32];
+  std::snprintf(hash, sizeof hash, "%016llx",
+                (unsigned long long)llvm::xxh3_64bits(
+                    (*bytes)->getBuffer().str() + DLC_VERSION + cxxCompiler()));
+  std::string buildDir = cacheDir() + "/run-" + hash;
+  std::string runner = buildDir + "/runner";
+  const std::string name = "model";
+  if (!llvm::sys::fs::exists(runner)) {
+    CompileOptions options;
+    options.model = model;
+    options.name = name;
+    options.emit = "staticlib";
+    if (int rc = compileTo(options, buildDir))
+      return rc;
+    std::string error, source = embeddedFile("codegen_templates/runner.cpp.tpl");
+    for (size_t pos; (pos = source.find("@NAME@")) != std::string::npos;)
+      source.replace(pos, 6, name);
+    std::vector<std::string> objects;
+    bool ok = writeFile(buildDir + "/runner.cpp", source, error) &&
+              compileSources({buildDir + "/runner.cpp"}, {buildDir}, buildDir, objects, error);
+    objects.push_back(buildDir + "/lib" + name + ".a");
+    if (!ok || !link(runner + ".tmp", objects, error) ||
+        llvm::sys::fs::rename(runner + ".tmp", runner)) {
+      reportError(model, error.empty() ? "cannot build the runner" : error);
+      return 1;
+    }
+  }
+  if (llvm::sys::fs::create_directories(outDir)) {
+    reportError(model, "cannot create output directory '" + outDir + "'");
+    return 1;
+  }
+  std::vector<std::string> argv = {runner, outDir};
+  argv.insert(argv.end(), inputs.begin(), inputs.end());
+  return execute(argv) == 0 ? 0 : 1;
+}
+
+} // namespace dlc

@@ -1,0 +1,27 @@
+// The commands of the `dlc` tool; each returns the process exit code and reports errors on
+// stderr as `dlc: error: <file>: ...`.
+#ifndef DLC_COMPILER_DRIVER_H
+#define DLC_COMPILER_DRIVER_H
+
+#include <string>
+#include <vector>
+
+namespace dlc {
+
+struct CompileOptions {
+  std::string model;
+  std::string outDir;
+  std::string name;            // default: the model file's stem, made an identifier
+  std::string emit = "source"; // source | staticlib | mlir
+  std::string target = "cpu";
+};
+
+int compileCommand(const CompileOptions &options);
+int inspectCommand(const std::string &model);
+int runCommand(const std::string &model, const std::vector<std::string> &inputs,
+               const std::string &outDir);
+int listOpsCommand();
+
+} // namespace dlc
+
+#endif

@@ -1,0 +1,324 @@
+#include "compiler/Importer.h"
+#include "compiler/ImportContext.h"
+#include "dialects/DlcDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/BuiltinDialect.h"
+#include "onnx/shape_inference/implementation.h"
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+using namespace mlir;
+
+namespace dlc {
+namespace {
+
+constexpr int kMinOpset = 7, kMaxOpset = 17;
+
+std::string nodeLabel(const onnx::NodeProto &node) {
+  std::string name = node.name();
+  if (name.empty() && node.output_size())
+    name = node.output(0);
+  return "node '" + name + "' (" + node.op_type() + ")";
+}
+
+Type elementTypeFor(MLIRContext &ctx, int32_t dtype) {
+  switch (dtype) {
+  case onnx::TensorProto::FLOAT: return Float32Type::get(&ctx);
+  case onnx::TensorProto::DOUBLE: return Float64Type::get(&ctx);
+  case onnx::TensorProto::INT64: return IntegerType::get(&ctx, 64);
+  case onnx::TensorProto::INT32: return IntegerType::get(&ctx, 32);
+  case onnx::TensorProto::INT8: return IntegerType::get(&ctx, 8);
+  case onnx::TensorProto::UINT8: return IntegerType::get(&ctx, 8, IntegerType::Unsigned);
+  case onnx::TensorProto::BOOL: return IntegerType::get(&ctx, 1);
+  default: return {};
+  }
+}
+
+std::string dtypeName(int32_t dtype) {
+  return onnx::TensorProto::DataType_IsValid(dtype)
+             ? onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(dtype))
+             : std::to_string(dtype);
+}
+
+class Importer {
+public:
+  Importer(MLIRContext &ctx, std::string path, std::vector<std::string> &errors)
+      : ctx(ctx), path(std::move(path)), errors(errors) {}
+
+  OwningOpRef<ModuleOp> run();
+
+private:
+  bool load();
+  void collectTypes();
+  void collectConstants();
+  std::vector<const onnx::NodeProto *> liveNodes();
+  RankedTensorType typeOf(const std::string &name);
+  Value materialize(const std::string &name);
+
+  MLIRContext &ctx;
+  std::string path;
+  std::vector<std::string> &errors;
+  onnx::ModelProto model;
+  int opset = 0;
+  std::map<std::string, onnx::TypeProto> types;
+  std::map<std::string, ConstTensor> constants;
+  std::map<std::string, Value> values;
+  OpBuilder *builder = nullptr;
+  Block *entry = nullptr;
+};
+
+bool Importer::load() {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) {
+    errors.push_back("cannot open file");
+    return false;
+  }
+  std::stringstream buffer;
+  buffer << file.rdbuf();
+  std::string bytes = buffer.str();
+  if (!model.ParseFromString(bytes) || !model.has_graph() || model.ir_version() <= 0) {
+    errors.push_back("not a valid ONNX model (truncated file or not an ONNX ModelProto)");
+    return false;
+  }
+  for (const auto &entry : model.opset_import())
+    if (entry.domain().empty() || entry.domain() == "ai.onnx")
+      opset = static_cast<int>(entry.version());
+  if (opset < kMinOpset || opset > kMaxOpset) {
+    errors.push_back("default-domain opset " + std::to_string(opset) + " is not supported (" +
+                     std::to_string(kMinOpset) + " to " + std::to_string(kMaxOpset) + ")");
+    return false;
+  }
+  try {
+    onnx::ShapeInferenceOptions options(/*check_type=*/true, /*error_mode=*/1,
+                                        /*data_prop=*/true);
+    onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), options);
+  } catch (const std::exception &e) {
+    std::string message = e.what();
+    errors.push_back("shape inference failed: " + message.substr(0, message.find('\n')));
+    return false;
+  }
+  return true;
+}
+
+void Importer::collectTypes() {
+  const auto &graph = model.graph();
+  for (const auto &list : {graph.input(), graph.output(), graph.value_info()})
+    for (const auto &info : list)
+      if (info.has_type())
+        types[info.name()] = info.type();
+}
+
+void Importer::collectConstants() {
+  for (const auto &init : model.graph().initializer())
+    constants[init.name()] = constFromProto(init);
+  auto constOf = [&](const std::string &name) -> const ConstTensor * {
+    auto it = constants.find(name);
+    return it == constants.end() ? nullptr : &it->second;
+  };
+  auto typeOfName = [&](const std::string &name) { return typeOf(name); };
+  for (const auto &node : model.graph().node()) {
+    try {
+      if (auto folded = foldShapeNode(node, constOf, typeOfName))
+        constants[node.output(0)] = std::move(*folded);
+    } catch (const ImportError &e) {
+      errors.push_back(nodeLabel(node) + ": " + e.what());
+    }
+  }
+}
+
+RankedTensorType Importer::typeOf(const std::string &name) {
+  if (auto it = constants.find(name); it != constants.end()) {
+    Type element = elementTypeFor(ctx, it->second.dtype);
+    if (!element)
+      throw ImportError("constant '" + name + "' has unsupported element type " +
+                        dtypeName(it->second.dtype));
+    return RankedTensorType::get(it->second.shape, element);
+  }
+  auto it = types.find(name);
+  if (it == types.end() || !it->second.has_tensor_type())
+    throw ImportError("no tensor type known for '" + name + "'");
+  const auto &tensor = it->second.tensor_type();
+  Type element = elementTypeFor(ctx, tensor.elem_type());
+  if (!element)
+    throw ImportError("'" + name + "' has unsupported element type " +
+                      dtypeName(tensor.elem_type()));
+  if (!tensor.has_shape())
+    throw ImportError("cannot infer a static shape for '" + name + "'");
+  SmallVector<int64_t> shape;
+  for (const auto &dim : tensor.shape().dim()) {
+    if (!dim.has_dim_value() || dim.dim_value() < 0)
+      throw ImportError("cannot infer a static shape for '" + name + "' (dim '" +
+                        dim.dim_param() + "' is dynamic)");
+    shape.push_back(dim.dim_value());
+  }
+  return RankedTensorType::get(shape, element);
+}
+
+std::vector<const onnx::NodeProto *> Importer::liveNodes() {
+  const auto &table = opImportTable();
+  std::map<std::string, const onnx::NodeProto *> producer;
+  for (const auto &node : model.graph().node())
+    for (const auto &out : node.output())
+      producer[out] = &node;
+  std::set<const onnx::NodeProto *> live;
+  std::vector<std::string> work;
+  for (const auto &out : model.graph().output())
+    work.push_back(out.name());
+  while (!work.empty()) {
+    std::string name = work.back();
+    work.pop_back();
+    auto it = producer.find(name);
+    if (constants.count(name) || it == producer.end() || !live.insert(it->second).second)
+      continue;
+    const onnx::NodeProto &node = *it->second;
+    auto op = table.find(node.op_type());
+    for (int i = 0; i < node.input_size(); ++i) {
+      bool isStatic = op != table.end() && std::count(op->second.staticInputs.begin(),
+                                                      op->second.staticInputs.end(), i);
+      if (!isStatic && !node.input(i).empty())
+        work.push_back(node.input(i));
+    }
+  }
+  std::vector<const onnx::NodeProto *> ordered;
+  for (const auto &node : model.graph().node())
+    if (live.count(&node))
+      ordered.push_back(&node);
+  return ordered;
+}
+
+Value Importer::materialize(const std::string &name) {
+  if (auto it = values.find(name); it != values.end())
+    return it->second;
+  auto c = constants.find(name);
+  if (c == constants.end())
+    throw ImportError("input '" + name + "' is not produced by any node");
+  RankedTensorType type = typeOf(name);
+  OpBuilder::InsertionGuard guard(*builder);
+  builder->setInsertionPointToStart(entry);
+  ElementsAttr value;
+  const ConstTensor &tensor = c->second;
+  if (type.getElementType().isInteger(1)) {
+    SmallVector<bool> bits(tensor.bytes.begin(), tensor.bytes.end());
+    value = DenseElementsAttr::get(type, bits);
+  } else if (tensor.bytes.size() <= 64) {
+    value = DenseElementsAttr::getFromRawBuffer(type, tensor.bytes);
+  } else {
+    // Large weights go to a resource blob so the IR text stays readable.
+    auto blob = HeapAsmResourceBlob::allocateAndCopyInferAlign(ArrayRef<char>(tensor.bytes));
+    value = DenseResourceElementsAttr::get(type, name, std::move(blob));
+  }
+  Value result = builder->create<ConstantOp>(NameLoc::get(builder->getStringAttr(name)),
+                                             type, value);
+  values[name] = result;
+  return result;
+}
+
+OwningOpRef<ModuleOp> Importer::run() {
+  ctx.loadDialect<DlcDialect, func::FuncDialect>();
+  if (!load())
+    return {};
+  collectTypes();
+  collectConstants();
+  if (!errors.empty())
+    return {};
+  const auto &table = opImportTable();
+  std::vector<const onnx::NodeProto *> nodes = liveNodes();
+  for (const auto *node : nodes)
+    if (!node->domain().empty() && node->domain() != "ai.onnx")
+      errors.push_back(nodeLabel(*node) + ": op domain '" + node->domain() +
+                       "' is not supported");
+    else if (!table.count(node->op_type()))
+      errors.push_back(nodeLabel(*node) + ": op " + node->op_type() + " (opset " +
+                       std::to_string(opset) + ") is not supported");
+  if (!errors.empty())
+    return {};
+
+  const auto &graph = model.graph();
+  Location fileLoc = FileLineColLoc::get(&ctx, path, 0, 0);
+  OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
+  OpBuilder b(&ctx);
+  builder = &b;
+  SmallVector<Type> argTypes, resultTypes;
+  std::vector<std::string> argNames;
+  try {
+    for (const auto &in : graph.input()) {
+      if (constants.count(in.name()))
+        continue; // old-style models list initializers as inputs too
+      argTypes.push_back(typeOf(in.name()));
+      argNames.push_back(in.name());
+    }
+    for (const auto &out : graph.output())
+      resultTypes.push_back(typeOf(out.name()));
+  } catch (const ImportError &e) {
+    errors.push_back(std::string("graph interface: ") + e.what());
+    return {};
+  }
+  b.setInsertionPointToEnd(module->getBody());
+  auto func = b.create<func::FuncOp>(fileLoc, "forward",
+                                     b.getFunctionType(argTypes, resultTypes));
+  entry = func.addEntryBlock();
+  for (auto [i, name] : llvm::enumerate(argNames)) {
+    func.setArgAttr(i, kTensorNameAttr, b.getStringAttr(name));
+    values[name] = entry->getArgument(i);
+  }
+  b.setInsertionPointToEnd(entry);
+
+  auto valueOf = [&](const std::string &name) { return materialize(name); };
+  auto constOf = [&](const std::string &name) -> const ConstTensor * {
+    auto it = constants.find(name);
+    return it == constants.end() ? nullptr : &it->second;
+  };
+  auto typeOfName = [&](const std::string &name) { return typeOf(name); };
+  for (const auto *node : nodes) {
+    std::string name = node->name().empty() ? node->output(0) : node->name();
+    Location loc = FusedLoc::get(&ctx, {NameLoc::get(b.getStringAttr(name), fileLoc)},
+                                 b.getStringAttr(node->op_type()));
+    NodeImporter importer(b, loc, *node, opset, valueOf, constOf, typeOfName);
+    try {
+      for (int i = 1; i < node->output_size(); ++i)
+        if (!node->output(i).empty())
+          throw ImportError("only the first output is supported");
+      Value result = table.at(node->op_type()).build(importer);
+      if (result.getType() != importer.outputType())
+        throw ImportError("internal: built type differs from the inferred type");
+      values[node->output(0)] = result;
+    } catch (const ImportError &e) {
+      errors.push_back(nodeLabel(*node) + ": " + e.what());
+    }
+  }
+  if (!errors.empty())
+    return {};
+  SmallVector<Value> results;
+  try {
+    for (const auto &out : graph.output())
+      results.push_back(materialize(out.name()));
+  } catch (const ImportError &e) {
+    errors.push_back(std::string("graph output: ") + e.what());
+    return {};
+  }
+  b.create<func::ReturnOp>(fileLoc, results);
+  for (auto [i, out] : llvm::enumerate(graph.output()))
+    func.setResultAttr(i, kTensorNameAttr, b.getStringAttr(out.name()));
+  return module;
+}
+
+} // namespace
+
+OwningOpRef<ModuleOp> importOnnxFile(MLIRContext &context, const std::string &path,
+                                     std::vector<std::string> &errors) {
+  return Importer(context, path, errors).run();
+}
+
+std::vector<std::string> supportedOnnxOps() {
+  std::vector<std::string> ops;
+  for (const auto &entry : opImportTable())
+    ops.push_back(entry.first);
+  return ops;
+}
+
+} // namespace dlc

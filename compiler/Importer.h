@@ -1,0 +1,28 @@
+// ONNX ModelProto -> dlc dialect.
+#ifndef DLC_COMPILER_IMPORTER_H
+#define DLC_COMPILER_IMPORTER_H
+
+#include <string>
+#include <vector>
+
+namespace mlir {
+class MLIRContext;
+class ModuleOp;
+template <typename OpTy> class OwningOpRef;
+} // namespace mlir
+
+namespace dlc {
+
+// Imports the model at `path` as `func.func @forward`. On failure returns null and fills
+// `errors` with one line per problem, each naming the node and op where there is one; nothing
+// is imported partially.
+mlir::OwningOpRef<mlir::ModuleOp> importOnnxFile(mlir::MLIRContext &context,
+                                                 const std::string &path,
+                                                 std::vector<std::string> &errors);
+
+// ONNX op types (default domain) the importer understands.
+std::vector<std::string> supportedOnnxOps();
+
+} // namespace dlc
+
+#endif

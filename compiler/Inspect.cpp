@@ -1,0 +1,88 @@
+// `dlc inspect`: what a model is, read straight from the protobuf (no import needed).
+#include "compiler/Driver.h"
+
+#include "onnx/onnx_pb.h"
+
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace dlc {
+namespace {
+
+std::string describeType(const onnx::TypeProto &type) {
+  if (!type.has_tensor_type())
+    return "(non-tensor)";
+  const auto &t = type.tensor_type();
+  std::string s = onnx::TensorProto::DataType_IsValid(t.elem_type())
+                      ? onnx::TensorProto::DataType_Name(
+                            static_cast<onnx::TensorProto::DataType>(t.elem_type()))
+                      : "?";
+  s += "[";
+  for (int i = 0; t.has_shape() && i < t.shape().dim_size(); ++i) {
+    const auto &d = t.shape().dim(i);
+    s += (i ? "," : "") + (d.has_dim_value() ? std::to_string(d.dim_value())
+                                             : d.dim_param().empty() ? "?" : d.dim_param());
+  }
+  return s + "]";
+}
+
+} // namespace
+
+int inspectCommand(const std::string &path) {
+  std::ifstream file(path, std::ios::binary);
+  std::stringstream bytes;
+  bytes << file.rdbuf();
+  onnx::ModelProto model;
+  if (!file || !model.ParseFromString(bytes.str()) || !model.has_graph()) {
+    std::cerr << "dlc: error: " << path
+              << ": not a valid ONNX model (truncated file or not an ONNX ModelProto)\n";
+    return 1;
+  }
+  const auto &graph = model.graph();
+  std::cout << "model: " << path << "\n";
+  std::cout << "ir_version: " << model.ir_version() << "\n";
+  for (const auto &opset : model.opset_import())
+    std::cout << "opset: " << (opset.domain().empty() ? "ai.onnx" : opset.domain()) << " "
+              << opset.version() << "\n";
+  if (!model.producer_name().empty())
+    std::cout << "producer: " << model.producer_name() << " " << model.producer_version()
+              << "\n";
+  std::set<std::string> initializers;
+  int64_t params = 0, paramBytes = 0;
+  for (const auto &init : graph.initializer()) {
+    initializers.insert(init.name());
+    int64_t n = 1;
+    for (int64_t d : init.dims())
+      n *= d;
+    params += n;
+    int bytesPer = init.data_type() == onnx::TensorProto::DOUBLE ||
+                           init.data_type() == onnx::TensorProto::INT64
+                       ? 8
+                   : init.data_type() == onnx::TensorProto::FLOAT ||
+                           init.data_type() == onnx::TensorProto::INT32
+                       ? 4
+                   : init.data_type() == onnx::TensorProto::FLOAT16 ? 2 : 1;
+    paramBytes += n * bytesPer;
+  }
+  std::cout << "inputs:\n";
+  for (const auto &in : graph.input())
+    if (!initializers.count(in.name()))
+      std::cout << "  " << in.name() << ": " << describeType(in.type()) << "\n";
+  std::cout << "outputs:\n";
+  for (const auto &out : graph.output())
+    std::cout << "  " << out.name() << ": " << describeType(out.type()) << "\n";
+  std::map<std::string, int> histogram;
+  for (const auto &node : graph.node())
+    ++histogram[(node.domain().empty() ? "" : node.domain() + ".") + node.op_type()];
+  std::cout << "nodes: " << graph.node_size() << "\n";
+  for (const auto &[op, count] : histogram)
+    std::cout << "  " << op << ": " << count << "\n";
+  std::cout << "parameters: " << params << " (" << paramBytes << " bytes in "
+            << graph.initializer_size() << " initializers)\n";
+  return 0;
+}
+
+} // namespace dlc

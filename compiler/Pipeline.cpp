@@ -1,0 +1,28 @@
+#include "compiler/Pipeline.h"
+#include "dialects/DlcDialect.h"
+#include "passes/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
+
+namespace dlc {
+
+void registerAll(mlir::DialectRegistry &registry) {
+  registry.insert<DlcDialect, mlir::func::FuncDialect>();
+}
+
+void registerAllPasses() {
+  registerDlcPasses();
+  mlir::registerCanonicalizerPass();
+  mlir::registerCSEPass();
+}
+
+void buildInferencePipeline(mlir::PassManager &pm) {
+  pm.addPass(mlir::createCanonicalizerPass());
+  pm.addPass(mlir::createCSEPass());
+  pm.addNestedPass<mlir::func::FuncOp>(createAssignBuffers());
+}
+
+} // namespace dlc

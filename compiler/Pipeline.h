@@ -1,0 +1,21 @@
+#ifndef DLC_COMPILER_PIPELINE_H
+#define DLC_COMPILER_PIPELINE_H
+
+namespace mlir {
+class ModuleOp;
+class PassManager;
+class DialectRegistry;
+} // namespace mlir
+
+namespace dlc {
+
+// Every dialect and pass dlc uses, for the compiler and for dlc-opt.
+void registerAll(mlir::DialectRegistry &registry);
+void registerAllPasses();
+
+// The inference pipeline of DESIGN.md: verify, canonicalize and fold, assign buffers.
+void buildInferencePipeline(mlir::PassManager &pm);
+
+} // namespace dlc
+
+#endif

@@ -1,0 +1,208 @@
+#include "compiler/Toolchain.h"
+#include "compiler/Embedded.h"
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/xxhash.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+namespace dlc {
+
+std::string cxxCompiler() {
+  const char *cxx = std::getenv("CXX");
+  return cxx && *cxx ? cxx : "c++";
+}
+
+std::vector<std::string> cxxFlags() {
+  std::vector<std::string> flags = {"-std=c++17", "-O2", "-fPIC", "-Wall", "-Wextra"};
+  if (const char *extra = std::getenv("DLC_CXXFLAGS")) {
+    std::istringstream words(extra);
+    for (std::string w; words >> w;)
+      flags.push_back(w);
+  }
+  return flags;
+}
+
+std::string cacheDir() {
+  llvm::SmallString<256> dir;
+  if (const char *env = std::getenv("DLC_CACHE_DIR"); env && *env)
+    dir = env;
+  else if (const char *xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
+    llvm::sys::path::append(dir, xdg, "dlc");
+  else if (const char *home = std::getenv("HOME"); home && *home)
+    llvm::sys::path::append(dir, home, ".cache", "dlc");
+  else
+    llvm::sys::path::append(dir, "/tmp", "dlc-cache");
+  return std::string(dir);
+}
+
+int execute(const std::vector<std::string> &argv, std::string *output) {
+  auto program = llvm::sys::findProgramByName(argv[0]);
+  if (!program) {
+    if (output)
+      *output = "cannot find program '" + argv[0] + "'";
+    return -1;
+  }
+  std::vector<llvm::StringRef> args(argv.begin(), argv.end());
+  llvm::SmallString<128> log;
+  std::optional<llvm::StringRef> redirects[3];
+  if (output) {
+    llvm::sys::fs::createTemporaryFile("dlc-tool", "log", log);
+    redirects[0] = llvm::StringRef("/dev/null");
+    redirects[1] = redirects[2] = llvm::StringRef(log);
+  }
+  std::string message;
+  int rc = llvm::sys::ExecuteAndWait(*program, args, std::nullopt,
+                                     output ? llvm::ArrayRef(redirects)
+                                            : llvm::ArrayRef<std::optional<llvm::StringRef>>(),
+                                     0, 0, &message);
+  if (output) {
+    std::ifstream in(std::string(log.str()));
+    std::stringstream text;
+    text << in.rdbuf();
+    *output = text.str() + message;
+    llvm::sys::fs::remove(log);
+  }
+  return rc;
+}
+
+bool writeFile(const std::string &path, const std::string &text, std::string &error) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  out.close();
+  if (!out) {
+    error = "cannot write '" + path + "'";
+    return false;
+  }
+  return true;
+}
+
+bool compileSources(const std::vector<std::string> &sources,
+                    const std::vector<std::string> &includeDirs, const std::string &objDir,
+                    std::vector<std::string> &objects, std::string &error) {
+  objects.clear();
+  for (const auto &src : sources)
+    objects.push_back(objDir + "/" + llvm::sys::path::stem(src).str() + ".o");
+  std::atomic<size_t> next{0};
+  std::mutex errorMutex;
+  bool ok = true;
+  auto worker = [&] {
+    for (size_t i; (i = next++) < sources.size();) {
+      std::vector<std::string> argv = {cxxCompiler()};
+      for (const auto &flag : cxxFlags())
+        argv.push_back(flag);
+      for (const auto &dir : includeDirs)
+        argv.push_back("-I" + dir);
+      argv.insert(argv.end(), {"-c", sources[i], "-o", objects[i]});
+      std::string output;
+      if (execute(argv, &output) != 0) {
+        std::lock_guard<std::mutex> lock(errorMutex);
+        ok = false;
+        error += "compiling " + sources[i] + " failed:\n" + output;
+      }
+    }
+  };
+  unsigned jobs = std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(),
+                                                  (unsigned)sources.size()));
+  std::vector<std::thread> threads;
+  for (unsigned j = 0; j < jobs; ++j)
+    threads.emplace_back(worker);
+  for (auto &t : threads)
+    t.join();
+  return ok;
+}
+
+bool writeRuntimeHeaders(const std::string &dir, std::string &error) {
+  for (const auto &file : embeddedFiles()) {
+    llvm::StringRef name(file.name);
+    if (name.starts_with("runtime/") && name.ends_with(".h") &&
+        !writeFile(dir + "/" + llvm::sys::path::filename(name).str(), file.text, error))
+      return false;
+  }
+  return true;
+}
+
+bool runtimeObjects(std::vector<std::string> &objects, std::string &error) {
+  std::string key = cxxCompiler();
+  for (const auto &flag : cxxFlags())
+    key += " " + flag;
+  for (const auto &file : embeddedFiles())
+    if (llvm::StringRef(file.name).starts_with("runtime/"))
+      key += std::string(file.name) + file.text;
+  char hash[32];
+  std::snprintf(hash, sizeof hash, "%016llx",
+                (unsigned long long)llvm::xxh3_64bits(llvm::StringRef(key)));
+  std::string dir = cacheDir() + "/runtime-" + hash;
+  std::string stamp = dir + "/complete";
+  objects.clear();
+  std::vector<std::string> sources;
+  for (const auto &file : embeddedFiles()) {
+    llvm::StringRef name(file.name);
+    if (name.starts_with("runtime/") && name.ends_with(".cpp")) {
+      sources.push_back(llvm::sys::path::filename(name).str());
+      objects.push_back(dir + "/" + llvm::sys::path::stem(name).str() + ".o");
+    }
+  }
+  if (llvm::sys::fs::exists(stamp))
+    return true;
+  // Build in a private directory and rename it into place, so concurrent dlc runs never see
+  // a half-built cache entry.
+  llvm::SmallString<256> tmp;
+  if (llvm::sys::fs::create_directories(cacheDir()) ||
+      llvm::sys::fs::createUniqueDirectory(cacheDir() + "/build", tmp)) {
+    error = "cannot create cache directory " + cacheDir();
+    return false;
+  }
+  std::string tmpDir(tmp.str());
+  std::vector<std::string> paths, built;
+  bool ok = writeRuntimeHeaders(tmpDir, error);
+  for (const auto &file : embeddedFiles()) {
+    llvm::StringRef name(file.name);
+    if (ok && name.starts_with("runtime/") && name.ends_with(".cpp")) {
+      paths.push_back(tmpDir + "/" + llvm::sys::path::filename(name).str());
+      ok = writeFile(paths.back(), file.text, error);
+    }
+  }
+  ok = ok && compileSources(paths, {tmpDir}, tmpDir, built, error) &&
+       writeFile(tmpDir + "/complete", "", error);
+  if (ok && llvm::sys::fs::rename(tmpDir, dir) && !llvm::sys::fs::exists(stamp))
+    ok = false, error = "cannot move runtime build into " + dir;
+  llvm::sys::fs::remove_directories(tmpDir);
+  return ok;
+}
+
+bool archive(const std::string &library, const std::vector<std::string> &objects,
+             std::string &error) {
+  llvm::sys::fs::remove(library);
+  std::vector<std::string> argv = {"ar", "rcs", library};
+  argv.insert(argv.end(), objects.begin(), objects.end());
+  std::string output;
+  if (execute(argv, &output) != 0) {
+    error = "ar failed:\n" + output;
+    return false;
+  }
+  return true;
+}
+
+bool link(const std::string &executable, const std::vector<std::string> &inputs,
+          std::string &error) {
+  std::vector<std::string> argv = {cxxCompiler()};
+  argv.insert(argv.end(), inputs.begin(), inputs.end());
+  argv.insert(argv.end(), {"-o", executable, "-lm", "-pthread"});
+  std::string output;
+  if (execute(argv, &output) != 0) {
+    error = "linking " + executable + " failed:\n" + output;
+    return false;
+  }
+  return true;
+}
+
+} // namespace dlc

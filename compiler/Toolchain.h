@@ -1,0 +1,38 @@
+// Building generated code with the system C++ compiler.
+#ifndef DLC_COMPILER_TOOLCHAIN_H
+#define DLC_COMPILER_TOOLCHAIN_H
+
+#include <string>
+#include <vector>
+
+namespace dlc {
+
+// $CXX or c++, and the flags generated code is built with (plus $DLC_CXXFLAGS).
+std::string cxxCompiler();
+std::vector<std::string> cxxFlags();
+
+// Where dlc keeps built runtime objects and `dlc run` builds: $DLC_CACHE_DIR, else
+// $XDG_CACHE_HOME/dlc, else ~/.cache/dlc.
+std::string cacheDir();
+
+// Compiles each source to an object in `objDir` (in parallel); on failure returns false and
+// puts the compiler's output in `error`.
+bool compileSources(const std::vector<std::string> &sources,
+                    const std::vector<std::string> &includeDirs, const std::string &objDir,
+                    std::vector<std::string> &objects, std::string &error);
+// Objects of the embedded runtime, built once per runtime version and compiler, then cached.
+bool runtimeObjects(std::vector<std::string> &objects, std::string &error);
+// Writes the embedded runtime headers into `dir`.
+bool writeRuntimeHeaders(const std::string &dir, std::string &error);
+bool archive(const std::string &library, const std::vector<std::string> &objects,
+             std::string &error);
+bool link(const std::string &executable, const std::vector<std::string> &inputs,
+          std::string &error);
+// Runs `argv`; returns its exit code (or -1 when it could not start).
+int execute(const std::vector<std::string> &argv, std::string *output = nullptr);
+
+bool writeFile(const std::string &path, const std::string &text, std::string &error);
+
+} // namespace dlc
+
+#endif

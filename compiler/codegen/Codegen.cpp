@@ -1,0 +1,323 @@
+// Module-level codegen: values to pointers, the weights blob, and the API from templates.
+#include "compiler/Codegen.h"
+#include "compiler/Embedded.h"
+#include "compiler/codegen/Emitter.h"
+#include "dialects/DlcDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+
+#include <cstring>
+
+using namespace mlir;
+
+namespace dlc {
+
+std::string KernelEmitter::array(ArrayRef<int64_t> values) {
+  std::string name = "a" + std::to_string(arrays++);
+  // A zero-length array is not valid C++; a rank-0 shape still needs a valid pointer.
+  line("static const int64_t " + name + "[] = {" + (values.empty() ? "0" : list(values)) +
+       "};");
+  return name;
+}
+
+std::string cType(Type t) {
+  if (t.isF32()) return "float";
+  if (t.isF64()) return "double";
+  if (t.isInteger(64)) return "int64_t";
+  if (t.isInteger(32)) return "int32_t";
+  if (t.isUnsignedInteger(8) || t.isInteger(1)) return "uint8_t";
+  if (t.isInteger(8)) return "int8_t";
+  return "";
+}
+
+int64_t elementBytes(Type t) {
+  unsigned bits = t.getIntOrFloatBitWidth();
+  return bits == 1 ? 1 : bits / 8;
+}
+
+std::string list(ArrayRef<int64_t> values) {
+  std::string s;
+  for (auto [i, v] : llvm::enumerate(values))
+    s += (i ? ", " : "") + std::to_string(v);
+  return s;
+}
+
+std::string floatLiteral(double value) {
+  if (std::isinf(value))
+    return value > 0 ? "std::numeric_limits<float>::infinity()"
+                     : "-std::numeric_limits<float>::infinity()";
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.9gf", value);
+  std::string s = buffer;
+  if (s.find_first_of(".e") == std::string::npos && s.find("inf") == std::string::npos)
+    s.insert(s.size() - 1, ".0");
+  return s;
+}
+
+RankedTensorType tensorType(Value v) { return cast<RankedTensorType>(v.getType()); }
+
+SmallVector<int64_t> stridesOf(ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> strides(shape.size(), 1);
+  for (int64_t i = (int64_t)shape.size() - 2; i >= 0; --i)
+    strides[i] = strides[i + 1] * shape[i + 1];
+  return strides;
+}
+
+namespace {
+
+int64_t tensorBytes(Value v) {
+  auto t = tensorType(v);
+  return t.getNumElements() * elementBytes(t.getElementType());
+}
+
+// The constant's elements as dense little-endian bytes (bools one byte each).
+std::vector<char> constantBytes(ConstantOp op) {
+  auto type = cast<RankedTensorType>(op.getType());
+  std::vector<char> bytes(tensorBytes(op.getResult()));
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(op.getValue())) {
+    ArrayRef<char> data = resource.getRawHandle().getBlob()->getData();
+    std::memcpy(bytes.data(), data.data(), std::min(bytes.size(), data.size()));
+    return bytes;
+  }
+  auto dense = cast<DenseElementsAttr>(op.getValue());
+  if (type.getElementType().isInteger(1)) {
+    for (auto [i, bit] : llvm::enumerate(dense.getValues<bool>()))
+      bytes[i] = bit;
+    return bytes;
+  }
+  ArrayRef<char> raw = dense.getRawData();
+  for (size_t offset = 0; offset < bytes.size(); offset += raw.size())
+    std::memcpy(bytes.data() + offset, raw.data(), std::min(raw.size(), bytes.size() - offset));
+  return bytes;
+}
+
+const char *dtypeEnum(Type t) {
+  if (t.isF32()) return "DLC_F32";
+  if (t.isF64()) return "DLC_F64";
+  if (t.isInteger(64)) return "DLC_I64";
+  if (t.isInteger(32)) return "DLC_I32";
+  if (t.isUnsignedInteger(8)) return "DLC_U8";
+  if (t.isInteger(1)) return "DLC_BOOL";
+  return "DLC_I8";
+}
+
+class ScheduleEmitter : public KernelEmitter {
+public:
+  ScheduleEmitter(func::FuncOp func, const std::map<Operation *, int64_t> &weightOffsets)
+      : weightOffsets(weightOffsets) {
+    func.walk([&](func::ReturnOp ret) {
+      for (auto [i, v] : llvm::enumerate(ret.getOperands()))
+        outputIndex.try_emplace(v, i);
+    });
+  }
+
+  std::string ptr(Value v) override {
+    std::string type = cType(tensorType(v).getElementType());
+    if (auto arg = dyn_cast<BlockArgument>(v))
+      return "static_cast<const " + type + " *>(inputs[" + std::to_string(arg.getArgNumber()) +
+             "])";
+    Operation *def = v.getDefiningOp();
+    if (auto it = weightOffsets.find(def); it != weightOffsets.end())
+      return "reinterpret_cast<const " + type + " *>(weights + " + std::to_string(it->second) +
+             ")";
+    if (auto offset = def->getAttrOfType<IntegerAttr>(kArenaOffsetAttr))
+      return "reinterpret_cast<" + type + " *>(arena + " + std::to_string(offset.getInt()) + ")";
+    return "static_cast<" + type + " *>(outputs[" + std::to_string(outputIndex.at(v)) + "])";
+  }
+
+  std::string workspace(Operation *op) override {
+    auto offset = op->getAttrOfType<IntegerAttr>(kWorkspaceOffsetAttr);
+    return offset ? "reinterpret_cast<float *>(arena + " + std::to_string(offset.getInt()) + ")"
+                  : "nullptr";
+  }
+
+  // Outputs not written by their producer (graph inputs, weights, repeated outputs).
+  void copyUnwrittenOutputs(func::ReturnOp ret) {
+    for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+      Operation *def = v.getDefiningOp();
+      bool writtenInPlace = def && !weightOffsets.count(def) &&
+                            !def->hasAttr(kArenaOffsetAttr) && outputIndex.at(v) == i;
+      if (!writtenInPlace)
+        line("dlc::rt::copyBytes(" + ptr(v) + ", outputs[" + std::to_string(i) + "], " +
+             std::to_string(tensorBytes(v)) + ");");
+    }
+  }
+
+private:
+  const std::map<Operation *, int64_t> &weightOffsets;
+  llvm::DenseMap<Value, unsigned> outputIndex;
+};
+
+// The ONNX node an op came from, for comments in the generated code.
+std::string describeLoc(Location loc) {
+  if (auto fused = dyn_cast<FusedLoc>(loc))
+    for (Location inner : fused.getLocations())
+      if (auto nameLoc = dyn_cast<NameLoc>(inner))
+        return "'" + nameLoc.getName().str() + "'";
+  if (auto nameLoc = dyn_cast<NameLoc>(loc))
+    return "'" + nameLoc.getName().str() + "'";
+  return "";
+}
+
+std::string replaceAll(std::string text, const std::map<std::string, std::string> &vars) {
+  for (const auto &[key, value] : vars) {
+    std::string pattern = "@" + key + "@";
+    for (size_t pos = text.find(pattern); pos != std::string::npos;
+         pos = text.find(pattern, pos + value.size()))
+      text.replace(pos, pattern.size(), value);
+  }
+  return text;
+}
+
+std::string cString(const std::string &s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20)
+      continue;
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string identifier(const std::string &s) {
+  std::string out;
+  for (char c : s)
+    out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0])))
+    out = "t_" + out;
+  return out;
+}
+
+} // namespace
+
+bool generateCpp(ModuleOp module, const std::string &name, const std::string &modelPath,
+                 const std::string &weightsPath, GeneratedModel &out) {
+  auto func = module.lookupSymbol<func::FuncOp>("forward");
+  if (!func) {
+    module.emitError("no function @forward to generate code for");
+    return false;
+  }
+  static const EmitterTable table = [] {
+    EmitterTable t;
+    addElementwiseEmitters(t);
+    addLinalgEmitters(t);
+    addWindowEmitters(t);
+    addReductionEmitters(t);
+    addDataMovementEmitters(t);
+    return t;
+  }();
+
+  std::map<Operation *, int64_t> weightOffsets;
+  out.weights.clear();
+  func.walk([&](ConstantOp op) {
+    out.weights.resize((out.weights.size() + 63) / 64 * 64);
+    weightOffsets[op] = out.weights.size();
+    std::vector<char> bytes = constantBytes(op);
+    out.weights.insert(out.weights.end(), bytes.begin(), bytes.end());
+  });
+
+  ScheduleEmitter emitter(func, weightOffsets);
+  bool ok = true;
+  func.walk([&](Operation *op) {
+    if (isa<ConstantOp, func::FuncOp>(op))
+      return;
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      emitter.copyUnwrittenOutputs(ret);
+      return;
+    }
+    auto it = table.find(op->getName().getStringRef().str());
+    if (it == table.end()) {
+      op->emitError("no CPU kernel for op ") << op->getName();
+      ok = false;
+      return;
+    }
+    // A block per op keeps each op's constant arrays local to its call.
+    emitter.line("{ // " + op->getName().getStringRef().str() + " " + describeLoc(op->getLoc()));
+    if (failed(it->second(op, emitter)))
+      ok = false;
+    emitter.line("}");
+  });
+  if (!ok)
+    return false;
+
+  auto arena = func->getAttrOfType<IntegerAttr>(kArenaBytesAttr);
+  out.arenaBytes = arena ? arena.getInt() : 0;
+
+  // Interface tables.
+  auto types = func.getFunctionType();
+  size_t maxRank = 1;
+  for (Type t : llvm::concat<const Type>(types.getInputs(), types.getResults()))
+    maxRank = std::max<size_t>(maxRank, cast<RankedTensorType>(t).getRank());
+  std::string shapeConstants, typedParams, typedInputs, typedOutputs;
+  auto describe = [&](ArrayRef<Type> tensors, bool isInput, std::string &shapes,
+                      std::string &infos) {
+    for (auto [i, t] : llvm::enumerate(tensors)) {
+      auto type = cast<RankedTensorType>(t);
+      auto nameAttr = isInput ? func.getArgAttrOfType<StringAttr>(i, kTensorNameAttr)
+                              : func.getResultAttrOfType<StringAttr>(i, kTensorNameAttr);
+      std::string tensorName = nameAttr ? nameAttr.str() : (isInput ? "input" : "output") +
+                                                               std::to_string(i);
+      std::string id = identifier(tensorName);
+      shapes += std::string(i ? ", " : "") + "{" + list(type.getShape().empty()
+                                                            ? ArrayRef<int64_t>{0}
+                                                            : type.getShape()) +
+                "}";
+      infos += std::string(i ? ", " : "") + "{" + cString(tensorName) + ", " +
+               dtypeEnum(type.getElementType()) + ", " + std::to_string(type.getRank()) + ", " +
+               (isInput ? "kInputShapes[" : "kOutputShapes[") + std::to_string(i) + "], " +
+               std::to_string(type.getNumElements() * elementBytes(type.getElementType())) +
+               "u}";
+      shapeConstants += "constexpr int64_t k_" + id + "_shape[] = {" +
+                        list(type.getShape().empty() ? ArrayRef<int64_t>{1}
+                                                     : type.getShape()) +
+                        "};\n";
+      std::string c = cType(type.getElementType());
+      typedParams += std::string(typedParams.empty() ? "" : ", ") +
+                     (isInput ? "const " : "") + c + " *" + id;
+      (isInput ? typedInputs : typedOutputs) +=
+          std::string((isInput ? typedInputs : typedOutputs).empty() ? "" : ", ") + id;
+    }
+  };
+  std::string inputShapes, inputInfos, outputShapes, outputInfos;
+  describe(types.getInputs(), true, inputShapes, inputInfos);
+  describe(types.getResults(), false, outputShapes, outputInfos);
+
+  std::string upper = name;
+  for (char &c : upper)
+    c = std::toupper(static_cast<unsigned char>(c));
+  std::map<std::string, std::string> vars = {
+      {"NAME", name},
+      {"UPPER_NAME", upper},
+      {"GUARD", "DLC_GENERATED_" + upper + "_H"},
+      {"DLC_VERSION", DLC_VERSION},
+      {"MODEL_FILE", modelPath},
+      {"ARENA_BYTES", std::to_string(out.arenaBytes)},
+      {"WEIGHT_BYTES", std::to_string(out.weights.size())},
+      {"NUM_INPUTS", std::to_string(types.getNumInputs())},
+      {"NUM_OUTPUTS", std::to_string(types.getNumResults())},
+      {"MAX_RANK", std::to_string(maxRank)},
+      // An empty initializer list would make zero-length arrays; a model always has outputs,
+      // and input-less models get a placeholder entry.
+      {"INPUT_SHAPES", inputShapes.empty() ? "{0}" : inputShapes},
+      {"OUTPUT_SHAPES", outputShapes},
+      {"INPUT_INFOS", inputInfos.empty() ? "{nullptr, DLC_F32, 0, nullptr, 0}" : inputInfos},
+      {"OUTPUT_INFOS", outputInfos},
+      {"SHAPE_CONSTANTS", shapeConstants},
+      {"TYPED_PARAMS", typedParams},
+      {"TYPED_INPUT_ARGS", typedInputs.empty() ? "nullptr" : typedInputs},
+      {"TYPED_OUTPUT_ARGS", typedOutputs},
+      {"SCHEDULE", emitter.body_str()},
+      {"INCBIN", out.weights.empty() ? std::string()
+                                     : "\".incbin \\\"" + weightsPath + "\\\"\\n\""},
+  };
+  out.header = replaceAll(embeddedFile("codegen_templates/model.h.tpl"), vars);
+  out.source = replaceAll(embeddedFile("codegen_templates/model.cpp.tpl"), vars);
+  out.weightsSource = replaceAll(embeddedFile("codegen_templates/weights.cpp.tpl"), vars);
+  return true;
+}
+
+} // namespace dlc

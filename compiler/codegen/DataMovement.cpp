@@ -1,0 +1,93 @@
+// Ops that move elements without arithmetic; all are element-type agnostic.
+#include "compiler/codegen/Emitter.h"
+#include "dialects/DlcDialect.h"
+
+using namespace mlir;
+
+namespace dlc {
+namespace {
+
+int64_t elementSize(Value v) { return elementBytes(tensorType(v).getElementType()); }
+
+LogicalResult emitReshape(Operation *op, KernelEmitter &e) {
+  auto type = tensorType(op->getResult(0));
+  e.line("dlc::rt::copyBytes(" + e.ptr(op->getOperand(0)) + ", " + e.ptr(op->getResult(0)) +
+         ", " + std::to_string(type.getNumElements() * elementSize(op->getResult(0))) + ");");
+  return success();
+}
+
+LogicalResult emitTranspose(Operation *op, KernelEmitter &e) {
+  auto transpose = cast<TransposeOp>(op);
+  auto shape = tensorType(transpose.getInput()).getShape();
+  std::string inShape = e.array(shape), perm = e.array(transpose.getPerm());
+  e.line("dlc::rt::transpose(" + e.ptr(transpose.getInput()) + ", " +
+         e.ptr(transpose.getOutput()) + ", " + std::to_string(elementSize(transpose.getInput())) +
+         ", " + inShape + ", " + perm + ", " + std::to_string(shape.size()) + ");");
+  return success();
+}
+
+LogicalResult emitConcat(Operation *op, KernelEmitter &e) {
+  auto concat = cast<ConcatOp>(op);
+  auto shape = tensorType(concat.getOutput()).getShape();
+  int64_t axis = concat.getAxis(), outer = 1, inner = 1;
+  for (int64_t i = 0; i < (int64_t)shape.size(); ++i)
+    if (i < axis)
+      outer *= shape[i];
+    else if (i > axis)
+      inner *= shape[i];
+  std::string pointers;
+  SmallVector<int64_t> sizes;
+  for (Value in : concat.getInputs()) {
+    pointers += (pointers.empty() ? "" : ", ") + e.ptr(in);
+    sizes.push_back(tensorType(in).getDimSize(axis));
+  }
+  std::string sizesName = e.array(sizes);
+  e.line("const void *const inputs_[] = {" + pointers + "};");
+  e.line("dlc::rt::concat(inputs_, " + sizesName + ", " + std::to_string(sizes.size()) + ", " +
+         e.ptr(concat.getOutput()) + ", " + std::to_string(outer) + ", " + std::to_string(inner) +
+         ", " + std::to_string(elementSize(concat.getOutput())) + ");");
+  return success();
+}
+
+LogicalResult emitGather(Operation *op, KernelEmitter &e) {
+  auto gather = cast<GatherOp>(op);
+  auto shape = tensorType(gather.getInput()).getShape();
+  int64_t axis = gather.getAxis(), outer = 1, inner = 1;
+  for (int64_t i = 0; i < (int64_t)shape.size(); ++i)
+    if (i < axis)
+      outer *= shape[i];
+    else if (i > axis)
+      inner *= shape[i];
+  e.line("dlc::rt::gather(" + e.ptr(gather.getInput()) + ", " + e.ptr(gather.getIndices()) +
+         ", " + std::to_string(tensorType(gather.getIndices()).getNumElements()) + ", " +
+         e.ptr(gather.getOutput()) + ", " + std::to_string(outer) + ", " +
+         std::to_string(shape[axis]) + ", " + std::to_string(inner) + ", " +
+         std::to_string(elementSize(gather.getInput())) + ");");
+  return success();
+}
+
+LogicalResult emitSlice(Operation *op, KernelEmitter &e) {
+  auto slice = cast<SliceOp>(op);
+  auto in = tensorType(slice.getInput()).getShape();
+  auto out = tensorType(slice.getOutput()).getShape();
+  if (tensorType(slice.getOutput()).getNumElements() == 0)
+    return success();
+  std::string inShape = e.array(in), starts = e.array(slice.getStarts()),
+              steps = e.array(slice.getSteps()), outShape = e.array(out);
+  e.line("dlc::rt::slice(" + e.ptr(slice.getInput()) + ", " + e.ptr(slice.getOutput()) + ", " +
+         std::to_string(elementSize(slice.getInput())) + ", " + inShape + ", " + starts + ", " +
+         steps + ", " + outShape + ", " + std::to_string(in.size()) + ");");
+  return success();
+}
+
+} // namespace
+
+void addDataMovementEmitters(EmitterTable &table) {
+  table["dlc.reshape"] = emitReshape;
+  table["dlc.transpose"] = emitTranspose;
+  table["dlc.concat"] = emitConcat;
+  table["dlc.gather"] = emitGather;
+  table["dlc.slice"] = emitSlice;
+}
+
+} // namespace dlc

@@ -1,0 +1,69 @@
+#include "compiler/codegen/Emitter.h"
+#include "dialects/DlcDialect.h"
+
+using namespace mlir;
+
+namespace dlc {
+
+// Numpy broadcasting aligns trailing dims, and a size-1 (or missing) dim repeats: stride 0.
+SmallVector<int64_t> broadcastStrides(ArrayRef<int64_t> shape, ArrayRef<int64_t> outShape) {
+  SmallVector<int64_t> own = stridesOf(shape), strides(outShape.size(), 0);
+  size_t offset = outShape.size() - shape.size();
+  for (size_t i = 0; i < shape.size(); ++i)
+    strides[i + offset] = shape[i] == 1 ? 0 : own[i];
+  return strides;
+}
+
+namespace {
+
+int64_t numElements(Value v) { return tensorType(v).getNumElements(); }
+
+LogicalResult emitUnary(Operation *op, KernelEmitter &e) {
+  auto kind = cast<KernelKindInterface>(op).getKernelKind();
+  e.line("dlc::rt::unaryF32(dlc::rt::UnaryKind::" + kind.str() + ", " + e.ptr(op->getOperand(0)) +
+         ", " + e.ptr(op->getResult(0)) + ", " + std::to_string(numElements(op->getResult(0))) +
+         ");");
+  return success();
+}
+
+LogicalResult emitBinary(Operation *op, KernelEmitter &e) {
+  Type element = tensorType(op->getResult(0)).getElementType();
+  if (!element.isF32() && !element.isF64() && !element.isInteger(32) && !element.isInteger(64))
+    return op->emitError("no CPU kernel for element type ") << element;
+  auto outShape = tensorType(op->getResult(0)).getShape();
+  std::string aStrides = e.array(broadcastStrides(tensorType(op->getOperand(0)).getShape(), outShape));
+  std::string bStrides = e.array(broadcastStrides(tensorType(op->getOperand(1)).getShape(), outShape));
+  std::string shape = e.array(outShape);
+  e.line("dlc::rt::binary<" + cType(element) + ">(dlc::rt::BinaryKind::" +
+         cast<KernelKindInterface>(op).getKernelKind().str() + ", " + e.ptr(op->getOperand(0)) +
+         ", " + aStrides + ", " + e.ptr(op->getOperand(1)) + ", " + bStrides + ", " +
+         e.ptr(op->getResult(0)) + ", " + shape + ", " + std::to_string(outShape.size()) + ");");
+  return success();
+}
+
+} // namespace
+
+void addElementwiseEmitters(EmitterTable &table) {
+  for (StringRef name : {"relu", "sigmoid", "tanh", "exp", "log", "sqrt", "neg", "abs", "erf",
+                         "reciprocal", "floor", "ceil", "softplus"})
+    table["dlc." + name.str()] = emitUnary;
+  for (StringRef name : {"add", "sub", "mul", "div", "pow", "max", "min"})
+    table["dlc." + name.str()] = emitBinary;
+  table["dlc.clip"] = [](Operation *op, KernelEmitter &e) {
+    auto clip = cast<ClipOp>(op);
+    e.line("dlc::rt::clipF32(" + e.ptr(clip.getInput()) + ", " + e.ptr(clip.getOutput()) + ", " +
+           std::to_string(numElements(clip.getOutput())) + ", " +
+           floatLiteral(clip.getMin().convertToFloat()) + ", " +
+           floatLiteral(clip.getMax().convertToFloat()) + ");");
+    return success();
+  };
+  table["dlc.leaky_relu"] = [](Operation *op, KernelEmitter &e) {
+    auto relu = cast<LeakyReluOp>(op);
+    e.line("dlc::rt::leakyReluF32(" + e.ptr(relu.getInput()) + ", " + e.ptr(relu.getOutput()) +
+           ", " + std::to_string(numElements(relu.getOutput())) + ", " +
+           floatLiteral(relu.getAlpha().convertToFloat()) + ");");
+    return success();
+  };
+}
+
+} // namespace dlc

@@ -1,0 +1,60 @@
+// Internal to codegen: what an op family's emitter sees.
+#ifndef DLC_COMPILER_CODEGEN_EMITTER_H
+#define DLC_COMPILER_CODEGEN_EMITTER_H
+
+#include "mlir/IR/Operation.h"
+#include "mlir/IR/Value.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+#include <functional>
+#include <map>
+#include <sstream>
+#include <string>
+
+namespace dlc {
+
+class KernelEmitter {
+public:
+  // C++ expression for the data pointer of `v` (typed by its element type).
+  virtual std::string ptr(mlir::Value v) = 0;
+  // C++ expression for the op's workspace (float*), or "nullptr".
+  virtual std::string workspace(mlir::Operation *op) = 0;
+  virtual ~KernelEmitter() = default;
+
+  // Appends one statement line to the schedule.
+  void line(const std::string &text) { body << "  " << text << "\n"; }
+  // Declares a local constant int64 array and returns its name.
+  std::string array(llvm::ArrayRef<int64_t> values);
+  std::string body_str() const { return body.str(); }
+
+protected:
+  std::ostringstream body;
+  int arrays = 0;
+};
+
+// Emits the kernel call(s) for one op; emits a diagnostic on the op and fails when the op's
+// types have no kernel.
+using OpEmitter = std::function<mlir::LogicalResult(mlir::Operation *, KernelEmitter &)>;
+using EmitterTable = std::map<std::string, OpEmitter>; // keyed by op name, e.g. "dlc.conv"
+
+void addElementwiseEmitters(EmitterTable &table);
+void addLinalgEmitters(EmitterTable &table);
+void addWindowEmitters(EmitterTable &table);
+void addReductionEmitters(EmitterTable &table);
+void addDataMovementEmitters(EmitterTable &table);
+
+// Shared helpers.
+std::string cType(mlir::Type elementType); // "" when unsupported
+int64_t elementBytes(mlir::Type elementType);
+std::string list(llvm::ArrayRef<int64_t> values); // "1, 2, 3"
+std::string floatLiteral(double value);
+mlir::RankedTensorType tensorType(mlir::Value v);
+// Element strides of a tensor of `shape` read as broadcast to `outShape`.
+llvm::SmallVector<int64_t> broadcastStrides(llvm::ArrayRef<int64_t> shape,
+                                            llvm::ArrayRef<int64_t> outShape);
+// Row-major element strides of `shape`.
+llvm::SmallVector<int64_t> stridesOf(llvm::ArrayRef<int64_t> shape);
+
+} // namespace dlc
+
+#endif

@@ -1,0 +1,76 @@
+#include "compiler/codegen/Emitter.h"
+#include "dialects/DlcDialect.h"
+
+using namespace mlir;
+
+namespace dlc {
+namespace {
+
+// Element offset of each batch's matrix in an operand whose batch dims broadcast to `batch`.
+SmallVector<int64_t> batchOffsets(ArrayRef<int64_t> operandShape, ArrayRef<int64_t> batch) {
+  auto operandBatch = operandShape.drop_back(2);
+  int64_t matrix = operandShape[operandShape.size() - 1] * operandShape[operandShape.size() - 2];
+  SmallVector<int64_t> strides = broadcastStrides(operandBatch, batch);
+  int64_t count = 1;
+  for (int64_t d : batch)
+    count *= d;
+  SmallVector<int64_t> offsets;
+  for (int64_t flat = 0; flat < count; ++flat) {
+    int64_t rest = flat, offset = 0;
+    for (int64_t d = (int64_t)batch.size() - 1; d >= 0; --d) {
+      offset += (rest % batch[d]) * strides[d];
+      rest /= batch[d];
+    }
+    offsets.push_back(offset * matrix);
+  }
+  return offsets;
+}
+
+LogicalResult emitMatMul(Operation *op, KernelEmitter &e) {
+  auto matmul = cast<MatMulOp>(op);
+  auto a = tensorType(matmul.getLhs()).getShape(), b = tensorType(matmul.getRhs()).getShape();
+  auto out = tensorType(matmul.getOutput()).getShape();
+  auto batch = out.drop_back(2);
+  SmallVector<int64_t> aOffsets = batchOffsets(a, batch), bOffsets = batchOffsets(b, batch);
+  std::string aName = e.array(aOffsets), bName = e.array(bOffsets);
+  e.line("dlc::rt::batchedMatmulF32(" + e.ptr(matmul.getLhs()) + ", " + aName + ", " +
+         e.ptr(matmul.getRhs()) + ", " + bName + ", " + e.ptr(matmul.getOutput()) + ", " +
+         std::to_string(aOffsets.size()) + ", " + std::to_string(a[a.size() - 2]) + ", " +
+         std::to_string(b.back()) + ", " + std::to_string(a.back()) + ");");
+  return success();
+}
+
+LogicalResult emitGemm(Operation *op, KernelEmitter &e) {
+  auto gemm = cast<GemmOp>(op);
+  auto a = tensorType(gemm.getA()).getShape(), b = tensorType(gemm.getB()).getShape();
+  auto out = tensorType(gemm.getOutput()).getShape();
+  int64_t k = gemm.getTransA() ? a[0] : a[1];
+  float beta = gemm.getBeta().convertToFloat();
+  bool accumulate = gemm.getC() && beta != 0.0f;
+  if (accumulate) {
+    // Y = beta * C broadcast, then the product accumulates into Y.
+    std::string cStrides = e.array(broadcastStrides(tensorType(gemm.getC()).getShape(), out));
+    std::string zero = e.array({0, 0}), shape = e.array(out);
+    e.line("static const float beta = " + floatLiteral(beta) + ";");
+    e.line("dlc::rt::binary<float>(dlc::rt::BinaryKind::Mul, " + e.ptr(gemm.getC()) + ", " +
+           cStrides + ", &beta, " + zero + ", " + e.ptr(gemm.getOutput()) + ", " + shape +
+           ", 2);");
+  }
+  e.line(std::string("dlc::rt::sgemm(") + (gemm.getTransA() ? "true" : "false") + ", " +
+         (gemm.getTransB() ? "true" : "false") + ", " + std::to_string(out[0]) + ", " +
+         std::to_string(out[1]) + ", " + std::to_string(k) + ", " +
+         floatLiteral(gemm.getAlpha().convertToFloat()) + ", " + e.ptr(gemm.getA()) + ", " +
+         std::to_string(a[1]) + ", " + e.ptr(gemm.getB()) + ", " + std::to_string(b[1]) + ", " +
+         (accumulate ? "1.0f" : "0.0f") + ", " + e.ptr(gemm.getOutput()) + ", " +
+         std::to_string(out[1]) + ");");
+  return success();
+}
+
+} // namespace
+
+void addLinalgEmitters(EmitterTable &table) {
+  table["dlc.matmul"] = emitMatMul;
+  table["dlc.gemm"] = emitGemm;
+}
+
+} // namespace dlc

@@ -1,0 +1,57 @@
+// Softmax and reductions.
+#include "compiler/codegen/Emitter.h"
+#include "dialects/DlcDialect.h"
+
+using namespace mlir;
+
+namespace dlc {
+namespace {
+
+LogicalResult emitSoftmax(Operation *op, KernelEmitter &e) {
+  auto softmax = cast<SoftmaxOp>(op);
+  auto shape = tensorType(softmax.getInput()).getShape();
+  int64_t axis = softmax.getAxis(), outer = 1, inner = 1;
+  for (int64_t i = 0; i < (int64_t)shape.size(); ++i)
+    if (i < axis)
+      outer *= shape[i];
+    else if (i > axis)
+      inner *= shape[i];
+  int64_t n = shape.empty() ? 1 : shape[axis];
+  e.line("dlc::rt::softmaxF32(" + e.ptr(softmax.getInput()) + ", " + e.ptr(softmax.getOutput()) +
+         ", " + std::to_string(outer) + ", " + std::to_string(n) + ", " + std::to_string(inner) +
+         ", " + (softmax.getLog() ? "true" : "false") + ");");
+  return success();
+}
+
+LogicalResult emitReduce(Operation *op, KernelEmitter &e) {
+  auto axes = cast<DenseI64ArrayAttr>(op->getAttr("axes")).asArrayRef();
+  auto shape = tensorType(op->getOperand(0)).getShape();
+  // Output strides over the input's dims, with the reduced dims kept as size 1.
+  SmallVector<int64_t> kept(shape);
+  int64_t reduced = 1;
+  for (int64_t axis : axes) {
+    kept[axis] = 1;
+    reduced *= shape[axis];
+  }
+  SmallVector<int64_t> outStrides = stridesOf(kept);
+  for (int64_t axis : axes)
+    outStrides[axis] = 0;
+  std::string inShape = e.array(shape), strides = e.array(outStrides);
+  e.line("dlc::rt::reduceF32(dlc::rt::ReduceKind::" +
+         cast<KernelKindInterface>(op).getKernelKind().str() + ", " + e.ptr(op->getOperand(0)) +
+         ", " + inShape + ", " + strides + ", " + std::to_string(shape.size()) + ", " +
+         e.ptr(op->getResult(0)) + ", " +
+         std::to_string(tensorType(op->getResult(0)).getNumElements()) + ", " +
+         std::to_string(reduced) + ");");
+  return success();
+}
+
+} // namespace
+
+void addReductionEmitters(EmitterTable &table) {
+  table["dlc.softmax"] = emitSoftmax;
+  for (StringRef name : {"reduce_sum", "reduce_mean", "reduce_max", "reduce_min"})
+    table["dlc." + name.str()] = emitReduce;
+}
+
+} // namespace dlc

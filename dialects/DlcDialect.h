@@ -1,0 +1,39 @@
+// The dlc dialect and its ops. Heavy: include only from .cpp files that build or inspect IR.
+#ifndef DLC_DIALECTS_DLCDIALECT_H
+#define DLC_DIALECTS_DLCDIALECT_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "runtime/dlc_runtime.h"
+
+#include "dialects/DlcDialect.h.inc"
+#include "dialects/DlcInterfaces.h.inc"
+
+#define GET_OP_CLASSES
+#include "dialects/DlcOps.h.inc"
+
+namespace dlc {
+// Attribute names of the memory plan (see the dialect description).
+inline constexpr const char kArenaOffsetAttr[] = "dlc.arena_offset";
+inline constexpr const char kWorkspaceOffsetAttr[] = "dlc.workspace_offset";
+inline constexpr const char kArenaBytesAttr[] = "dlc.arena_bytes";
+// Graph input/output names, on the function's arguments and results.
+inline constexpr const char kTensorNameAttr[] = "dlc.name";
+
+// Numpy broadcast of two static shapes; fails when a dim pair is neither equal nor 1.
+mlir::FailureOr<llvm::SmallVector<int64_t>> broadcastShapes(llvm::ArrayRef<int64_t> a,
+                                                            llvm::ArrayRef<int64_t> b);
+// Output extent of a sliding window, as ONNX defines it for Conv and pooling.
+int64_t windowOutputSize(int64_t in, int64_t kernel, int64_t stride, int64_t padBegin,
+                         int64_t padEnd, int64_t dilation, bool ceilMode);
+// Runtime kernel parameters of window ops; the dialect computes them once so the workspace
+// size and the generated kernel call cannot disagree.
+dlc::rt::ConvParams convParams(ConvOp op);
+dlc::rt::WindowParams windowParams(mlir::Operation *poolOp);
+} // namespace dlc
+
+#endif

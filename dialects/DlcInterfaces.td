@@ -1,0 +1,25 @@
+#ifndef DLC_INTERFACES_TD
+#define DLC_INTERFACES_TD
+
+include "mlir/IR/OpBase.td"
+
+// The runtime kernel variant an elementwise/reduction op maps to, so that one codegen routine
+// serves a whole op family and a new op in the family needs only its ODS line.
+def Dlc_KernelKindInterface : OpInterface<"KernelKindInterface"> {
+  let cppNamespace = "::dlc";
+  let methods = [
+    InterfaceMethod<"Name of the runtime enum value implementing this op.",
+                    "::llvm::StringRef", "getKernelKind">,
+  ];
+}
+
+// Ops that need scratch memory of a size known at compile time; the buffer planner reserves
+// it in the arena next to the op's result.
+def Dlc_WorkspaceInterface : OpInterface<"WorkspaceInterface"> {
+  let cppNamespace = "::dlc";
+  let methods = [
+    InterfaceMethod<"Bytes of scratch memory the op needs.", "int64_t", "getWorkspaceBytes">,
+  ];
+}
+
+#endif

@@ -1,0 +1,207 @@
+#ifndef DLC_OPS_TD
+#define DLC_OPS_TD
+
+include "DlcDialect.td"
+include "DlcInterfaces.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/IR/BuiltinAttributeInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+
+// Every op prints its operand and result types in one functional type, so one assembly format
+// serves all ops and adding an op never needs a custom parser.
+class Dlc_TensorOp<string mnemonic, list<Trait> traits = []>
+    : Dlc_Op<mnemonic, !listconcat([Pure], traits)> {
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+// Verifies equal types without making ODS infer the result type (results stay explicit).
+def Dlc_SameType : NativeOpTrait<"SameOperandsAndResultType">;
+
+def Dlc_AnyTensor : RankedTensorOf<[F32, F64, I1, I8, I32, I64, UI8]>;
+def Dlc_F32Tensor : RankedTensorOf<[F32]>;
+def Dlc_IndexTensor : RankedTensorOf<[I32, I64]>;
+
+class Dlc_KindOp<string mnemonic, string kind, list<Trait> traits = []>
+    : Dlc_TensorOp<mnemonic, !listconcat(
+          [Dlc_KernelKindInterface], traits)> {
+  let extraClassDeclaration = [{
+    ::llvm::StringRef getKernelKind() { return "}] # kind # [{"; }
+  }];
+}
+
+//===----------------------------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------------------------===//
+
+class Dlc_UnaryOp<string mnemonic, string kind>
+    : Dlc_KindOp<mnemonic, kind, [Elementwise, Dlc_SameType]> {
+  let summary = "elementwise " # mnemonic;
+  let arguments = (ins Dlc_F32Tensor:$input);
+  let results = (outs Dlc_F32Tensor:$output);
+}
+
+def Dlc_ReluOp : Dlc_UnaryOp<"relu", "Relu">;
+def Dlc_SigmoidOp : Dlc_UnaryOp<"sigmoid", "Sigmoid">;
+def Dlc_TanhOp : Dlc_UnaryOp<"tanh", "Tanh">;
+def Dlc_ExpOp : Dlc_UnaryOp<"exp", "Exp">;
+def Dlc_LogOp : Dlc_UnaryOp<"log", "Log">;
+def Dlc_SqrtOp : Dlc_UnaryOp<"sqrt", "Sqrt">;
+def Dlc_NegOp : Dlc_UnaryOp<"neg", "Neg">;
+def Dlc_AbsOp : Dlc_UnaryOp<"abs", "Abs">;
+def Dlc_ErfOp : Dlc_UnaryOp<"erf", "Erf">;
+def Dlc_ReciprocalOp : Dlc_UnaryOp<"reciprocal", "Reciprocal">;
+def Dlc_FloorOp : Dlc_UnaryOp<"floor", "Floor">;
+def Dlc_CeilOp : Dlc_UnaryOp<"ceil", "Ceil">;
+def Dlc_SoftplusOp : Dlc_UnaryOp<"softplus", "Softplus">;
+
+def Dlc_ClipOp : Dlc_TensorOp<"clip", [Elementwise, Dlc_SameType]> {
+  let summary = "clamps each element to [min, max]";
+  let arguments = (ins Dlc_F32Tensor:$input, F32Attr:$min, F32Attr:$max);
+  let results = (outs Dlc_F32Tensor:$output);
+}
+
+def Dlc_LeakyReluOp : Dlc_TensorOp<"leaky_relu", [Elementwise, Dlc_SameType]> {
+  let arguments = (ins Dlc_F32Tensor:$input, F32Attr:$alpha);
+  let results = (outs Dlc_F32Tensor:$output);
+}
+
+// Numpy-style broadcasting; the verifier checks that the result type is the broadcast shape.
+class Dlc_BinaryOp<string mnemonic, string kind> : Dlc_KindOp<mnemonic, kind> {
+  let summary = "elementwise " # mnemonic # " with broadcasting";
+  let arguments = (ins Dlc_AnyTensor:$lhs, Dlc_AnyTensor:$rhs);
+  let results = (outs Dlc_AnyTensor:$output);
+  let hasVerifier = 1;
+}
+
+def Dlc_AddOp : Dlc_BinaryOp<"add", "Add">;
+def Dlc_SubOp : Dlc_BinaryOp<"sub", "Sub">;
+def Dlc_MulOp : Dlc_BinaryOp<"mul", "Mul">;
+def Dlc_DivOp : Dlc_BinaryOp<"div", "Div">;
+def Dlc_PowOp : Dlc_BinaryOp<"pow", "Pow">;
+def Dlc_MaxOp : Dlc_BinaryOp<"max", "Max">;
+def Dlc_MinOp : Dlc_BinaryOp<"min", "Min">;
+
+//===----------------------------------------------------------------------------------------===//
+// Linear algebra, convolution, pooling, normalization
+//===----------------------------------------------------------------------------------------===//
+
+def Dlc_MatMulOp : Dlc_TensorOp<"matmul"> {
+  let summary = "batched matrix product, batch dims broadcast (both operands rank >= 2)";
+  let arguments = (ins Dlc_F32Tensor:$lhs, Dlc_F32Tensor:$rhs);
+  let results = (outs Dlc_F32Tensor:$output);
+  let hasVerifier = 1;
+}
+
+def Dlc_GemmOp : Dlc_TensorOp<"gemm"> {
+  let summary = "alpha * op(a) * op(b) + beta * c, c broadcast to the result";
+  let arguments = (ins Dlc_F32Tensor:$a, Dlc_F32Tensor:$b, Optional<Dlc_F32Tensor>:$c,
+                   BoolAttr:$trans_a, BoolAttr:$trans_b, F32Attr:$alpha, F32Attr:$beta);
+  let results = (outs Dlc_F32Tensor:$output);
+  let hasVerifier = 1;
+}
+
+def Dlc_ConvOp : Dlc_TensorOp<"conv",
+    [DeclareOpInterfaceMethods<Dlc_WorkspaceInterface>]> {
+  let summary = "grouped N-d convolution (1 to 3 spatial dims), explicit pads";
+  let description = [{ `pads` holds begin pads for each spatial dim, then end pads. }];
+  let arguments = (ins Dlc_F32Tensor:$input, Dlc_F32Tensor:$weight,
+                   Optional<Dlc_F32Tensor>:$bias, DenseI64ArrayAttr:$strides,
+                   DenseI64ArrayAttr:$pads, DenseI64ArrayAttr:$dilations, I64Attr:$group);
+  let results = (outs Dlc_F32Tensor:$output);
+  let hasVerifier = 1;
+}
+
+def Dlc_BatchNormOp : Dlc_TensorOp<"batch_norm"> {
+  let summary = "inference batch normalization over dim 1";
+  let arguments = (ins Dlc_F32Tensor:$input, Dlc_F32Tensor:$scale, Dlc_F32Tensor:$bias,
+                   Dlc_F32Tensor:$mean, Dlc_F32Tensor:$variance, F32Attr:$epsilon);
+  let results = (outs Dlc_F32Tensor:$output);
+  let hasVerifier = 1;
+}
+
+class Dlc_PoolOp<string mnemonic, dag extraAttrs> : Dlc_TensorOp<mnemonic> {
+  let summary = mnemonic # " over 1 to 3 spatial dims, explicit pads (begins then ends)";
+  let arguments = !con((ins Dlc_F32Tensor:$input, DenseI64ArrayAttr:$kernel_shape,
+                            DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
+                            DenseI64ArrayAttr:$dilations, BoolAttr:$ceil_mode), extraAttrs);
+  let results = (outs Dlc_F32Tensor:$output);
+  let hasVerifier = 1;
+}
+
+def Dlc_MaxPoolOp : Dlc_PoolOp<"max_pool", (ins)>;
+def Dlc_AvgPoolOp : Dlc_PoolOp<"avg_pool", (ins BoolAttr:$count_include_pad)>;
+
+def Dlc_GlobalAvgPoolOp : Dlc_TensorOp<"global_avg_pool"> {
+  let arguments = (ins Dlc_F32Tensor:$input);
+  let results = (outs Dlc_F32Tensor:$output);
+  let hasVerifier = 1;
+}
+
+def Dlc_SoftmaxOp : Dlc_TensorOp<"softmax", [Dlc_SameType]> {
+  let summary = "softmax (or log-softmax) along one axis";
+  let arguments = (ins Dlc_F32Tensor:$input, I64Attr:$axis, BoolAttr:$log);
+  let results = (outs Dlc_F32Tensor:$output);
+  let hasVerifier = 1;
+}
+
+class Dlc_ReduceOp<string mnemonic, string kind> : Dlc_KindOp<mnemonic, kind> {
+  let summary = "reduction over sorted non-negative `axes`; the result type says keepdims";
+  let arguments = (ins Dlc_F32Tensor:$input, DenseI64ArrayAttr:$axes);
+  let results = (outs Dlc_F32Tensor:$output);
+  let hasVerifier = 1;
+}
+
+def Dlc_ReduceSumOp : Dlc_ReduceOp<"reduce_sum", "Sum">;
+def Dlc_ReduceMeanOp : Dlc_ReduceOp<"reduce_mean", "Mean">;
+def Dlc_ReduceMaxOp : Dlc_ReduceOp<"reduce_max", "Max">;
+def Dlc_ReduceMinOp : Dlc_ReduceOp<"reduce_min", "Min">;
+
+//===----------------------------------------------------------------------------------------===//
+// Data movement and constants
+//===----------------------------------------------------------------------------------------===//
+
+def Dlc_ConstantOp : Dlc_Op<"constant",
+    [ConstantLike, Pure, AllTypesMatch<["value", "output"]>]> {
+  let summary = "a weight or constant tensor (dense or dense-resource elements)";
+  let arguments = (ins ElementsAttr:$value);
+  let results = (outs Dlc_AnyTensor:$output);
+  let assemblyFormat = "attr-dict $value";
+  let hasFolder = 1;
+}
+
+def Dlc_ReshapeOp : Dlc_TensorOp<"reshape"> {
+  let summary = "same elements, new shape (Reshape, Flatten, Squeeze, Unsqueeze, Identity)";
+  let arguments = (ins Dlc_AnyTensor:$input);
+  let results = (outs Dlc_AnyTensor:$output);
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Dlc_TransposeOp : Dlc_TensorOp<"transpose"> {
+  let arguments = (ins Dlc_AnyTensor:$input, DenseI64ArrayAttr:$perm);
+  let results = (outs Dlc_AnyTensor:$output);
+  let hasVerifier = 1;
+}
+
+def Dlc_ConcatOp : Dlc_TensorOp<"concat"> {
+  let arguments = (ins Variadic<Dlc_AnyTensor>:$inputs, I64Attr:$axis);
+  let results = (outs Dlc_AnyTensor:$output);
+  let hasVerifier = 1;
+}
+
+def Dlc_GatherOp : Dlc_TensorOp<"gather"> {
+  let summary = "ONNX Gather; negative indices count from the end";
+  let arguments = (ins Dlc_AnyTensor:$input, Dlc_IndexTensor:$indices, I64Attr:$axis);
+  let results = (outs Dlc_AnyTensor:$output);
+  let hasVerifier = 1;
+}
+
+def Dlc_SliceOp : Dlc_TensorOp<"slice"> {
+  let summary = "strided slice; per-dim start (already clamped) and step; sizes from the type";
+  let arguments = (ins Dlc_AnyTensor:$input, DenseI64ArrayAttr:$starts,
+                   DenseI64ArrayAttr:$steps);
+  let results = (outs Dlc_AnyTensor:$output);
+  let hasVerifier = 1;
+}
+
+#endif

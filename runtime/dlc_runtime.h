@@ -1,0 +1,157 @@
+// The dlc runtime: kernels and types that generated model code links against.
+// It depends only on the C++ standard library, so a model's static library ships alone.
+//
+// Kernels never allocate and never fail: the compiler has proven every shape at compile time
+// and passes constant shapes and arena pointers. Tensors are dense, row-major.
+#ifndef DLC_RUNTIME_H
+#define DLC_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// Element types, numbered as ONNX's TensorProto.DataType so tools can map them directly.
+typedef enum dlc_dtype {
+  DLC_F32 = 1,
+  DLC_U8 = 2,
+  DLC_I8 = 3,
+  DLC_I32 = 6,
+  DLC_I64 = 7,
+  DLC_BOOL = 9,
+  DLC_F64 = 11,
+} dlc_dtype;
+
+typedef enum dlc_status {
+  DLC_OK = 0,
+  DLC_INVALID_ARGUMENT = 1,
+  DLC_OUT_OF_MEMORY = 2,
+} dlc_status;
+
+typedef struct dlc_tensor_info {
+  const char *name;
+  dlc_dtype dtype;
+  int rank;
+  const int64_t *shape;
+  size_t bytes;
+} dlc_tensor_info;
+
+typedef struct dlc_model_info {
+  const char *name;
+  size_t arena_bytes;
+  size_t weight_bytes;
+  int num_inputs;
+  const dlc_tensor_info *inputs;
+  int num_outputs;
+  const dlc_tensor_info *outputs;
+} dlc_model_info;
+
+// A caller's tensor, for the shape-checked entry points.
+typedef struct dlc_tensor {
+  dlc_dtype dtype;
+  int rank;
+  const int64_t *shape;
+  void *data;
+} dlc_tensor;
+
+size_t dlc_dtype_size(dlc_dtype dtype);
+const char *dlc_status_message(dlc_status status);
+// DLC_OK when `actual` has exactly `count` tensors matching `expected` in dtype and shape,
+// each with non-null data; DLC_INVALID_ARGUMENT otherwise.
+dlc_status dlc_check_tensors(const dlc_tensor_info *expected, int count,
+                             const dlc_tensor *actual, int actualCount);
+
+#ifdef __cplusplus
+} // extern "C"
+
+namespace dlc {
+namespace rt {
+
+// Allocates `bytes` aligned to 64; returns nullptr on failure (never throws).
+void *alignedAlloc(size_t bytes);
+void alignedFree(void *ptr);
+
+// ---- elementwise -------------------------------------------------------------------------
+enum class UnaryKind {
+  Relu, Sigmoid, Tanh, Exp, Log, Sqrt, Neg, Abs, Erf, Reciprocal, Floor, Ceil,
+  Softplus, Identity,
+};
+void unaryF32(UnaryKind kind, const float *x, float *y, int64_t n);
+void clipF32(const float *x, float *y, int64_t n, float lo, float hi);
+void leakyReluF32(const float *x, float *y, int64_t n, float alpha);
+
+enum class BinaryKind { Add, Sub, Mul, Div, Pow, Max, Min };
+// out[i] = a[ia] op b[ib] over `rank` dims of `outShape`; aStrides/bStrides are element strides
+// of each operand mapped onto the output's dims (0 where the operand is broadcast).
+template <typename T>
+void binary(BinaryKind kind, const T *a, const int64_t *aStrides, const T *b,
+            const int64_t *bStrides, T *out, const int64_t *outShape, int rank);
+
+// ---- linear algebra ----------------------------------------------------------------------
+// C = alpha * op(A) * op(B) + beta * C, row-major; op(X) = X or X^T. beta == 0 ignores C's
+// previous contents (it may be uninitialised).
+void sgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float alpha,
+           const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c,
+           int64_t ldc);
+// Batched matmul: for each batch i, C_i[m,n] = A[aOffsets[i]..] (m x k) * B[bOffsets[i]..] (k x n).
+// Offsets are element offsets, so broadcast batch dims cost nothing.
+void batchedMatmulF32(const float *a, const int64_t *aOffsets, const float *b,
+                      const int64_t *bOffsets, float *c, int64_t batch, int64_t m, int64_t n,
+                      int64_t k);
+
+// ---- convolution and pooling (NC + up to 3 spatial dims; lower ranks use size-1 dims) ----
+struct WindowParams {
+  int64_t batch, channels;
+  int64_t in[3], out[3], kernel[3], stride[3], padBegin[3], dilation[3];
+};
+struct ConvParams {
+  WindowParams window; // window.channels = input channels
+  int64_t outChannels, groups;
+};
+// Bytes of scratch memory conv2dF32 needs for these parameters (0 when it can skip im2col).
+size_t convWorkspaceBytes(const ConvParams &p);
+void convF32(const ConvParams &p, const float *x, const float *w, const float *bias, float *y,
+             float *workspace);
+void maxPoolF32(const WindowParams &p, const float *x, float *y);
+void avgPoolF32(const WindowParams &p, bool countIncludePad, const float *x, float *y);
+// avgPoolF32 with the end pads (padEnd[3], same dim layout as padBegin). With countIncludePad,
+// ONNX divides by the number of window positions inside the padded extent
+// [-padBegin, in + padEnd), so a ceil_mode window hanging past the end pads counts fewer; the
+// overload above assumes no window does (exact whenever ceil_mode is off).
+void avgPoolF32(const WindowParams &p, const int64_t *padEnd, bool countIncludePad,
+                const float *x, float *y);
+void globalAvgPoolF32(const float *x, float *y, int64_t batchChannels, int64_t spatial);
+void batchNormF32(const float *x, const float *scale, const float *bias, const float *mean,
+                  const float *var, float epsilon, float *y, int64_t batch, int64_t channels,
+                  int64_t spatial);
+
+// ---- normalisation and reductions -------------------------------------------------------
+// Softmax over the middle dim of an [outer, n, inner] view.
+void softmaxF32(const float *x, float *y, int64_t outer, int64_t n, int64_t inner, bool log);
+enum class ReduceKind { Sum, Mean, Max, Min };
+// Reduces x (shape inShape, `rank` dims) into y; outStrides maps each input dim onto y's
+// elements (0 for reduced dims). reducedCount = number of input elements per output element.
+void reduceF32(ReduceKind kind, const float *x, const int64_t *inShape, const int64_t *outStrides,
+               int rank, float *y, int64_t outCount, int64_t reducedCount);
+
+// ---- data movement (type-agnostic, elemSize bytes per element) --------------------------
+void copyBytes(const void *x, void *y, size_t bytes);
+void transpose(const void *x, void *y, size_t elemSize, const int64_t *inShape,
+               const int64_t *perm, int rank);
+// Concatenates `count` inputs along an axis of an [outer, axisSize_i, inner] view.
+void concat(const void *const *inputs, const int64_t *axisSizes, int count, void *y,
+            int64_t outer, int64_t inner, size_t elemSize);
+// y[o, j, i] = x[o, idx[j] (negative wraps), i] over an [outer, axisDim, inner] view of x.
+template <typename Index>
+void gather(const void *x, const Index *indices, int64_t numIndices, void *y, int64_t outer,
+            int64_t axisDim, int64_t inner, size_t elemSize);
+// Strided slice: y[i...] = x[starts + i*steps ...]; steps may be negative.
+void slice(const void *x, void *y, size_t elemSize, const int64_t *inShape,
+           const int64_t *starts, const int64_t *steps, const int64_t *outShape, int rank);
+
+} // namespace rt
+} // namespace dlc
+#endif // __cplusplus
+#endif // DLC_RUNTIME_H

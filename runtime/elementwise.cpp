@@ -1,0 +1,260 @@
+#include "dlc_runtime.h"
+
+#include <algorithm>
+#include <cmath>
+#include <type_traits>
+
+namespace dlc {
+namespace rt {
+
+namespace {
+
+template <typename F> void mapF32(const float *x, float *y, int64_t n, F f) {
+  for (int64_t i = 0; i < n; ++i)
+    y[i] = f(x[i]);
+}
+
+float sigmoid(float v) {
+  // exp of a large positive argument overflows; evaluating on the side where the exponent is
+  // non-positive keeps both branches finite.
+  if (v >= 0.0f)
+    return 1.0f / (1.0f + std::exp(-v));
+  float e = std::exp(v);
+  return e / (1.0f + e);
+}
+
+float softplus(float v) {
+  // log(1 + exp(v)) overflows for large v; max(v, 0) + log1p(exp(-|v|)) is the same value.
+  return std::max(v, 0.0f) + std::log1p(std::exp(-std::fabs(v)));
+}
+
+template <typename T> bool isNan(T v) {
+  if constexpr (std::is_floating_point_v<T>)
+    return std::isnan(v);
+  else
+    return false;
+}
+
+// Integer arithmetic wraps (as NumPy's does) instead of invoking signed-overflow UB.
+template <typename T> using Unsigned = std::make_unsigned_t<T>;
+
+struct AddOp {
+  template <typename T> T operator()(T a, T b) const {
+    if constexpr (std::is_integral_v<T>)
+      return static_cast<T>(static_cast<Unsigned<T>>(a) + static_cast<Unsigned<T>>(b));
+    else
+      return a + b;
+  }
+};
+struct SubOp {
+  template <typename T> T operator()(T a, T b) const {
+    if constexpr (std::is_integral_v<T>)
+      return static_cast<T>(static_cast<Unsigned<T>>(a) - static_cast<Unsigned<T>>(b));
+    else
+      return a - b;
+  }
+};
+struct MulOp {
+  template <typename T> T operator()(T a, T b) const {
+    if constexpr (std::is_integral_v<T>)
+      return static_cast<T>(static_cast<Unsigned<T>>(a) * static_cast<Unsigned<T>>(b));
+    else
+      return a * b;
+  }
+};
+struct DivOp {
+  template <typename T> T operator()(T a, T b) const {
+    if constexpr (std::is_integral_v<T>) {
+      // Both cases trap on x86; NumPy yields 0 for x / 0 and wraps MIN / -1.
+      if (b == 0)
+        return 0;
+      if (b == -1)
+        return static_cast<T>(Unsigned<T>(0) - static_cast<Unsigned<T>>(a));
+      return a / b;
+    } else {
+      return a / b;
+    }
+  }
+};
+struct PowOp {
+  template <typename T> T operator()(T a, T b) const {
+    if constexpr (std::is_integral_v<T>) {
+      // A negative exponent gives |result| <= 1, truncated toward zero like a cast of std::pow.
+      if (b < 0)
+        return a == 1 ? 1 : a == -1 ? ((b & 1) ? -1 : 1) : 0;
+      Unsigned<T> result = 1, base = static_cast<Unsigned<T>>(a);
+      for (T e = b; e != 0; e >>= 1) {
+        if (e & 1)
+          result *= base;
+        base *= base;
+      }
+      return static_cast<T>(result);
+    } else {
+      return std::pow(a, b);
+    }
+  }
+};
+// NaN propagates, as in NumPy's maximum/minimum and ONNX Max/Min.
+struct MaxOp {
+  template <typename T> T operator()(T a, T b) const { return (a > b || isNan(a)) ? a : b; }
+};
+struct MinOp {
+  template <typename T> T operator()(T a, T b) const { return (a < b || isNan(a)) ? a : b; }
+};
+
+// Walks the output in order. Trailing dims whose strides compose are merged into one inner
+// run so the common cases (same shape, scalar or row broadcast) become flat loops the compiler
+// vectorises; the remaining outer dims are walked recursively, which needs no index storage
+// and so handles any rank.
+template <typename T, typename Op> class BinaryWalker {
+public:
+  BinaryWalker(Op op, const int64_t *aStrides, const int64_t *bStrides, const int64_t *shape,
+               int rank)
+      : op(op), aStrides(aStrides), bStrides(bStrides), shape(shape) {
+    outerRank = rank;
+    while (outerRank > 0) {
+      int d = outerRank - 1;
+      if (shape[d] != 1) {
+        if (innerLen != 1 && (aStrides[d] != innerA * innerLen || bStrides[d] != innerB * innerLen))
+          break;
+        if (innerLen == 1) {
+          innerA = aStrides[d];
+          innerB = bStrides[d];
+        }
+        innerLen *= shape[d];
+      }
+      --outerRank;
+    }
+  }
+
+  void run(const T *a, const T *b, T *out) {
+    for (int d = 0; d < outerRank; ++d)
+      if (shape[d] == 0)
+        return;
+    if (innerLen == 0)
+      return;
+    walk(0, a, b, out);
+  }
+
+private:
+  void walk(int dim, const T *a, const T *b, T *&out) {
+    if (dim == outerRank) {
+      inner(a, b, out);
+      out += innerLen;
+      return;
+    }
+    for (int64_t i = 0; i < shape[dim]; ++i)
+      walk(dim + 1, a + i * aStrides[dim], b + i * bStrides[dim], out);
+  }
+
+  void inner(const T *a, const T *b, T *out) const {
+    int64_t n = innerLen;
+    if (innerA == 1 && innerB == 1) {
+      for (int64_t i = 0; i < n; ++i)
+        out[i] = op(a[i], b[i]);
+    } else if (innerA == 1 && innerB == 0) {
+      T bv = *b;
+      for (int64_t i = 0; i < n; ++i)
+        out[i] = op(a[i], bv);
+    } else if (innerA == 0 && innerB == 1) {
+      T av = *a;
+      for (int64_t i = 0; i < n; ++i)
+        out[i] = op(av, b[i]);
+    } else {
+      for (int64_t i = 0; i < n; ++i)
+        out[i] = op(a[i * innerA], b[i * innerB]);
+    }
+  }
+
+  Op op;
+  const int64_t *aStrides, *bStrides, *shape;
+  int outerRank = 0;
+  int64_t innerLen = 1, innerA = 0, innerB = 0;
+};
+
+template <typename T, typename Op>
+void runBinary(Op op, const T *a, const int64_t *aStrides, const T *b, const int64_t *bStrides,
+               T *out, const int64_t *outShape, int rank) {
+  BinaryWalker<T, Op>(op, aStrides, bStrides, outShape, rank).run(a, b, out);
+}
+
+} // namespace
+
+void unaryF32(UnaryKind kind, const float *x, float *y, int64_t n) {
+  switch (kind) {
+  case UnaryKind::Relu:
+    return mapF32(x, y, n, [](float v) { return v < 0.0f ? 0.0f : v; });
+  case UnaryKind::Sigmoid:
+    return mapF32(x, y, n, sigmoid);
+  case UnaryKind::Tanh:
+    return mapF32(x, y, n, [](float v) { return std::tanh(v); });
+  case UnaryKind::Exp:
+    return mapF32(x, y, n, [](float v) { return std::exp(v); });
+  case UnaryKind::Log:
+    return mapF32(x, y, n, [](float v) { return std::log(v); });
+  case UnaryKind::Sqrt:
+    return mapF32(x, y, n, [](float v) { return std::sqrt(v); });
+  case UnaryKind::Neg:
+    return mapF32(x, y, n, [](float v) { return -v; });
+  case UnaryKind::Abs:
+    return mapF32(x, y, n, [](float v) { return std::fabs(v); });
+  case UnaryKind::Erf:
+    return mapF32(x, y, n, [](float v) { return std::erf(v); });
+  case UnaryKind::Reciprocal:
+    return mapF32(x, y, n, [](float v) { return 1.0f / v; });
+  case UnaryKind::Floor:
+    return mapF32(x, y, n, [](float v) { return std::floor(v); });
+  case UnaryKind::Ceil:
+    return mapF32(x, y, n, [](float v) { return std::ceil(v); });
+  case UnaryKind::Softplus:
+    return mapF32(x, y, n, softplus);
+  case UnaryKind::Identity:
+    if (x != y)
+      mapF32(x, y, n, [](float v) { return v; });
+    return;
+  }
+}
+
+void clipF32(const float *x, float *y, int64_t n, float lo, float hi) {
+  mapF32(x, y, n, [lo, hi](float v) {
+    float clamped = v < lo ? lo : v;
+    return clamped > hi ? hi : clamped;
+  });
+}
+
+void leakyReluF32(const float *x, float *y, int64_t n, float alpha) {
+  mapF32(x, y, n, [alpha](float v) { return v < 0.0f ? alpha * v : v; });
+}
+
+template <typename T>
+void binary(BinaryKind kind, const T *a, const int64_t *aStrides, const T *b,
+            const int64_t *bStrides, T *out, const int64_t *outShape, int rank) {
+  switch (kind) {
+  case BinaryKind::Add:
+    return runBinary(AddOp{}, a, aStrides, b, bStrides, out, outShape, rank);
+  case BinaryKind::Sub:
+    return runBinary(SubOp{}, a, aStrides, b, bStrides, out, outShape, rank);
+  case BinaryKind::Mul:
+    return runBinary(MulOp{}, a, aStrides, b, bStrides, out, outShape, rank);
+  case BinaryKind::Div:
+    return runBinary(DivOp{}, a, aStrides, b, bStrides, out, outShape, rank);
+  case BinaryKind::Pow:
+    return runBinary(PowOp{}, a, aStrides, b, bStrides, out, outShape, rank);
+  case BinaryKind::Max:
+    return runBinary(MaxOp{}, a, aStrides, b, bStrides, out, outShape, rank);
+  case BinaryKind::Min:
+    return runBinary(MinOp{}, a, aStrides, b, bStrides, out, outShape, rank);
+  }
+}
+
+template void binary<float>(BinaryKind, const float *, const int64_t *, const float *,
+                            const int64_t *, float *, const int64_t *, int);
+template void binary<double>(BinaryKind, const double *, const int64_t *, const double *,
+                             const int64_t *, double *, const int64_t *, int);
+template void binary<int32_t>(BinaryKind, const int32_t *, const int64_t *, const int32_t *,
+                              const int64_t *, int32_t *, const int64_t *, int);
+template void binary<int64_t>(BinaryKind, const int64_t *, const int64_t *, const int64_t *,
+                              const int64_t *, int64_t *, const int64_t *, int);
+
+} // namespace rt
+} // namespace dlc

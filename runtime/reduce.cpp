@@ -1,0 +1,169 @@
+#include "dlc_runtime.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace dlc {
+namespace rt {
+
+namespace {
+
+// Softmax columns are processed kChunk at a time, with their statistics on the stack, so that
+// every pass walks memory row by row rather than striding down one column.
+constexpr int64_t kChunk = 64;
+
+// Softmax down each column of x[j * inner + l], j < n, l < width.
+void softmaxBlock(const float *x, float *y, int64_t n, int64_t inner, int64_t width, bool log) {
+  float maxv[kChunk], sum[kChunk];
+  std::fill(maxv, maxv + width, -std::numeric_limits<float>::infinity());
+  std::fill(sum, sum + width, 0.0f);
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t l = 0; l < width; ++l)
+      maxv[l] = std::max(maxv[l], x[j * inner + l]);
+  // Subtracting the max keeps exp() in (0, 1], so nothing overflows.
+  if (log) {
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t l = 0; l < width; ++l)
+        sum[l] += std::exp(x[j * inner + l] - maxv[l]);
+    for (int64_t l = 0; l < width; ++l)
+      sum[l] = std::log(sum[l]);
+    // x - max is exact for nearby values; folding max and log-sum into one offset first would
+    // round away the small result's precision when the inputs are large.
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t l = 0; l < width; ++l)
+        y[j * inner + l] = (x[j * inner + l] - maxv[l]) - sum[l];
+    return;
+  }
+  for (int64_t j = 0; j < n; ++j) {
+    for (int64_t l = 0; l < width; ++l) {
+      float e = std::exp(x[j * inner + l] - maxv[l]);
+      y[j * inner + l] = e;
+      sum[l] += e;
+    }
+  }
+  for (int64_t l = 0; l < width; ++l)
+    sum[l] = 1.0f / sum[l];
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t l = 0; l < width; ++l)
+      y[j * inner + l] *= sum[l];
+}
+
+struct SumOp {
+  float operator()(float acc, float v) const { return acc + v; }
+};
+// NaN propagates, as in NumPy's max/min reductions.
+struct MaxOp {
+  float operator()(float acc, float v) const { return (v > acc || std::isnan(v)) ? v : acc; }
+};
+struct MinOp {
+  float operator()(float acc, float v) const { return (v < acc || std::isnan(v)) ? v : acc; }
+};
+
+// Walks x in order. Trailing input dims whose output strides compose are merged into one inner
+// run, which either maps onto consecutive outputs or (stride 0) folds into one output.
+// Outer dims are walked recursively, which needs no index storage and so handles any rank.
+template <typename Op> class ReduceWalker {
+public:
+  ReduceWalker(Op op, float identity, const int64_t *shape, const int64_t *outStrides, int rank)
+      : op(op), identity(identity), shape(shape), outStrides(outStrides) {
+    outerRank = rank;
+    while (outerRank > 0) {
+      int d = outerRank - 1;
+      if (shape[d] != 1) {
+        if (innerLen != 1 && outStrides[d] != innerStride * innerLen)
+          break;
+        if (innerLen == 1)
+          innerStride = outStrides[d];
+        innerLen *= shape[d];
+      }
+      --outerRank;
+    }
+  }
+
+  void run(const float *x, float *y) {
+    for (int d = 0; d < outerRank; ++d)
+      if (shape[d] == 0)
+        return;
+    if (innerLen > 0)
+      walk(0, x, y);
+  }
+
+private:
+  void walk(int dim, const float *&x, float *y) {
+    if (dim == outerRank) {
+      inner(x, y);
+      x += innerLen;
+      return;
+    }
+    for (int64_t i = 0; i < shape[dim]; ++i)
+      walk(dim + 1, x, y + i * outStrides[dim]);
+  }
+
+  void inner(const float *x, float *y) const {
+    if (innerStride != 0) {
+      for (int64_t i = 0; i < innerLen; ++i)
+        y[i * innerStride] = op(y[i * innerStride], x[i]);
+      return;
+    }
+    // Eight independent accumulators vectorise and lose less precision than one chain.
+    float acc[8];
+    std::fill(acc, acc + 8, identity);
+    int64_t i = 0;
+    for (; i + 8 <= innerLen; i += 8)
+      for (int64_t l = 0; l < 8; ++l)
+        acc[l] = op(acc[l], x[i + l]);
+    float total = *y;
+    for (; i < innerLen; ++i)
+      total = op(total, x[i]);
+    for (float v : acc)
+      total = op(total, v);
+    *y = total;
+  }
+
+  Op op;
+  float identity;
+  const int64_t *shape, *outStrides;
+  int outerRank = 0;
+  int64_t innerLen = 1, innerStride = 0;
+};
+
+template <typename Op>
+void reduceWith(Op op, float init, const float *x, const int64_t *inShape,
+                const int64_t *outStrides, int rank, float *y, int64_t outCount) {
+  std::fill(y, y + outCount, init);
+  ReduceWalker<Op>(op, init, inShape, outStrides, rank).run(x, y);
+}
+
+} // namespace
+
+void softmaxF32(const float *x, float *y, int64_t outer, int64_t n, int64_t inner, bool log) {
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t l = 0; l < inner; l += kChunk)
+      softmaxBlock(x + o * n * inner + l, y + o * n * inner + l, n, inner,
+                   std::min(kChunk, inner - l), log);
+}
+
+void reduceF32(ReduceKind kind, const float *x, const int64_t *inShape, const int64_t *outStrides,
+               int rank, float *y, int64_t outCount, int64_t reducedCount) {
+  constexpr float inf = std::numeric_limits<float>::infinity();
+  switch (kind) {
+  case ReduceKind::Sum:
+    return reduceWith(SumOp{}, 0.0f, x, inShape, outStrides, rank, y, outCount);
+  case ReduceKind::Mean: {
+    reduceWith(SumOp{}, 0.0f, x, inShape, outStrides, rank, y, outCount);
+    // The mean of nothing is NaN, as in NumPy.
+    float scale = 1.0f / static_cast<float>(reducedCount);
+    for (int64_t i = 0; i < outCount; ++i)
+      y[i] = reducedCount > 0 ? y[i] * scale : std::numeric_limits<float>::quiet_NaN();
+    return;
+  }
+  case ReduceKind::Max:
+    return reduceWith(MaxOp{}, -inf, x, inShape, outStrides, rank, y, outCount);
+  case ReduceKind::Min:
+    return reduceWith(MinOp{}, inf, x, inShape, outStrides, rank, y, outCount);
+  }
+}
+
+} // namespace rt
+} // namespace dlc

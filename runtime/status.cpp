@@ -1,0 +1,53 @@
+#include "dlc_runtime.h"
+
+#include <cstdlib>
+
+extern "C" size_t dlc_dtype_size(dlc_dtype dtype) {
+  switch (dtype) {
+  case DLC_F32:
+  case DLC_I32:
+    return 4;
+  case DLC_F64:
+  case DLC_I64:
+    return 8;
+  case DLC_U8:
+  case DLC_I8:
+  case DLC_BOOL:
+    return 1;
+  }
+  // Values outside the enum can arrive from C callers; 0 lets them detect it.
+  return 0;
+}
+
+extern "C" const char *dlc_status_message(dlc_status status) {
+  switch (status) {
+  case DLC_OK:
+    return "ok";
+  case DLC_INVALID_ARGUMENT:
+    return "invalid argument";
+  case DLC_OUT_OF_MEMORY:
+    return "out of memory";
+  }
+  return "unknown status";
+}
+
+namespace dlc {
+namespace rt {
+
+namespace {
+constexpr size_t kAlignment = 64;
+} // namespace
+
+void *alignedAlloc(size_t bytes) {
+  // std::aligned_alloc wants a non-zero multiple of the alignment; a zero-byte request still
+  // gets a unique pointer so that nullptr keeps meaning failure.
+  if (bytes > SIZE_MAX - kAlignment)
+    return nullptr;
+  size_t rounded = bytes == 0 ? kAlignment : (bytes + kAlignment - 1) / kAlignment * kAlignment;
+  return std::aligned_alloc(kAlignment, rounded);
+}
+
+void alignedFree(void *ptr) { std::free(ptr); }
+
+} // namespace rt
+} // namespace dlc

@@ -1,0 +1,157 @@
+#!/usr/bin/python3
+"""Export reference models to ONNX together with an input and PyTorch's output.
+
+Usage: export_models.py OUTDIR [--models mlp,resnet18,mobilenetv2] [--force]
+
+For each model writes
+  OUTDIR/<model>/model.onnx    opset 13, do_constant_folding=True, fixed shapes,
+                               input "input", output "output"
+  OUTDIR/<model>/input.npy     seeded float32 input
+  OUTDIR/<model>/expected.npy  PyTorch's (eval-mode) output for that input
+
+Models (random weights, torch.manual_seed(0); no pretrained downloads):
+  mlp          Linear(784,512)-ReLU-Linear(512,256)-ReLU-Linear(256,10), input [8,784]
+  resnet18     torchvision.models.resnet18(weights=None), input [1,3,224,224]
+  mobilenetv2  torchvision.models.mobilenet_v2(weights=None), input [1,3,224,224]
+
+BatchNorm running_mean/running_var/weight/bias are set to seeded, non-trivial
+values (var > 0) so inference-mode BN is really exercised.
+
+A model is skipped when its three files exist and are all newer than this
+script (cheap ctest reruns); --force re-exports regardless.
+"""
+import argparse
+import os
+import sys
+import time
+
+import numpy as np
+
+# torch is imported lazily (see _import_torch) so that an all-up-to-date run,
+# e.g. a ctest rerun, does not pay for importing it.
+torch = None
+nn = None
+
+OPSET = 13
+SEED = 0
+FILES = ("model.onnx", "input.npy", "expected.npy")
+
+
+def _import_torch():
+    global torch, nn
+    if torch is None:
+        import torch as _torch
+        import torch.nn as _nn
+        torch, nn = _torch, _nn
+
+
+def make_mlp():
+    return nn.Sequential(
+        nn.Linear(784, 512), nn.ReLU(),
+        nn.Linear(512, 256), nn.ReLU(),
+        nn.Linear(256, 10),
+    ), (8, 784)
+
+
+def make_resnet18():
+    import torchvision
+    return torchvision.models.resnet18(weights=None), (1, 3, 224, 224)
+
+
+def make_mobilenetv2():
+    import torchvision
+    return torchvision.models.mobilenet_v2(weights=None), (1, 3, 224, 224)
+
+
+MODELS = {
+    "mlp": make_mlp,
+    "resnet18": make_resnet18,
+    "mobilenetv2": make_mobilenetv2,
+}
+ALIASES = {"mobilenet_v2": "mobilenetv2", "resnet": "resnet18"}
+
+
+def randomize_batchnorm(model, gen):
+    """Give every BatchNorm non-trivial (but well-scaled) statistics and affine params."""
+    for m in model.modules():
+        if isinstance(m, nn.modules.batchnorm._BatchNorm):
+            c = m.num_features
+            with torch.no_grad():
+                m.running_mean.copy_(torch.randn(c, generator=gen) * 0.1)
+                m.running_var.copy_(torch.rand(c, generator=gen) * 1.5 + 0.5)   # [0.5, 2.0)
+                if m.affine:
+                    m.weight.copy_(torch.rand(c, generator=gen) * 0.75 + 0.5)   # [0.5, 1.25)
+                    m.bias.copy_(torch.randn(c, generator=gen) * 0.1)
+
+
+def up_to_date(outdir, script_mtime):
+    paths = [os.path.join(outdir, f) for f in FILES]
+    return all(os.path.isfile(p) and os.path.getmtime(p) > script_mtime for p in paths)
+
+
+def export_one(name, outdir):
+    torch.manual_seed(SEED)
+    model, in_shape = MODELS[name]()
+    gen = torch.Generator().manual_seed(SEED + 1)
+    randomize_batchnorm(model, gen)
+    model.eval()
+
+    rng = np.random.default_rng(SEED)
+    x = rng.standard_normal(in_shape).astype(np.float32)
+    with torch.no_grad():
+        y = model(torch.from_numpy(x)).numpy().astype(np.float32)
+
+    os.makedirs(outdir, exist_ok=True)
+    # Write to temporaries and rename, so an interrupted run never leaves a
+    # half-written file that looks up to date.
+    onnx_path = os.path.join(outdir, "model.onnx")
+    torch.onnx.export(
+        model, torch.from_numpy(x), onnx_path + ".tmp",
+        opset_version=OPSET, do_constant_folding=True,
+        input_names=["input"], output_names=["output"],
+        training=torch.onnx.TrainingMode.EVAL)
+    for fname, arr in (("input.npy", x), ("expected.npy", y)):
+        with open(os.path.join(outdir, fname + ".tmp"), "wb") as f:
+            np.save(f, arr)
+    for fname in FILES:
+        os.replace(os.path.join(outdir, fname + ".tmp"), os.path.join(outdir, fname))
+    return x.shape, y.shape, float(y.min()), float(y.max())
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("outdir")
+    ap.add_argument("--models", default=",".join(MODELS),
+                    help="comma-separated subset of: " + ", ".join(MODELS))
+    ap.add_argument("--force", action="store_true", help="re-export even if up to date")
+    ap.add_argument("--threads", type=int, default=1, help="torch intra-op threads (default 1)")
+    args = ap.parse_args()
+
+    names = []
+    for n in (s.strip().lower() for s in args.models.split(",")):
+        if not n:
+            continue
+        n = ALIASES.get(n, n)
+        if n not in MODELS:
+            ap.error(f"unknown model '{n}' (known: {', '.join(MODELS)})")
+        if n not in names:
+            names.append(n)
+
+    script_mtime = os.path.getmtime(os.path.abspath(__file__))
+    for name in names:
+        outdir = os.path.join(args.outdir, name)
+        if not args.force and up_to_date(outdir, script_mtime):
+            print(f"{name}: up to date in {outdir}, skipped")
+            continue
+        _import_torch()
+        torch.set_num_threads(max(1, args.threads))
+        t0 = time.time()
+        xs, ys, lo, hi = export_one(name, outdir)
+        print(f"{name}: exported to {outdir} (input {list(xs)}, output {list(ys)}, "
+              f"output range [{lo:.4g}, {hi:.4g}]) in {time.time() - t0:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
