@@ -86,7 +86,7 @@ bool generate(const std::string &modelPath, const std::string &name,
     return false;
   if (mlirText) {
     llvm::raw_string_ostream os(*mlirText);
-    module->print(os);
+    module->print(os, OpPrintingFlags().enableDebugInfo(/*enable=*/true, /*prettyForm=*/false));
     return true;
   }
   return generateCpp(*module, name, modelPath, weightsPath, out) && !failedDiagnostics;

@@ -58,6 +58,8 @@ public:
   mlir::RankedTensorType outputType(int i = 0) const { return typeOf(node.output(i)); }
   // A compile-time input (shape, axes, bounds); throws when it is not a constant.
   const ConstTensor &constInput(int i) const;
+  // The input's value when it is a compile-time constant, else null.
+  const ConstTensor *constantOrNull(int i) const;
 
   const onnx::AttributeProto *attr(const std::string &name) const;
   int64_t intAttr(const std::string &name, int64_t fallback) const;

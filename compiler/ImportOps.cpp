@@ -21,6 +21,10 @@ RankedTensorType NodeImporter::inputType(int i) const {
   return typeOf(node.input(i));
 }
 
+const ConstTensor *NodeImporter::constantOrNull(int i) const {
+  return hasInput(i) ? constOf(node.input(i)) : nullptr;
+}
+
 const ConstTensor &NodeImporter::constInput(int i) const {
   const ConstTensor *c = hasInput(i) ? constOf(node.input(i)) : nullptr;
   if (!c)
@@ -87,6 +91,18 @@ template <typename Op> OpImport binary() {
               acc = n.b.create<Op>(n.loc(), type, acc, n.input(i));
             }
             return acc;
+          }};
+}
+
+// ONNX Pow may raise to an exponent of another type; dlc's binary ops want one type.
+OpImport pow() {
+  return {{}, [](NodeImporter &n) -> Value {
+            Value exponent = n.input(1);
+            auto expType = n.inputType(1);
+            Type base = n.inputType(0).getElementType();
+            if (expType.getElementType() != base)
+              exponent = n.b.create<CastOp>(n.loc(), expType.clone(base), exponent);
+            return n.b.create<PowOp>(n.loc(), n.outputType(), n.input(0), exponent);
           }};
 }
 
@@ -204,19 +220,26 @@ OpImport gemm() {
 }
 
 OpImport clip() {
-  return {{1, 2}, [](NodeImporter &n) -> Value {
+  return {{}, [](NodeImporter &n) -> Value {
+            Value x = n.input(0);
             float lo = -std::numeric_limits<float>::infinity(), hi = -lo;
-            if (n.opset < 11) {
-              lo = n.floatAttr("min", lo);
-              hi = n.floatAttr("max", hi);
-            } else {
-              if (n.hasInput(1))
-                lo = n.constInput(1).asDoubles().at(0);
-              if (n.hasInput(2))
-                hi = n.constInput(2).asDoubles().at(0);
-            }
-            return n.b.create<ClipOp>(n.loc(), n.outputType(), n.input(0),
-                                      n.b.getF32FloatAttr(lo), n.b.getF32FloatAttr(hi));
+            if (n.opset < 11)
+              return n.b.create<ClipOp>(n.loc(), n.outputType(), x,
+                                        n.b.getF32FloatAttr(n.floatAttr("min", lo)),
+                                        n.b.getF32FloatAttr(n.floatAttr("max", hi)));
+            const ConstTensor *min = n.hasInput(1) ? n.constantOrNull(1) : nullptr;
+            const ConstTensor *max = n.hasInput(2) ? n.constantOrNull(2) : nullptr;
+            bool boundsKnown = (!n.hasInput(1) || min) && (!n.hasInput(2) || max);
+            if (boundsKnown && n.outputType().getElementType().isF32())
+              return n.b.create<ClipOp>(n.loc(), n.outputType(), x,
+                                        n.b.getF32FloatAttr(min ? min->asDoubles().at(0) : lo),
+                                        n.b.getF32FloatAttr(max ? max->asDoubles().at(0) : hi));
+            // Bounds known only at run time (or non-float data): clip = min(max(x, lo), hi).
+            if (n.hasInput(1))
+              x = n.b.create<MaxOp>(n.loc(), n.outputType(), x, n.input(1));
+            if (n.hasInput(2))
+              x = n.b.create<MinOp>(n.loc(), n.outputType(), x, n.input(2));
+            return x;
           }};
 }
 
@@ -374,7 +397,7 @@ const std::map<std::string, OpImport> &opImportTable() {
       {"Sub", binary<SubOp>()},
       {"Mul", binary<MulOp>()},
       {"Div", binary<DivOp>()},
-      {"Pow", binary<PowOp>()},
+      {"Pow", pow()},
       {"Max", binary<MaxOp>()},
       {"Min", binary<MinOp>()},
       {"MatMul", matmul()},

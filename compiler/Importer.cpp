@@ -45,6 +45,25 @@ std::string dtypeName(int32_t dtype) {
              : std::to_string(dtype);
 }
 
+// ONNX reports "... (op_type:Conv, node name: c1): reason"; dlc's form is
+// "node 'c1' (Conv): shape inference failed: reason".
+std::string describeInferenceError(std::string message) {
+  message = message.substr(0, message.find('\n'));
+  const std::string opKey = "(op_type:", nameKey = ", node name: ";
+  size_t op = message.rfind(opKey);
+  size_t name = op == std::string::npos ? op : message.find(nameKey, op);
+  size_t close = name == std::string::npos ? name : message.find("): ", name);
+  if (close == std::string::npos)
+    return "shape inference failed: " + message;
+  std::string opType = message.substr(op + opKey.size(), name - op - opKey.size());
+  std::string nodeName = message.substr(name + nameKey.size(), close - name - nameKey.size());
+  std::string reason = message.substr(close + 3);
+  const std::string tag = "[ShapeInferenceError] ";
+  if (reason.rfind(tag, 0) == 0)
+    reason = reason.substr(tag.size());
+  return "node '" + nodeName + "' (" + opType + "): shape inference failed: " + reason;
+}
+
 class Importer {
 public:
   Importer(MLIRContext &ctx, std::string path, std::vector<std::string> &errors)
@@ -88,18 +107,31 @@ bool Importer::load() {
   for (const auto &entry : model.opset_import())
     if (entry.domain().empty() || entry.domain() == "ai.onnx")
       opset = static_cast<int>(entry.version());
-  if (opset < kMinOpset || opset > kMaxOpset) {
+  if (opset > kMaxOpset || opset < 1) {
     errors.push_back("default-domain opset " + std::to_string(opset) + " is not supported (" +
                      std::to_string(kMinOpset) + " to " + std::to_string(kMaxOpset) + ")");
     return false;
+  }
+  if (opset < kMinOpset) {
+    // An older model is accepted when each of its ops means the same at opset 7.
+    for (const auto &node : model.graph().node()) {
+      const auto *old = onnx::OpSchemaRegistry::Schema(node.op_type(), opset, node.domain());
+      const auto *at7 = onnx::OpSchemaRegistry::Schema(node.op_type(), kMinOpset, node.domain());
+      if (!old || !at7 || old->since_version() != at7->since_version())
+        errors.push_back(nodeLabel(node) + ": opset " + std::to_string(opset) +
+                         " semantics differ from opset " + std::to_string(kMinOpset) +
+                         " (supported: " + std::to_string(kMinOpset) + " to " +
+                         std::to_string(kMaxOpset) + ")");
+    }
+    if (!errors.empty())
+      return false;
   }
   try {
     onnx::ShapeInferenceOptions options(/*check_type=*/true, /*error_mode=*/1,
                                         /*data_prop=*/true);
     onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), options);
   } catch (const std::exception &e) {
-    std::string message = e.what();
-    errors.push_back("shape inference failed: " + message.substr(0, message.find('\n')));
+    errors.push_back(describeInferenceError(e.what()));
     return false;
   }
   return true;
@@ -264,6 +296,7 @@ OwningOpRef<ModuleOp> Importer::run() {
   entry = func.addEntryBlock();
   for (auto [i, name] : llvm::enumerate(argNames)) {
     func.setArgAttr(i, kTensorNameAttr, b.getStringAttr(name));
+    entry->getArgument(i).setLoc(NameLoc::get(b.getStringAttr(name), fileLoc));
     values[name] = entry->getArgument(i);
   }
   b.setInsertionPointToEnd(entry);

@@ -71,6 +71,12 @@ DLC_BINARY_VERIFIER(MaxOp)
 DLC_BINARY_VERIFIER(MinOp)
 #undef DLC_BINARY_VERIFIER
 
+LogicalResult CastOp::verify() {
+  if (tensorType(getInput()).getShape() != tensorType(getOutput()).getShape())
+    return emitOpError("changes the shape");
+  return success();
+}
+
 LogicalResult MatMulOp::verify() {
   auto a = tensorType(getLhs()).getShape(), b = tensorType(getRhs()).getShape();
   if (a.size() < 2 || b.size() < 2)

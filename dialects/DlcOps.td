@@ -54,6 +54,13 @@ def Dlc_FloorOp : Dlc_UnaryOp<"floor", "Floor">;
 def Dlc_CeilOp : Dlc_UnaryOp<"ceil", "Ceil">;
 def Dlc_SoftplusOp : Dlc_UnaryOp<"softplus", "Softplus">;
 
+def Dlc_CastOp : Dlc_TensorOp<"cast", [Elementwise]> {
+  let summary = "converts each element to the result's element type";
+  let arguments = (ins Dlc_AnyTensor:$input);
+  let results = (outs Dlc_AnyTensor:$output);
+  let hasVerifier = 1;
+}
+
 def Dlc_ClipOp : Dlc_TensorOp<"clip", [Elementwise, Dlc_SameType]> {
   let summary = "clamps each element to [min, max]";
   let arguments = (ins Dlc_F32Tensor:$input, F32Attr:$min, F32Attr:$max);

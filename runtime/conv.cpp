@@ -26,8 +26,8 @@ bool isPointwise(const WindowParams &w) {
 
 // Output positions [lo, hi) along one dim whose input index o * stride - pad + offset lies in
 // [0, in); positions outside read padding.
-void validRange(int64_t in, int64_t out, int64_t stride, int64_t pad, int64_t offset,
-                int64_t &lo, int64_t &hi) {
+void validRange(int64_t in, int64_t out, int64_t stride, int64_t pad, int64_t offset, int64_t &lo,
+                int64_t &hi) {
   lo = std::clamp<int64_t>(ceilDiv(pad - offset, stride), 0, out);
   hi = std::clamp<int64_t>(ceilDiv(in + pad - offset, stride), lo, out);
 }

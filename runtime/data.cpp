@@ -87,8 +87,8 @@ void copyBytes(const void *x, void *y, size_t bytes) {
     std::memcpy(y, x, bytes);
 }
 
-void transpose(const void *x, void *y, size_t elemSize, const int64_t *inShape,
-               const int64_t *perm, int rank) {
+void transpose(const void *x, void *y, size_t elemSize, const int64_t *inShape, const int64_t *perm,
+               int rank) {
   // Trailing output dims that keep their input position form contiguous chunks.
   int walked = rank;
   while (walked > 0 && perm[walked - 1] == walked - 1)
@@ -102,8 +102,8 @@ void transpose(const void *x, void *y, size_t elemSize, const int64_t *inShape,
              static_cast<size_t>(productFrom(inShape, walked, rank)) * elemSize);
 }
 
-void concat(const void *const *inputs, const int64_t *axisSizes, int count, void *y,
-            int64_t outer, int64_t inner, size_t elemSize) {
+void concat(const void *const *inputs, const int64_t *axisSizes, int count, void *y, int64_t outer,
+            int64_t inner, size_t elemSize) {
   char *dst = static_cast<char *>(y);
   for (int64_t o = 0; o < outer; ++o) {
     for (int i = 0; i < count; ++i) {
@@ -145,8 +145,8 @@ template void gather<int32_t>(const void *, const int32_t *, int64_t, void *, in
 template void gather<int64_t>(const void *, const int64_t *, int64_t, void *, int64_t, int64_t,
                               int64_t, size_t);
 
-void slice(const void *x, void *y, size_t elemSize, const int64_t *inShape,
-           const int64_t *starts, const int64_t *steps, const int64_t *outShape, int rank) {
+void slice(const void *x, void *y, size_t elemSize, const int64_t *inShape, const int64_t *starts,
+           const int64_t *steps, const int64_t *outShape, int rank) {
   // An empty result may come with starts outside the input; never form those addresses.
   for (int d = 0; d < rank; ++d)
     if (outShape[d] == 0)

@@ -59,7 +59,7 @@ typedef struct dlc_tensor {
 size_t dlc_dtype_size(dlc_dtype dtype);
 const char *dlc_status_message(dlc_status status);
 // DLC_OK when `actual` has exactly `count` tensors matching `expected` in dtype and shape,
-// each with non-null data; DLC_INVALID_ARGUMENT otherwise.
+// each with data unless it is empty; DLC_INVALID_ARGUMENT otherwise.
 dlc_status dlc_check_tensors(const dlc_tensor_info *expected, int count,
                              const dlc_tensor *actual, int actualCount);
 
@@ -81,6 +81,9 @@ enum class UnaryKind {
 void unaryF32(UnaryKind kind, const float *x, float *y, int64_t n);
 void clipF32(const float *x, float *y, int64_t n, float lo, float hi);
 void leakyReluF32(const float *x, float *y, int64_t n, float alpha);
+
+// Converts n elements; float to integer truncates toward zero, anything to bool is != 0.
+void cast(dlc_dtype from, const void *x, dlc_dtype to, void *y, int64_t n);
 
 enum class BinaryKind { Add, Sub, Mul, Div, Pow, Max, Min };
 // out[i] = a[ia] op b[ib] over `rank` dims of `outShape`; aStrides/bStrides are element strides

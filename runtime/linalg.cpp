@@ -26,8 +26,8 @@ inline float opB(bool trans, const float *b, int64_t ldb, int64_t p, int64_t j) 
 
 // Packs rows [i0, i0+mc) x cols [p0, p0+kc) of op(A) into kMR-row micro-panels, each stored
 // column by column; rows past mc are zero so the micro-kernel never needs a ragged edge.
-void packA(bool trans, const float *a, int64_t lda, int64_t i0, int64_t p0, int64_t mc,
-           int64_t kc, float *dst) {
+void packA(bool trans, const float *a, int64_t lda, int64_t i0, int64_t p0, int64_t mc, int64_t kc,
+           float *dst) {
   for (int64_t ir = 0; ir < mc; ir += kMR) {
     int64_t mr = std::min(kMR, mc - ir);
     if (!trans) {
@@ -51,8 +51,8 @@ void packA(bool trans, const float *a, int64_t lda, int64_t i0, int64_t p0, int6
 }
 
 // Packs rows [p0, p0+kc) x cols [j0, j0+nr) of op(B) row by row, zero-padding to kNR columns.
-void packB(bool trans, const float *b, int64_t ldb, int64_t p0, int64_t j0, int64_t kc,
-           int64_t nr, float *dst) {
+void packB(bool trans, const float *b, int64_t ldb, int64_t p0, int64_t j0, int64_t kc, int64_t nr,
+           float *dst) {
   if (!trans && nr == kNR) {
     for (int64_t p = 0; p < kc; ++p) {
       const float *src = b + (p0 + p) * ldb + j0;
@@ -164,9 +164,8 @@ void gemmFewRows(bool transA, bool transB, int64_t m, int64_t n, int64_t k, floa
 
 } // namespace
 
-void sgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float alpha,
-           const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c,
-           int64_t ldc) {
+void sgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float alpha, const float *a,
+           int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc) {
   if (m <= 0 || n <= 0)
     return;
   if (k <= 0 || alpha == 0.0f) {
@@ -213,8 +212,8 @@ void batchedMatmulF32(const float *a, const int64_t *aOffsets, const float *b,
                       const int64_t *bOffsets, float *c, int64_t batch, int64_t m, int64_t n,
                       int64_t k) {
   for (int64_t i = 0; i < batch; ++i)
-    sgemm(false, false, m, n, k, 1.0f, a + aOffsets[i], k, b + bOffsets[i], n, 0.0f,
-          c + i * m * n, n);
+    sgemm(false, false, m, n, k, 1.0f, a + aOffsets[i], k, b + bOffsets[i], n, 0.0f, c + i * m * n,
+          n);
 }
 
 } // namespace rt

@@ -27,8 +27,8 @@ Span span(const WindowParams &p, int d, int64_t o, const int64_t *padEnd) {
   s.lo = std::min(kernel, s.start >= 0 ? 0 : ceilDiv(-s.start, dil));
   s.hi = std::clamp<int64_t>(ceilDiv(in - s.start, dil), s.lo, kernel);
   // Taps never fall before -padBegin, so only the end of the padded extent can clip them.
-  s.counted = padEnd ? std::clamp<int64_t>(ceilDiv(in + padEnd[d] - s.start, dil), 0, kernel)
-                     : kernel;
+  s.counted =
+      padEnd ? std::clamp<int64_t>(ceilDiv(in + padEnd[d] - s.start, dil), 0, kernel) : kernel;
   return s;
 }
 
@@ -102,8 +102,8 @@ void avgPoolF32(const WindowParams &p, bool countIncludePad, const float *x, flo
   avgPool(p, nullptr, countIncludePad, x, y);
 }
 
-void avgPoolF32(const WindowParams &p, const int64_t *padEnd, bool countIncludePad,
-                const float *x, float *y) {
+void avgPoolF32(const WindowParams &p, const int64_t *padEnd, bool countIncludePad, const float *x,
+                float *y) {
   avgPool(p, padEnd, countIncludePad, x, y);
 }
 

@@ -37,6 +37,16 @@ int64_t elementBytes(Type t) {
   return bits == 1 ? 1 : bits / 8;
 }
 
+std::string dtypeEnum(Type t) {
+  if (t.isF32()) return "DLC_F32";
+  if (t.isF64()) return "DLC_F64";
+  if (t.isInteger(64)) return "DLC_I64";
+  if (t.isInteger(32)) return "DLC_I32";
+  if (t.isUnsignedInteger(8)) return "DLC_U8";
+  if (t.isInteger(1)) return "DLC_BOOL";
+  return "DLC_I8";
+}
+
 std::string list(ArrayRef<int64_t> values) {
   std::string s;
   for (auto [i, v] : llvm::enumerate(values))
@@ -93,15 +103,6 @@ std::vector<char> constantBytes(ConstantOp op) {
   return bytes;
 }
 
-const char *dtypeEnum(Type t) {
-  if (t.isF32()) return "DLC_F32";
-  if (t.isF64()) return "DLC_F64";
-  if (t.isInteger(64)) return "DLC_I64";
-  if (t.isInteger(32)) return "DLC_I32";
-  if (t.isUnsignedInteger(8)) return "DLC_U8";
-  if (t.isInteger(1)) return "DLC_BOOL";
-  return "DLC_I8";
-}
 
 class ScheduleEmitter : public KernelEmitter {
 public:

@@ -28,7 +28,7 @@ LogicalResult emitUnary(Operation *op, KernelEmitter &e) {
 
 LogicalResult emitBinary(Operation *op, KernelEmitter &e) {
   Type element = tensorType(op->getResult(0)).getElementType();
-  if (!element.isF32() && !element.isF64() && !element.isInteger(32) && !element.isInteger(64))
+  if (element.isInteger(1))
     return op->emitError("no CPU kernel for element type ") << element;
   auto outShape = tensorType(op->getResult(0)).getShape();
   std::string aStrides = e.array(broadcastStrides(tensorType(op->getOperand(0)).getShape(), outShape));
@@ -49,6 +49,13 @@ void addElementwiseEmitters(EmitterTable &table) {
     table["dlc." + name.str()] = emitUnary;
   for (StringRef name : {"add", "sub", "mul", "div", "pow", "max", "min"})
     table["dlc." + name.str()] = emitBinary;
+  table["dlc.cast"] = [](Operation *op, KernelEmitter &e) {
+    e.line("dlc::rt::cast(" + dtypeEnum(tensorType(op->getOperand(0)).getElementType()) + ", " +
+           e.ptr(op->getOperand(0)) + ", " + dtypeEnum(tensorType(op->getResult(0)).getElementType()) +
+           ", " + e.ptr(op->getResult(0)) + ", " + std::to_string(numElements(op->getResult(0))) +
+           ");");
+    return success();
+  };
   table["dlc.clip"] = [](Operation *op, KernelEmitter &e) {
     auto clip = cast<ClipOp>(op);
     e.line("dlc::rt::clipF32(" + e.ptr(clip.getInput()) + ", " + e.ptr(clip.getOutput()) + ", " +

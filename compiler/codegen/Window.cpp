@@ -29,9 +29,15 @@ LogicalResult emitConv(Operation *op, KernelEmitter &e) {
 LogicalResult emitPool(Operation *op, KernelEmitter &e) {
   e.line("static const dlc::rt::WindowParams params = " + windowLiteral(windowParams(op)) + ";");
   std::string args = e.ptr(op->getOperand(0)) + ", " + e.ptr(op->getResult(0)) + ");";
-  if (auto avg = dyn_cast<AvgPoolOp>(op))
-    e.line(std::string("dlc::rt::avgPoolF32(params, ") +
+  if (auto avg = dyn_cast<AvgPoolOp>(op)) {
+    // End pads matter for count_include_pad when ceil_mode extends the last window.
+    auto pads = avg.getPads();
+    SmallVector<int64_t> padEnd(3 - pads.size() / 2, 0);
+    padEnd.append(pads.begin() + pads.size() / 2, pads.end());
+    std::string padEndName = e.array(padEnd);
+    e.line("dlc::rt::avgPoolF32(params, " + padEndName + ", " +
            (avg.getCountIncludePad() ? "true" : "false") + ", " + args);
+  }
   else
     e.line("dlc::rt::maxPoolF32(params, " + args);
   return success();

@@ -93,7 +93,8 @@ void requireClose(const std::vector<T> &actual, const std::vector<double> &expec
   }
 }
 
-template <typename T> void requireEqual(const std::vector<T> &actual, const std::vector<T> &expected) {
+template <typename T>
+void requireEqual(const std::vector<T> &actual, const std::vector<T> &expected) {
   REQUIRE(actual.size() == expected.size());
   for (size_t i = 0; i < actual.size(); ++i)
     if (!(actual[i] == expected[i]))
@@ -177,11 +178,11 @@ double unaryReference(UnaryKind kind, double x) {
 
 TEST_CASE("unary kernels match double-precision formulas", "[elementwise]") {
   std::mt19937 rng(1);
-  const UnaryKind kinds[] = {UnaryKind::Relu,    UnaryKind::Sigmoid,  UnaryKind::Tanh,
-                             UnaryKind::Exp,     UnaryKind::Log,      UnaryKind::Sqrt,
-                             UnaryKind::Neg,     UnaryKind::Abs,      UnaryKind::Erf,
-                             UnaryKind::Reciprocal, UnaryKind::Floor, UnaryKind::Ceil,
-                             UnaryKind::Softplus, UnaryKind::Identity};
+  const UnaryKind kinds[] = {UnaryKind::Relu,       UnaryKind::Sigmoid, UnaryKind::Tanh,
+                             UnaryKind::Exp,        UnaryKind::Log,     UnaryKind::Sqrt,
+                             UnaryKind::Neg,        UnaryKind::Abs,     UnaryKind::Erf,
+                             UnaryKind::Reciprocal, UnaryKind::Floor,   UnaryKind::Ceil,
+                             UnaryKind::Softplus,   UnaryKind::Identity};
   for (UnaryKind kind : kinds) {
     INFO("kind " << static_cast<int>(kind));
     bool positiveOnly =
@@ -318,8 +319,8 @@ int64_t broadcastSource(const Shape &outIdx, const Shape &shape) {
 template <typename T>
 void checkBinaryCase(std::mt19937 &rng, BinaryKind kind, const Shape &out, const Shape &aShape,
                      const Shape &bShape) {
-  INFO("kind " << static_cast<int>(kind) << " out " << describe(out) << " a "
-               << describe(aShape) << " b " << describe(bShape));
+  INFO("kind " << static_cast<int>(kind) << " out " << describe(out) << " a " << describe(aShape)
+               << " b " << describe(bShape));
   std::vector<T> a(static_cast<size_t>(numElements(aShape)));
   std::vector<T> b(static_cast<size_t>(numElements(bShape)));
   for (T &v : a)
@@ -333,7 +334,8 @@ void checkBinaryCase(std::mt19937 &rng, BinaryKind kind, const Shape &out, const
   std::vector<T> want(y.size());
   for (size_t i = 0; i < y.size(); ++i) {
     Shape idx = unravel(static_cast<int64_t>(i), out);
-    want[i] = binaryReference(kind, a[broadcastSource(idx, aShape)], b[broadcastSource(idx, bShape)]);
+    want[i] =
+        binaryReference(kind, a[broadcastSource(idx, aShape)], b[broadcastSource(idx, bShape)]);
   }
   if constexpr (std::is_integral_v<T>) {
     requireEqual(y, want);
@@ -472,8 +474,8 @@ void checkGemm(std::mt19937 &rng, const GemmCase &g) {
     }
   }
   // Padding columns of C must keep their (possibly NaN) contents.
-  sgemm(g.transA, g.transB, g.m, g.n, g.k, g.alpha, a.data(), lda, b.data(), ldb, g.beta,
-        c.data(), ldc);
+  sgemm(g.transA, g.transB, g.m, g.n, g.k, g.alpha, a.data(), lda, b.data(), ldb, g.beta, c.data(),
+        ldc);
   requireClose(c, want, 1e-4, 1e-6, &scale);
 }
 
@@ -485,8 +487,13 @@ TEST_CASE("sgemm matches a naive product across block edges", "[linalg]") {
   for (bool transA : {false, true}) {
     for (bool transB : {false, true}) {
       for (int trial = 0; trial < 12; ++trial) {
-        GemmCase g{transA, transB, sizes[randomInt(rng, 0, 13)], sizes[randomInt(rng, 0, 13)],
-                   sizes[randomInt(rng, 0, 13)], 1.0f, 0.0f};
+        GemmCase g{transA,
+                   transB,
+                   sizes[randomInt(rng, 0, 13)],
+                   sizes[randomInt(rng, 0, 13)],
+                   sizes[randomInt(rng, 0, 13)],
+                   1.0f,
+                   0.0f};
         const float alphas[] = {1.0f, -0.5f, 2.0f};
         const float betas[] = {0.0f, 1.0f, 0.3f};
         g.alpha = alphas[randomInt(rng, 0, 2)];
@@ -586,8 +593,8 @@ std::string describe(const WindowParams &w, const int64_t padEnd[3]) {
   std::ostringstream os;
   os << "N" << w.batch << " C" << w.channels;
   for (int d = 0; d < 3; ++d)
-    os << " | in " << w.in[d] << " out " << w.out[d] << " k " << w.kernel[d] << " s "
-       << w.stride[d] << " d " << w.dilation[d] << " pad " << w.padBegin[d] << "/" << padEnd[d];
+    os << " | in " << w.in[d] << " out " << w.out[d] << " k " << w.kernel[d] << " s " << w.stride[d]
+       << " d " << w.dilation[d] << " pad " << w.padBegin[d] << "/" << padEnd[d];
   return os.str();
 }
 
@@ -613,8 +620,7 @@ void checkConv(std::mt19937 &rng, const ConvParams &p, const int64_t padEnd[3], 
   // Sentinels after the workspace detect writes past the size it asked for.
   const size_t wsFloats = wsBytes / sizeof(float);
   std::vector<float> workspace(wsFloats + 16, 12345.0f);
-  convF32(p, x.data(), weight.data(), withBias ? bias.data() : nullptr, y.data(),
-          workspace.data());
+  convF32(p, x.data(), weight.data(), withBias ? bias.data() : nullptr, y.data(), workspace.data());
   for (size_t i = wsFloats; i < workspace.size(); ++i)
     REQUIRE(workspace[i] == 12345.0f);
 
@@ -635,15 +641,18 @@ void checkConv(std::mt19937 &rng, const ConvParams &p, const int64_t padEnd[3], 
                     if (i0 < 0 || i0 >= w.in[0] || i1 < 0 || i1 >= w.in[1] || i2 < 0 ||
                         i2 >= w.in[2])
                       continue;
-                    double xv = x[(((n * w.channels + g * cg + c) * w.in[0] + i0) * w.in[1] +
-                                   i1) * w.in[2] + i2];
+                    double xv = x[(((n * w.channels + g * cg + c) * w.in[0] + i0) * w.in[1] + i1) *
+                                      w.in[2] +
+                                  i2];
                     double wv = weight[(((m * cg + c) * w.kernel[0] + k0) * w.kernel[1] + k1) *
-                                           w.kernel[2] + k2];
+                                           w.kernel[2] +
+                                       k2];
                     sum += xv * wv;
                     mag += std::fabs(xv * wv);
                   }
             size_t idx = static_cast<size_t>(((n * p.outChannels + m) * w.out[0] + o0) * w.out[1] *
-                                                 w.out[2] + o1 * w.out[2] + o2);
+                                                 w.out[2] +
+                                             o1 * w.out[2] + o2);
             want[idx] = sum;
             scale[idx] = mag;
           }
@@ -806,8 +815,8 @@ TEST_CASE("pooling matches the ONNX definition, with ceil mode and pads", "[pool
     WindowParams w = randomWindow(rng, spatialRank, 9, 4, ceilMode, padEnd);
     INFO(describe(w, padEnd) << " ceil " << ceilMode);
     std::vector<float> x = randomFloats(rng, w.batch * w.channels * w.in[0] * w.in[1] * w.in[2]);
-    std::vector<float> y(static_cast<size_t>(w.batch * w.channels * w.out[0] * w.out[1] *
-                                             w.out[2]));
+    std::vector<float> y(
+        static_cast<size_t>(w.batch * w.channels * w.out[0] * w.out[1] * w.out[2]));
 
     maxPoolF32(w, x.data(), y.data());
     requireClose(y, poolReference(w, padEnd, PoolKind::Max, x), 0.0);
@@ -892,8 +901,8 @@ TEST_CASE("global average pooling and batch norm", "[pool]") {
     for (int64_t c = 0; c < channels; ++c)
       for (int64_t i = 0; i < spatial; ++i) {
         size_t idx = static_cast<size_t>((n * channels + c) * spatial + i);
-        wantY[idx] = (x[idx] - double(mean[c])) / std::sqrt(double(var[c]) + eps) * scale[c] +
-                     bias[c];
+        wantY[idx] =
+            (x[idx] - double(mean[c])) / std::sqrt(double(var[c]) + eps) * scale[c] + bias[c];
       }
   requireClose(y, wantY, 1e-5, 1e-5);
 }
@@ -904,14 +913,14 @@ TEST_CASE("global average pooling and batch norm", "[pool]") {
 
 TEST_CASE("softmax and log-softmax are accurate and stable", "[reduce]") {
   std::mt19937 rng(13);
-  const int64_t shapes[][3] = {{1, 10, 1}, {3, 7, 1}, {2, 5, 3}, {2, 33, 70}, {1, 1, 130},
-                               {4, 257, 1}, {2, 3, 64}};
+  const int64_t shapes[][3] = {{1, 10, 1},  {3, 7, 1},   {2, 5, 3}, {2, 33, 70},
+                               {1, 1, 130}, {4, 257, 1}, {2, 3, 64}};
   for (const auto &s : shapes) {
     for (bool log : {false, true}) {
       for (float offset : {0.0f, 1000.0f}) {
         int64_t outer = s[0], n = s[1], inner = s[2];
-        INFO("outer " << outer << " n " << n << " inner " << inner << " log " << log
-                      << " offset " << offset);
+        INFO("outer " << outer << " n " << n << " inner " << inner << " log " << log << " offset "
+                      << offset);
         // A large common offset overflows exp() unless the max is subtracted first.
         std::vector<float> x = randomFloats(rng, outer * n * inner, -10.0f, 10.0f);
         for (float &v : x)
@@ -1310,8 +1319,8 @@ TEST_CASE("npy reader accepts NumPy header variants", "[npy]") {
   std::string error;
 
   SECTION("version 2.0, double quotes, keys in another order, no trailing comma") {
-    writeFile(path, npyFile("{\"shape\": (2,), \"fortran_order\": False, \"descr\": \"<i4\"}", two,
-                            2));
+    writeFile(path,
+              npyFile("{\"shape\": (2,), \"fortran_order\": False, \"descr\": \"<i4\"}", two, 2));
     REQUIRE(dlc::npy::load(path.c_str(), array, &error));
     CHECK(array.dtype == DLC_I32);
     CHECK(array.shape == Shape{2});
@@ -1358,10 +1367,10 @@ TEST_CASE("npy reader rejects bad files with clear errors", "[npy]") {
   contains(loadError("short_data.npy", npyFile(dict, eight).substr(0, 128 + 5)),
            "truncated data: expected 8 bytes, found 5");
   contains(loadError("long_data.npy", npyFile(dict, eight + "x")), "after the array data");
-  contains(loadError("fortran.npy",
-                     npyFile("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }",
-                             eight + eight)),
-           "Fortran-order");
+  contains(
+      loadError("fortran.npy", npyFile("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }",
+                                       eight + eight)),
+      "Fortran-order");
   contains(loadError("complex.npy",
                      npyFile("{'descr': '<c8', 'fortran_order': False, 'shape': (1,), }", eight)),
            "unsupported dtype '<c8'");
@@ -1374,10 +1383,10 @@ TEST_CASE("npy reader rejects bad files with clear errors", "[npy]") {
            "'descr'");
   contains(loadError("missing_key.npy", npyFile("{'descr': '<f4', 'shape': (2,), }", eight)),
            "lacks");
-  contains(loadError("extra_key.npy",
-                     npyFile("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 'x': 1}",
-                             eight)),
-           "unexpected header key 'x'");
+  contains(
+      loadError("extra_key.npy",
+                npyFile("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 'x': 1}", eight)),
+      "unexpected header key 'x'");
   contains(loadError("negative_dim.npy",
                      npyFile("{'descr': '<f4', 'fortran_order': False, 'shape': (-2,), }", eight)),
            "non-negative");
@@ -1392,8 +1401,8 @@ TEST_CASE("npy writer reports failures", "[npy]") {
   std::string path = dir + "/x.npy";
   CHECK_FALSE(dlc::npy::save(path.c_str(), DLC_F32, shape, 1, &v, &error));
   CHECK(error.find("cannot create") != std::string::npos);
-  CHECK_FALSE(dlc::npy::save(tempPath("bad.npy").c_str(), static_cast<dlc_dtype>(5), shape, 1, &v,
-                             &error));
+  CHECK_FALSE(
+      dlc::npy::save(tempPath("bad.npy").c_str(), static_cast<dlc_dtype>(5), shape, 1, &v, &error));
   CHECK(error.find("unsupported dtype") != std::string::npos);
   const int64_t negative[1] = {-1};
   CHECK_FALSE(dlc::npy::save(tempPath("bad.npy").c_str(), DLC_F32, negative, 1, &v, &error));

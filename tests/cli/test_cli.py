@@ -1,0 +1,145 @@
+#!/usr/bin/python3
+"""The dlc command line as a user meets it: bad input gives one clear line and a non-zero exit
+with nothing left behind; inspect, ops, --help and --version work; `dlc run` matches ONNX's
+reference outputs."""
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+NODE_DATA = "/usr/share/libonnx-testdata/data/node"
+failures = []
+passes = []
+
+
+def check(condition, what):
+    print(("ok   " if condition else "FAIL ") + what)
+    (passes if condition else failures).append(what)
+
+
+def run(*args):
+    return subprocess.run(list(args), capture_output=True, text=True)
+
+
+def expect_error(dlc, work, name, model_path, must_contain):
+    out = os.path.join(work, "out_" + name)
+    shutil.rmtree(out, ignore_errors=True)
+    r = run(dlc, "compile", model_path, "-o", out)
+    lines = r.stderr.strip().splitlines()
+    check(r.returncode == 1, "%s: exit code 1 (got %d)" % (name, r.returncode))
+    check(len(lines) >= 1 and all(l.startswith("dlc: error: " + model_path + ": ")
+                                  for l in lines),
+          "%s: every stderr line is 'dlc: error: <file>: ...' (got %r)" % (name, r.stderr))
+    check(all(s in r.stderr for s in must_contain),
+          "%s: message mentions %s (got %r)" % (name, must_contain, r.stderr))
+    leftovers = os.listdir(out) if os.path.isdir(out) else []
+    check(not leftovers, "%s: no output files left behind (found %s)" % (name, leftovers))
+
+
+def save(model, path):
+    with open(path, "wb") as f:
+        f.write(model.SerializeToString())
+    return path
+
+
+def make_models(work):
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])
+    opset = [helper.make_opsetid("", 13)]
+    unsupported = helper.make_model(helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["a"], name="relu1"),
+         helper.make_node("HardSwish", ["a"], ["b"], name="hs1"),
+         helper.make_node("Celu", ["b"], ["y"], name="celu1")],
+        "g", [x], [y]), opset_imports=opset)
+    w = numpy_helper.from_array(np.ones((4, 5), np.float32), "w")
+    mismatch = helper.make_model(helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["y"], name="mm1")], "g", [x], [y], [w]),
+        opset_imports=opset)
+    wrong_dtype = helper.make_model(helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"], name="relu_int")], "g",
+        [helper.make_tensor_value_info("x", TensorProto.DOUBLE, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.DOUBLE, [2])]), opset_imports=opset)
+    return {"unsupported": save(unsupported, os.path.join(work, "unsupported.onnx")),
+            "mismatch": save(mismatch, os.path.join(work, "mismatch.onnx")),
+            "wrong_dtype": save(wrong_dtype, os.path.join(work, "wrong_dtype.onnx"))}
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--dlc", required=True)
+    p.add_argument("--work", required=True)
+    args = p.parse_args()
+    dlc, work = args.dlc, os.path.abspath(args.work)
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+
+    good = os.path.join(NODE_DATA, "test_conv_with_strides_padding", "model.onnx")
+    data = open(good, "rb").read()
+    truncated = os.path.join(work, "truncated.onnx")
+    open(truncated, "wb").write(data[: len(data) // 2])
+    not_onnx = os.path.join(work, "not_onnx.pb")
+    open(not_onnx, "wb").write(b"this is a text file, not a protobuf\n" * 10)
+    models = make_models(work)
+
+    expect_error(dlc, work, "truncated", truncated, ["not a valid ONNX model"])
+    expect_error(dlc, work, "not_onnx", not_onnx, ["not a valid ONNX model"])
+    expect_error(dlc, work, "missing", os.path.join(work, "missing.onnx"), ["cannot open"])
+    expect_error(dlc, work, "unsupported", models["unsupported"],
+                 ["node 'hs1' (HardSwish)", "node 'celu1' (Celu)", "opset 13"])
+    expect_error(dlc, work, "mismatch", models["mismatch"],
+                 ["node 'mm1' (MatMul): shape inference failed: Incompatible dimensions"])
+    expect_error(dlc, work, "wrong_dtype", models["wrong_dtype"],
+                 ["node 'relu_int' (Relu): 'dlc.relu' op operand #0 must be ranked tensor of 32-bit float"])
+
+    r = run(dlc, "compile", good, "-o", os.path.join(work, "x"), "--name", "9bad")
+    check(r.returncode == 1 and "not a C identifier" in r.stderr, "invalid --name is refused")
+    r = run(dlc, "frobnicate")
+    check(r.returncode == 2 and "unknown command" in r.stderr, "unknown command: usage error")
+    r = run(dlc, "--help")
+    check(r.returncode == 0 and "dlc compile MODEL" in r.stdout, "--help prints usage")
+    r = run(dlc, "--version")
+    check(r.returncode == 0 and r.stdout.startswith("dlc "), "--version")
+    r = run(dlc, "ops")
+    check(r.returncode == 0 and "Conv" in r.stdout.split(), "ops lists Conv")
+    r = run(dlc, "inspect", good)
+    check(r.returncode == 0 and "Conv: 1" in r.stdout and "x: FLOAT[1,1,7,5]" in r.stdout and
+          "opset: ai.onnx" in r.stdout, "inspect shows ops and shapes (%r)" % r.stdout)
+    r = run(dlc, "inspect", truncated)
+    check(r.returncode == 1 and r.stderr.startswith("dlc: error: "), "inspect refuses bad file")
+
+    # dlc run against the ONNX reference outputs (two inputs, one output).
+    test_dir = os.path.join(NODE_DATA, "test_conv_with_strides_padding", "test_data_set_0")
+    inputs = []
+    for i in range(2):
+        t = onnx.TensorProto()
+        t.ParseFromString(open(os.path.join(test_dir, "input_%d.pb" % i), "rb").read())
+        inputs.append(os.path.join(work, "in%d.npy" % i))
+        np.save(inputs[-1], numpy_helper.to_array(t))
+    expected = onnx.TensorProto()
+    expected.ParseFromString(open(os.path.join(test_dir, "output_0.pb"), "rb").read())
+    env = dict(os.environ, DLC_CACHE_DIR=os.path.join(work, "cache"))
+    r = subprocess.run([dlc, "run", good] + inputs + ["-o", os.path.join(work, "run_out")],
+                       capture_output=True, text=True, env=env)
+    check(r.returncode == 0, "dlc run succeeds (%s)" % r.stderr.strip())
+    out = os.path.join(work, "run_out", "y.npy")
+    check(os.path.exists(out) and
+          np.allclose(np.load(out), numpy_helper.to_array(expected), rtol=1e-4, atol=1e-5),
+          "dlc run output matches the ONNX reference")
+    r = subprocess.run([dlc, "run", good, inputs[0], "-o", os.path.join(work, "run_out2")],
+                       capture_output=True, text=True, env=env)
+    check(r.returncode != 0 and "takes 2 inputs" in r.stderr, "dlc run: wrong input count")
+    r = subprocess.run([dlc, "run", good, inputs[1], inputs[0], "-o",
+                        os.path.join(work, "run_out3")], capture_output=True, text=True, env=env)
+    check(r.returncode != 0 and "invalid argument" in r.stderr, "dlc run: wrong input shapes")
+
+    print("%d passed, %d failed" % (len(passes), len(failures)))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,53 @@
+# Builds tests/cmake/consumer against dlc twice, from the build tree and from an install,
+# runs the program, and checks that touching the model file makes the build recompile it.
+#   cmake -DDLC_BUILD_DIR=.. -DSOURCE_DIR=.. -DWORK_DIR=.. -DMODEL=.. -P run_consumer.cmake
+get_filename_component(repo ${SOURCE_DIR}/../.. ABSOLUTE)
+set(example_main ${repo}/examples/digits/main.cpp)
+file(REMOVE_RECURSE ${WORK_DIR})
+file(MAKE_DIRECTORY ${WORK_DIR})
+configure_file(${MODEL} ${WORK_DIR}/model.onnx COPYONLY)
+
+function(check_step what)
+  if(rc)
+    message(FATAL_ERROR "${what} failed:\n${out}\n${err}")
+  endif()
+endfunction()
+
+execute_process(COMMAND ${CMAKE_COMMAND} --install ${DLC_BUILD_DIR} --prefix ${WORK_DIR}/prefix
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+check_step("cmake --install")
+
+foreach(variant build-tree installed)
+  if(variant STREQUAL "build-tree")
+    set(dlc_dir ${DLC_BUILD_DIR})
+  else()
+    set(dlc_dir ${WORK_DIR}/prefix/lib/cmake/dlc)
+  endif()
+  set(bin ${WORK_DIR}/${variant})
+  execute_process(COMMAND ${CMAKE_COMMAND} -G Ninja -S ${SOURCE_DIR}/consumer -B ${bin}
+                          -Ddlc_DIR=${dlc_dir} -DDLC_TEST_MODEL=${WORK_DIR}/model.onnx
+                          -DDLC_EXAMPLE_MAIN=${example_main}
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  check_step("configure (${variant})")
+  execute_process(COMMAND ${CMAKE_COMMAND} --build ${bin}
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  check_step("build (${variant})")
+  execute_process(COMMAND ${bin}/digits_demo ${repo}/examples/digits/samples.npy
+                          ${repo}/examples/digits/labels.npy
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  check_step("run (${variant})")
+  if(NOT out MATCHES "accuracy: 16/16")
+    message(FATAL_ERROR "unexpected output (${variant}):\n${out}")
+  endif()
+  message("${variant}: ok")
+endforeach()
+
+# A changed model must be recompiled by the next build.
+execute_process(COMMAND ${CMAKE_COMMAND} -E touch ${WORK_DIR}/model.onnx)
+execute_process(COMMAND ${CMAKE_COMMAND} --build ${WORK_DIR}/installed
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+check_step("rebuild after touching the model")
+if(NOT out MATCHES "dlc: compiling")
+  message(FATAL_ERROR "touching the model did not recompile it:\n${out}")
+endif()
+message("rebuild on model change: ok")

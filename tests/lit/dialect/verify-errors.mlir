@@ -1,0 +1,63 @@
+// RUN: dlc-opt --split-input-file --verify-diagnostics %s
+
+func.func @bad_broadcast(%a: tensor<2x3xf32>, %b: tensor<4xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{operand shapes [2,3] and [4] do not broadcast}}
+  %r = dlc.add %a, %b : (tensor<2x3xf32>, tensor<4xf32>) -> tensor<2x3xf32>
+  return %r : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @bad_matmul(%a: tensor<2x3xf32>, %b: tensor<4x5xf32>) -> tensor<2x5xf32> {
+  // expected-error @+1 {{contraction dims differ: 3 vs 4}}
+  %r = dlc.matmul %a, %b : (tensor<2x3xf32>, tensor<4x5xf32>) -> tensor<2x5xf32>
+  return %r : tensor<2x5xf32>
+}
+
+// -----
+
+func.func @bad_conv_shape(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x8x8xf32> {
+  // expected-error @+1 {{result shape [1,4,8,8] should be [1,4,6,6]}}
+  %r = dlc.conv %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x8x8xf32>
+  return %r : tensor<1x4x8x8xf32>
+}
+
+// -----
+
+func.func @bad_group(%x: tensor<1x4x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32> {
+  // expected-error @+1 {{channels do not match}}
+  %r = dlc.conv %x, %w {dilations = array<i64: 1, 1>, group = 2 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x4x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
+  return %r : tensor<1x4x6x6xf32>
+}
+
+// -----
+
+func.func @bad_reshape(%x: tensor<2x3xf32>) -> tensor<7xf32> {
+  // expected-error @+1 {{element count changes from 6 to 7}}
+  %r = dlc.reshape %x : (tensor<2x3xf32>) -> tensor<7xf32>
+  return %r : tensor<7xf32>
+}
+
+// -----
+
+func.func @bad_concat(%a: tensor<2x3xf32>, %b: tensor<3x3xf32>) -> tensor<5x4xf32> {
+  // expected-error @+1 {{result shape [5,4] should be [5,3]}}
+  %r = dlc.concat %a, %b {axis = 0 : i64} : (tensor<2x3xf32>, tensor<3x3xf32>) -> tensor<5x4xf32>
+  return %r : tensor<5x4xf32>
+}
+
+// -----
+
+func.func @bad_perm(%x: tensor<2x3xf32>) -> tensor<3x2xf32> {
+  // expected-error @+1 {{perm is not a permutation}}
+  %r = dlc.transpose %x {perm = array<i64: 0, 0>} : (tensor<2x3xf32>) -> tensor<3x2xf32>
+  return %r : tensor<3x2xf32>
+}
+
+// -----
+
+func.func @bad_reduce(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{result shape [2,3] should be [2,1] or [2]}}
+  %r = dlc.reduce_sum %x {axes = array<i64: 1>} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %r : tensor<2x3xf32>
+}

@@ -1,0 +1,213 @@
+#!/usr/bin/python3
+"""ONNX backend node tests through dlc: compile, build, run, compare with the shipped outputs.
+
+Selects every test in the ONNX test data whose ops dlc supports (`dlc ops`), compiles each
+model with `dlc compile --emit source`, builds all of them into one harness binary (runtime
+built once), runs it, and compares each output with numpy at rtol 1e-3 / atol 1e-5. Prints a
+line per test, a pass/fail table per op, and `N passed, M failed`; exits non-zero on any
+failure. Tests listed in expected_failures.txt are reported as such and must still fail
+(a fixed test makes the run fail until the list is updated).
+"""
+import argparse
+import collections
+import concurrent.futures
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+RTOL, ATOL = 1e-3, 1e-5
+
+
+def parse_args():
+    here = os.path.dirname(os.path.abspath(__file__))
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--dlc", required=True)
+    p.add_argument("--runtime-dir", required=True, help="directory of the runtime sources")
+    p.add_argument("--work", required=True)
+    p.add_argument("--data", default="/usr/share/libonnx-testdata/data/node")
+    p.add_argument("--expected-failures", default=os.path.join(here, "expected_failures.txt"))
+    p.add_argument("--filter", default="", help="regex on test names")
+    p.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    p.add_argument("--cxx", default=os.environ.get("CXX", "c++"))
+    return p.parse_args()
+
+
+def load_expected_failures(path):
+    expected = {}
+    if os.path.exists(path):
+        for line in open(path):
+            line = line.split("#", 1)
+            name = line[0].strip()
+            if name:
+                expected[name] = line[1].strip() if len(line) > 1 else ""
+    return expected
+
+
+def select_tests(data_dir, supported, name_filter):
+    selected = []
+    for name in sorted(os.listdir(data_dir)):
+        model_path = os.path.join(data_dir, name, "model.onnx")
+        if not os.path.exists(model_path) or not re.search(name_filter, name):
+            continue
+        model = onnx.load(model_path)
+        ops = {n.op_type for n in model.graph.node}
+        domains = {n.domain for n in model.graph.node} - {"", "ai.onnx"}
+        if ops and ops <= supported and not domains:
+            selected.append((name, sorted(ops)))
+    return selected
+
+
+def convert_data(test_dir, work_dir):
+    """Writes the first test data set's inputs and expected outputs as .npy files."""
+    data = os.path.join(test_dir, "test_data_set_0")
+    out = os.path.join(work_dir, "data")
+    os.makedirs(out, exist_ok=True)
+    for f in sorted(os.listdir(data)):
+        m = re.match(r"(input|output)_(\d+)\.pb$", f)
+        if not m:
+            continue
+        tensor = onnx.TensorProto()
+        with open(os.path.join(data, f), "rb") as fh:
+            tensor.ParseFromString(fh.read())
+        prefix = "input" if m.group(1) == "input" else "expected"
+        np.save(os.path.join(out, "%s_%s.npy" % (prefix, m.group(2))),
+                numpy_helper.to_array(tensor))
+
+
+def compile_model(dlc, data_dir, work, name):
+    gen = os.path.join(work, name, "gen")
+    r = subprocess.run([dlc, "compile", os.path.join(data_dir, name, "model.onnx"), "-o", gen,
+                        "--name", name, "--emit", "source"], capture_output=True, text=True)
+    return r.returncode, (r.stderr.strip().splitlines() or [""])[0]
+
+
+def write_build(work, names, runtime_dir, here, cxx):
+    lines = ["#include \"registry.h\"\n"]
+    for n in names:
+        lines.append('#include "%s/%s/gen/%s.h"' % (work, n, n))
+    lines.append("\nnamespace {")
+    for n in names:
+        lines.append(
+            "dlc_status %(n)s_c(void **m) { return %(n)s_create(nullptr, "
+            "reinterpret_cast<%(n)s_model **>(m)); }\n"
+            "dlc_status %(n)s_r(void *m, const dlc_tensor *i, int ni, const dlc_tensor *o, "
+            "int no) { return %(n)s_run_checked(static_cast<%(n)s_model *>(m), i, ni, o, no); }\n"
+            "void %(n)s_d(void *m) { %(n)s_destroy(static_cast<%(n)s_model *>(m)); }" % {"n": n})
+    lines.append("} // namespace\n\nconst std::vector<RegisteredModel> &registeredModels() {")
+    lines.append("  static const std::vector<RegisteredModel> models = {")
+    for n in names:
+        lines.append('    {"%(n)s", %(n)s_info, %(n)s_c, %(n)s_r, %(n)s_d},' % {"n": n})
+    lines.append("  };\n  return models;\n}\n")
+    with open(os.path.join(work, "registry.cpp"), "w") as f:
+        f.write("\n".join(lines))
+
+    # -Werror: generated code must compile warning-free.
+    flags = "-std=c++17 -O1 -Wall -Wextra -Werror -I%s -I%s" % (runtime_dir, here)
+    sources = [os.path.join(runtime_dir, f) for f in sorted(os.listdir(runtime_dir))
+               if f.endswith(".cpp")]
+    sources += [os.path.join(here, "harness.cpp"), os.path.join(work, "registry.cpp")]
+    for n in names:
+        sources += [os.path.join(work, n, "gen", n + ".cpp"),
+                    os.path.join(work, n, "gen", n + "_weights.cpp")]
+    ninja = ["cxx = %s" % cxx, "flags = %s" % flags,
+             "rule cc\n  command = $cxx $flags -MMD -MF $out.d -c $in -o $out\n"
+             "  depfile = $out.d\n  deps = gcc",
+             "rule link\n  command = $cxx $in -o $out -lm -pthread"]
+    objects = []
+    for i, s in enumerate(sources):
+        obj = "obj/%d_%s.o" % (i, os.path.basename(s)[:-4])
+        objects.append(obj)
+        ninja.append("build %s: cc %s" % (obj, s))
+    ninja.append("build harness: link %s" % " ".join(objects))
+    with open(os.path.join(work, "build.ninja"), "w") as f:
+        f.write("\n".join(ninja) + "\n")
+
+
+def compare(work, name):
+    data = os.path.join(work, name, "data")
+    i = 0
+    while os.path.exists(os.path.join(data, "expected_%d.npy" % i)):
+        expected = np.load(os.path.join(data, "expected_%d.npy" % i))
+        out = os.path.join(work, name, "out", "output_%d.npy" % i)
+        if not os.path.exists(out):
+            return "no output %d" % i
+        actual = np.load(out)
+        if actual.shape != expected.shape:
+            return "output %d shape %s, expected %s" % (i, actual.shape, expected.shape)
+        if expected.dtype.kind in "fc":
+            ok = np.allclose(actual, expected, rtol=RTOL, atol=ATOL, equal_nan=True)
+        else:
+            ok = np.array_equal(actual, expected)
+        if not ok:
+            diff = np.max(np.abs(actual.astype(np.float64) - expected.astype(np.float64)))
+            return "output %d differs (max abs diff %.3g)" % (i, diff)
+        i += 1
+    return None
+
+
+def main():
+    args = parse_args()
+    here = os.path.dirname(os.path.abspath(__file__))
+    work = os.path.abspath(args.work)
+    os.makedirs(work, exist_ok=True)
+    supported = set(subprocess.run([args.dlc, "ops"], capture_output=True, text=True,
+                                   check=True).stdout.split())
+    expected_failures = load_expected_failures(args.expected_failures)
+    tests = select_tests(args.data, supported, args.filter)
+    print("selected %d ONNX node tests whose ops dlc supports" % len(tests))
+
+    results = {}
+    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+        futures = {pool.submit(compile_model, args.dlc, args.data, work, n): n for n, _ in tests}
+        for f in concurrent.futures.as_completed(futures):
+            rc, err = f.result()
+            if rc != 0:
+                results[futures[f]] = "compile: " + err
+    compiled = [n for n, _ in tests if n not in results]
+    for n in compiled:
+        convert_data(os.path.join(args.data, n), os.path.join(work, n))
+    write_build(work, compiled, os.path.abspath(args.runtime_dir), here, args.cxx)
+    build = subprocess.run(["ninja", "-C", work, "-j", str(args.jobs)], capture_output=True,
+                           text=True)
+    if build.returncode != 0:
+        print(build.stdout[-6000:])
+        print("FAILED: building the harness")
+        return 1
+    run = subprocess.run([os.path.join(work, "harness"), work], capture_output=True, text=True)
+    run_errors = dict(l.split(": ", 1) for l in run.stdout.splitlines() if ": " in l)
+    for n in compiled:
+        results[n] = run_errors.get(n) or compare(work, n)
+
+    per_op = collections.defaultdict(lambda: [0, 0])
+    passed = failed = xfailed = 0
+    for name, ops in tests:
+        error = results.get(name)
+        if name in expected_failures:
+            if error:
+                xfailed += 1
+                print("XFAIL %s: %s (%s)" % (name, error, expected_failures[name]))
+                continue
+            error = "passes but is listed in expected_failures.txt; remove it there"
+        for op in ops:
+            per_op[op][0 if not error else 1] += 1
+        if error:
+            failed += 1
+            print("FAIL  %s: %s" % (name, error))
+        else:
+            passed += 1
+            print("PASS  %s" % name)
+    print("\n%-20s %6s %6s" % ("op", "pass", "fail"))
+    for op in sorted(per_op):
+        print("%-20s %6d %6d" % (op, per_op[op][0], per_op[op][1]))
+    print("\nexpected failures (listed with reasons): %d" % xfailed)
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
