@@ -7,6 +7,11 @@ built once), runs it, and compares each output with numpy at rtol 1e-3 / atol 1e
 line per test, a pass/fail table per op, and `N passed, M failed`; exits non-zero on any
 failure. Tests listed in expected_failures.txt are reported as such and must still fail
 (a fixed test makes the run fail until the list is updated).
+
+Tests whose integer graph inputs decide output shapes (Slice bounds, ReduceSum axes given as
+runtime inputs) cannot compile to static shapes; each also runs as a `<name>_frozen` variant in
+which those inputs become initializers holding the test's own values, so the op is still checked
+against the same reference outputs.
 """
 import argparse
 import collections
@@ -48,41 +53,86 @@ def load_expected_failures(path):
     return expected
 
 
-def select_tests(data_dir, supported, name_filter):
+Test = collections.namedtuple("Test", "name source ops model frozen")
+
+# Ops whose listed inputs decide the output shape.
+SHAPE_INPUTS = {"Slice": (1, 2, 3, 4), "ReduceSum": (1,)}
+
+
+def test_data(test_dir):
+    """(kind, index, array) for the first test data set's inputs and outputs."""
+    data = os.path.join(test_dir, "test_data_set_0")
+    for f in sorted(os.listdir(data)):
+        m = re.match(r"(input|output)_(\d+)\.pb$", f)
+        if m:
+            tensor = onnx.TensorProto()
+            with open(os.path.join(data, f), "rb") as fh:
+                tensor.ParseFromString(fh.read())
+            yield m.group(1), int(m.group(2)), numpy_helper.to_array(tensor)
+
+
+def frozen_variant(model, test_dir):
+    """The model with its shape-deciding graph inputs turned into initializers, or None."""
+    graph_inputs = [i.name for i in model.graph.input]
+    shape_inputs = {n.input[i] for n in model.graph.node for i in SHAPE_INPUTS.get(n.op_type, ())
+                    if i < len(n.input) and n.input[i] in graph_inputs}
+    if not shape_inputs:
+        return None, []
+    frozen = onnx.ModelProto()
+    frozen.CopyFrom(model)
+    values = {graph_inputs[i]: a for kind, i, a in test_data(test_dir) if kind == "input"}
+    del frozen.graph.input[:]
+    kept = []
+    for i, name in enumerate(graph_inputs):
+        if name in shape_inputs:
+            frozen.graph.initializer.append(numpy_helper.from_array(values[name], name))
+        else:
+            frozen.graph.input.append(model.graph.input[i])
+            kept.append(i)
+    return frozen, kept
+
+
+def select_tests(data_dir, supported, name_filter, work):
     selected = []
     for name in sorted(os.listdir(data_dir)):
         model_path = os.path.join(data_dir, name, "model.onnx")
         if not os.path.exists(model_path) or not re.search(name_filter, name):
             continue
         model = onnx.load(model_path)
-        ops = {n.op_type for n in model.graph.node}
+        ops = sorted({n.op_type for n in model.graph.node})
         domains = {n.domain for n in model.graph.node} - {"", "ai.onnx"}
-        if ops and ops <= supported and not domains:
-            selected.append((name, sorted(ops)))
+        if not ops or not set(ops) <= supported or domains:
+            continue
+        source = os.path.join(data_dir, name)
+        selected.append(Test(name, source, ops, model_path, None))
+        frozen, kept = frozen_variant(model, source)
+        if frozen is not None:
+            os.makedirs(os.path.join(work, name + "_frozen"), exist_ok=True)
+            path = os.path.join(work, name + "_frozen", "model.onnx")
+            onnx.save(frozen, path)
+            selected.append(Test(name + "_frozen", source, ops, path, kept))
     return selected
 
 
-def convert_data(test_dir, work_dir):
-    """Writes the first test data set's inputs and expected outputs as .npy files."""
-    data = os.path.join(test_dir, "test_data_set_0")
+def convert_data(test, work_dir):
+    """Writes the test's inputs (renumbered past frozen ones) and expected outputs as .npy."""
     out = os.path.join(work_dir, "data")
     os.makedirs(out, exist_ok=True)
-    for f in sorted(os.listdir(data)):
-        m = re.match(r"(input|output)_(\d+)\.pb$", f)
-        if not m:
-            continue
-        tensor = onnx.TensorProto()
-        with open(os.path.join(data, f), "rb") as fh:
-            tensor.ParseFromString(fh.read())
-        prefix = "input" if m.group(1) == "input" else "expected"
-        np.save(os.path.join(out, "%s_%s.npy" % (prefix, m.group(2))),
-                numpy_helper.to_array(tensor))
+    for kind, i, array in test_data(test.source):
+        if kind == "input":
+            if test.frozen is not None:
+                if i not in test.frozen:
+                    continue
+                i = test.frozen.index(i)
+            np.save(os.path.join(out, "input_%d.npy" % i), array)
+        else:
+            np.save(os.path.join(out, "expected_%d.npy" % i), array)
 
 
-def compile_model(dlc, data_dir, work, name):
-    gen = os.path.join(work, name, "gen")
-    r = subprocess.run([dlc, "compile", os.path.join(data_dir, name, "model.onnx"), "-o", gen,
-                        "--name", name, "--emit", "source"], capture_output=True, text=True)
+def compile_model(dlc, work, test):
+    gen = os.path.join(work, test.name, "gen")
+    r = subprocess.run([dlc, "compile", test.model, "-o", gen, "--name", test.name,
+                        "--emit", "source"], capture_output=True, text=True)
     return r.returncode, (r.stderr.strip().splitlines() or [""])[0]
 
 
@@ -158,19 +208,21 @@ def main():
     supported = set(subprocess.run([args.dlc, "ops"], capture_output=True, text=True,
                                    check=True).stdout.split())
     expected_failures = load_expected_failures(args.expected_failures)
-    tests = select_tests(args.data, supported, args.filter)
-    print("selected %d ONNX node tests whose ops dlc supports" % len(tests))
+    tests = select_tests(args.data, supported, args.filter, work)
+    print("selected %d ONNX node tests whose ops dlc supports (%d of them frozen variants)"
+          % (len(tests), sum(t.frozen is not None for t in tests)))
 
     results = {}
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-        futures = {pool.submit(compile_model, args.dlc, args.data, work, n): n for n, _ in tests}
+        futures = {pool.submit(compile_model, args.dlc, work, t): t.name for t in tests}
         for f in concurrent.futures.as_completed(futures):
             rc, err = f.result()
             if rc != 0:
                 results[futures[f]] = "compile: " + err
-    compiled = [n for n, _ in tests if n not in results]
-    for n in compiled:
-        convert_data(os.path.join(args.data, n), os.path.join(work, n))
+    compiled = [t.name for t in tests if t.name not in results]
+    for t in tests:
+        if t.name in compiled:
+            convert_data(t, os.path.join(work, t.name))
     write_build(work, compiled, os.path.abspath(args.runtime_dir), here, args.cxx)
     build = subprocess.run(["ninja", "-C", work, "-j", str(args.jobs)], capture_output=True,
                            text=True)
@@ -185,7 +237,7 @@ def main():
 
     per_op = collections.defaultdict(lambda: [0, 0])
     passed = failed = xfailed = 0
-    for name, ops in tests:
+    for name, _, ops, _, _ in tests:
         error = results.get(name)
         if name in expected_failures:
             if error:

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Sets up a fresh Debian 12 machine for dlc, builds it, and runs one job:
+#   scripts/quickstart.sh example   compile the bundled digits classifier, link a tiny program
+#                                   against the generated static library, print predictions
+#   scripts/quickstart.sh test      the whole test suite (what CI runs)
+# Re-running is cheap: installed packages and the build directory are reused.
+set -euo pipefail
+
+job=${1:-}
+if [[ "$job" != example && "$job" != test ]]; then
+  echo "usage: $0 example|test" >&2
+  exit 2
+fi
+cd "$(dirname "$0")/.."
+build=${DLC_BUILD_DIR:-build}
+
+packages=(
+  build-essential cmake ninja-build ccache lld-19 git
+  llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools libzstd-dev
+  libonnx-dev libonnx-testdata libprotobuf-dev protobuf-compiler catch2
+  python3 python3-numpy python3-onnx python3-torch python3-torchvision python3-sklearn
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  sudo=""
+  [[ $(id -u) -eq 0 ]] || sudo="sudo"
+  echo "== installing: ${missing[*]}"
+  $sudo apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+echo "== configuring and building dlc in $build"
+cmake -G Ninja -S . -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
+ninja -C "$build" -j"$(nproc)"
+
+case "$job" in
+example)
+  cmake -DDLC="$build/tools/dlc" -DSOURCE_DIR="$PWD" -DBUILD_DIR="$build/example" \
+    -P examples/run_example.cmake
+  ;;
+test)
+  ctest --test-dir "$build" -j"$(nproc)" --output-on-failure
+  ;;
+esac
