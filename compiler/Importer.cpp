@@ -309,7 +309,10 @@ OwningOpRef<ModuleOp> Importer::run() {
   auto typeOfName = [&](const std::string &name) { return typeOf(name); };
   for (const auto *node : nodes) {
     std::string name = node->name().empty() ? node->output(0) : node->name();
-    Location loc = FusedLoc::get(&ctx, {NameLoc::get(b.getStringAttr(name), fileLoc)},
+    // The node's name (for diagnostics) and its output's name (for memory reports).
+    Location loc = FusedLoc::get(&ctx,
+                                 {NameLoc::get(b.getStringAttr(name), fileLoc),
+                                  NameLoc::get(b.getStringAttr(node->output(0)))},
                                  b.getStringAttr(node->op_type()));
     NodeImporter importer(b, loc, *node, opset, valueOf, constOf, typeOfName);
     try {

@@ -19,10 +19,13 @@ void registerAllPasses() {
   mlir::registerCSEPass();
 }
 
-void buildInferencePipeline(mlir::PassManager &pm) {
+void buildInferencePipeline(mlir::PassManager &pm, bool reuse) {
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());
-  pm.addNestedPass<mlir::func::FuncOp>(createAssignBuffers());
+  if (reuse)
+    pm.addNestedPass<mlir::func::FuncOp>(createInplaceLegalization());
+  pm.addNestedPass<mlir::func::FuncOp>(createBufferPlanning(BufferPlanningOptions{reuse}));
+  pm.addNestedPass<mlir::func::FuncOp>(createPlanVerification());
 }
 
 } // namespace dlc

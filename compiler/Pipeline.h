@@ -13,8 +13,9 @@ namespace dlc {
 void registerAll(mlir::DialectRegistry &registry);
 void registerAllPasses();
 
-// The inference pipeline of DESIGN.md: verify, canonicalize and fold, assign buffers.
-void buildInferencePipeline(mlir::PassManager &pm);
+// The inference pipeline of DESIGN.md: canonicalize and fold, inplace legalization, buffer
+// planning, plan verification. Without `reuse` every value gets its own memory.
+void buildInferencePipeline(mlir::PassManager &pm, bool reuse = true);
 
 } // namespace dlc
 

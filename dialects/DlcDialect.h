@@ -11,6 +11,12 @@
 #include "runtime/dlc_runtime.h"
 
 #include "dialects/DlcDialect.h.inc"
+
+namespace dlc {
+template <typename ConcreteType>
+class ViewOpTrait : public mlir::OpTrait::TraitBase<ConcreteType, ViewOpTrait> {};
+} // namespace dlc
+
 #include "dialects/DlcInterfaces.h.inc"
 
 #define GET_OP_CLASSES
@@ -19,8 +25,17 @@
 namespace dlc {
 // Attribute names of the memory plan (see the dialect description).
 inline constexpr const char kArenaOffsetAttr[] = "dlc.arena_offset";
+inline constexpr const char kOutputAttr[] = "dlc.output";              // result lives in outputs[i]
+inline constexpr const char kOutputOffsetAttr[] = "dlc.output_offset"; // ... at this byte offset
 inline constexpr const char kWorkspaceOffsetAttr[] = "dlc.workspace_offset";
+inline constexpr const char kViewAttr[] = "dlc.view";       // result aliases operand 0, no code
+inline constexpr const char kInPlaceAttr[] = "dlc.inplace"; // result overwrites operand #n
+inline constexpr const char kElidedAttr[] = "dlc.elided";   // concat inputs already in place
+// Arena ranges (offset, bytes pairs) whose values are all dead after this op.
+inline constexpr const char kReleaseAttr[] = "dlc.release";
 inline constexpr const char kArenaBytesAttr[] = "dlc.arena_bytes";
+inline constexpr const char kLowerBoundAttr[] = "dlc.arena_lower_bound";
+inline constexpr const char kNoReuseBytesAttr[] = "dlc.no_reuse_bytes";
 // Graph input/output names, on the function's arguments and results.
 inline constexpr const char kTensorNameAttr[] = "dlc.name";
 

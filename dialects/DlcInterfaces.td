@@ -22,4 +22,20 @@ def Dlc_WorkspaceInterface : OpInterface<"WorkspaceInterface"> {
   ];
 }
 
+// Ops whose kernel may write the result over an operand of the same type (every element is
+// read before the same element is written, at the same index).
+def Dlc_InPlaceInterface : OpInterface<"InPlaceInterface"> {
+  let cppNamespace = "::dlc";
+  let methods = [
+    InterfaceMethod<"Operands the result may overwrite.", "llvm::SmallVector<unsigned>",
+                    "getInPlaceOperands", (ins), [{}], [{
+      llvm::SmallVector<unsigned> candidates;
+      for (auto [i, operand] : llvm::enumerate($_op->getOperands()))
+        if (operand.getType() == $_op->getResult(0).getType())
+          candidates.push_back(i);
+      return candidates;
+    }]>,
+  ];
+}
+
 #endif

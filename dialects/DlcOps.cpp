@@ -180,9 +180,9 @@ LogicalResult GlobalAvgPoolOp::verify() {
 }
 
 LogicalResult SoftmaxOp::verify() {
-  int64_t rank = tensorType(getInput()).getRank();
-  if (getAxis() < 0 || getAxis() >= std::max<int64_t>(rank, 1))
-    return emitOpError("axis ") << getAxis() << " out of range for rank " << rank;
+  int64_t rank = tensorType(getInput()).getRank(), axis = getAxis();
+  if (axis < 0 || axis >= std::max<int64_t>(rank, 1))
+    return emitOpError("axis ") << axis << " out of range for rank " << rank;
   return success();
 }
 

@@ -14,6 +14,9 @@ class Dlc_TensorOp<string mnemonic, list<Trait> traits = []>
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
 }
 
+// A view: the result may alias operand 0's storage (same bytes, new shape).
+def Dlc_ViewOpTrait : NativeOpTrait<"ViewOpTrait"> { let cppNamespace = "::dlc"; }
+
 // Verifies equal types without making ODS infer the result type (results stay explicit).
 def Dlc_SameType : NativeOpTrait<"SameOperandsAndResultType">;
 
@@ -34,7 +37,7 @@ class Dlc_KindOp<string mnemonic, string kind, list<Trait> traits = []>
 //===----------------------------------------------------------------------------------------===//
 
 class Dlc_UnaryOp<string mnemonic, string kind>
-    : Dlc_KindOp<mnemonic, kind, [Elementwise, Dlc_SameType]> {
+    : Dlc_KindOp<mnemonic, kind, [Elementwise, Dlc_SameType, Dlc_InPlaceInterface]> {
   let summary = "elementwise " # mnemonic;
   let arguments = (ins Dlc_F32Tensor:$input);
   let results = (outs Dlc_F32Tensor:$output);
@@ -61,19 +64,21 @@ def Dlc_CastOp : Dlc_TensorOp<"cast", [Elementwise]> {
   let hasVerifier = 1;
 }
 
-def Dlc_ClipOp : Dlc_TensorOp<"clip", [Elementwise, Dlc_SameType]> {
+def Dlc_ClipOp : Dlc_TensorOp<"clip", [Elementwise, Dlc_SameType, Dlc_InPlaceInterface]> {
   let summary = "clamps each element to [min, max]";
   let arguments = (ins Dlc_F32Tensor:$input, F32Attr:$min, F32Attr:$max);
   let results = (outs Dlc_F32Tensor:$output);
 }
 
-def Dlc_LeakyReluOp : Dlc_TensorOp<"leaky_relu", [Elementwise, Dlc_SameType]> {
+def Dlc_LeakyReluOp : Dlc_TensorOp<"leaky_relu",
+    [Elementwise, Dlc_SameType, Dlc_InPlaceInterface]> {
   let arguments = (ins Dlc_F32Tensor:$input, F32Attr:$alpha);
   let results = (outs Dlc_F32Tensor:$output);
 }
 
 // Numpy-style broadcasting; the verifier checks that the result type is the broadcast shape.
-class Dlc_BinaryOp<string mnemonic, string kind> : Dlc_KindOp<mnemonic, kind> {
+class Dlc_BinaryOp<string mnemonic, string kind>
+    : Dlc_KindOp<mnemonic, kind, [Dlc_InPlaceInterface]> {
   let summary = "elementwise " # mnemonic # " with broadcasting";
   let arguments = (ins Dlc_AnyTensor:$lhs, Dlc_AnyTensor:$rhs);
   let results = (outs Dlc_AnyTensor:$output);
@@ -118,7 +123,7 @@ def Dlc_ConvOp : Dlc_TensorOp<"conv",
   let hasVerifier = 1;
 }
 
-def Dlc_BatchNormOp : Dlc_TensorOp<"batch_norm"> {
+def Dlc_BatchNormOp : Dlc_TensorOp<"batch_norm", [Dlc_InPlaceInterface]> {
   let summary = "inference batch normalization over dim 1";
   let arguments = (ins Dlc_F32Tensor:$input, Dlc_F32Tensor:$scale, Dlc_F32Tensor:$bias,
                    Dlc_F32Tensor:$mean, Dlc_F32Tensor:$variance, F32Attr:$epsilon);
@@ -176,7 +181,7 @@ def Dlc_ConstantOp : Dlc_Op<"constant",
   let hasFolder = 1;
 }
 
-def Dlc_ReshapeOp : Dlc_TensorOp<"reshape"> {
+def Dlc_ReshapeOp : Dlc_TensorOp<"reshape", [Dlc_ViewOpTrait]> {
   let summary = "same elements, new shape (Reshape, Flatten, Squeeze, Unsqueeze, Identity)";
   let arguments = (ins Dlc_AnyTensor:$input);
   let results = (outs Dlc_AnyTensor:$output);

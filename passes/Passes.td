@@ -3,14 +3,46 @@
 
 include "mlir/Pass/PassBase.td"
 
-def AssignBuffers : Pass<"dlc-assign-buffers", "mlir::func::FuncOp"> {
-  let summary = "Give every intermediate value and op workspace a byte range in one arena";
+def InplaceLegalization : Pass<"dlc-inplace-legalization", "mlir::func::FuncOp"> {
+  let summary = "Decide which views alias their operand and which ops write in place";
   let description = [{
-    Graph inputs are read from the caller's buffers, graph outputs are written into the
-    caller's buffers and constants live in the weights blob, so only the remaining op results
-    (and op workspaces) get a `dlc.arena_offset` / `dlc.workspace_offset`. Every range is
-    64-byte aligned and, in this version, disjoint from all others: no reuse.
-    The function gets `dlc.arena_bytes`.
+    A view op (`dlc.reshape`) gets `dlc.view` — its result aliases its operand, no copy —
+    unless that would put a graph output in a graph input's or weight's memory, or two graph
+    outputs in one buffer. An op that allows it (InPlaceInterface) gets `dlc.inplace = n` —
+    its result overwrites operand n — only if operand n's whole storage group (the value, its
+    views and everything already written in place over it) has no reader after this op, is
+    not a graph input, weight or graph output, and has the result's size. Runs after autodiff,
+    so uses in a backward program count as readers.
+  }];
+  let dependentDialects = ["dlc::DlcDialect"];
+}
+
+def BufferPlanning : Pass<"dlc-buffer-planning", "mlir::func::FuncOp"> {
+  let summary = "Place every value and workspace in one arena at compile-time offsets";
+  let description = [{
+    Liveness is computed per storage group (views, in-place chains, elided concats). Concats
+    whose inputs can be written straight into slices of their result get `dlc.elided`. Groups
+    holding a graph output live in the caller's output buffer (`dlc.output`,
+    `dlc.output_offset`); the rest get `dlc.arena_offset`, 64-byte aligned, chosen by best-fit
+    over several orderings, keeping the smallest arena. Ops after which arena ranges die get
+    `dlc.release` (for DLC_CHECK_MEMORY). The function gets `dlc.arena_bytes`,
+    `dlc.arena_lower_bound` (peak of simultaneously live bytes) and `dlc.no_reuse_bytes`.
+    With `reuse=false` every value gets its own range and nothing is elided.
+  }];
+  let options = [
+    Option<"reuse", "reuse", "bool", "true", "Share memory between values whose lives do not overlap">,
+  ];
+  let dependentDialects = ["dlc::DlcDialect"];
+}
+
+def PlanVerification : Pass<"dlc-verify-plan", "mlir::func::FuncOp"> {
+  let summary = "Independently check the memory plan; fail on any unsafe sharing";
+  let description = [{
+    Recomputes the schedule, liveness and every value's memory range from the IR alone (not
+    from the planner's data structures) and fails, naming both values, if an op writes over a
+    value that is read later, if two simultaneously live values overlap without being declared
+    aliases, if anything writes a graph input or weight, or if an in-place write precedes
+    another reader of the overwritten memory.
   }];
   let dependentDialects = ["dlc::DlcDialect"];
 }

@@ -72,6 +72,9 @@ namespace rt {
 // Allocates `bytes` aligned to 64; returns nullptr on failure (never throws).
 void *alignedAlloc(size_t bytes);
 void alignedFree(void *ptr);
+// Fills memory with all-ones bytes: NaN as float/double, -1 as integers. Used by
+// DLC_CHECK_MEMORY builds on arena memory that holds no live value.
+void poison(void *ptr, size_t bytes);
 
 // ---- elementwise -------------------------------------------------------------------------
 enum class UnaryKind {

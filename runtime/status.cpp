@@ -1,6 +1,7 @@
 #include "dlc_runtime.h"
 
 #include <cstdlib>
+#include <cstring>
 
 extern "C" size_t dlc_dtype_size(dlc_dtype dtype) {
   switch (dtype) {
@@ -48,6 +49,8 @@ void *alignedAlloc(size_t bytes) {
 }
 
 void alignedFree(void *ptr) { std::free(ptr); }
+
+void poison(void *ptr, size_t bytes) { std::memset(ptr, 0xFF, bytes); }
 
 } // namespace rt
 } // namespace dlc

@@ -106,13 +106,8 @@ std::vector<char> constantBytes(ConstantOp op) {
 
 class ScheduleEmitter : public KernelEmitter {
 public:
-  ScheduleEmitter(func::FuncOp func, const std::map<Operation *, int64_t> &weightOffsets)
-      : weightOffsets(weightOffsets) {
-    func.walk([&](func::ReturnOp ret) {
-      for (auto [i, v] : llvm::enumerate(ret.getOperands()))
-        outputIndex.try_emplace(v, i);
-    });
-  }
+  explicit ScheduleEmitter(const std::map<Operation *, int64_t> &weightOffsets)
+      : weightOffsets(weightOffsets) {}
 
   std::string ptr(Value v) override {
     std::string type = cType(tensorType(v).getElementType());
@@ -123,9 +118,16 @@ public:
     if (auto it = weightOffsets.find(def); it != weightOffsets.end())
       return "reinterpret_cast<const " + type + " *>(weights + " + std::to_string(it->second) +
              ")";
+    // A view is only ever read: its pointer is its source's.
+    if (def->hasAttr(kViewAttr))
+      return "reinterpret_cast<const " + type + " *>(" + ptr(def->getOperand(0)) + ")";
     if (auto offset = def->getAttrOfType<IntegerAttr>(kArenaOffsetAttr))
       return "reinterpret_cast<" + type + " *>(arena + " + std::to_string(offset.getInt()) + ")";
-    return "static_cast<" + type + " *>(outputs[" + std::to_string(outputIndex.at(v)) + "])";
+    auto output = def->getAttrOfType<IntegerAttr>(kOutputAttr);
+    auto offset = def->getAttrOfType<IntegerAttr>(kOutputOffsetAttr);
+    return "reinterpret_cast<" + type + " *>(static_cast<unsigned char *>(outputs[" +
+           std::to_string(output.getInt()) + "]) + " +
+           std::to_string(offset ? offset.getInt() : 0) + ")";
   }
 
   std::string workspace(Operation *op) override {
@@ -134,12 +136,15 @@ public:
                   : "nullptr";
   }
 
-  // Outputs not written by their producer (graph inputs, weights, repeated outputs).
+  // Outputs the plan did not put straight into their buffer (graph inputs, weights, views of
+  // them, repeated outputs).
   void copyUnwrittenOutputs(func::ReturnOp ret) {
     for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
       Operation *def = v.getDefiningOp();
-      bool writtenInPlace = def && !weightOffsets.count(def) &&
-                            !def->hasAttr(kArenaOffsetAttr) && outputIndex.at(v) == i;
+      auto output = def ? def->getAttrOfType<IntegerAttr>(kOutputAttr) : nullptr;
+      auto offset = def ? def->getAttrOfType<IntegerAttr>(kOutputOffsetAttr) : nullptr;
+      bool writtenInPlace = output && output.getInt() == (int64_t)i &&
+                            (!offset || offset.getInt() == 0) && !def->hasAttr(kViewAttr);
       if (!writtenInPlace)
         line("dlc::rt::copyBytes(" + ptr(v) + ", outputs[" + std::to_string(i) + "], " +
              std::to_string(tensorBytes(v)) + ");");
@@ -148,7 +153,6 @@ public:
 
 private:
   const std::map<Operation *, int64_t> &weightOffsets;
-  llvm::DenseMap<Value, unsigned> outputIndex;
 };
 
 // The ONNX node an op came from, for comments in the generated code.
@@ -221,10 +225,21 @@ bool generateCpp(ModuleOp module, const std::string &name, const std::string &mo
     out.weights.insert(out.weights.end(), bytes.begin(), bytes.end());
   });
 
-  ScheduleEmitter emitter(func, weightOffsets);
+  auto arena = func->getAttrOfType<IntegerAttr>(kArenaBytesAttr);
+  if (!arena) {
+    func.emitError("no memory plan (dlc.arena_bytes) to generate code from");
+    return false;
+  }
+  out.arenaBytes = arena.getInt();
+  ScheduleEmitter emitter(weightOffsets);
   bool ok = true;
+  // DLC_CHECK_MEMORY builds poison memory that holds no live value, so a read after reuse
+  // (or of never-written memory) shows up as NaN / all-ones integers.
+  emitter.line("#ifdef DLC_CHECK_MEMORY");
+  emitter.line("dlc::rt::poison(arena, " + std::to_string(out.arenaBytes) + ");");
+  emitter.line("#endif");
   func.walk([&](Operation *op) {
-    if (isa<ConstantOp, func::FuncOp>(op))
+    if (isa<ConstantOp, func::FuncOp>(op) || op->hasAttr(kViewAttr) || op->hasAttr(kElidedAttr))
       return;
     if (auto ret = dyn_cast<func::ReturnOp>(op)) {
       emitter.copyUnwrittenOutputs(ret);
@@ -241,12 +256,17 @@ bool generateCpp(ModuleOp module, const std::string &name, const std::string &mo
     if (failed(it->second(op, emitter)))
       ok = false;
     emitter.line("}");
+    if (auto released = op->getAttrOfType<DenseI64ArrayAttr>(kReleaseAttr)) {
+      emitter.line("#ifdef DLC_CHECK_MEMORY");
+      for (int64_t i = 0; i + 1 < (int64_t)released.size(); i += 2)
+        emitter.line("dlc::rt::poison(arena + " + std::to_string(released[i]) + ", " +
+                     std::to_string(released[i + 1]) + ");");
+      emitter.line("#endif");
+    }
   });
   if (!ok)
     return false;
 
-  auto arena = func->getAttrOfType<IntegerAttr>(kArenaBytesAttr);
-  out.arenaBytes = arena ? arena.getInt() : 0;
 
   // Interface tables.
   auto types = func.getFunctionType();

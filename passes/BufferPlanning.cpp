@@ -1,0 +1,245 @@
+#include "dialects/DlcDialect.h"
+#include "passes/AliasGroups.h"
+#include "passes/Passes.h"
+
+#include "mlir/IR/Builders.h"
+
+#include <functional>
+#include <map>
+#include <numeric>
+
+namespace dlc {
+#define GEN_PASS_DEF_BUFFERPLANNING
+#include "passes/Passes.h.inc"
+} // namespace dlc
+
+using namespace mlir;
+
+namespace {
+constexpr int64_t kAlignment = 64;
+
+int64_t alignUp(int64_t bytes) {
+  return (std::max<int64_t>(bytes, 1) + kAlignment - 1) / kAlignment * kAlignment;
+}
+
+// Arena memory needed over [start, end] of the schedule (inclusive).
+struct Span {
+  int64_t start, end, size;
+  int64_t offset = 0;
+};
+
+bool overlapsInTime(const Span &a, const Span &b) {
+  return a.start <= b.end && b.start <= a.end;
+}
+
+// Places blocks in `order`, each at the best-fitting (or, with firstFit, lowest) gap among
+// the already placed blocks alive at the same time. Returns the arena size.
+int64_t placeInOrder(std::vector<Span> &blocks, const std::vector<size_t> &order,
+                     bool firstFit) {
+  std::vector<size_t> placed;
+  int64_t total = 0;
+  for (size_t i : order) {
+    Span &b = blocks[i];
+    std::vector<std::pair<int64_t, int64_t>> busy; // [offset, end) of conflicting blocks
+    for (size_t j : placed)
+      if (overlapsInTime(b, blocks[j]))
+        busy.push_back({blocks[j].offset, blocks[j].offset + blocks[j].size});
+    std::sort(busy.begin(), busy.end());
+    int64_t cursor = 0, bestOffset = -1, bestGap = INT64_MAX;
+    for (auto [start, end] : busy) {
+      int64_t gap = start - cursor;
+      if (gap >= b.size && gap < bestGap) {
+        bestGap = gap;
+        bestOffset = cursor;
+        if (firstFit)
+          break;
+      }
+      cursor = std::max(cursor, end);
+    }
+    b.offset = bestOffset >= 0 ? bestOffset : cursor;
+    total = std::max(total, b.offset + b.size);
+    placed.push_back(i);
+  }
+  return total;
+}
+
+// Tries several orderings and both fit policies; keeps the smallest arena.
+int64_t placeBlocks(std::vector<Span> &blocks) {
+  using Key = std::function<bool(const Span &, const Span &)>;
+  const std::vector<Key> keys = {
+      [](const Span &a, const Span &b) { return a.size > b.size; },
+      [](const Span &a, const Span &b) { return a.end - a.start > b.end - b.start; },
+      [](const Span &a, const Span &b) {
+        return a.size * (a.end - a.start + 1) > b.size * (b.end - b.start + 1);
+      },
+      [](const Span &a, const Span &b) { return a.start < b.start; },
+  };
+  int64_t best = INT64_MAX;
+  std::vector<Span> bestBlocks = blocks;
+  for (const Key &key : keys)
+    for (bool firstFit : {false, true}) {
+      std::vector<size_t> order(blocks.size());
+      std::iota(order.begin(), order.end(), 0);
+      std::stable_sort(order.begin(), order.end(),
+                       [&](size_t a, size_t b) { return key(blocks[a], blocks[b]); });
+      std::vector<Span> trial = blocks;
+      int64_t total = placeInOrder(trial, order, firstFit);
+      if (total < best) {
+        best = total;
+        bestBlocks = std::move(trial);
+      }
+    }
+  blocks = std::move(bestBlocks);
+  return blocks.empty() ? 0 : best;
+}
+
+int64_t placeSequentially(std::vector<Span> &blocks) {
+  int64_t total = 0;
+  for (Span &b : blocks) {
+    b.offset = total;
+    total += b.size;
+  }
+  return total;
+}
+
+int64_t peakLiveBytes(const std::vector<Span> &blocks, int64_t numOps) {
+  std::vector<int64_t> live(numOps + 2, 0);
+  for (const Span &b : blocks)
+    for (int64_t i = b.start; i <= b.end; ++i)
+      live[i] += b.size;
+  return live.empty() ? 0 : *std::max_element(live.begin(), live.end());
+}
+
+bool isExternalMemory(Value v) {
+  return isa<BlockArgument>(v) || isa_and_nonnull<dlc::ConstantOp>(v.getDefiningOp());
+}
+
+// A concat's inputs can be written straight into its result when each is a whole group of
+// its own, dead after the concat, and the slices are contiguous (all dims before the axis 1).
+bool canElide(const dlc::AliasGroups &groups, dlc::ConcatOp concat) {
+  auto shape = cast<RankedTensorType>(concat.getType()).getShape();
+  for (int64_t d = 0, axis = concat.getAxis(); d < axis; ++d)
+    if (shape[d] != 1)
+      return false;
+  llvm::SmallPtrSet<Value, 8> seen;
+  seen.insert(groups.root(concat.getResult()));
+  int64_t at = groups.index(concat);
+  for (Value in : concat.getInputs()) {
+    if (isExternalMemory(in) || groups.groupHasExternal(in) || groups.offset(in) != 0 ||
+        groups.groupBytes(in) != dlc::AliasGroups::bytes(in) || groups.groupLastUse(in) > at ||
+        !seen.insert(groups.root(in)).second)
+      return false;
+  }
+  return true;
+}
+
+struct BufferPlanningPass : dlc::impl::BufferPlanningBase<BufferPlanningPass> {
+  using BufferPlanningBase::BufferPlanningBase;
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    mlir::Block &body = func.getBody().front();
+    Builder builder(func.getContext());
+    for (Operation &op : body)
+      for (StringRef attr : {dlc::kArenaOffsetAttr, dlc::kOutputAttr, dlc::kOutputOffsetAttr,
+                             dlc::kWorkspaceOffsetAttr, dlc::kReleaseAttr})
+        op.removeAttr(attr);
+    dlc::AliasGroups groups(func);
+
+    if (reuse)
+      for (Operation &op : body)
+        if (auto concat = dyn_cast<dlc::ConcatOp>(op);
+            concat && !op.hasAttr(dlc::kElidedAttr) && canElide(groups, concat)) {
+          op.setAttr(dlc::kElidedAttr, builder.getUnitAttr());
+          int64_t at = 0;
+          for (Value in : concat.getInputs()) {
+            groups.merge(concat.getResult(), in, at);
+            at += dlc::AliasGroups::bytes(in);
+          }
+        }
+
+    // One block per arena group and per op workspace; groups holding a graph output use
+    // the caller's buffer instead.
+    std::vector<Span> blocks;
+    std::vector<Value> blockGroup;    // group root, or null for a workspace
+    std::vector<Operation *> blockOp; // workspace owner
+    llvm::DenseMap<Value, int64_t> outputIndex;
+    int64_t noReuseBytes = 0;
+    llvm::SmallPtrSet<Value, 32> visited;
+    for (Operation &op : body) {
+      if (auto ret = dyn_cast<func::ReturnOp>(op))
+        for (auto [i, v] : llvm::enumerate(ret.getOperands()))
+          outputIndex.try_emplace(v, i);
+    }
+    for (Operation &op : body) {
+      for (Value result : op.getResults()) {
+        if (isa<func::ReturnOp>(op) || isExternalMemory(result) || op.hasAttr(dlc::kViewAttr))
+          continue;
+        if (!dlc::AliasGroups::isGraphOutput(result))
+          noReuseBytes += alignUp(dlc::AliasGroups::bytes(result));
+        Value root = groups.root(result);
+        if (groups.groupHasExternal(root) || !visited.insert(root).second)
+          continue;
+        blocks.push_back({groups.groupFirstDef(root), groups.groupLastUse(root),
+                          alignUp(groups.groupBytes(root))});
+        blockGroup.push_back(root);
+        blockOp.push_back(nullptr);
+      }
+      if (auto workspace = dyn_cast<dlc::WorkspaceInterface>(op))
+        if (int64_t bytes = workspace.getWorkspaceBytes()) {
+          int64_t at = groups.index(&op);
+          blocks.push_back({at, at, alignUp(bytes)});
+          blockGroup.push_back(Value());
+          blockOp.push_back(&op);
+          noReuseBytes += alignUp(bytes);
+        }
+    }
+    int64_t arenaBytes = reuse ? placeBlocks(blocks) : placeSequentially(blocks);
+
+    llvm::DenseMap<Value, int64_t> groupOffset;
+    std::map<Operation *, SmallVector<int64_t>> releases;
+    std::vector<Operation *> schedule;
+    for (Operation &op : body)
+      schedule.push_back(&op);
+    for (auto [i, b] : llvm::enumerate(blocks)) {
+      if (blockGroup[i])
+        groupOffset[blockGroup[i]] = b.offset;
+      else
+        blockOp[i]->setAttr(dlc::kWorkspaceOffsetAttr, builder.getI64IntegerAttr(b.offset));
+      if (b.end < (int64_t)schedule.size() - 1) // not read by the return
+        releases[schedule[b.end]].append({b.offset, b.size});
+    }
+
+    for (Operation &op : body) {
+      if (isa<func::ReturnOp>(op) || op.getNumResults() != 1 || op.hasAttr(dlc::kViewAttr) ||
+          isExternalMemory(op.getResult(0)))
+        continue;
+      Value result = op.getResult(0), root = groups.root(result);
+      if (auto it = groupOffset.find(root); it != groupOffset.end()) {
+        op.setAttr(dlc::kArenaOffsetAttr,
+                   builder.getI64IntegerAttr(it->second + groups.offset(result)));
+        continue;
+      }
+      // An output group: place it in the buffer of the output that spans the whole group.
+      for (Value m : groups.members(root))
+        if (outputIndex.count(m) && groups.offset(m) == 0 &&
+            dlc::AliasGroups::bytes(m) == groups.groupBytes(root)) {
+          op.setAttr(dlc::kOutputAttr, builder.getI64IntegerAttr(outputIndex[m]));
+          op.setAttr(dlc::kOutputOffsetAttr, builder.getI64IntegerAttr(groups.offset(result)));
+          break;
+        }
+      if (!op.hasAttr(dlc::kOutputAttr)) {
+        op.emitError("internal: no memory for a value whose group mixes graph outputs");
+        return signalPassFailure();
+      }
+    }
+    for (auto &[op, ranges] : releases)
+      op->setAttr(dlc::kReleaseAttr, builder.getDenseI64ArrayAttr(ranges));
+    func->setAttr(dlc::kArenaBytesAttr, builder.getI64IntegerAttr(arenaBytes));
+    func->setAttr(dlc::kLowerBoundAttr,
+                  builder.getI64IntegerAttr(peakLiveBytes(blocks, schedule.size())));
+    func->setAttr(dlc::kNoReuseBytesAttr, builder.getI64IntegerAttr(noReuseBytes));
+  }
+};
+
+} // namespace

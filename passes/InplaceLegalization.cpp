@@ -1,0 +1,67 @@
+#include "dialects/DlcDialect.h"
+#include "passes/AliasGroups.h"
+#include "passes/Passes.h"
+
+#include "mlir/IR/Builders.h"
+
+namespace dlc {
+#define GEN_PASS_DEF_INPLACELEGALIZATION
+#include "passes/Passes.h.inc"
+} // namespace dlc
+
+using namespace mlir;
+
+namespace {
+
+bool isExternalMemory(Value v) {
+  return isa<BlockArgument>(v) || isa_and_nonnull<dlc::ConstantOp>(v.getDefiningOp());
+}
+
+// A view shares its operand's memory, so it must not make a graph output live in a graph
+// input's or weight's memory, nor two different graph outputs share one buffer.
+bool canView(const dlc::AliasGroups &groups, Operation *op) {
+  Value operand = op->getOperand(0), result = op->getResult(0);
+  bool operandExternal = llvm::any_of(groups.members(operand), isExternalMemory);
+  bool operandHasOutput = llvm::any_of(groups.members(operand), dlc::AliasGroups::isGraphOutput);
+  bool resultIsOutput = dlc::AliasGroups::isGraphOutput(result);
+  return !(resultIsOutput && (operandExternal || operandHasOutput));
+}
+
+bool canWriteOver(const dlc::AliasGroups &groups, Operation *op, Value operand) {
+  if (isExternalMemory(operand) || !operand.getDefiningOp() ||
+      dlc::AliasGroups::bytes(operand) != dlc::AliasGroups::bytes(op->getResult(0)))
+    return false;
+  // The whole group must be dead after this op: nothing reads the old contents later.
+  return !groups.groupHasExternal(operand) && groups.groupLastUse(operand) == groups.index(op) &&
+         groups.offset(operand) == 0 &&
+         groups.groupBytes(operand) == dlc::AliasGroups::bytes(operand);
+}
+
+struct InplaceLegalizationPass
+    : dlc::impl::InplaceLegalizationBase<InplaceLegalizationPass> {
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    dlc::AliasGroups groups(func);
+    Builder builder(func.getContext());
+    for (Operation &op : func.getBody().front()) {
+      if (op.hasTrait<dlc::ViewOpTrait>() && !op.hasAttr(dlc::kViewAttr) &&
+          canView(groups, &op)) {
+        op.setAttr(dlc::kViewAttr, builder.getUnitAttr());
+        groups.merge(op.getOperand(0), op.getResult(0), 0);
+        continue;
+      }
+      auto inplace = dyn_cast<dlc::InPlaceInterface>(&op);
+      if (!inplace || op.hasAttr(dlc::kInPlaceAttr))
+        continue;
+      for (unsigned index : inplace.getInPlaceOperands()) {
+        if (!canWriteOver(groups, &op, op.getOperand(index)))
+          continue;
+        op.setAttr(dlc::kInPlaceAttr, builder.getI64IntegerAttr(index));
+        groups.merge(op.getOperand(index), op.getResult(0), 0);
+        break;
+      }
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,253 @@
+// Deliberately shares no code with the planner: it re-derives the schedule, liveness and each
+// value's memory from the IR attributes alone, so a planner bug cannot hide itself.
+#include "dialects/DlcDialect.h"
+#include "passes/Passes.h"
+
+
+namespace dlc {
+#define GEN_PASS_DEF_PLANVERIFICATION
+#include "passes/Passes.h.inc"
+} // namespace dlc
+
+using namespace mlir;
+
+namespace {
+
+enum class Memory { Arena, Output, Input, Weight };
+
+struct Range {
+  Memory memory;
+  int64_t index; // output/input number, or the constant's order for weights
+  int64_t begin, end;
+  bool overlaps(const Range &o) const {
+    return memory == o.memory && index == o.index && begin < o.end && o.begin < end;
+  }
+  bool operator==(const Range &o) const {
+    return memory == o.memory && index == o.index && begin == o.begin && end == o.end;
+  }
+};
+
+int64_t byteSize(Value v) {
+  auto t = cast<RankedTensorType>(v.getType());
+  unsigned bits = t.getElementType().getIntOrFloatBitWidth();
+  return t.getNumElements() * (bits == 1 ? 1 : bits / 8);
+}
+
+std::string describe(Value v) {
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    auto func = cast<func::FuncOp>(arg.getOwner()->getParentOp());
+    auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), dlc::kTensorNameAttr);
+    return "graph input '" + (name ? name.str() : std::to_string(arg.getArgNumber())) + "'";
+  }
+  Operation *op = v.getDefiningOp();
+  std::string node;
+  if (auto fused = dyn_cast<FusedLoc>(op->getLoc())) {
+    for (Location l : fused.getLocations())
+      if (auto name = dyn_cast<NameLoc>(l)) {
+        node = name.getName().str();
+        break;
+      }
+  } else if (auto name = dyn_cast<NameLoc>(op->getLoc())) {
+    node = name.getName().str();
+  }
+  return "'" + (node.empty() ? "<unnamed>" : node) + "' (" + op->getName().getStringRef().str() +
+         ")";
+}
+
+class Verifier {
+public:
+  explicit Verifier(func::FuncOp func) : func(func) {}
+  LogicalResult run();
+
+private:
+  LogicalResult resolve(Operation &op);
+  LogicalResult fail(Operation *at, const Twine &message) {
+    at->emitError("unsafe memory plan: ") << message;
+    return failure();
+  }
+
+  func::FuncOp func;
+  llvm::DenseMap<Operation *, int64_t> index;
+  llvm::DenseMap<Value, int64_t> def, lastUse;
+  llvm::DenseMap<Value, Range> range;
+  // Declared sharing (views, in-place, elided concats) as a union-find forest.
+  llvm::DenseMap<Value, Value> aliasParent;
+  Value aliasRoot(Value v) {
+    auto it = aliasParent.find(v);
+    if (it == aliasParent.end() || it->second == v)
+      return v;
+    return it->second = aliasRoot(it->second);
+  }
+  void declareAlias(Value a, Value b) { aliasParent[aliasRoot(a)] = aliasRoot(b); }
+  int64_t arenaBytes = 0, numOps = 0, weights = 0;
+};
+
+LogicalResult Verifier::resolve(Operation &op) {
+  Value result = op.getResult(0);
+  int64_t bytes = byteSize(result);
+  if (isa<dlc::ConstantOp>(op)) {
+    range[result] = {Memory::Weight, weights++, 0, bytes};
+    return success();
+  }
+  if (op.hasAttr(dlc::kViewAttr)) {
+    Value source = op.getOperand(0);
+    if (byteSize(source) != bytes)
+      return fail(&op, "view of " + describe(source) + " changes the size");
+    range[result] = range[source];
+    declareAlias(result, source);
+    return success();
+  }
+  if (auto offset = op.getAttrOfType<IntegerAttr>(dlc::kArenaOffsetAttr)) {
+    int64_t begin = offset.getInt();
+    if (begin < 0 || begin + bytes > arenaBytes)
+      return fail(&op, describe(result) + " lies outside the arena");
+    range[result] = {Memory::Arena, 0, begin, begin + bytes};
+  } else if (auto output = op.getAttrOfType<IntegerAttr>(dlc::kOutputAttr)) {
+    auto offset = op.getAttrOfType<IntegerAttr>(dlc::kOutputOffsetAttr);
+    auto results = func.getFunctionType().getResults();
+    int64_t j = output.getInt(), begin = offset ? offset.getInt() : 0;
+    if (j < 0 || j >= (int64_t)results.size())
+      return fail(&op, describe(result) + " names a missing graph output");
+    auto outType = cast<RankedTensorType>(results[j]);
+    unsigned bits = outType.getElementType().getIntOrFloatBitWidth();
+    int64_t capacity = outType.getNumElements() * (bits == 1 ? 1 : bits / 8);
+    if (begin < 0 || begin + bytes > capacity)
+      return fail(&op, describe(result) + " lies outside graph output #" + Twine(j));
+    range[result] = {Memory::Output, j, begin, begin + bytes};
+  } else {
+    return fail(&op, describe(result) + " has no memory assigned");
+  }
+  if (auto inplace = op.getAttrOfType<IntegerAttr>(dlc::kInPlaceAttr)) {
+    int64_t k = inplace.getInt();
+    if (k < 0 || k >= op.getNumOperands() || !(range[op.getOperand(k)] == range[result]))
+      return fail(&op, "in-place result " + describe(result) +
+                           " is not in the memory of the operand it overwrites");
+    declareAlias(result, op.getOperand(k));
+  }
+  return success();
+}
+
+LogicalResult Verifier::run() {
+  auto arena = func->getAttrOfType<IntegerAttr>(dlc::kArenaBytesAttr);
+  if (!arena)
+    return func.emitError("unsafe memory plan: no dlc.arena_bytes");
+  arenaBytes = arena.getInt();
+  Block &body = func.getBody().front();
+  for (BlockArgument arg : body.getArguments()) {
+    def[arg] = -1;
+    range[arg] = {Memory::Input, arg.getArgNumber(), 0, byteSize(arg)};
+  }
+  for (Operation &op : body) {
+    index[&op] = numOps++;
+    for (Value r : op.getResults())
+      def[r] = index[&op];
+  }
+  for (Operation &op : body)
+    for (Value operand : op.getOperands())
+      lastUse[operand] = std::max(lastUse.lookup(operand),
+                                  isa<func::ReturnOp>(op) ? numOps : index[&op]);
+  for (Operation &op : body) {
+    if (isa<func::ReturnOp>(op))
+      continue;
+    if (op.getNumResults() != 1)
+      return fail(&op, "ops with several results are not planned");
+    if (failed(resolve(op)))
+      return failure();
+  }
+  // Elided concats: each input must already sit in its slice of the result.
+  for (Operation &op : body)
+    if (auto concat = dyn_cast<dlc::ConcatOp>(op); concat && op.hasAttr(dlc::kElidedAttr)) {
+      Range at = range[concat.getResult()];
+      int64_t cursor = at.begin;
+      for (Value in : concat.getInputs()) {
+        Range expected{at.memory, at.index, cursor, cursor + byteSize(in)};
+        if (!(range[in] == expected))
+          return fail(&op, "elided concat input " + describe(in) + " is not in its slice");
+        declareAlias(in, concat.getResult());
+        cursor = expected.end;
+      }
+    }
+
+  std::vector<Value> values;
+  for (BlockArgument arg : body.getArguments())
+    values.push_back(arg);
+  for (Operation &op : body)
+    for (Value r : op.getResults())
+      values.push_back(r);
+  auto lastUseOf = [&](Value v) {
+    auto it = lastUse.find(v);
+    return it == lastUse.end() ? def[v] : it->second;
+  };
+
+  // Every write must not destroy data that is read later.
+  for (Operation &op : body) {
+    if (isa<func::ReturnOp, dlc::ConstantOp>(op) || op.hasAttr(dlc::kViewAttr) ||
+        op.hasAttr(dlc::kElidedAttr))
+      continue;
+    int64_t at = index[&op];
+    Value result = op.getResult(0);
+    SmallVector<std::pair<Range, bool>> writes = {{range[result], true}};
+    if (auto ws = op.getAttrOfType<IntegerAttr>(dlc::kWorkspaceOffsetAttr)) {
+      int64_t bytes = cast<dlc::WorkspaceInterface>(op).getWorkspaceBytes();
+      if (ws.getInt() < 0 || ws.getInt() + bytes > arenaBytes)
+        return fail(&op, "workspace of " + describe(result) + " lies outside the arena");
+      Range w{Memory::Arena, 0, ws.getInt(), ws.getInt() + bytes};
+      if (w.overlaps(range[result]))
+        return fail(&op, "workspace overlaps the result of " + describe(result));
+      writes.push_back({w, false});
+    }
+    auto inplace = op.getAttrOfType<IntegerAttr>(dlc::kInPlaceAttr);
+    for (auto [written, isResult] : writes) {
+      if (written.memory == Memory::Input || written.memory == Memory::Weight)
+        return fail(&op, describe(result) + " writes a graph input or weight");
+      for (Value u : values) {
+        if (u == result || def[u] >= at || lastUseOf(u) < at || !range[u].overlaps(written))
+          continue;
+        if (lastUseOf(u) > at)
+          return fail(&op, describe(result) + " overwrites " + describe(u) +
+                               ", which is read later");
+        // u is read by this very op: only a declared in-place operand may be overwritten.
+        bool declared = isResult && inplace && range[u] == written &&
+                        range[op.getOperand(inplace.getInt())] == written;
+        if (!declared)
+          return fail(&op, describe(result) + " overwrites its operand " + describe(u) +
+                               " without being declared in place");
+      }
+    }
+  }
+
+  // Values alive at the same time may share memory only as declared aliases.
+  for (size_t i = 0; i < values.size(); ++i)
+    for (size_t j = i + 1; j < values.size(); ++j) {
+      Value a = values[i], b = values[j];
+      if (!range[a].overlaps(range[b]) || def[a] > lastUseOf(b) || def[b] > lastUseOf(a) ||
+          aliasRoot(a) == aliasRoot(b))
+        continue;
+      Operation *at = b.getDefiningOp() ? b.getDefiningOp() : func;
+      return fail(at, "simultaneously live " + describe(a) + " and " + describe(b) +
+                          " share memory");
+    }
+
+  // Outputs not planned into their own buffer are copied there at the end; that copy must
+  // not overwrite another output's data.
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  for (auto [j, v] : llvm::enumerate(ret.getOperands())) {
+    Range own{Memory::Output, (int64_t)j, 0, byteSize(v)};
+    if (range[v] == own)
+      continue;
+    for (auto [k, w] : llvm::enumerate(ret.getOperands()))
+      if (k != j && range[w].overlaps(own))
+        return fail(func, "copying graph output #" + Twine(j) + " would overwrite " +
+                              describe(w));
+  }
+  return success();
+}
+
+struct PlanVerificationPass : dlc::impl::PlanVerificationBase<PlanVerificationPass> {
+  void runOnOperation() override {
+    if (failed(Verifier(getOperation()).run()))
+      signalPassFailure();
+  }
+};
+
+} // namespace

@@ -1,0 +1,71 @@
+// RUN: dlc-opt --split-input-file --verify-diagnostics --pass-pipeline='builtin.module(func.func(dlc-verify-plan))' %s
+
+// Hand-written bad plans: the verifier must refuse each, naming both values (unnamed here;
+// imported ops carry their ONNX node names).
+
+func.func @clobber(%x: tensor<16xf32>) -> tensor<16xf32> attributes {dlc.arena_bytes = 128 : i64} {
+  %a = dlc.exp %x {dlc.arena_offset = 0 : i64} : (tensor<16xf32>) -> tensor<16xf32>
+  // expected-error @+1 {{unsafe memory plan: '<unnamed>' (dlc.tanh) overwrites '<unnamed>' (dlc.exp), which is read later}}
+  %b = dlc.tanh %x {dlc.arena_offset = 32 : i64} : (tensor<16xf32>) -> tensor<16xf32>
+  %c = dlc.add %a, %b {dlc.output = 0 : i64} : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
+  return %c : tensor<16xf32>
+}
+
+// -----
+
+func.func @undeclared_inplace(%x: tensor<16xf32>) -> tensor<16xf32> attributes {dlc.arena_bytes = 64 : i64} {
+  %a = dlc.exp %x {dlc.arena_offset = 0 : i64} : (tensor<16xf32>) -> tensor<16xf32>
+  // expected-error @+1 {{'<unnamed>' (dlc.relu) overwrites its operand '<unnamed>' (dlc.exp) without being declared in place}}
+  %b = dlc.relu %a {dlc.arena_offset = 0 : i64} : (tensor<16xf32>) -> tensor<16xf32>
+  %c = dlc.neg %b {dlc.output = 0 : i64} : (tensor<16xf32>) -> tensor<16xf32>
+  return %c : tensor<16xf32>
+}
+
+// -----
+
+func.func @inplace_before_reader(%x: tensor<16xf32>) -> tensor<16xf32> attributes {dlc.arena_bytes = 128 : i64} {
+  %a = dlc.exp %x {dlc.arena_offset = 0 : i64} : (tensor<16xf32>) -> tensor<16xf32>
+  %v = dlc.reshape %a {dlc.view} : (tensor<16xf32>) -> tensor<4x4xf32>
+  // expected-error @+1 {{'<unnamed>' (dlc.relu) overwrites '<unnamed>' (dlc.reshape), which is read later}}
+  %b = dlc.relu %a {dlc.arena_offset = 0 : i64, dlc.inplace = 0 : i64} : (tensor<16xf32>) -> tensor<16xf32>
+  %w = dlc.reshape %v {dlc.arena_offset = 64 : i64} : (tensor<4x4xf32>) -> tensor<16xf32>
+  %c = dlc.add %b, %w {dlc.output = 0 : i64} : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
+  return %c : tensor<16xf32>
+}
+
+// -----
+
+func.func @writes_input(%x: tensor<16xf32>) -> tensor<16xf32> attributes {dlc.arena_bytes = 0 : i64} {
+  %v = dlc.reshape %x {dlc.view} : (tensor<16xf32>) -> tensor<16xf32>
+  // expected-error @+1 {{in-place result '<unnamed>' (dlc.relu) is not in the memory of the operand it overwrites}}
+  %b = dlc.relu %v {dlc.output = 0 : i64, dlc.inplace = 0 : i64} : (tensor<16xf32>) -> tensor<16xf32>
+  return %b : tensor<16xf32>
+}
+
+// -----
+
+func.func @live_overlap(%x: tensor<16xf32>, %y: tensor<8xf32>) -> (tensor<16xf32>, tensor<8xf32>) attributes {dlc.arena_bytes = 64 : i64} {
+  %a = dlc.exp %x {dlc.output = 0 : i64} : (tensor<16xf32>) -> tensor<16xf32>
+  // expected-error @+1 {{'<unnamed>' (dlc.tanh) overwrites '<unnamed>' (dlc.exp), which is read later}}
+  %b = dlc.tanh %y {dlc.output = 0 : i64, dlc.output_offset = 32 : i64} : (tensor<8xf32>) -> tensor<8xf32>
+  return %a, %b : tensor<16xf32>, tensor<8xf32>
+}
+
+// -----
+
+func.func @outside(%x: tensor<16xf32>) -> tensor<16xf32> attributes {dlc.arena_bytes = 32 : i64} {
+  // expected-error @+1 {{'<unnamed>' (dlc.exp) lies outside the arena}}
+  %a = dlc.exp %x {dlc.arena_offset = 0 : i64} : (tensor<16xf32>) -> tensor<16xf32>
+  %b = dlc.neg %a {dlc.output = 0 : i64} : (tensor<16xf32>) -> tensor<16xf32>
+  return %b : tensor<16xf32>
+}
+
+// -----
+
+func.func @bad_concat(%x: tensor<1x4xf32>) -> tensor<1x8xf32> attributes {dlc.arena_bytes = 64 : i64} {
+  %a = dlc.exp %x {dlc.output = 0 : i64, dlc.output_offset = 16 : i64} : (tensor<1x4xf32>) -> tensor<1x4xf32>
+  %b = dlc.neg %x {dlc.output = 0 : i64, dlc.output_offset = 0 : i64} : (tensor<1x4xf32>) -> tensor<1x4xf32>
+  // expected-error @+1 {{elided concat input '<unnamed>' (dlc.exp) is not in its slice}}
+  %c = dlc.concat %a, %b {axis = 1 : i64, dlc.elided, dlc.output = 0 : i64} : (tensor<1x4xf32>, tensor<1x4xf32>) -> tensor<1x8xf32>
+  return %c : tensor<1x8xf32>
+}
