@@ -3,6 +3,7 @@
 #include "compiler/Embedded.h"
 #include "compiler/Importer.h"
 #include "compiler/Pipeline.h"
+#include "compiler/Report.h"
 #include "compiler/Toolchain.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -58,9 +59,25 @@ bool validName(const std::string &name) {
   });
 }
 
+// Writes the memory reports the options ask for.
+bool writeReports(const CompileOptions &options, ModuleOp module, int64_t weightBytes) {
+  MemoryReport report = memoryReport(module, weightBytes);
+  std::string error;
+  if (options.report)
+    std::cout << reportText(report);
+  if (!options.reportJsonPath.empty() &&
+      !writeFile(options.reportJsonPath, reportJson(report), error))
+    return reportError(options.model, error), false;
+  if (!options.reportSvgPath.empty() &&
+      !writeFile(options.reportSvgPath, memorySvg(module), error))
+    return reportError(options.model, error), false;
+  return true;
+}
+
 // Imports, runs the pipeline and generates code; reports errors itself.
-bool generate(const std::string &modelPath, const std::string &name,
+bool generate(const CompileOptions &options, const std::string &name,
               const std::string &weightsPath, GeneratedModel &out, std::string *mlirText) {
+  const std::string &modelPath = options.model;
   DialectRegistry registry;
   registerAll(registry);
   MLIRContext context(registry);
@@ -81,15 +98,16 @@ bool generate(const std::string &modelPath, const std::string &name,
     return false;
   }
   PassManager pm(&context);
-  buildInferencePipeline(pm);
+  buildInferencePipeline(pm, options.reuse);
   if (failed(pm.run(*module)) || failedDiagnostics)
     return false;
   if (mlirText) {
     llvm::raw_string_ostream os(*mlirText);
     module->print(os, OpPrintingFlags().enableDebugInfo(/*enable=*/true, /*prettyForm=*/false));
-    return true;
+  } else if (!generateCpp(*module, name, modelPath, weightsPath, out) || failedDiagnostics) {
+    return false;
   }
-  return generateCpp(*module, name, modelPath, weightsPath, out) && !failedDiagnostics;
+  return writeReports(options, *module, out.weights.size());
 }
 
 // Files are written into a private directory first and moved into `outDir` only when
@@ -153,7 +171,7 @@ int compileTo(const CompileOptions &options, const std::string &outDir) {
   std::string weightsFile = name + ".weights.bin";
   GeneratedModel generated;
   std::string mlirText;
-  if (!generate(options.model, name, std::string(absOut) + "/" + weightsFile, generated,
+  if (!generate(options, name, std::string(absOut) + "/" + weightsFile, generated,
                 options.emit == "mlir" ? &mlirText : nullptr))
     return 1;
   std::string error;

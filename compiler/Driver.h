@@ -14,6 +14,10 @@ struct CompileOptions {
   std::string name;            // default: the model file's stem, made an identifier
   std::string emit = "source"; // source | staticlib | mlir
   std::string target = "cpu";
+  bool reuse = true;          // false: every value gets its own memory (debugging)
+  bool report = false;        // print the memory report
+  std::string reportJsonPath; // write the memory report as JSON
+  std::string reportSvgPath;  // draw the memory plan
 };
 
 int compileCommand(const CompileOptions &options);

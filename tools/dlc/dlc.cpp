@@ -10,8 +10,12 @@ namespace {
 
 const char kUsage[] = R"(usage:
   dlc compile MODEL -o DIR [--name N] [--emit source|staticlib|mlir] [--target cpu]
+              [--no-reuse] [--report] [--report-json FILE] [--report-memory FILE.svg]
       Compile an ONNX model (.onnx or .pb) to C++ sources (NAME.h, NAME.cpp, weights) or to
-      a static library libNAME.a with its header.
+      a static library libNAME.a with its header. --report prints arena bytes, the lower
+      bound, bytes without reuse, in-place ops, elided concats and weight bytes; --no-reuse
+      gives every value its own memory. Build generated code with -DDLC_CHECK_MEMORY to
+      poison memory whose values are dead (reads after reuse show up as NaN).
   dlc run MODEL IN.npy... -o DIR
       Compile (cached), build and run the model on the inputs (graph-input order); writes
       DIR/<output name>.npy for each graph output.
@@ -64,12 +68,22 @@ int main(int argc, char **argv) {
       ok = value(options.emit);
     else if (a == "--target")
       ok = value(options.target);
+    else if (a == "--report-json")
+      ok = value(options.reportJsonPath);
+    else if (a == "--report-memory")
+      ok = value(options.reportSvgPath);
+    else if (a == "--report")
+      options.report = true;
+    else if (a == "--no-reuse")
+      options.reuse = false;
     else if (a.rfind("--", 0) == 0 && a.find('=') != std::string::npos) {
       // --flag=value spellings of the options above.
       std::string flag = a.substr(0, a.find('=')), v = a.substr(a.find('=') + 1);
       if (flag == "--name") options.name = v;
       else if (flag == "--emit") options.emit = v;
       else if (flag == "--target") options.target = v;
+      else if (flag == "--report-json") options.reportJsonPath = v;
+      else if (flag == "--report-memory") options.reportSvgPath = v;
       else return usageError("unknown option '" + flag + "'");
     } else if (a.size() > 1 && a[0] == '-')
       return usageError("unknown option '" + a + "'");

@@ -1,0 +1,141 @@
+#include "compiler/Report.h"
+#include "dialects/DlcDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+
+#include <sstream>
+
+using namespace mlir;
+
+namespace dlc {
+namespace {
+
+func::FuncOp forward(ModuleOp module) { return module.lookupSymbol<func::FuncOp>("forward"); }
+
+int64_t funcAttr(func::FuncOp func, StringRef name) {
+  auto attr = func->getAttrOfType<IntegerAttr>(name);
+  return attr ? attr.getInt() : 0;
+}
+
+// The ONNX value an op produces (second name of its location), else its node name.
+std::string valueName(Operation *op) {
+  std::string name;
+  if (auto fused = dyn_cast<FusedLoc>(op->getLoc()))
+    for (Location l : fused.getLocations())
+      if (auto n = dyn_cast<NameLoc>(l))
+        name = n.getName().str();
+  return name.empty() ? op->getName().getStringRef().str() : name;
+}
+
+std::string xmlEscape(const std::string &s) {
+  std::string out;
+  for (char c : s)
+    out += c == '<' ? "&lt;" : c == '>' ? "&gt;" : c == '&' ? "&amp;" : c == '"' ? "&quot;"
+                                                                      : std::string(1, c);
+  return out;
+}
+
+} // namespace
+
+MemoryReport memoryReport(ModuleOp module, int64_t weightBytes) {
+  MemoryReport r;
+  func::FuncOp func = forward(module);
+  r.arenaBytes = funcAttr(func, kArenaBytesAttr);
+  r.lowerBoundBytes = funcAttr(func, kLowerBoundAttr);
+  r.noReuseBytes = funcAttr(func, kNoReuseBytesAttr);
+  r.weightBytes = weightBytes;
+  func.walk([&](Operation *op) {
+    r.inplaceOps += op->hasAttr(kInPlaceAttr);
+    r.elidedConcats += op->hasAttr(kElidedAttr);
+  });
+  return r;
+}
+
+std::string reportText(const MemoryReport &r) {
+  std::ostringstream os;
+  double ratio = r.lowerBoundBytes ? double(r.arenaBytes) / r.lowerBoundBytes : 1.0;
+  os << "arena bytes:        " << r.arenaBytes << "\n"
+     << "lower bound bytes:  " << r.lowerBoundBytes << "\n"
+     << "arena/lower bound:  " << ratio << "\n"
+     << "no-reuse bytes:     " << r.noReuseBytes << "\n"
+     << "in-place ops:       " << r.inplaceOps << "\n"
+     << "elided concats:     " << r.elidedConcats << "\n"
+     << "weight bytes:       " << r.weightBytes << "\n";
+  return os.str();
+}
+
+std::string reportJson(const MemoryReport &r) {
+  std::ostringstream os;
+  os << "{\"arena_bytes\": " << r.arenaBytes << ", \"lower_bound_bytes\": " << r.lowerBoundBytes
+     << ", \"no_reuse_bytes\": " << r.noReuseBytes << ", \"inplace_ops\": " << r.inplaceOps
+     << ", \"elided_concats\": " << r.elidedConcats << ", \"weight_bytes\": " << r.weightBytes
+     << "}\n";
+  return os.str();
+}
+
+std::string memorySvg(ModuleOp module) {
+  func::FuncOp func = forward(module);
+  Block &body = func.getBody().front();
+  llvm::DenseMap<Operation *, int64_t> index;
+  int64_t steps = 0;
+  for (Operation &op : body)
+    index[&op] = steps++;
+  // A value's memory is in use until the last use of it or of any view of it.
+  std::function<int64_t(Value)> lastUse = [&](Value v) {
+    int64_t last = index[v.getDefiningOp()];
+    for (Operation *user : v.getUsers()) {
+      last = std::max(last, index[user]);
+      if (user->hasAttr(kViewAttr))
+        last = std::max(last, lastUse(user->getResult(0)));
+    }
+    return last;
+  };
+  struct Rect {
+    int64_t from, to, offset, bytes;
+    std::string label;
+  };
+  std::vector<Rect> rects;
+  for (Operation &op : body) {
+    if (auto offset = op.getAttrOfType<IntegerAttr>(kArenaOffsetAttr)) {
+      auto type = cast<RankedTensorType>(op.getResult(0).getType());
+      unsigned bits = type.getElementType().getIntOrFloatBitWidth();
+      rects.push_back({index[&op], lastUse(op.getResult(0)), offset.getInt(),
+                       type.getNumElements() * (bits == 1 ? 1 : bits / 8), valueName(&op)});
+    }
+    if (auto ws = op.getAttrOfType<IntegerAttr>(kWorkspaceOffsetAttr))
+      rects.push_back({index[&op], index[&op], ws.getInt(),
+                       cast<WorkspaceInterface>(op).getWorkspaceBytes(),
+                       "workspace of " + valueName(&op)});
+  }
+  const double width = 1200, height = 700, left = 90, top = 40;
+  int64_t arena = std::max<int64_t>(funcAttr(func, kArenaBytesAttr), 1);
+  double xs = (width - left - 20) / std::max<int64_t>(steps, 1), ys = (height - top - 40) / arena;
+  std::ostringstream os;
+  os << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height
+     << "\" font-family=\"sans-serif\" font-size=\"11\">\n"
+     << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
+     << "<text x=\"" << left << "\" y=\"20\" font-size=\"14\">arena " << arena
+     << " bytes, lower bound " << funcAttr(func, kLowerBoundAttr) << " bytes; x: op schedule ("
+     << steps << " ops), y: arena offset</text>\n"
+     << "<rect x=\"" << left << "\" y=\"" << top << "\" width=\"" << width - left - 20
+     << "\" height=\"" << height - top - 40 << "\" fill=\"none\" stroke=\"black\"/>\n";
+  for (auto [i, r] : llvm::enumerate(rects)) {
+    double x = left + r.from * xs, w = std::max(1.0, (r.to - r.from + 1) * xs);
+    double y = top + r.offset * ys, h = std::max(1.0, r.bytes * ys);
+    unsigned hue = (i * 47) % 360;
+    os << "<g><title>" << xmlEscape(r.label) << ": " << r.bytes << " bytes at " << r.offset
+       << ", ops " << r.from << "-" << r.to << "</title><rect x=\"" << x << "\" y=\"" << y
+       << "\" width=\"" << w << "\" height=\"" << h << "\" fill=\"hsl(" << hue
+       << ",60%,70%)\" stroke=\"hsl(" << hue << ",60%,35%)\"/>";
+    if (h > 12 && w > 40)
+      os << "<text x=\"" << x + 2 << "\" y=\"" << y + 11 << "\">" << xmlEscape(r.label)
+         << "</text>";
+    os << "</g>\n";
+  }
+  os << "<text x=\"" << left << "\" y=\"" << height - 15 << "\">0</text><text x=\"" << width - 60
+     << "\" y=\"" << height - 15 << "\">" << steps - 1 << "</text>\n</svg>\n";
+  return os.str();
+}
+
+} // namespace dlc
