@@ -230,24 +230,26 @@ int listOpsCommand() {
   return 0;
 }
 
-int runCommand(const std::string &model, const std::vector<std::string> &inputs,
+int runCommand(const CompileOptions &compile, const std::vector<std::string> &inputs,
                const std::string &outDir) {
+  const std::string &model = compile.model;
   auto bytes = llvm::MemoryBuffer::getFile(model);
   if (!bytes) {
     reportError(model, "cannot open file");
     return 1;
   }
-  // One build per model content and dlc version, reused by later runs.
+  // One build per model content, dlc version, compiler, flags and plan option.
+  std::string key = (*bytes)->getBuffer().str() + DLC_VERSION + cxxCompiler() +
+                    (compile.reuse ? "reuse" : "no-reuse");
+  for (const auto &flag : cxxFlags())
+    key += " " + flag;
   char hash[32];
-  std::snprintf(hash, sizeof hash, "%016llx",
-                (unsigned long long)llvm::xxh3_64bits(
-                    (*bytes)->getBuffer().str() + DLC_VERSION + cxxCompiler()));
+  std::snprintf(hash, sizeof hash, "%016llx", (unsigned long long)llvm::xxh3_64bits(key));
   std::string buildDir = cacheDir() + "/run-" + hash;
   std::string runner = buildDir + "/runner";
   const std::string name = "model";
   if (!llvm::sys::fs::exists(runner)) {
-    CompileOptions options;
-    options.model = model;
+    CompileOptions options = compile;
     options.name = name;
     options.emit = "staticlib";
     if (int rc = compileTo(options, buildDir))

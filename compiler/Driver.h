@@ -22,7 +22,8 @@ struct CompileOptions {
 
 int compileCommand(const CompileOptions &options);
 int inspectCommand(const std::string &model);
-int runCommand(const std::string &model, const std::vector<std::string> &inputs,
+// Compiles (cached per model, flags and options), builds and runs `compile.model`.
+int runCommand(const CompileOptions &compile, const std::vector<std::string> &inputs,
                const std::string &outDir);
 int listOpsCommand();
 

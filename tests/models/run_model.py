@@ -14,16 +14,22 @@ def main():
     p.add_argument("--model-dir", required=True)
     p.add_argument("--compare", required=True, help="scripts/compare_npy.py")
     p.add_argument("--tol", default="1e-4")
+    p.add_argument("--check-memory", action="store_true",
+                   help="build with -DDLC_CHECK_MEMORY: memory of dead values is poisoned")
     args = p.parse_args()
     d = os.path.abspath(args.model_dir)
-    out = os.path.join(d, "dlc_out")
+    tag = "checked" if args.check_memory else "default"
+    out = os.path.join(d, "dlc_out_" + tag)
     # A private cache so the timing includes the full compile and build.
-    env = dict(os.environ, DLC_CACHE_DIR=os.path.join(d, "dlc_cache"))
+    env = dict(os.environ, DLC_CACHE_DIR=os.path.join(d, "dlc_cache_" + tag))
+    if args.check_memory:
+        env["DLC_CXXFLAGS"] = (env.get("DLC_CXXFLAGS", "") + " -DDLC_CHECK_MEMORY").strip()
     subprocess.run(["rm", "-rf", env["DLC_CACHE_DIR"], out], check=True)
     start = time.time()
     r = subprocess.run([args.dlc, "run", os.path.join(d, "model.onnx"),
                         os.path.join(d, "input.npy"), "-o", out], env=env)
-    print("%s: dlc compile + build + run: %.1f s" % (os.path.basename(d), time.time() - start))
+    print("%s (%s): dlc compile + build + run: %.1f s"
+          % (os.path.basename(d), tag, time.time() - start))
     if r.returncode != 0:
         print("FAIL: dlc run exited with %d" % r.returncode)
         return 1

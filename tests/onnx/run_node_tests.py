@@ -39,6 +39,8 @@ def parse_args():
     p.add_argument("--filter", default="", help="regex on test names")
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     p.add_argument("--cxx", default=os.environ.get("CXX", "c++"))
+    p.add_argument("--check-memory", action="store_true",
+                   help="build generated code with -DDLC_CHECK_MEMORY (dead memory poisoned)")
     return p.parse_args()
 
 
@@ -136,7 +138,7 @@ def compile_model(dlc, work, test):
     return r.returncode, (r.stderr.strip().splitlines() or [""])[0]
 
 
-def write_build(work, names, runtime_dir, here, cxx):
+def write_build(work, names, runtime_dir, here, cxx, check_memory):
     lines = ["#include \"registry.h\"\n"]
     for n in names:
         lines.append('#include "%s/%s/gen/%s.h"' % (work, n, n))
@@ -158,6 +160,8 @@ def write_build(work, names, runtime_dir, here, cxx):
 
     # -Werror: generated code must compile warning-free.
     flags = "-std=c++17 -O1 -Wall -Wextra -Werror -I%s -I%s" % (runtime_dir, here)
+    if check_memory:
+        flags += " -DDLC_CHECK_MEMORY"
     sources = [os.path.join(runtime_dir, f) for f in sorted(os.listdir(runtime_dir))
                if f.endswith(".cpp")]
     sources += [os.path.join(here, "harness.cpp"), os.path.join(work, "registry.cpp")]
@@ -223,7 +227,8 @@ def main():
     for t in tests:
         if t.name in compiled:
             convert_data(t, os.path.join(work, t.name))
-    write_build(work, compiled, os.path.abspath(args.runtime_dir), here, args.cxx)
+    write_build(work, compiled, os.path.abspath(args.runtime_dir), here, args.cxx,
+                args.check_memory)
     build = subprocess.run(["ninja", "-C", work, "-j", str(args.jobs)], capture_output=True,
                            text=True)
     if build.returncode != 0:

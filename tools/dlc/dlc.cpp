@@ -16,9 +16,10 @@ const char kUsage[] = R"(usage:
       bound, bytes without reuse, in-place ops, elided concats and weight bytes; --no-reuse
       gives every value its own memory. Build generated code with -DDLC_CHECK_MEMORY to
       poison memory whose values are dead (reads after reuse show up as NaN).
-  dlc run MODEL IN.npy... -o DIR
+  dlc run MODEL IN.npy... -o DIR [--no-reuse]
       Compile (cached), build and run the model on the inputs (graph-input order); writes
-      DIR/<output name>.npy for each graph output.
+      DIR/<output name>.npy for each graph output. $DLC_CXXFLAGS adds compiler flags (e.g.
+      -DDLC_CHECK_MEMORY).
   dlc inspect MODEL
       Print opsets, inputs/outputs with shapes, an op histogram and the parameter count.
   dlc ops
@@ -111,8 +112,9 @@ int main(int argc, char **argv) {
       return usageError("run takes MODEL and its inputs");
     if (options.outDir.empty())
       return usageError("run needs -o DIR");
-    return dlc::runCommand(positional[0], {positional.begin() + 1, positional.end()},
-                           options.outDir);
+    options.model = positional[0];
+    options.emit = "staticlib";
+    return dlc::runCommand(options, {positional.begin() + 1, positional.end()}, options.outDir);
   }
   return usageError("unknown command '" + command + "'");
 }
