@@ -93,7 +93,8 @@ LogicalResult Verifier::resolve(Operation &op) {
     Value source = op.getOperand(0);
     if (byteSize(source) != bytes)
       return fail(&op, "view of " + describe(source) + " changes the size");
-    range[result] = range[source];
+    Range shared = range[source]; // copy: inserting below may move the map's storage
+    range[result] = shared;
     declareAlias(result, source);
     return success();
   }
