@@ -98,7 +98,7 @@ bool generate(const CompileOptions &options, const std::string &name,
     return false;
   }
   PassManager pm(&context);
-  buildInferencePipeline(pm, options.reuse);
+  buildInferencePipeline(pm, options.reuse, options.firstFit);
   if (failed(pm.run(*module)) || failedDiagnostics)
     return false;
   if (mlirText) {

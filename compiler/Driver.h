@@ -15,6 +15,7 @@ struct CompileOptions {
   std::string emit = "source"; // source | staticlib | mlir
   std::string target = "cpu";
   bool reuse = true;          // false: every value gets its own memory (debugging)
+  bool firstFit = false;      // the naive planner, for comparisons
   bool report = false;        // print the memory report
   std::string reportJsonPath; // write the memory report as JSON
   std::string reportSvgPath;  // draw the memory plan

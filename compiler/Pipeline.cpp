@@ -19,12 +19,13 @@ void registerAllPasses() {
   mlir::registerCSEPass();
 }
 
-void buildInferencePipeline(mlir::PassManager &pm, bool reuse) {
+void buildInferencePipeline(mlir::PassManager &pm, bool reuse, bool firstFit) {
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());
   if (reuse)
     pm.addNestedPass<mlir::func::FuncOp>(createInplaceLegalization());
-  pm.addNestedPass<mlir::func::FuncOp>(createBufferPlanning(BufferPlanningOptions{reuse}));
+  pm.addNestedPass<mlir::func::FuncOp>(
+      createBufferPlanning(BufferPlanningOptions{reuse, firstFit}));
   pm.addNestedPass<mlir::func::FuncOp>(createPlanVerification());
 }
 

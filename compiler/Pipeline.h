@@ -14,8 +14,9 @@ void registerAll(mlir::DialectRegistry &registry);
 void registerAllPasses();
 
 // The inference pipeline of DESIGN.md: canonicalize and fold, inplace legalization, buffer
-// planning, plan verification. Without `reuse` every value gets its own memory.
-void buildInferencePipeline(mlir::PassManager &pm, bool reuse = true);
+// planning, plan verification. Without `reuse` every value gets its own memory; `firstFit`
+// swaps the planner for the naive baseline (for comparisons).
+void buildInferencePipeline(mlir::PassManager &pm, bool reuse = true, bool firstFit = false);
 
 } // namespace dlc
 

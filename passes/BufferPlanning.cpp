@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <numeric>
+#include <random>
 
 namespace dlc {
 #define GEN_PASS_DEF_BUFFERPLANNING
@@ -17,6 +18,7 @@ using namespace mlir;
 
 namespace {
 constexpr int64_t kAlignment = 64;
+constexpr int kRandomRounds = 64;
 
 int64_t alignUp(int64_t bytes) {
   return (std::max<int64_t>(bytes, 1) + kAlignment - 1) / kAlignment * kAlignment;
@@ -63,6 +65,15 @@ int64_t placeInOrder(std::vector<Span> &blocks, const std::vector<size_t> &order
   return total;
 }
 
+// The naive baseline: schedule order, lowest free offset.
+int64_t placeFirstFit(std::vector<Span> &blocks) {
+  std::vector<size_t> order(blocks.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return blocks[a].start < blocks[b].start; });
+  return placeInOrder(blocks, order, /*firstFit=*/true);
+}
+
 // Tries several orderings and both fit policies; keeps the smallest arena.
 int64_t placeBlocks(std::vector<Span> &blocks) {
   using Key = std::function<bool(const Span &, const Span &)>;
@@ -76,19 +87,36 @@ int64_t placeBlocks(std::vector<Span> &blocks) {
   };
   int64_t best = INT64_MAX;
   std::vector<Span> bestBlocks = blocks;
+  auto attempt = [&](const std::vector<size_t> &order, bool firstFit) {
+    std::vector<Span> trial = blocks;
+    int64_t total = placeInOrder(trial, order, firstFit);
+    if (total < best) {
+      best = total;
+      bestBlocks = std::move(trial);
+    }
+  };
+  std::vector<size_t> order(blocks.size());
   for (const Key &key : keys)
     for (bool firstFit : {false, true}) {
-      std::vector<size_t> order(blocks.size());
       std::iota(order.begin(), order.end(), 0);
       std::stable_sort(order.begin(), order.end(),
                        [&](size_t a, size_t b) { return key(blocks[a], blocks[b]); });
-      std::vector<Span> trial = blocks;
-      int64_t total = placeInOrder(trial, order, firstFit);
-      if (total < best) {
-        best = total;
-        bestBlocks = std::move(trial);
-      }
+      attempt(order, firstFit);
     }
+  // Then random size-biased orders (deterministic seed): larger blocks tend to go first, but
+  // not always, which escapes the fragmentation a single greedy order can lock in.
+  std::mt19937 rng(42);
+  for (int round = 0; round < kRandomRounds; ++round) {
+    std::vector<std::pair<double, size_t>> keyed;
+    for (size_t i = 0; i < blocks.size(); ++i)
+      keyed.push_back({-double(blocks[i].size) *
+                           std::uniform_real_distribution<double>(0.5, 1.5)(rng),
+                       i});
+    std::sort(keyed.begin(), keyed.end());
+    for (size_t i = 0; i < keyed.size(); ++i)
+      order[i] = keyed[i].second;
+    attempt(order, false);
+  }
   blocks = std::move(bestBlocks);
   return blocks.empty() ? 0 : best;
 }
@@ -194,7 +222,9 @@ struct BufferPlanningPass : dlc::impl::BufferPlanningBase<BufferPlanningPass> {
           noReuseBytes += alignUp(bytes);
         }
     }
-    int64_t arenaBytes = reuse ? placeBlocks(blocks) : placeSequentially(blocks);
+    int64_t arenaBytes = !reuse     ? placeSequentially(blocks)
+                         : firstFit ? placeFirstFit(blocks)
+                                    : placeBlocks(blocks);
 
     llvm::DenseMap<Value, int64_t> groupOffset;
     std::map<Operation *, SmallVector<int64_t>> releases;

@@ -31,6 +31,8 @@ def BufferPlanning : Pass<"dlc-buffer-planning", "mlir::func::FuncOp"> {
   }];
   let options = [
     Option<"reuse", "reuse", "bool", "true", "Share memory between values whose lives do not overlap">,
+    Option<"firstFit", "first-fit", "bool", "false",
+           "Place in schedule order at the lowest free offset (the naive baseline, for comparison)">,
   ];
   let dependentDialects = ["dlc::DlcDialect"];
 }

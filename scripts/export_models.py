@@ -13,6 +13,10 @@ Models (random weights, torch.manual_seed(0); no pretrained downloads):
   mlp          Linear(784,512)-ReLU-Linear(512,256)-ReLU-Linear(256,10), input [8,784]
   resnet18     torchvision.models.resnet18(weights=None), input [1,3,224,224]
   mobilenetv2  torchvision.models.mobilenet_v2(weights=None), input [1,3,224,224]
+  squeezenet   torchvision.models.squeezenet1_1(weights=None), input [1,3,224,224]
+               (Fire modules: channel concats of two branches)
+  resnet50     torchvision.models.resnet50(weights=None), input [1,3,224,224]
+               (not exported by default: used by bench/memory)
 
 BatchNorm running_mean/running_var/weight/bias are set to seeded, non-trivial
 values (var > 0) so inference-mode BN is really exercised.
@@ -63,11 +67,24 @@ def make_mobilenetv2():
     return torchvision.models.mobilenet_v2(weights=None), (1, 3, 224, 224)
 
 
+def make_squeezenet():
+    import torchvision
+    return torchvision.models.squeezenet1_1(weights=None), (1, 3, 224, 224)
+
+
+def make_resnet50():
+    import torchvision
+    return torchvision.models.resnet50(weights=None), (1, 3, 224, 224)
+
+
 MODELS = {
     "mlp": make_mlp,
     "resnet18": make_resnet18,
     "mobilenetv2": make_mobilenetv2,
+    "squeezenet": make_squeezenet,
+    "resnet50": make_resnet50,
 }
+DEFAULT_MODELS = ["mlp", "resnet18", "mobilenetv2", "squeezenet"]
 ALIASES = {"mobilenet_v2": "mobilenetv2", "resnet": "resnet18"}
 
 
@@ -122,7 +139,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("outdir")
-    ap.add_argument("--models", default=",".join(MODELS),
+    ap.add_argument("--models", default=",".join(DEFAULT_MODELS),
                     help="comma-separated subset of: " + ", ".join(MODELS))
     ap.add_argument("--force", action="store_true", help="re-export even if up to date")
     ap.add_argument("--threads", type=int, default=1, help="torch intra-op threads (default 1)")

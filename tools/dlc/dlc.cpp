@@ -10,11 +10,12 @@ namespace {
 
 const char kUsage[] = R"(usage:
   dlc compile MODEL -o DIR [--name N] [--emit source|staticlib|mlir] [--target cpu]
-              [--no-reuse] [--report] [--report-json FILE] [--report-memory FILE.svg]
+              [--no-reuse | --first-fit] [--report] [--report-json FILE]
+              [--report-memory FILE.svg]
       Compile an ONNX model (.onnx or .pb) to C++ sources (NAME.h, NAME.cpp, weights) or to
       a static library libNAME.a with its header. --report prints arena bytes, the lower
       bound, bytes without reuse, in-place ops, elided concats and weight bytes; --no-reuse
-      gives every value its own memory. Build generated code with -DDLC_CHECK_MEMORY to
+      gives every value its own memory; --first-fit uses the naive planner (comparisons). Build generated code with -DDLC_CHECK_MEMORY to
       poison memory whose values are dead (reads after reuse show up as NaN).
   dlc run MODEL IN.npy... -o DIR [--no-reuse]
       Compile (cached), build and run the model on the inputs (graph-input order); writes
@@ -77,6 +78,8 @@ int main(int argc, char **argv) {
       options.report = true;
     else if (a == "--no-reuse")
       options.reuse = false;
+    else if (a == "--first-fit")
+      options.firstFit = true;
     else if (a.rfind("--", 0) == 0 && a.find('=') != std::string::npos) {
       // --flag=value spellings of the options above.
       std::string flag = a.substr(0, a.find('=')), v = a.substr(a.find('=') + 1);
