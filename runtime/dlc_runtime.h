@@ -121,11 +121,9 @@ size_t convWorkspaceBytes(const ConvParams &p);
 void convF32(const ConvParams &p, const float *x, const float *w, const float *bias, float *y,
              float *workspace);
 void maxPoolF32(const WindowParams &p, const float *x, float *y);
-void avgPoolF32(const WindowParams &p, bool countIncludePad, const float *x, float *y);
-// avgPoolF32 with the end pads (padEnd[3], same dim layout as padBegin). With countIncludePad,
-// ONNX divides by the number of window positions inside the padded extent
-// [-padBegin, in + padEnd), so a ceil_mode window hanging past the end pads counts fewer; the
-// overload above assumes no window does (exact whenever ceil_mode is off).
+// padEnd[3] has padBegin's dim layout. With countIncludePad, ONNX divides by the number of
+// window positions inside the padded extent [-padBegin, in + padEnd), so a ceil_mode window
+// hanging past the end pads counts fewer.
 void avgPoolF32(const WindowParams &p, const int64_t *padEnd, bool countIncludePad,
                 const float *x, float *y);
 void globalAvgPoolF32(const float *x, float *y, int64_t batchChannels, int64_t spatial);

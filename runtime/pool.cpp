@@ -98,10 +98,6 @@ void maxPoolF32(const WindowParams &p, const float *x, float *y) {
   }
 }
 
-void avgPoolF32(const WindowParams &p, bool countIncludePad, const float *x, float *y) {
-  avgPool(p, nullptr, countIncludePad, x, y);
-}
-
 void avgPoolF32(const WindowParams &p, const int64_t *padEnd, bool countIncludePad, const float *x,
                 float *y) {
   avgPool(p, padEnd, countIncludePad, x, y);

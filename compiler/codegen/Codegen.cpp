@@ -68,6 +68,17 @@ std::string floatLiteral(double value) {
 
 RankedTensorType tensorType(Value v) { return cast<RankedTensorType>(v.getType()); }
 
+int64_t product(ArrayRef<int64_t> dims) {
+  int64_t n = 1;
+  for (int64_t d : dims)
+    n *= d;
+  return n;
+}
+
+std::pair<int64_t, int64_t> outerInner(ArrayRef<int64_t> shape, int64_t axis) {
+  return {product(shape.take_front(axis)), product(shape.drop_front(axis + 1))};
+}
+
 SmallVector<int64_t> stridesOf(ArrayRef<int64_t> shape) {
   SmallVector<int64_t> strides(shape.size(), 1);
   for (int64_t i = (int64_t)shape.size() - 2; i >= 0; --i)

@@ -29,12 +29,8 @@ LogicalResult emitTranspose(Operation *op, KernelEmitter &e) {
 LogicalResult emitConcat(Operation *op, KernelEmitter &e) {
   auto concat = cast<ConcatOp>(op);
   auto shape = tensorType(concat.getOutput()).getShape();
-  int64_t axis = concat.getAxis(), outer = 1, inner = 1;
-  for (int64_t i = 0; i < (int64_t)shape.size(); ++i)
-    if (i < axis)
-      outer *= shape[i];
-    else if (i > axis)
-      inner *= shape[i];
+  int64_t axis = concat.getAxis();
+  auto [outer, inner] = outerInner(shape, axis);
   std::string pointers;
   SmallVector<int64_t> sizes;
   for (Value in : concat.getInputs()) {
@@ -52,12 +48,8 @@ LogicalResult emitConcat(Operation *op, KernelEmitter &e) {
 LogicalResult emitGather(Operation *op, KernelEmitter &e) {
   auto gather = cast<GatherOp>(op);
   auto shape = tensorType(gather.getInput()).getShape();
-  int64_t axis = gather.getAxis(), outer = 1, inner = 1;
-  for (int64_t i = 0; i < (int64_t)shape.size(); ++i)
-    if (i < axis)
-      outer *= shape[i];
-    else if (i > axis)
-      inner *= shape[i];
+  int64_t axis = gather.getAxis();
+  auto [outer, inner] = outerInner(shape, axis);
   e.line("dlc::rt::gather(" + e.ptr(gather.getInput()) + ", " + e.ptr(gather.getIndices()) +
          ", " + std::to_string(tensorType(gather.getIndices()).getNumElements()) + ", " +
          e.ptr(gather.getOutput()) + ", " + std::to_string(outer) + ", " +

@@ -53,6 +53,9 @@ mlir::RankedTensorType tensorType(mlir::Value v);
 // Element strides of a tensor of `shape` read as broadcast to `outShape`.
 llvm::SmallVector<int64_t> broadcastStrides(llvm::ArrayRef<int64_t> shape,
                                             llvm::ArrayRef<int64_t> outShape);
+int64_t product(llvm::ArrayRef<int64_t> dims);
+// A tensor seen as [outer, shape[axis], inner]: the products of the dims before and after.
+std::pair<int64_t, int64_t> outerInner(llvm::ArrayRef<int64_t> shape, int64_t axis);
 // Row-major element strides of `shape`.
 llvm::SmallVector<int64_t> stridesOf(llvm::ArrayRef<int64_t> shape);
 

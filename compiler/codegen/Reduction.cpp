@@ -10,12 +10,8 @@ namespace {
 LogicalResult emitSoftmax(Operation *op, KernelEmitter &e) {
   auto softmax = cast<SoftmaxOp>(op);
   auto shape = tensorType(softmax.getInput()).getShape();
-  int64_t axis = softmax.getAxis(), outer = 1, inner = 1;
-  for (int64_t i = 0; i < (int64_t)shape.size(); ++i)
-    if (i < axis)
-      outer *= shape[i];
-    else if (i > axis)
-      inner *= shape[i];
+  int64_t axis = softmax.getAxis();
+  auto [outer, inner] = outerInner(shape, axis);
   int64_t n = shape.empty() ? 1 : shape[axis];
   e.line("dlc::rt::softmaxF32(" + e.ptr(softmax.getInput()) + ", " + e.ptr(softmax.getOutput()) +
          ", " + std::to_string(outer) + ", " + std::to_string(n) + ", " + std::to_string(inner) +

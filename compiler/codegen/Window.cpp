@@ -45,9 +45,7 @@ LogicalResult emitPool(Operation *op, KernelEmitter &e) {
 
 LogicalResult emitGlobalAvgPool(Operation *op, KernelEmitter &e) {
   auto shape = tensorType(op->getOperand(0)).getShape();
-  int64_t spatial = 1;
-  for (int64_t d : shape.drop_front(2))
-    spatial *= d;
+  int64_t spatial = product(shape.drop_front(2));
   e.line("dlc::rt::globalAvgPoolF32(" + e.ptr(op->getOperand(0)) + ", " +
          e.ptr(op->getResult(0)) + ", " + std::to_string(shape[0] * shape[1]) + ", " +
          std::to_string(spatial) + ");");
@@ -57,9 +55,7 @@ LogicalResult emitGlobalAvgPool(Operation *op, KernelEmitter &e) {
 LogicalResult emitBatchNorm(Operation *op, KernelEmitter &e) {
   auto bn = cast<BatchNormOp>(op);
   auto shape = tensorType(bn.getInput()).getShape();
-  int64_t spatial = 1;
-  for (int64_t d : shape.drop_front(2))
-    spatial *= d;
+  int64_t spatial = product(shape.drop_front(2));
   e.line("dlc::rt::batchNormF32(" + e.ptr(bn.getInput()) + ", " + e.ptr(bn.getScale()) + ", " +
          e.ptr(bn.getBias()) + ", " + e.ptr(bn.getMean()) + ", " + e.ptr(bn.getVariance()) +
          ", " + floatLiteral(bn.getEpsilon().convertToFloat()) + ", " + e.ptr(bn.getOutput()) +

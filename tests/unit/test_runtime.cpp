@@ -826,13 +826,6 @@ TEST_CASE("pooling matches the ONNX definition, with ceil mode and pads", "[pool
     avgPoolF32(w, padEnd, true, x.data(), y.data());
     requireClose(y, poolReference(w, padEnd, PoolKind::AvgInclude, x), 1e-5, 1e-6);
 
-    // Without end pads the kernel cannot clip windows; that is exact whenever ceil mode is off.
-    avgPoolF32(w, false, x.data(), y.data());
-    requireClose(y, poolReference(w, padEnd, PoolKind::AvgExclude, x), 1e-5, 1e-6);
-    if (!ceilMode) {
-      avgPoolF32(w, true, x.data(), y.data());
-      requireClose(y, poolReference(w, padEnd, PoolKind::AvgInclude, x), 1e-5, 1e-6);
-    }
   }
 }
 
