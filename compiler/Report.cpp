@@ -77,10 +77,11 @@ std::string reportJson(const MemoryReport &r) {
 std::string memorySvg(ModuleOp module) {
   func::FuncOp func = forward(module);
   Block &body = func.getBody().front();
+  // Constants take no schedule time; the x axis counts executed ops only.
   llvm::DenseMap<Operation *, int64_t> index;
   int64_t steps = 0;
   for (Operation &op : body)
-    index[&op] = steps++;
+    index[&op] = isa<ConstantOp>(op) ? 0 : steps++;
   // A value's memory is in use until the last use of it or of any view of it.
   std::function<int64_t(Value)> lastUse = [&](Value v) {
     int64_t last = index[v.getDefiningOp()];
@@ -128,8 +129,15 @@ std::string memorySvg(ModuleOp module) {
        << ", ops " << r.from << "-" << r.to << "</title><rect x=\"" << x << "\" y=\"" << y
        << "\" width=\"" << w << "\" height=\"" << h << "\" fill=\"hsl(" << hue
        << ",60%,70%)\" stroke=\"hsl(" << hue << ",60%,35%)\"/>";
-    if (h > 12 && w > 40)
-      os << "<text x=\"" << x + 2 << "\" y=\"" << y + 11 << "\">" << xmlEscape(r.label)
+    // Labels that do not fit are cut (about 6 px per character); the tooltip has them whole.
+    size_t fits = static_cast<size_t>(w / 6);
+    llvm::StringRef shown(r.label);
+    shown.consume_back("_output_0"); // PyTorch's suffix on every value name says nothing
+    std::string label = shown.str();
+    if (h > 12 && fits >= 4)
+      os << "<text x=\"" << x + 2 << "\" y=\"" << y + 11 << "\">"
+         << xmlEscape(label.size() <= fits ? label
+                                           : "..." + label.substr(label.size() - fits + 3))
          << "</text>";
     os << "</g>\n";
   }
