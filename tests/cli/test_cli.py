@@ -3,10 +3,12 @@
 with nothing left behind; inspect, ops, --help and --version work; `dlc run` matches ONNX's
 reference outputs."""
 import argparse
+import json
 import os
 import shutil
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 
 import numpy as np
 import onnx
@@ -111,6 +113,34 @@ def main():
           "opset: ai.onnx" in r.stdout, "inspect shows ops and shapes (%r)" % r.stdout)
     r = run(dlc, "inspect", truncated)
     check(r.returncode == 1 and r.stderr.startswith("dlc: error: "), "inspect refuses bad file")
+
+    # Memory reports: text, JSON with the documented keys, an SVG picture; --no-reuse.
+    digits = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples",
+                          "digits", "digits.onnx")
+    rj, svg = os.path.join(work, "report.json"), os.path.join(work, "plan.svg")
+    r = run(dlc, "compile", digits, "-o", os.path.join(work, "rep"), "--report",
+            "--report-json", rj, "--report-memory", svg)
+    check(r.returncode == 0 and "arena bytes:" in r.stdout and "lower bound bytes:" in r.stdout
+          and "elided concats:" in r.stdout, "--report prints the figures (%r)" % r.stdout)
+    report = json.load(open(rj)) if os.path.exists(rj) else {}
+    keys = {"arena_bytes", "lower_bound_bytes", "no_reuse_bytes", "inplace_ops",
+            "elided_concats", "weight_bytes"}
+    check(set(report) == keys, "--report-json has exactly the documented keys (%s)" % report)
+    check(report.get("lower_bound_bytes", 0) <= report.get("arena_bytes", -1)
+          < report.get("no_reuse_bytes", 0) and report.get("inplace_ops", 0) > 0,
+          "the digits plan reuses memory and is not below its lower bound")
+    check(report.get("weight_bytes", 0) >= 39208, "weight bytes cover the 9802 parameters")
+    try:
+        root = ET.parse(svg).getroot()
+        rects = [e for e in root.iter() if e.tag.endswith("rect")]
+        check(len(rects) > 5, "--report-memory writes an SVG with one rectangle per buffer")
+    except (ET.ParseError, FileNotFoundError) as e:
+        check(False, "--report-memory writes valid SVG (%s)" % e)
+    r = run(dlc, "compile", digits, "-o", os.path.join(work, "rep2"), "--no-reuse",
+            "--report-json", rj)
+    plain = json.load(open(rj)) if r.returncode == 0 else {}
+    check(plain.get("arena_bytes") == plain.get("no_reuse_bytes") and
+          plain.get("inplace_ops") == 0, "--no-reuse gives every value its own memory")
 
     # dlc run against the ONNX reference outputs (two inputs, one output).
     test_dir = os.path.join(NODE_DATA, "test_conv_with_strides_padding", "test_data_set_0")
