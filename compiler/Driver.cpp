@@ -218,6 +218,16 @@ int compileTo(const CompileOptions &options, const std::string &outDir) {
   return 0;
 }
 
+// Path and modification time of the running dlc, so a rebuilt dlc never reuses old builds.
+std::string dlcBinaryIdentity() {
+  static int anchor;
+  std::string exe = llvm::sys::fs::getMainExecutable("dlc", &anchor);
+  llvm::sys::fs::file_status status;
+  if (exe.empty() || llvm::sys::fs::status(exe, status))
+    return exe;
+  return exe + std::to_string(status.getLastModificationTime().time_since_epoch().count());
+}
+
 } // namespace
 
 int compileCommand(const CompileOptions &options) {
@@ -238,9 +248,10 @@ int runCommand(const CompileOptions &compile, const std::vector<std::string> &in
     reportError(model, "cannot open file");
     return 1;
   }
-  // One build per model content, dlc version, compiler, flags and plan option.
-  std::string key = (*bytes)->getBuffer().str() + DLC_VERSION + cxxCompiler() +
-                    (compile.reuse ? "reuse" : "no-reuse");
+  // One build per model content, dlc binary, compiler, flags and plan options.
+  std::string key = (*bytes)->getBuffer().str() + DLC_VERSION + dlcBinaryIdentity() +
+                    cxxCompiler() + (compile.reuse ? "reuse" : "no-reuse") +
+                    (compile.firstFit ? "first-fit" : "");
   for (const auto &flag : cxxFlags())
     key += " " + flag;
   char hash[32];

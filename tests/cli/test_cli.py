@@ -66,7 +66,12 @@ def make_models(work):
         [helper.make_node("Relu", ["x"], ["y"], name="relu_int")], "g",
         [helper.make_tensor_value_info("x", TensorProto.DOUBLE, [2])],
         [helper.make_tensor_value_info("y", TensorProto.DOUBLE, [2])]), opset_imports=opset)
-    return {"unsupported": save(unsupported, os.path.join(work, "unsupported.onnx")),
+    dynamic = helper.make_model(helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"], name="relu_dyn")], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 3])]), opset_imports=opset)
+    return {"dynamic": save(dynamic, os.path.join(work, "dynamic.onnx")),
+            "unsupported": save(unsupported, os.path.join(work, "unsupported.onnx")),
             "mismatch": save(mismatch, os.path.join(work, "mismatch.onnx")),
             "wrong_dtype": save(wrong_dtype, os.path.join(work, "wrong_dtype.onnx"))}
 
@@ -97,6 +102,8 @@ def main():
                  ["node 'mm1' (MatMul): shape inference failed: Incompatible dimensions"])
     expect_error(dlc, work, "wrong_dtype", models["wrong_dtype"],
                  ["node 'relu_int' (Relu): 'dlc.relu' op operand #0 must be ranked tensor of 32-bit float"])
+
+    expect_error(dlc, work, "dynamic", models["dynamic"], ["dim 'N' is dynamic"])
 
     r = run(dlc, "compile", good, "-o", os.path.join(work, "x"), "--name", "9bad")
     check(r.returncode == 1 and "not a C identifier" in r.stderr, "invalid --name is refused")
