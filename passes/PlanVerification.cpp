@@ -89,7 +89,11 @@ LogicalResult Verifier::resolve(Operation &op) {
     range[result] = {Memory::Weight, weights++, 0, bytes};
     return success();
   }
+  if (op.hasAttr(dlc::kElidedAttr) && !isa<dlc::ConcatOp>(op))
+    return fail(&op, describe(result) + " is marked elided but only concats can be");
   if (op.hasAttr(dlc::kViewAttr)) {
+    if (!op.hasTrait<dlc::ViewOpTrait>())
+      return fail(&op, describe(result) + " is marked as a view but its op copies data");
     Value source = op.getOperand(0);
     if (byteSize(source) != bytes)
       return fail(&op, "view of " + describe(source) + " changes the size");
@@ -120,7 +124,11 @@ LogicalResult Verifier::resolve(Operation &op) {
   }
   if (auto inplace = op.getAttrOfType<IntegerAttr>(dlc::kInPlaceAttr)) {
     int64_t k = inplace.getInt();
-    if (k < 0 || k >= op.getNumOperands() || !(range[op.getOperand(k)] == range[result]))
+    auto kernel = dyn_cast<dlc::InPlaceInterface>(op);
+    if (!kernel || !llvm::is_contained(kernel.getInPlaceOperands(), k))
+      return fail(&op, describe(result) + " is marked in place but its kernel cannot overwrite "
+                                          "operand #" + Twine(k));
+    if (!(range[op.getOperand(k)] == range[result]))
       return fail(&op, "in-place result " + describe(result) +
                            " is not in the memory of the operand it overwrites");
     declareAlias(result, op.getOperand(k));
@@ -158,6 +166,11 @@ LogicalResult Verifier::run() {
   // Elided concats: each input must already sit in its slice of the result.
   for (Operation &op : body)
     if (auto concat = dyn_cast<dlc::ConcatOp>(op); concat && op.hasAttr(dlc::kElidedAttr)) {
+      // Slices are contiguous only when every dim before the axis is 1.
+      auto shape = cast<RankedTensorType>(concat.getType()).getShape();
+      if (llvm::any_of(shape.take_front(concat.getAxis()), [](int64_t d) { return d != 1; }))
+        return fail(&op, "elided concat " + describe(concat.getResult()) +
+                             " has non-contiguous slices");
       Range at = range[concat.getResult()];
       int64_t cursor = at.begin;
       for (Value in : concat.getInputs()) {
@@ -188,8 +201,14 @@ LogicalResult Verifier::run() {
     int64_t at = index[&op];
     Value result = op.getResult(0);
     SmallVector<std::pair<Range, bool>> writes = {{range[result], true}};
-    if (auto ws = op.getAttrOfType<IntegerAttr>(dlc::kWorkspaceOffsetAttr)) {
-      int64_t bytes = cast<dlc::WorkspaceInterface>(op).getWorkspaceBytes();
+    auto needsWorkspace = dyn_cast<dlc::WorkspaceInterface>(op);
+    auto ws = op.getAttrOfType<IntegerAttr>(dlc::kWorkspaceOffsetAttr);
+    if (needsWorkspace && needsWorkspace.getWorkspaceBytes() > 0 && !ws)
+      return fail(&op, describe(result) + " needs a workspace but has none");
+    if (ws) {
+      if (!needsWorkspace)
+        return fail(&op, describe(result) + " has a workspace its op does not use");
+      int64_t bytes = needsWorkspace.getWorkspaceBytes();
       if (ws.getInt() < 0 || ws.getInt() + bytes > arenaBytes)
         return fail(&op, "workspace of " + describe(result) + " lies outside the arena");
       Range w{Memory::Arena, 0, ws.getInt(), ws.getInt() + bytes};

@@ -141,6 +141,7 @@ public:
            std::to_string(offset ? offset.getInt() : 0) + ")";
   }
 
+  // nullptr when the op needs no workspace; the plan verifier refuses plans missing one.
   std::string workspace(Operation *op) override {
     auto offset = op->getAttrOfType<IntegerAttr>(kWorkspaceOffsetAttr);
     return offset ? "reinterpret_cast<float *>(arena + " + std::to_string(offset.getInt()) + ")"

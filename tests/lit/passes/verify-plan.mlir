@@ -69,3 +69,41 @@ func.func @bad_concat(%x: tensor<1x4xf32>) -> tensor<1x8xf32> attributes {dlc.ar
   %c = dlc.concat %a, %b {axis = 1 : i64, dlc.elided, dlc.output = 0 : i64} : (tensor<1x4xf32>, tensor<1x4xf32>) -> tensor<1x8xf32>
   return %c : tensor<1x8xf32>
 }
+
+// -----
+
+func.func @fake_view(%x: tensor<2x3xf32>) -> tensor<3x2xf32> attributes {dlc.arena_bytes = 64 : i64} {
+  %a = dlc.exp %x {dlc.arena_offset = 0 : i64} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  // expected-error @+1 {{'<unnamed>' (dlc.transpose) is marked as a view but its op copies data}}
+  %t = dlc.transpose %a {dlc.view, perm = array<i64: 1, 0>} : (tensor<2x3xf32>) -> tensor<3x2xf32>
+  %b = dlc.neg %t {dlc.output = 0 : i64} : (tensor<3x2xf32>) -> tensor<3x2xf32>
+  return %b : tensor<3x2xf32>
+}
+
+// -----
+
+func.func @fake_inplace(%x: tensor<4x4xf32>) -> tensor<4x4xf32> attributes {dlc.arena_bytes = 64 : i64} {
+  %a = dlc.exp %x {dlc.arena_offset = 0 : i64} : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  // expected-error @+1 {{'<unnamed>' (dlc.transpose) is marked in place but its kernel cannot overwrite operand #0}}
+  %t = dlc.transpose %a {dlc.arena_offset = 0 : i64, dlc.inplace = 0 : i64, perm = array<i64: 1, 0>} : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  %b = dlc.neg %t {dlc.output = 0 : i64} : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %b : tensor<4x4xf32>
+}
+
+// -----
+
+func.func @strided_concat(%x: tensor<2x4xf32>) -> tensor<2x8xf32> attributes {dlc.arena_bytes = 0 : i64} {
+  %a = dlc.exp %x {dlc.output = 0 : i64, dlc.output_offset = 0 : i64} : (tensor<2x4xf32>) -> tensor<2x4xf32>
+  %b = dlc.neg %x {dlc.output = 0 : i64, dlc.output_offset = 32 : i64} : (tensor<2x4xf32>) -> tensor<2x4xf32>
+  // expected-error @+1 {{elided concat '<unnamed>' (dlc.concat) has non-contiguous slices}}
+  %c = dlc.concat %a, %b {axis = 1 : i64, dlc.elided, dlc.output = 0 : i64} : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x8xf32>
+  return %c : tensor<2x8xf32>
+}
+
+// -----
+
+func.func @no_workspace(%x: tensor<1x1x4x4xf32>, %w: tensor<1x1x3x3xf32>) -> tensor<1x1x4x4xf32> attributes {dlc.arena_bytes = 0 : i64} {
+  // expected-error @+1 {{needs a workspace but has none}}
+  %c = dlc.conv %x, %w {dilations = array<i64: 1, 1>, dlc.output = 0 : i64, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x1x4x4xf32>, tensor<1x1x3x3xf32>) -> tensor<1x1x4x4xf32>
+  return %c : tensor<1x1x4x4xf32>
+}
