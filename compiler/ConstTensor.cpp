@@ -75,6 +75,12 @@ ConstTensor constFromProto(const onnx::TensorProto &proto) {
   ConstTensor t;
   t.dtype = proto.data_type();
   t.shape.assign(proto.dims().begin(), proto.dims().end());
+  int64_t count = 1;
+  for (int64_t d : t.shape) {
+    if (d < 0 || (d > 0 && count > (int64_t(1) << 40) / d))
+      throw ImportError("tensor '" + proto.name() + "' has an invalid shape");
+    count *= d;
+  }
   size_t elem = dtypeBytes(t.dtype);
   if (!elem || t.dtype == onnx::TensorProto::FLOAT16 || t.dtype == onnx::TensorProto::INT16 ||
       t.dtype == onnx::TensorProto::UINT16)
@@ -82,19 +88,18 @@ ConstTensor constFromProto(const onnx::TensorProto &proto) {
                       std::to_string(t.dtype));
   if (proto.data_location() == onnx::TensorProto::EXTERNAL)
     throw ImportError("tensor '" + proto.name() + "' uses external data, not supported");
-  size_t count = static_cast<size_t>(t.numElements());
   if (proto.has_raw_data()) {
-    if (proto.raw_data().size() != count * elem)
+    if (proto.raw_data().size() != size_t(count) * elem)
       throw ImportError("tensor '" + proto.name() + "' raw data has the wrong size");
     t.bytes.assign(proto.raw_data().begin(), proto.raw_data().end());
     return t;
   }
   t.bytes.resize(count * elem);
   auto fill = [&](const auto &field) {
-    if ((size_t)field.size() != count)
+    if ((int64_t)field.size() != count)
       throw ImportError("tensor '" + proto.name() + "' has " + std::to_string(field.size()) +
                         " values for " + std::to_string(count) + " elements");
-    for (size_t i = 0; i < count; ++i) {
+    for (int64_t i = 0; i < count; ++i) {
       auto v = field.Get(i);
       switch (t.dtype) {
       case onnx::TensorProto::FLOAT: { float f = v; std::memcpy(&t.bytes[i * 4], &f, 4); break; }
@@ -151,6 +156,8 @@ foldShapeNode(const onnx::NodeProto &node,
               const std::function<const ConstTensor *(const std::string &)> &constOf,
               const std::function<mlir::RankedTensorType(const std::string &)> &typeOf) {
   const std::string &op = node.op_type();
+  if (node.output_size() < 1)
+    return std::nullopt;
   if (op == "Constant")
     return constantNodeValue(node);
   auto intAttr = [&](const std::string &name, int64_t fallback) {
@@ -159,7 +166,7 @@ foldShapeNode(const onnx::NodeProto &node,
         return (int64_t)a.i();
     return fallback;
   };
-  if (op == "Shape" || op == "Size") {
+  if ((op == "Shape" || op == "Size") && node.input_size() == 1) {
     mlir::RankedTensorType type;
     try {
       type = typeOf(node.input(0));
@@ -199,11 +206,11 @@ foldShapeNode(const onnx::NodeProto &node,
     }
     return makeInt64({(int64_t)all.size()}, all);
   }
-  if ((op == "Unsqueeze" || op == "Squeeze") && x.numElements() <= 1 && x.shape.size() <= 1) {
-    // Scalar <-> one-element vector, the shape-math idiom exporters emit.
-    return makeInt64(op == "Unsqueeze" ? std::vector<int64_t>{1} : std::vector<int64_t>{},
-                     x.asInts());
-  }
+  // Scalar <-> one-element vector, the shape-math idiom exporters emit.
+  if (op == "Unsqueeze" && x.shape.empty())
+    return makeInt64({1}, x.asInts());
+  if (op == "Squeeze" && x.shape == std::vector<int64_t>{1})
+    return makeInt64({}, x.asInts());
   if (op == "Gather" && x.shape.size() == 1 && inputs.size() == 2) {
     auto data = x.asInts(), idx = inputs[1]->asInts();
     std::vector<int64_t> out;

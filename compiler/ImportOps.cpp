@@ -133,6 +133,9 @@ Window resolveWindow(NodeImporter &n, ArrayRef<int64_t> inputShape,
   if (w.strides.size() != spatial || w.dilations.size() != spatial ||
       w.pads.size() != 2 * spatial)
     throw ImportError("strides/dilations/pads do not match the input's spatial rank");
+  for (size_t i = 0; i < spatial; ++i)
+    if (w.strides[i] < 1 || w.dilations[i] < 1 || kernel[i] < 1)
+      throw ImportError("kernel, strides and dilations must be positive");
   std::string autoPad = n.stringAttr("auto_pad", "NOTSET");
   if (autoPad == "VALID") {
     std::fill(w.pads.begin(), w.pads.end(), 0);
@@ -229,6 +232,9 @@ OpImport clip() {
                                         n.b.getF32FloatAttr(n.floatAttr("max", hi)));
             const ConstTensor *min = n.hasInput(1) ? n.constantOrNull(1) : nullptr;
             const ConstTensor *max = n.hasInput(2) ? n.constantOrNull(2) : nullptr;
+            for (const ConstTensor *bound : {min, max})
+              if (bound && bound->numElements() != 1)
+                throw ImportError("min and max must be scalars");
             bool boundsKnown = (!n.hasInput(1) || min) && (!n.hasInput(2) || max);
             if (boundsKnown && n.outputType().getElementType().isF32())
               return n.b.create<ClipOp>(n.loc(), n.outputType(), x,

@@ -86,6 +86,7 @@ private:
   int opset = 0;
   std::map<std::string, onnx::TypeProto> types;
   std::map<std::string, ConstTensor> constants;
+  std::map<std::string, std::string> unusable; // initializers that failed to decode, why
   std::map<std::string, Value> values;
   OpBuilder *builder = nullptr;
   Block *entry = nullptr;
@@ -146,14 +147,21 @@ void Importer::collectTypes() {
 }
 
 void Importer::collectConstants() {
-  for (const auto &init : model.graph().initializer())
-    constants[init.name()] = constFromProto(init);
+  for (const auto &init : model.graph().initializer()) {
+    try {
+      constants[init.name()] = constFromProto(init);
+    } catch (const ImportError &e) {
+      unusable[init.name()] = e.what(); // an error only if a live node reads it
+    }
+  }
   auto constOf = [&](const std::string &name) -> const ConstTensor * {
     auto it = constants.find(name);
     return it == constants.end() ? nullptr : &it->second;
   };
   auto typeOfName = [&](const std::string &name) { return typeOf(name); };
   for (const auto &node : model.graph().node()) {
+    if (!node.domain().empty() && node.domain() != "ai.onnx")
+      continue; // other domains' ops only share names with ONNX's
     try {
       if (auto folded = foldShapeNode(node, constOf, typeOfName))
         constants[node.output(0)] = std::move(*folded);
@@ -227,6 +235,8 @@ Value Importer::materialize(const std::string &name) {
   if (auto it = values.find(name); it != values.end())
     return it->second;
   auto c = constants.find(name);
+  if (auto bad = unusable.find(name); bad != unusable.end())
+    throw ImportError(bad->second);
   if (c == constants.end())
     throw ImportError("input '" + name + "' is not produced by any node");
   RankedTensorType type = typeOf(name);
@@ -347,7 +357,17 @@ OwningOpRef<ModuleOp> Importer::run() {
 
 OwningOpRef<ModuleOp> importOnnxFile(MLIRContext &context, const std::string &path,
                                      std::vector<std::string> &errors) {
-  return Importer(context, path, errors).run();
+  // ImportError is handled where it names a node; anything else (protobuf, allocation,
+  // out-of-range data) must still end as an error, never an abort.
+  try {
+    OwningOpRef<ModuleOp> module = Importer(context, path, errors).run();
+    if (!module && errors.empty())
+      errors.push_back("import failed");
+    return module;
+  } catch (const std::exception &e) {
+    errors.push_back(std::string("malformed model: ") + e.what());
+    return {};
+  }
 }
 
 std::vector<std::string> supportedOnnxOps() {

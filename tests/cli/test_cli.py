@@ -70,7 +70,17 @@ def make_models(work):
         [helper.make_node("Relu", ["x"], ["y"], name="relu_dyn")], "g",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 3])]), opset_imports=opset)
+    half = helper.make_tensor("half", TensorProto.FLOAT16, [2, 3], np.ones(6, np.float16))
+    used_half = helper.make_model(helper.make_graph(
+        [helper.make_node("Relu", ["half"], ["h"], name="relu_half")], "g", [x],
+        [helper.make_tensor_value_info("h", TensorProto.FLOAT16, [2, 3])], [half]),
+        opset_imports=opset)
+    unused_half = helper.make_model(helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"], name="relu")], "g", [x], [y], [half]),
+        opset_imports=opset)
     return {"dynamic": save(dynamic, os.path.join(work, "dynamic.onnx")),
+            "used_half": save(used_half, os.path.join(work, "used_half.onnx")),
+            "unused_half": save(unused_half, os.path.join(work, "unused_half.onnx")),
             "unsupported": save(unsupported, os.path.join(work, "unsupported.onnx")),
             "mismatch": save(mismatch, os.path.join(work, "mismatch.onnx")),
             "wrong_dtype": save(wrong_dtype, os.path.join(work, "wrong_dtype.onnx"))}
@@ -104,6 +114,10 @@ def main():
                  ["node 'relu_int' (Relu): 'dlc.relu' op operand #0 must be ranked tensor of 32-bit float"])
 
     expect_error(dlc, work, "dynamic", models["dynamic"], ["dim 'N' is dynamic"])
+    expect_error(dlc, work, "used_half", models["used_half"], ["unsupported element type"])
+    r = run(dlc, "compile", models["unused_half"], "-o", os.path.join(work, "unused_half"))
+    check(r.returncode == 0, "an unused initializer of an unsupported type is ignored (%s)"
+          % r.stderr.strip())
 
     r = run(dlc, "compile", good, "-o", os.path.join(work, "x"), "--name", "9bad")
     check(r.returncode == 1 and "not a C identifier" in r.stderr, "invalid --name is refused")
