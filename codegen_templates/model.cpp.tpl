@@ -50,17 +50,12 @@ dlc_status Model::init(const Options &options) {
 }
 
 dlc_status Model::run(const void *const *inputs, void *const *outputs) {
-  if (!arena_ || !inputs || !outputs)
+  if (!arena_)
     return DLC_INVALID_ARGUMENT;
-  // Empty tensors may come without a buffer; they are never dereferenced.
-  for (int i = 0; i < @NUM_INPUTS@; ++i)
-    if (!inputs[i] && kInputs[i].bytes)
-      return DLC_INVALID_ARGUMENT;
-  for (int i = 0; i < @NUM_OUTPUTS@; ++i)
-    if (!outputs[i] && kOutputs[i].bytes)
-      return DLC_INVALID_ARGUMENT;
-  schedule(dlc_weights_@NAME@, arena_, inputs, outputs);
-  return DLC_OK;
+  dlc_status status = dlc_check_buffers(&kInfo, inputs, outputs);
+  if (status == DLC_OK)
+    schedule(dlc_weights_@NAME@, arena_, inputs, outputs);
+  return status;
 }
 
 dlc_status Model::run(@TYPED_PARAMS@) {

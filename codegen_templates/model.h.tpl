@@ -23,7 +23,9 @@ const dlc_model_info *@NAME@_info(void);
 // `arena` is NULL (the model allocates its own) or caller memory of at least
 // @UPPER_NAME@_ARENA_BYTES bytes, 64-byte aligned, that outlives the model.
 dlc_status @NAME@_create(void *arena, @NAME@_model **model);
-// Buffers in graph order (see @NAME@_info); inputs are only read.
+// Buffers in graph order (see @NAME@_info); inputs are only read. Output buffers must not
+// overlap inputs or each other (DLC_INVALID_ARGUMENT otherwise): the model writes outputs
+// while it still reads inputs.
 dlc_status @NAME@_run(@NAME@_model *model, const void *const *inputs, void *const *outputs);
 // Like @NAME@_run, but first checks each tensor's dtype and shape against @NAME@_info.
 dlc_status @NAME@_run_checked(@NAME@_model *model, const dlc_tensor *inputs, int num_inputs,

@@ -24,6 +24,9 @@ struct GeneratedModel {
 bool generateCpp(mlir::ModuleOp module, const std::string &name, const std::string &modelPath,
                  const std::string &weightsPath, GeneratedModel &out);
 
+// NAME_weights.cpp for a weights file of `bytes` bytes at `path`.
+std::string weightsSource(const std::string &name, size_t bytes, const std::string &path);
+
 } // namespace dlc
 
 #endif

@@ -2,6 +2,7 @@
 #include "compiler/Codegen.h"
 #include "compiler/Embedded.h"
 #include "compiler/Importer.h"
+#include "compiler/Locations.h"
 #include "compiler/Pipeline.h"
 #include "compiler/Report.h"
 #include "compiler/Toolchain.h"
@@ -30,16 +31,11 @@ void reportError(const std::string &file, const std::string &message) {
 
 // "node 'conv1' (Conv): " for ops imported from ONNX nodes, "" otherwise.
 std::string nodePrefix(Location loc) {
-  if (auto fused = dyn_cast<FusedLoc>(loc)) {
-    auto opType = dyn_cast_or_null<StringAttr>(fused.getMetadata());
-    for (Location inner : fused.getLocations())
-      if (auto name = dyn_cast<NameLoc>(inner))
-        return "node '" + name.getName().str() + "'" +
-               (opType ? " (" + opType.str() + ")" : "") + ": ";
-  }
-  if (auto name = dyn_cast<NameLoc>(loc))
-    return "value '" + name.getName().str() + "': ";
-  return "";
+  std::string node = onnxNodeName(loc), opType = onnxOpType(loc);
+  if (node.empty())
+    return "";
+  return (opType.empty() ? "value '" + node + "'" : "node '" + node + "' (" + opType + ")") +
+         ": ";
 }
 
 std::string defaultName(const std::string &model) {
@@ -59,24 +55,36 @@ bool validName(const std::string &name) {
   });
 }
 
-// Writes the memory reports the options ask for.
-bool writeReports(const CompileOptions &options, ModuleOp module, int64_t weightBytes) {
-  MemoryReport report = memoryReport(module, weightBytes);
-  std::string error;
-  if (options.report)
-    std::cout << reportText(report);
-  if (!options.reportJsonPath.empty() &&
-      !writeFile(options.reportJsonPath, reportJson(report), error))
-    return reportError(options.model, error), false;
-  if (!options.reportSvgPath.empty() &&
-      !writeFile(options.reportSvgPath, memorySvg(module), error))
-    return reportError(options.model, error), false;
-  return true;
-}
+// The memory reports the options ask for, written only once the compile has succeeded.
+struct Reports {
+  std::string text, json, svg;
+
+  void make(const CompileOptions &options, ModuleOp module, int64_t weightBytes) {
+    MemoryReport report = memoryReport(module, weightBytes);
+    if (options.report)
+      text = reportText(report);
+    if (!options.reportJsonPath.empty())
+      json = reportJson(report);
+    if (!options.reportSvgPath.empty())
+      svg = memorySvg(module);
+  }
+
+  bool write(const CompileOptions &options) const {
+    std::cout << text;
+    std::string error;
+    if ((!json.empty() && !writeFile(options.reportJsonPath, json, error)) ||
+        (!svg.empty() && !writeFile(options.reportSvgPath, svg, error))) {
+      reportError(options.model, error);
+      return false;
+    }
+    return true;
+  }
+};
 
 // Imports, runs the pipeline and generates code; reports errors itself.
 bool generate(const CompileOptions &options, const std::string &name,
-              const std::string &weightsPath, GeneratedModel &out, std::string *mlirText) {
+              const std::string &weightsPath, GeneratedModel &out, std::string *mlirText,
+              Reports &reports) {
   const std::string &modelPath = options.model;
   DialectRegistry registry;
   registerAll(registry);
@@ -107,7 +115,8 @@ bool generate(const CompileOptions &options, const std::string &name,
   } else if (!generateCpp(*module, name, modelPath, weightsPath, out) || failedDiagnostics) {
     return false;
   }
-  return writeReports(options, *module, out.weights.size());
+  reports.make(options, *module, out.weights.size());
+  return true;
 }
 
 // Files are written into a private directory first and moved into `outDir` only when
@@ -171,8 +180,9 @@ int compileTo(const CompileOptions &options, const std::string &outDir) {
   std::string weightsFile = name + ".weights.bin";
   GeneratedModel generated;
   std::string mlirText;
+  Reports reports;
   if (!generate(options, name, std::string(absOut) + "/" + weightsFile, generated,
-                options.emit == "mlir" ? &mlirText : nullptr))
+                options.emit == "mlir" ? &mlirText : nullptr, reports))
     return 1;
   std::string error;
   StagingDir staging;
@@ -201,21 +211,27 @@ int compileTo(const CompileOptions &options, const std::string &outDir) {
         files.push_back(llvm::sys::path::filename(f.name).str());
   }
   if (ok && options.emit == "staticlib") {
-    // The weights file must already sit where the `.incbin` names it.
+    // The library embeds the staged weights file; the emitted NAME_weights.cpp names its
+    // final place.
+    std::string buildDir = dir + "/build";
+    std::string stagedWeights = buildDir + "/" + name + "_weights.cpp";
     std::vector<std::string> objects, runtime;
-    ok = writeBinary(std::string(absOut) + "/" + weightsFile, generated.weights, error) &&
-         compileSources({dir + "/" + name + ".cpp", dir + "/" + name + "_weights.cpp"}, {dir},
-                        dir, objects, error) &&
+    ok = !llvm::sys::fs::create_directory(buildDir) &&
+         writeFile(stagedWeights,
+                   weightsSource(name, generated.weights.size(), dir + "/" + weightsFile),
+                   error) &&
+         compileSources({dir + "/" + name + ".cpp", stagedWeights}, {dir}, buildDir, objects,
+                        error) &&
          runtimeObjects(runtime, error);
     objects.insert(objects.end(), runtime.begin(), runtime.end());
     ok = ok && archive(dir + "/lib" + name + ".a", objects, error);
     files.push_back("lib" + name + ".a");
   }
   if (!ok || !staging.commit(files, error)) {
-    reportError(options.model, error);
+    reportError(options.model, error.empty() ? "cannot write the output" : error);
     return 1;
   }
-  return 0;
+  return reports.write(options) ? 0 : 1;
 }
 
 // Path and modification time of the running dlc, so a rebuilt dlc never reuses old builds.

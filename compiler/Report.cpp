@@ -1,4 +1,5 @@
 #include "compiler/Report.h"
+#include "compiler/Locations.h"
 #include "dialects/DlcDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -18,13 +19,8 @@ int64_t funcAttr(func::FuncOp func, StringRef name) {
   return attr ? attr.getInt() : 0;
 }
 
-// The ONNX value an op produces (second name of its location), else its node name.
 std::string valueName(Operation *op) {
-  std::string name;
-  if (auto fused = dyn_cast<FusedLoc>(op->getLoc()))
-    for (Location l : fused.getLocations())
-      if (auto n = dyn_cast<NameLoc>(l))
-        name = n.getName().str();
+  std::string name = onnxValueName(op->getLoc());
   return name.empty() ? op->getName().getStringRef().str() : name;
 }
 

@@ -58,6 +58,10 @@ typedef struct dlc_tensor {
 
 size_t dlc_dtype_size(dlc_dtype dtype);
 const char *dlc_status_message(dlc_status status);
+// DLC_OK when every non-empty input and output has a buffer and no output buffer overlaps an
+// input or another output (outputs are written while inputs are still being read).
+dlc_status dlc_check_buffers(const dlc_model_info *info, const void *const *inputs,
+                             void *const *outputs);
 // DLC_OK when `actual` has exactly `count` tensors matching `expected` in dtype and shape,
 // each with data unless it is empty; DLC_INVALID_ARGUMENT otherwise.
 dlc_status dlc_check_tensors(const dlc_tensor_info *expected, int count,

@@ -1,6 +1,7 @@
 // Module-level codegen: values to pointers, the weights blob, and the API from templates.
 #include "compiler/Codegen.h"
 #include "compiler/Embedded.h"
+#include "compiler/Locations.h"
 #include "compiler/codegen/Emitter.h"
 #include "dialects/DlcDialect.h"
 
@@ -9,6 +10,7 @@
 #include "mlir/IR/DialectResourceBlobManager.h"
 
 #include <cstring>
+#include <set>
 
 using namespace mlir;
 
@@ -167,25 +169,34 @@ private:
   const std::map<Operation *, int64_t> &weightOffsets;
 };
 
-// The ONNX node an op came from, for comments in the generated code.
-std::string describeLoc(Location loc) {
-  if (auto fused = dyn_cast<FusedLoc>(loc))
-    for (Location inner : fused.getLocations())
-      if (auto nameLoc = dyn_cast<NameLoc>(inner))
-        return "'" + nameLoc.getName().str() + "'";
-  if (auto nameLoc = dyn_cast<NameLoc>(loc))
-    return "'" + nameLoc.getName().str() + "'";
-  return "";
+// Text from the model (node names, paths) made safe inside a // comment: a newline would end
+// the comment and a trailing backslash would splice the next line into it.
+std::string commentText(const std::string &s) {
+  std::string out;
+  for (char c : s)
+    out += static_cast<unsigned char>(c) < 0x20 || c == '\\' ? '?' : c;
+  return out;
 }
 
-std::string replaceAll(std::string text, const std::map<std::string, std::string> &vars) {
-  for (const auto &[key, value] : vars) {
-    std::string pattern = "@" + key + "@";
-    for (size_t pos = text.find(pattern); pos != std::string::npos;
-         pos = text.find(pattern, pos + value.size()))
-      text.replace(pos, pattern.size(), value);
+// Replaces each @KEY@ of `vars` in one pass, so substituted text is never scanned again.
+std::string substitute(const std::string &text, const std::map<std::string, std::string> &vars) {
+  std::string out;
+  for (size_t pos = 0; pos < text.size();) {
+    size_t at = text.find('@', pos), end = at == std::string::npos ? at : text.find('@', at + 1);
+    if (end == std::string::npos) {
+      out += text.substr(pos);
+      break;
+    }
+    auto it = vars.find(text.substr(at + 1, end - at - 1));
+    if (it == vars.end()) { // a lone '@' (e.g. "@object"): keep it, resume after it
+      out += text.substr(pos, at + 1 - pos);
+      pos = at + 1;
+      continue;
+    }
+    out += text.substr(pos, at - pos) + it->second;
+    pos = end + 1;
   }
-  return text;
+  return out;
 }
 
 std::string cString(const std::string &s) {
@@ -200,13 +211,28 @@ std::string cString(const std::string &s) {
   return out + "\"";
 }
 
-std::string identifier(const std::string &s) {
+// A C++ identifier for a tensor name, distinct from every earlier one, from keywords and
+// from the names the templates use.
+std::string identifier(const std::string &s, std::set<std::string> &used) {
+  static const std::set<std::string> reserved = {
+      "alignas", "alignof", "and", "asm", "auto", "bool", "break", "case", "catch", "char",
+      "class", "const", "constexpr", "continue", "default", "delete", "do", "double", "else",
+      "enum", "explicit", "export", "extern", "false", "float", "for", "friend", "goto", "if",
+      "inline", "int", "long", "mutable", "namespace", "new", "noexcept", "not", "nullptr",
+      "operator", "or", "private", "protected", "public", "register", "return", "short",
+      "signed", "sizeof", "static", "struct", "switch", "template", "this", "throw", "true",
+      "try", "typedef", "typeid", "typename", "union", "unsigned", "using", "virtual", "void",
+      "volatile", "while", "xor", "inputs", "outputs", "options", "status"};
   std::string out;
   for (char c : s)
     out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
   if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0])))
     out = "t_" + out;
-  return out;
+  std::string unique = out;
+  for (int n = 2; reserved.count(unique) || used.count(unique); ++n)
+    unique = out + "_" + std::to_string(n);
+  used.insert(unique);
+  return unique;
 }
 
 } // namespace
@@ -267,7 +293,7 @@ bool generateCpp(ModuleOp module, const std::string &name, const std::string &mo
       }
       // A block per op keeps each op's constant arrays local to its call.
       emitter.line("{ // " + op->getName().getStringRef().str() + " " +
-                   describeLoc(op->getLoc()));
+                   commentText(onnxNodeName(op->getLoc())));
       if (failed(it->second(op, emitter)))
         ok = false;
       emitter.line("}");
@@ -290,6 +316,7 @@ bool generateCpp(ModuleOp module, const std::string &name, const std::string &mo
   for (Type t : llvm::concat<const Type>(types.getInputs(), types.getResults()))
     maxRank = std::max<size_t>(maxRank, cast<RankedTensorType>(t).getRank());
   std::string shapeConstants, typedParams, typedInputs, typedOutputs;
+  std::set<std::string> usedIdentifiers;
   auto describe = [&](ArrayRef<Type> tensors, bool isInput, std::string &shapes,
                       std::string &infos) {
     for (auto [i, t] : llvm::enumerate(tensors)) {
@@ -298,7 +325,7 @@ bool generateCpp(ModuleOp module, const std::string &name, const std::string &mo
                               : func.getResultAttrOfType<StringAttr>(i, kTensorNameAttr);
       std::string tensorName = nameAttr ? nameAttr.str() : (isInput ? "input" : "output") +
                                                                std::to_string(i);
-      std::string id = identifier(tensorName);
+      std::string id = identifier(tensorName, usedIdentifiers);
       shapes += std::string(i ? ", " : "") + "{" + list(type.getShape().empty()
                                                             ? ArrayRef<int64_t>{0}
                                                             : type.getShape()) +
@@ -331,7 +358,7 @@ bool generateCpp(ModuleOp module, const std::string &name, const std::string &mo
       {"UPPER_NAME", upper},
       {"GUARD", "DLC_GENERATED_" + upper + "_H"},
       {"DLC_VERSION", DLC_VERSION},
-      {"MODEL_FILE", modelPath},
+      {"MODEL_FILE", commentText(modelPath)},
       {"ARENA_BYTES", std::to_string(out.arenaBytes)},
       {"WEIGHT_BYTES", std::to_string(out.weights.size())},
       {"NUM_INPUTS", std::to_string(types.getNumInputs())},
@@ -348,13 +375,26 @@ bool generateCpp(ModuleOp module, const std::string &name, const std::string &mo
       {"TYPED_INPUT_ARGS", typedInputs.empty() ? "nullptr" : typedInputs},
       {"TYPED_OUTPUT_ARGS", typedOutputs},
       {"SCHEDULE", emitter.body_str()},
-      {"INCBIN", out.weights.empty() ? std::string()
-                                     : "\".incbin \\\"" + weightsPath + "\\\"\\n\""},
   };
-  out.header = replaceAll(embeddedFile("codegen_templates/model.h.tpl"), vars);
-  out.source = replaceAll(embeddedFile("codegen_templates/model.cpp.tpl"), vars);
-  out.weightsSource = replaceAll(embeddedFile("codegen_templates/weights.cpp.tpl"), vars);
+  out.header = substitute(embeddedFile("codegen_templates/model.h.tpl"), vars);
+  out.source = substitute(embeddedFile("codegen_templates/model.cpp.tpl"), vars);
+  out.weightsSource = weightsSource(name, out.weights.size(), weightsPath);
   return true;
+}
+
+std::string weightsSource(const std::string &name, size_t bytes, const std::string &path) {
+  // The path sits in an assembler string inside a C++ string: escape for both.
+  std::string asmPath;
+  for (char c : path)
+    asmPath += c == '"' || c == '\\' ? std::string("\\") + c : std::string(1, c);
+  std::map<std::string, std::string> vars = {
+      {"NAME", name},
+      {"DLC_VERSION", DLC_VERSION},
+      {"WEIGHT_BYTES", std::to_string(bytes)},
+      // cString drops control characters, so the statement's newline is added after it.
+      {"INCBIN", bytes ? cString(".incbin \"" + asmPath + "\"") + " \"\\n\"" : std::string()},
+  };
+  return substitute(embeddedFile("codegen_templates/weights.cpp.tpl"), vars);
 }
 
 } // namespace dlc
