@@ -140,10 +140,14 @@ bool Importer::load() {
 
 void Importer::collectTypes() {
   const auto &graph = model.graph();
-  for (const auto &list : {graph.input(), graph.output(), graph.value_info()})
-    for (const auto &info : list)
+  auto collect = [&](const auto &infos) {
+    for (const auto &info : infos)
       if (info.has_type())
         types[info.name()] = info.type();
+  };
+  collect(graph.input());
+  collect(graph.output());
+  collect(graph.value_info());
 }
 
 void Importer::collectConstants() {

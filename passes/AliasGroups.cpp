@@ -93,11 +93,12 @@ bool AliasGroups::isGraphOutput(Value v) {
   return llvm::any_of(v.getUsers(), [](Operation *user) { return isa<func::ReturnOp>(user); });
 }
 
+bool AliasGroups::isExternalMemory(Value v) {
+  return isa<BlockArgument>(v) || isa_and_nonnull<ConstantOp>(v.getDefiningOp());
+}
+
 bool AliasGroups::groupHasExternal(Value v) const {
-  return llvm::any_of(members(v), [](Value m) {
-    return isa<BlockArgument>(m) || isa_and_nonnull<ConstantOp>(m.getDefiningOp()) ||
-           isGraphOutput(m);
-  });
+  return llvm::any_of(members(v), [](Value m) { return isExternalMemory(m) || isGraphOutput(m); });
 }
 
 void AliasGroups::merge(Value into, Value from, int64_t at) {

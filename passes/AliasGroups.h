@@ -16,7 +16,6 @@ public:
   explicit AliasGroups(mlir::func::FuncOp func);
 
   int64_t index(mlir::Operation *op) const { return opIndex.lookup(op); }
-  int64_t endIndex() const { return numOps; } // where the return reads its operands
   int64_t def(mlir::Value v) const;
   int64_t lastUse(mlir::Value v) const; // def when unused
   static int64_t bytes(mlir::Value v);
@@ -33,6 +32,8 @@ public:
   void merge(mlir::Value into, mlir::Value from, int64_t offset);
 
   static bool isGraphOutput(mlir::Value v);
+  // Graph inputs and weights: memory the plan must never write.
+  static bool isExternalMemory(mlir::Value v);
 
 private:
   struct Slot {

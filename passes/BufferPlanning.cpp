@@ -138,10 +138,6 @@ int64_t peakLiveBytes(const std::vector<Span> &blocks, int64_t numOps) {
   return live.empty() ? 0 : *std::max_element(live.begin(), live.end());
 }
 
-bool isExternalMemory(Value v) {
-  return isa<BlockArgument>(v) || isa_and_nonnull<dlc::ConstantOp>(v.getDefiningOp());
-}
-
 // A concat's inputs can be written straight into its result when each is a whole group of
 // its own, dead after the concat, and the slices are contiguous (all dims before the axis 1).
 bool canElide(const dlc::AliasGroups &groups, dlc::ConcatOp concat) {
@@ -153,7 +149,7 @@ bool canElide(const dlc::AliasGroups &groups, dlc::ConcatOp concat) {
   seen.insert(groups.root(concat.getResult()));
   int64_t at = groups.index(concat);
   for (Value in : concat.getInputs()) {
-    if (isExternalMemory(in) || groups.groupHasExternal(in) || groups.offset(in) != 0 ||
+    if (dlc::AliasGroups::isExternalMemory(in) || groups.groupHasExternal(in) || groups.offset(in) != 0 ||
         groups.groupBytes(in) != dlc::AliasGroups::bytes(in) || groups.groupLastUse(in) > at ||
         !seen.insert(groups.root(in)).second)
       return false;
@@ -201,7 +197,7 @@ struct BufferPlanningPass : dlc::impl::BufferPlanningBase<BufferPlanningPass> {
     }
     for (Operation &op : body) {
       for (Value result : op.getResults()) {
-        if (isa<func::ReturnOp>(op) || isExternalMemory(result) || op.hasAttr(dlc::kViewAttr))
+        if (isa<func::ReturnOp>(op) || dlc::AliasGroups::isExternalMemory(result) || op.hasAttr(dlc::kViewAttr))
           continue;
         if (!dlc::AliasGroups::isGraphOutput(result))
           noReuseBytes += alignUp(dlc::AliasGroups::bytes(result));
@@ -242,7 +238,7 @@ struct BufferPlanningPass : dlc::impl::BufferPlanningBase<BufferPlanningPass> {
 
     for (Operation &op : body) {
       if (isa<func::ReturnOp>(op) || op.getNumResults() != 1 || op.hasAttr(dlc::kViewAttr) ||
-          isExternalMemory(op.getResult(0)))
+          dlc::AliasGroups::isExternalMemory(op.getResult(0)))
         continue;
       Value result = op.getResult(0), root = groups.root(result);
       if (auto it = groupOffset.find(root); it != groupOffset.end()) {

@@ -13,22 +13,18 @@ using namespace mlir;
 
 namespace {
 
-bool isExternalMemory(Value v) {
-  return isa<BlockArgument>(v) || isa_and_nonnull<dlc::ConstantOp>(v.getDefiningOp());
-}
-
 // A view shares its operand's memory, so it must not make a graph output live in a graph
 // input's or weight's memory, nor two different graph outputs share one buffer.
 bool canView(const dlc::AliasGroups &groups, Operation *op) {
   Value operand = op->getOperand(0), result = op->getResult(0);
-  bool operandExternal = llvm::any_of(groups.members(operand), isExternalMemory);
+  bool operandExternal = llvm::any_of(groups.members(operand), dlc::AliasGroups::isExternalMemory);
   bool operandHasOutput = llvm::any_of(groups.members(operand), dlc::AliasGroups::isGraphOutput);
   bool resultIsOutput = dlc::AliasGroups::isGraphOutput(result);
   return !(resultIsOutput && (operandExternal || operandHasOutput));
 }
 
 bool canWriteOver(const dlc::AliasGroups &groups, Operation *op, Value operand) {
-  if (isExternalMemory(operand) || !operand.getDefiningOp() ||
+  if (dlc::AliasGroups::isExternalMemory(operand) || !operand.getDefiningOp() ||
       dlc::AliasGroups::bytes(operand) != dlc::AliasGroups::bytes(op->getResult(0)))
     return false;
   // The whole group must be dead after this op: nothing reads the old contents later.

@@ -83,7 +83,7 @@ void poison(void *ptr, size_t bytes);
 // ---- elementwise -------------------------------------------------------------------------
 enum class UnaryKind {
   Relu, Sigmoid, Tanh, Exp, Log, Sqrt, Neg, Abs, Erf, Reciprocal, Floor, Ceil,
-  Softplus, Identity,
+  Softplus,
 };
 void unaryF32(UnaryKind kind, const float *x, float *y, int64_t n);
 void clipF32(const float *x, float *y, int64_t n, float lo, float hi);

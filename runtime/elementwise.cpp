@@ -233,10 +233,6 @@ void unaryF32(UnaryKind kind, const float *x, float *y, int64_t n) {
     return mapF32(x, y, n, [](float v) { return std::ceil(v); });
   case UnaryKind::Softplus:
     return mapF32(x, y, n, softplus);
-  case UnaryKind::Identity:
-    if (x != y)
-      mapF32(x, y, n, [](float v) { return v; });
-    return;
   }
 }
 
