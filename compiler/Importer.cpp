@@ -246,20 +246,8 @@ Value Importer::materialize(const std::string &name) {
   RankedTensorType type = typeOf(name);
   OpBuilder::InsertionGuard guard(*builder);
   builder->setInsertionPointToStart(entry);
-  ElementsAttr value;
-  const ConstTensor &tensor = c->second;
-  if (type.getElementType().isInteger(1)) {
-    SmallVector<bool> bits(tensor.bytes.begin(), tensor.bytes.end());
-    value = DenseElementsAttr::get(type, bits);
-  } else if (tensor.bytes.size() <= 64) {
-    value = DenseElementsAttr::getFromRawBuffer(type, tensor.bytes);
-  } else {
-    // Large weights go to a resource blob so the IR text stays readable.
-    auto blob = HeapAsmResourceBlob::allocateAndCopyInferAlign(ArrayRef<char>(tensor.bytes));
-    value = DenseResourceElementsAttr::get(type, name, std::move(blob));
-  }
-  Value result = builder->create<ConstantOp>(NameLoc::get(builder->getStringAttr(name)),
-                                             type, value);
+  Value result = ConstantOp::fromBytes(*builder, NameLoc::get(builder->getStringAttr(name)),
+                                       type, c->second.bytes, name);
   values[name] = result;
   return result;
 }

@@ -20,6 +20,7 @@ void registerAllPasses() {
 }
 
 void buildInferencePipeline(mlir::PassManager &pm, bool reuse, bool firstFit) {
+  pm.addNestedPass<mlir::func::FuncOp>(createFoldBatchNorm());
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());
   if (reuse)

@@ -1,7 +1,11 @@
 #include "dialects/DlcDialect.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinDialect.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/OpImplementation.h"
+
+#include <cstring>
 #include "llvm/ADT/STLExtras.h"
 
 using namespace mlir;
@@ -215,6 +219,42 @@ DLC_REDUCE_VERIFIER(ReduceMinOp)
 
 OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
 
+std::vector<char> ConstantOp::getBytes() {
+  auto type = cast<RankedTensorType>(getType());
+  unsigned bits = type.getElementType().getIntOrFloatBitWidth();
+  std::vector<char> bytes(type.getNumElements() * (bits == 1 ? 1 : bits / 8));
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(getValue())) {
+    ArrayRef<char> data = resource.getRawHandle().getBlob()->getData();
+    std::memcpy(bytes.data(), data.data(), std::min(bytes.size(), data.size()));
+    return bytes;
+  }
+  auto dense = cast<DenseElementsAttr>(getValue());
+  if (bits == 1) { // DenseElementsAttr packs bools as bits
+    for (auto [i, bit] : llvm::enumerate(dense.getValues<bool>()))
+      bytes[i] = bit;
+    return bytes;
+  }
+  ArrayRef<char> raw = dense.getRawData(); // one element when splat
+  for (size_t offset = 0; offset < bytes.size(); offset += raw.size())
+    std::memcpy(bytes.data() + offset, raw.data(), std::min(raw.size(), bytes.size() - offset));
+  return bytes;
+}
+
+ConstantOp ConstantOp::fromBytes(OpBuilder &builder, Location loc, RankedTensorType type,
+                                 ArrayRef<char> bytes, StringRef blobName) {
+  ElementsAttr value;
+  if (type.getElementType().isInteger(1)) {
+    SmallVector<bool> bits(bytes.begin(), bytes.end());
+    value = DenseElementsAttr::get(type, bits);
+  } else if (bytes.size() <= 64) {
+    value = DenseElementsAttr::getFromRawBuffer(type, bytes);
+  } else {
+    auto blob = HeapAsmResourceBlob::allocateAndCopyInferAlign(bytes);
+    value = DenseResourceElementsAttr::get(type, blobName, std::move(blob));
+  }
+  return builder.create<ConstantOp>(loc, type, value);
+}
+
 LogicalResult ReshapeOp::verify() {
   auto in = tensorType(getInput()), out = tensorType(getOutput());
   if (in.getElementType() != out.getElementType())
@@ -225,9 +265,15 @@ LogicalResult ReshapeOp::verify() {
   return success();
 }
 
-OpFoldResult ReshapeOp::fold(FoldAdaptor) {
+OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
   if (getInput().getType() == getType())
     return getInput();
+  // A reshaped constant is a constant: same bytes, new type.
+  auto type = cast<ShapedType>(getType());
+  if (auto dense = dyn_cast_or_null<DenseElementsAttr>(adaptor.getInput()))
+    return dense.reshape(type);
+  if (auto resource = dyn_cast_or_null<DenseResourceElementsAttr>(adaptor.getInput()))
+    return DenseResourceElementsAttr::get(type, resource.getRawHandle());
   // reshape(reshape(x)) needs only the outer shape.
   if (auto inner = getInput().getDefiningOp<ReshapeOp>()) {
     getInputMutable().assign(inner.getInput());

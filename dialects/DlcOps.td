@@ -179,6 +179,15 @@ def Dlc_ConstantOp : Dlc_Op<"constant",
   let results = (outs Dlc_AnyTensor:$output);
   let assemblyFormat = "attr-dict $value";
   let hasFolder = 1;
+  let extraClassDeclaration = [{
+    /// The elements as dense little-endian bytes, bools one byte each.
+    std::vector<char> getBytes();
+    /// A constant holding `bytes` (in getBytes' layout); large ones go to a resource blob
+    /// named `blobName`, so printed IR stays readable.
+    static ConstantOp fromBytes(mlir::OpBuilder &builder, mlir::Location loc,
+                                mlir::RankedTensorType type, llvm::ArrayRef<char> bytes,
+                                llvm::StringRef blobName);
+  }];
 }
 
 def Dlc_ReshapeOp : Dlc_TensorOp<"reshape", [Dlc_ViewOpTrait]> {

@@ -3,6 +3,16 @@
 
 include "mlir/Pass/PassBase.td"
 
+def FoldBatchNorm : Pass<"dlc-fold-batch-norm", "mlir::func::FuncOp"> {
+  let summary = "Fold inference batch normalization into the convolution before it";
+  let description = [{
+    A `dlc.batch_norm` whose input is a `dlc.conv` used only by it, with constant weights,
+    bias and normalization parameters, becomes one `dlc.conv` with scaled weights and an
+    adjusted bias. Inference only: training keeps the two ops.
+  }];
+  let dependentDialects = ["dlc::DlcDialect"];
+}
+
 def InplaceLegalization : Pass<"dlc-inplace-legalization", "mlir::func::FuncOp"> {
   let summary = "Decide which views alias their operand and which ops write in place";
   let description = [{

@@ -12,6 +12,7 @@ For each model writes
 Models (random weights, torch.manual_seed(0); no pretrained downloads):
   mlp          Linear(784,512)-ReLU-Linear(512,256)-ReLU-Linear(256,10), input [8,784]
   resnet18     torchvision.models.resnet18(weights=None), input [1,3,224,224]
+  resnet18_bn  the same, exported keeping its BatchNormalization nodes
   mobilenetv2  torchvision.models.mobilenet_v2(weights=None), input [1,3,224,224]
   squeezenet   torchvision.models.squeezenet1_1(weights=None), input [1,3,224,224]
                (Fire modules: channel concats of two branches)
@@ -77,14 +78,19 @@ def make_resnet50():
     return torchvision.models.resnet50(weights=None), (1, 3, 224, 224)
 
 
+# Exported keeping BatchNormalization nodes (PyTorch folds them into Conv by default), so
+# dlc's own batch-norm folding and kernel meet a real network.
+KEEP_BATCHNORM = {"resnet18_bn"}
+
 MODELS = {
     "mlp": make_mlp,
     "resnet18": make_resnet18,
+    "resnet18_bn": make_resnet18,
     "mobilenetv2": make_mobilenetv2,
     "squeezenet": make_squeezenet,
     "resnet50": make_resnet50,
 }
-DEFAULT_MODELS = ["mlp", "resnet18", "mobilenetv2", "squeezenet"]
+DEFAULT_MODELS = ["mlp", "resnet18", "resnet18_bn", "mobilenetv2", "squeezenet"]
 ALIASES = {"mobilenet_v2": "mobilenetv2", "resnet": "resnet18"}
 
 
@@ -126,7 +132,8 @@ def export_one(name, outdir):
         model, torch.from_numpy(x), onnx_path + ".tmp",
         opset_version=OPSET, do_constant_folding=True,
         input_names=["input"], output_names=["output"],
-        training=torch.onnx.TrainingMode.EVAL)
+        training=(torch.onnx.TrainingMode.PRESERVE if name in KEEP_BATCHNORM
+                  else torch.onnx.TrainingMode.EVAL))
     for fname, arr in (("input.npy", x), ("expected.npy", y)):
         with open(os.path.join(outdir, fname + ".tmp"), "wb") as f:
             np.save(f, arr)

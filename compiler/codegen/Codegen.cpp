@@ -95,28 +95,6 @@ int64_t tensorBytes(Value v) {
   return t.getNumElements() * elementBytes(t.getElementType());
 }
 
-// The constant's elements as dense little-endian bytes (bools one byte each).
-std::vector<char> constantBytes(ConstantOp op) {
-  auto type = cast<RankedTensorType>(op.getType());
-  std::vector<char> bytes(tensorBytes(op.getResult()));
-  if (auto resource = dyn_cast<DenseResourceElementsAttr>(op.getValue())) {
-    ArrayRef<char> data = resource.getRawHandle().getBlob()->getData();
-    std::memcpy(bytes.data(), data.data(), std::min(bytes.size(), data.size()));
-    return bytes;
-  }
-  auto dense = cast<DenseElementsAttr>(op.getValue());
-  if (type.getElementType().isInteger(1)) {
-    for (auto [i, bit] : llvm::enumerate(dense.getValues<bool>()))
-      bytes[i] = bit;
-    return bytes;
-  }
-  ArrayRef<char> raw = dense.getRawData();
-  for (size_t offset = 0; offset < bytes.size(); offset += raw.size())
-    std::memcpy(bytes.data() + offset, raw.data(), std::min(raw.size(), bytes.size() - offset));
-  return bytes;
-}
-
-
 class ScheduleEmitter : public KernelEmitter {
 public:
   explicit ScheduleEmitter(const std::map<Operation *, int64_t> &weightOffsets)
@@ -259,7 +237,7 @@ bool generateCpp(ModuleOp module, const std::string &name, const std::string &mo
   func.walk([&](ConstantOp op) {
     out.weights.resize((out.weights.size() + 63) / 64 * 64);
     weightOffsets[op] = out.weights.size();
-    std::vector<char> bytes = constantBytes(op);
+    std::vector<char> bytes = op.getBytes();
     out.weights.insert(out.weights.end(), bytes.begin(), bytes.end());
   });
 
