@@ -1,0 +1,312 @@
+// Tests for the CPU runtime's softmax and reduction kernels and its data movement kernels
+// (copy, transpose, concat, gather, slice) against naive references, on random shapes from
+// fixed seeds.
+#include "dlc_runtime.h"
+#include "runtime_test_util.h"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <numeric>
+#include <random>
+#include <vector>
+
+using namespace dlc::rt;
+
+//===----------------------------------------------------------------------------------------===//
+// Softmax and reductions
+//===----------------------------------------------------------------------------------------===//
+
+TEST_CASE("softmax and log-softmax are accurate and stable", "[reduce]") {
+  std::mt19937 rng(13);
+  const int64_t shapes[][3] = {{1, 10, 1},  {3, 7, 1},   {2, 5, 3}, {2, 33, 70},
+                               {1, 1, 130}, {4, 257, 1}, {2, 3, 64}};
+  for (const auto &s : shapes) {
+    for (bool log : {false, true}) {
+      for (float offset : {0.0f, 1000.0f}) {
+        int64_t outer = s[0], n = s[1], inner = s[2];
+        INFO("outer " << outer << " n " << n << " inner " << inner << " log " << log << " offset "
+                      << offset);
+        // A large common offset overflows exp() unless the max is subtracted first.
+        std::vector<float> x = randomFloats(rng, outer * n * inner, -10.0f, 10.0f);
+        for (float &v : x)
+          v += offset;
+        std::vector<float> y(x.size());
+        softmaxF32(x.data(), y.data(), outer, n, inner, log);
+        std::vector<double> want(x.size());
+        for (int64_t o = 0; o < outer; ++o)
+          for (int64_t l = 0; l < inner; ++l) {
+            auto at = [&](int64_t j) { return static_cast<size_t>((o * n + j) * inner + l); };
+            double mx = -INFINITY, sum = 0;
+            for (int64_t j = 0; j < n; ++j)
+              mx = std::max(mx, double(x[at(j)]));
+            for (int64_t j = 0; j < n; ++j)
+              sum += std::exp(x[at(j)] - mx);
+            for (int64_t j = 0; j < n; ++j)
+              want[at(j)] = log ? x[at(j)] - mx - std::log(sum) : std::exp(x[at(j)] - mx) / sum;
+          }
+        requireClose(y, want, 1e-4, 1e-6);
+
+        // In place.
+        softmaxF32(x.data(), x.data(), outer, n, inner, log);
+        requireClose(x, want, 1e-4, 1e-6);
+      }
+    }
+  }
+}
+
+TEST_CASE("reductions over arbitrary axis sets", "[reduce]") {
+  std::mt19937 rng(14);
+  const ReduceKind kinds[] = {ReduceKind::Sum, ReduceKind::Mean, ReduceKind::Max, ReduceKind::Min};
+  for (int trial = 0; trial < 120; ++trial) {
+    Shape shape;
+    do {
+      shape.resize(static_cast<size_t>(randomInt(rng, 1, 5)));
+      for (int64_t &d : shape)
+        d = randomInt(rng, 1, trial % 4 == 0 ? 40 : 6);
+    } while (numElements(shape) > 20000);
+    std::vector<bool> reduced(shape.size());
+    for (size_t d = 0; d < shape.size(); ++d)
+      reduced[d] = randomInt(rng, 0, 1) == 1;
+    if (trial % 10 == 0)
+      std::fill(reduced.begin(), reduced.end(), true);
+
+    Shape outShape, outStrides(shape.size(), 0);
+    int64_t reducedCount = 1;
+    for (size_t d = 0; d < shape.size(); ++d) {
+      if (reduced[d])
+        reducedCount *= shape[d];
+      else
+        outShape.push_back(shape[d]);
+    }
+    int64_t stride = 1;
+    for (size_t d = shape.size(); d-- > 0;) {
+      if (!reduced[d]) {
+        outStrides[d] = stride;
+        stride *= shape[d];
+      }
+    }
+    const int64_t outCount = numElements(outShape);
+    std::vector<float> x = randomFloats(rng, numElements(shape), -3.0f, 3.0f);
+
+    for (ReduceKind kind : kinds) {
+      INFO("kind " << static_cast<int>(kind) << " shape " << describe(shape) << " out "
+                   << describe(outShape));
+      std::vector<double> want(static_cast<size_t>(outCount)), scale(want.size(), 0.0);
+      std::vector<bool> first(want.size(), true);
+      for (int64_t i = 0; i < numElements(shape); ++i) {
+        Shape idx = unravel(i, shape), outIdx;
+        for (size_t d = 0; d < shape.size(); ++d)
+          if (!reduced[d])
+            outIdx.push_back(idx[d]);
+        size_t o = static_cast<size_t>(ravel(outIdx, outShape));
+        double v = x[static_cast<size_t>(i)];
+        if (first[o]) {
+          want[o] = v;
+          first[o] = false;
+        } else if (kind == ReduceKind::Max) {
+          want[o] = std::max(want[o], v);
+        } else if (kind == ReduceKind::Min) {
+          want[o] = std::min(want[o], v);
+        } else {
+          want[o] += v;
+        }
+        scale[o] += std::fabs(v);
+      }
+      if (kind == ReduceKind::Mean)
+        for (size_t o = 0; o < want.size(); ++o) {
+          want[o] /= reducedCount;
+          scale[o] /= reducedCount;
+        }
+      std::vector<float> y(want.size(), std::numeric_limits<float>::quiet_NaN());
+      reduceF32(kind, x.data(), shape.data(), outStrides.data(), static_cast<int>(shape.size()),
+                y.data(), outCount, reducedCount);
+      requireClose(y, want, 1e-4, 0.0, &scale);
+    }
+  }
+}
+
+TEST_CASE("max reduction propagates NaN; empty mean is NaN", "[reduce]") {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  std::vector<float> x = {1, 2, 3, 4, 5, 6, 7, 8, nan, 10, 11, 12, 13, 14, 15, 16, 17, 18};
+  Shape shape = {18}, strides = {0};
+  float y = 0;
+  reduceF32(ReduceKind::Max, x.data(), shape.data(), strides.data(), 1, &y, 1, 18);
+  CHECK(std::isnan(y));
+  reduceF32(ReduceKind::Min, x.data(), shape.data(), strides.data(), 1, &y, 1, 18);
+  CHECK(std::isnan(y));
+  Shape empty = {0};
+  reduceF32(ReduceKind::Mean, x.data(), empty.data(), strides.data(), 1, &y, 1, 0);
+  CHECK(std::isnan(y));
+  reduceF32(ReduceKind::Sum, x.data(), empty.data(), strides.data(), 1, &y, 1, 0);
+  CHECK(y == 0.0f);
+}
+
+//===----------------------------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------------------------===//
+
+namespace {
+
+const size_t kElemSizes[] = {1, 2, 3, 4, 8, 12};
+
+} // namespace
+
+TEST_CASE("copyBytes", "[data]") {
+  std::vector<unsigned char> a = {1, 2, 3, 4, 5}, b(5, 0);
+  copyBytes(a.data(), b.data(), 5);
+  CHECK(a == b);
+  copyBytes(a.data(), a.data(), 5);
+  copyBytes(nullptr, nullptr, 0);
+  CHECK(a == b);
+}
+
+TEST_CASE("transpose permutes dims for any element size", "[data]") {
+  std::mt19937 rng(15);
+  for (int trial = 0; trial < 150; ++trial) {
+    Shape inShape(static_cast<size_t>(randomInt(rng, 1, 5)));
+    for (int64_t &d : inShape)
+      d = randomInt(rng, 1, trial % 5 == 0 ? 17 : 5);
+    if (trial == 0)
+      inShape = {3, 0, 4};
+    Shape perm(inShape.size());
+    std::iota(perm.begin(), perm.end(), 0);
+    // Sometimes leave trailing dims in place, which the kernel copies as whole chunks.
+    int64_t keep = randomInt(rng, 0, 1) ? randomInt(rng, 0, static_cast<int64_t>(perm.size())) : 0;
+    std::shuffle(perm.begin(), perm.end() - keep, rng);
+    size_t elemSize = kElemSizes[randomInt(rng, 0, 5)];
+    INFO("shape " << describe(inShape) << " perm " << describe(perm) << " elem " << elemSize);
+
+    std::vector<unsigned char> x = randomBytes(rng, numElements(inShape) * elemSize);
+    std::vector<unsigned char> y(x.size(), 0);
+    transpose(x.data(), y.data(), elemSize, inShape.data(), perm.data(),
+              static_cast<int>(inShape.size()));
+    Shape outShape(inShape.size());
+    for (size_t d = 0; d < perm.size(); ++d)
+      outShape[d] = inShape[perm[d]];
+    std::vector<unsigned char> want(x.size());
+    for (int64_t i = 0; i < numElements(outShape); ++i) {
+      Shape outIdx = unravel(i, outShape), inIdx(inShape.size());
+      for (size_t d = 0; d < perm.size(); ++d)
+        inIdx[perm[d]] = outIdx[d];
+      std::memcpy(&want[i * elemSize], &x[ravel(inIdx, inShape) * elemSize], elemSize);
+    }
+    requireEqual(y, want);
+  }
+}
+
+TEST_CASE("concat along an axis", "[data]") {
+  std::mt19937 rng(16);
+  for (int trial = 0; trial < 30; ++trial) {
+    int count = static_cast<int>(randomInt(rng, 1, 4));
+    int64_t outer = randomInt(rng, 1, 4), inner = randomInt(rng, 1, 5);
+    size_t elemSize = kElemSizes[randomInt(rng, 0, 5)];
+    std::vector<int64_t> axisSizes;
+    std::vector<std::vector<unsigned char>> inputs;
+    std::vector<const void *> ptrs;
+    int64_t total = 0;
+    for (int i = 0; i < count; ++i) {
+      axisSizes.push_back(randomInt(rng, 0, 4));
+      total += axisSizes.back();
+      inputs.push_back(randomBytes(rng, outer * axisSizes.back() * inner * elemSize));
+      ptrs.push_back(inputs.back().data());
+    }
+    std::vector<unsigned char> y(outer * total * inner * elemSize);
+    concat(ptrs.data(), axisSizes.data(), count, y.data(), outer, inner, elemSize);
+    std::vector<unsigned char> want;
+    for (int64_t o = 0; o < outer; ++o)
+      for (int i = 0; i < count; ++i) {
+        size_t rowBytes = axisSizes[i] * inner * elemSize;
+        want.insert(want.end(), inputs[i].begin() + o * rowBytes,
+                    inputs[i].begin() + (o + 1) * rowBytes);
+      }
+    requireEqual(y, want);
+  }
+}
+
+namespace {
+
+template <typename Index> void checkGather(uint32_t seed) {
+  std::mt19937 rng(seed);
+  for (int trial = 0; trial < 40; ++trial) {
+    int64_t outer = randomInt(rng, 1, 4), axisDim = randomInt(rng, 1, 6),
+            inner = randomInt(rng, 1, 5), numIndices = randomInt(rng, 0, 8);
+    size_t elemSize = kElemSizes[randomInt(rng, 0, 5)];
+    std::vector<Index> indices;
+    for (int64_t j = 0; j < numIndices; ++j)
+      indices.push_back(static_cast<Index>(randomInt(rng, -axisDim, axisDim - 1)));
+    std::vector<unsigned char> x = randomBytes(rng, outer * axisDim * inner * elemSize);
+    std::vector<unsigned char> y(outer * numIndices * inner * elemSize, 0xee);
+    gather<Index>(x.data(), indices.data(), numIndices, y.data(), outer, axisDim, inner, elemSize);
+    std::vector<unsigned char> want;
+    for (int64_t o = 0; o < outer; ++o)
+      for (Index idx : indices) {
+        int64_t row = idx < 0 ? idx + axisDim : idx;
+        auto begin = x.begin() + ((o * axisDim + row) * inner) * elemSize;
+        want.insert(want.end(), begin, begin + inner * elemSize);
+      }
+    requireEqual(y, want);
+  }
+}
+
+} // namespace
+
+TEST_CASE("gather with negative indices", "[data]") {
+  checkGather<int32_t>(17);
+  checkGather<int64_t>(18);
+}
+
+TEST_CASE("gather zero-fills out-of-range indices", "[data]") {
+  const float x[6] = {1, 2, 3, 4, 5, 6}; // [3, 2], gathered along axis 0
+  const int64_t indices[4] = {-1, 3, -4, 0};
+  float y[8];
+  gather<int64_t>(x, indices, 4, y, 1, 3, 2, sizeof(float));
+  CHECK(std::vector<float>(y, y + 8) == std::vector<float>{5, 6, 0, 0, 0, 0, 1, 2});
+}
+
+TEST_CASE("slice with positive and negative steps", "[data]") {
+  std::mt19937 rng(19);
+  for (int trial = 0; trial < 150; ++trial) {
+    Shape inShape(static_cast<size_t>(randomInt(rng, 1, 4)));
+    for (int64_t &d : inShape)
+      d = randomInt(rng, 1, 7);
+    Shape starts(inShape.size()), steps(inShape.size()), outShape(inShape.size());
+    for (size_t d = 0; d < inShape.size(); ++d) {
+      if (randomInt(rng, 0, 3) == 0) {
+        // Whole dim, which lets the kernel copy contiguous chunks.
+        starts[d] = 0;
+        steps[d] = 1;
+        outShape[d] = inShape[d];
+        continue;
+      }
+      do
+        steps[d] = randomInt(rng, -3, 3);
+      while (steps[d] == 0);
+      starts[d] = randomInt(rng, 0, inShape[d] - 1);
+      int64_t available = steps[d] > 0 ? (inShape[d] - starts[d] + steps[d] - 1) / steps[d]
+                                       : starts[d] / -steps[d] + 1;
+      outShape[d] = randomInt(rng, 1, available);
+    }
+    if (trial == 0)
+      outShape[0] = 0;
+    size_t elemSize = kElemSizes[randomInt(rng, 0, 5)];
+    INFO("in " << describe(inShape) << " starts " << describe(starts) << " steps "
+               << describe(steps) << " out " << describe(outShape) << " elem " << elemSize);
+    std::vector<unsigned char> x = randomBytes(rng, numElements(inShape) * elemSize);
+    std::vector<unsigned char> y(numElements(outShape) * elemSize, 0);
+    slice(x.data(), y.data(), elemSize, inShape.data(), starts.data(), steps.data(),
+          outShape.data(), static_cast<int>(inShape.size()));
+    std::vector<unsigned char> want(y.size());
+    for (int64_t i = 0; i < numElements(outShape); ++i) {
+      Shape idx = unravel(i, outShape);
+      for (size_t d = 0; d < idx.size(); ++d)
+        idx[d] = starts[d] + idx[d] * steps[d];
+      std::memcpy(&want[i * elemSize], &x[ravel(idx, inShape) * elemSize], elemSize);
+    }
+    requireEqual(y, want);
+  }
+}

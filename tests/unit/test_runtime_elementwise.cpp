@@ -1,0 +1,316 @@
+// Tests for the CPU runtime's elementwise kernels (unary, clip, leaky relu, broadcasting
+// binary ops) against naive references written independently here, on random shapes from
+// fixed seeds.
+#include "dlc_runtime.h"
+#include "runtime_test_util.h"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <numeric>
+#include <random>
+#include <type_traits>
+#include <vector>
+
+using namespace dlc::rt;
+
+//===----------------------------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------------------------===//
+
+namespace {
+
+double unaryReference(UnaryKind kind, double x) {
+  switch (kind) {
+  case UnaryKind::Relu:
+    return x > 0 ? x : 0;
+  case UnaryKind::Sigmoid:
+    return 1 / (1 + std::exp(-x));
+  case UnaryKind::Tanh:
+    return std::tanh(x);
+  case UnaryKind::Exp:
+    return std::exp(x);
+  case UnaryKind::Log:
+    return std::log(x);
+  case UnaryKind::Sqrt:
+    return std::sqrt(x);
+  case UnaryKind::Neg:
+    return -x;
+  case UnaryKind::Abs:
+    return x < 0 ? -x : x;
+  case UnaryKind::Erf:
+    return std::erf(x);
+  case UnaryKind::Reciprocal:
+    return 1 / x;
+  case UnaryKind::Floor:
+    return std::floor(x);
+  case UnaryKind::Ceil:
+    return std::ceil(x);
+  case UnaryKind::Softplus:
+    return std::log1p(std::exp(x));
+  }
+  return 0;
+}
+
+} // namespace
+
+TEST_CASE("unary kernels match double-precision formulas", "[elementwise]") {
+  std::mt19937 rng(1);
+  const UnaryKind kinds[] = {UnaryKind::Relu,       UnaryKind::Sigmoid, UnaryKind::Tanh,
+                             UnaryKind::Exp,        UnaryKind::Log,     UnaryKind::Sqrt,
+                             UnaryKind::Neg,        UnaryKind::Abs,     UnaryKind::Erf,
+                             UnaryKind::Reciprocal, UnaryKind::Floor,   UnaryKind::Ceil,
+                             UnaryKind::Softplus};
+  for (UnaryKind kind : kinds) {
+    INFO("kind " << static_cast<int>(kind));
+    bool positiveOnly =
+        kind == UnaryKind::Log || kind == UnaryKind::Sqrt || kind == UnaryKind::Reciprocal;
+    std::vector<float> x = randomFloats(rng, 1001, positiveOnly ? 0.01f : -6.0f, 6.0f);
+    if (kind == UnaryKind::Sigmoid || kind == UnaryKind::Softplus || kind == UnaryKind::Tanh) {
+      // Far tails, where naive formulas overflow.
+      for (float v : {-100.0f, -87.0f, -20.0f, 20.0f, 87.0f, 100.0f})
+        x.push_back(v);
+    }
+    std::vector<float> y(x.size());
+    std::vector<double> want(x.size());
+    for (size_t i = 0; i < x.size(); ++i)
+      want[i] = static_cast<double>(static_cast<float>(unaryReference(kind, x[i])));
+    unaryF32(kind, x.data(), y.data(), static_cast<int64_t>(x.size()));
+    requireClose(y, want, 2e-6, 1e-37);
+
+    // In place.
+    unaryF32(kind, x.data(), x.data(), static_cast<int64_t>(x.size()));
+    requireClose(x, want, 2e-6, 1e-37);
+  }
+}
+
+TEST_CASE("unary kernels handle NaN and empty input", "[elementwise]") {
+  float nan = std::numeric_limits<float>::quiet_NaN();
+  float x[2] = {nan, -1.0f}, y[2] = {0, 0};
+  unaryF32(UnaryKind::Relu, x, y, 2);
+  CHECK(std::isnan(y[0]));
+  CHECK(y[1] == 0.0f);
+  unaryF32(UnaryKind::Exp, x, y, 0);
+  CHECK(y[1] == 0.0f);
+}
+
+TEST_CASE("clip and leaky relu", "[elementwise]") {
+  std::mt19937 rng(2);
+  std::vector<float> x = randomFloats(rng, 517, -3.0f, 3.0f);
+  x.push_back(std::numeric_limits<float>::quiet_NaN());
+  std::vector<float> y(x.size());
+  std::vector<double> want(x.size());
+
+  clipF32(x.data(), y.data(), static_cast<int64_t>(x.size()), -0.5f, 1.25f);
+  for (size_t i = 0; i < x.size(); ++i)
+    want[i] = std::isnan(x[i]) ? x[i] : std::min(1.25, std::max(-0.5, double(x[i])));
+  requireClose(y, want, 0.0);
+
+  leakyReluF32(x.data(), y.data(), static_cast<int64_t>(x.size()), 0.1f);
+  for (size_t i = 0; i < x.size(); ++i)
+    want[i] = x[i] < 0 ? double(0.1f * x[i]) : double(x[i]);
+  requireClose(y, want, 0.0);
+}
+
+namespace {
+
+template <typename T> T binaryReference(BinaryKind kind, T a, T b) {
+  switch (kind) {
+  case BinaryKind::Add:
+    return a + b;
+  case BinaryKind::Sub:
+    return a - b;
+  case BinaryKind::Mul:
+    return a * b;
+  case BinaryKind::Div:
+    return a / b;
+  case BinaryKind::Pow:
+    if constexpr (std::is_integral_v<T>) {
+      T r = 1;
+      for (T e = 0; e < b; ++e)
+        r *= a;
+      return r;
+    } else {
+      return static_cast<T>(std::pow(static_cast<double>(a), static_cast<double>(b)));
+    }
+  case BinaryKind::Max:
+    return a > b ? a : b;
+  case BinaryKind::Min:
+    return a < b ? a : b;
+  }
+  return 0;
+}
+
+// Operand values keep every op exact for integers and well conditioned for floats.
+template <typename T> T binaryOperand(std::mt19937 &rng, BinaryKind kind, bool rhs) {
+  if constexpr (std::is_integral_v<T>) {
+    if (kind == BinaryKind::Pow)
+      return static_cast<T>(rhs ? randomInt(rng, 0, 6) : randomInt(rng, -5, 5));
+    if (kind == BinaryKind::Div && rhs) {
+      T v = static_cast<T>(randomInt(rng, 1, 9));
+      return randomInt(rng, 0, 1) ? v : static_cast<T>(-v);
+    }
+    return static_cast<T>(randomInt(rng, -50, 50));
+  } else {
+    std::uniform_real_distribution<T> dist(-4, 4);
+    if (kind == BinaryKind::Pow)
+      return rhs ? dist(rng) : std::uniform_real_distribution<T>(T(0.25), T(3))(rng);
+    if (kind == BinaryKind::Div && rhs) {
+      T v = std::uniform_real_distribution<T>(T(0.5), T(4))(rng);
+      return randomInt(rng, 0, 1) ? v : -v;
+    }
+    return dist(rng);
+  }
+}
+
+// A random operand shape that broadcasts to `out`: right-aligned, each dim kept or 1.
+Shape broadcastableShape(std::mt19937 &rng, const Shape &out) {
+  int64_t rank = randomInt(rng, 0, static_cast<int64_t>(out.size()));
+  Shape shape(out.end() - rank, out.end());
+  for (int64_t &d : shape)
+    if (randomInt(rng, 0, 2) == 0)
+      d = 1;
+  return shape;
+}
+
+// Element strides of `shape` laid onto the dims of `out` (0 where broadcast).
+Shape broadcastStrides(const Shape &shape, const Shape &out) {
+  Shape strides(out.size(), 0);
+  int64_t stride = 1;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    size_t d = shape.size() - 1 - i, od = out.size() - 1 - i;
+    strides[od] = shape[d] == 1 ? 0 : stride;
+    stride *= shape[d];
+  }
+  return strides;
+}
+
+// NumPy broadcasting, by operand multi-index rather than strides.
+int64_t broadcastSource(const Shape &outIdx, const Shape &shape) {
+  Shape idx(shape.size());
+  size_t lead = outIdx.size() - shape.size();
+  for (size_t d = 0; d < shape.size(); ++d)
+    idx[d] = shape[d] == 1 ? 0 : outIdx[lead + d];
+  return ravel(idx, shape);
+}
+
+template <typename T>
+void checkBinaryCase(std::mt19937 &rng, BinaryKind kind, const Shape &out, const Shape &aShape,
+                     const Shape &bShape) {
+  INFO("kind " << static_cast<int>(kind) << " out " << describe(out) << " a " << describe(aShape)
+               << " b " << describe(bShape));
+  std::vector<T> a(static_cast<size_t>(numElements(aShape)));
+  std::vector<T> b(static_cast<size_t>(numElements(bShape)));
+  for (T &v : a)
+    v = binaryOperand<T>(rng, kind, false);
+  for (T &v : b)
+    v = binaryOperand<T>(rng, kind, true);
+  Shape aStrides = broadcastStrides(aShape, out), bStrides = broadcastStrides(bShape, out);
+  std::vector<T> y(static_cast<size_t>(numElements(out)));
+  binary<T>(kind, a.data(), aStrides.data(), b.data(), bStrides.data(), y.data(), out.data(),
+            static_cast<int>(out.size()));
+  std::vector<T> want(y.size());
+  for (size_t i = 0; i < y.size(); ++i) {
+    Shape idx = unravel(static_cast<int64_t>(i), out);
+    want[i] =
+        binaryReference(kind, a[broadcastSource(idx, aShape)], b[broadcastSource(idx, bShape)]);
+  }
+  if constexpr (std::is_integral_v<T>) {
+    requireEqual(y, want);
+  } else {
+    std::vector<double> wantD(want.begin(), want.end());
+    requireClose(y, wantD, kind == BinaryKind::Pow ? 1e-6 : 0.0);
+  }
+}
+
+template <typename T> void checkBinaryRandom(uint32_t seed) {
+  std::mt19937 rng(seed);
+  const BinaryKind kinds[] = {BinaryKind::Add, BinaryKind::Sub, BinaryKind::Mul, BinaryKind::Div,
+                              BinaryKind::Pow, BinaryKind::Max, BinaryKind::Min};
+  for (BinaryKind kind : kinds) {
+    for (int trial = 0; trial < 40; ++trial) {
+      Shape out(static_cast<size_t>(randomInt(rng, 0, 5)));
+      for (int64_t &d : out)
+        d = randomInt(rng, 1, 5);
+      checkBinaryCase<T>(rng, kind, out, broadcastableShape(rng, out),
+                         broadcastableShape(rng, out));
+    }
+    // The flat fast paths: equal shapes, scalar either side, row and column broadcast.
+    checkBinaryCase<T>(rng, kind, {1003}, {1003}, {1003});
+    checkBinaryCase<T>(rng, kind, {7, 37}, {7, 37}, {});
+    checkBinaryCase<T>(rng, kind, {7, 37}, {1}, {7, 37});
+    checkBinaryCase<T>(rng, kind, {9, 19}, {9, 19}, {19});
+    checkBinaryCase<T>(rng, kind, {9, 19}, {9, 1}, {1, 19});
+    checkBinaryCase<T>(rng, kind, {3, 1, 5, 1, 4}, {3, 1, 5, 1, 4}, {5, 1, 1});
+    checkBinaryCase<T>(rng, kind, {2, 0, 3}, {2, 0, 3}, {3});
+  }
+}
+
+} // namespace
+
+TEST_CASE("binary kernels broadcast like NumPy (float)", "[elementwise]") {
+  checkBinaryRandom<float>(3);
+}
+TEST_CASE("binary kernels broadcast like NumPy (double)", "[elementwise]") {
+  checkBinaryRandom<double>(4);
+}
+TEST_CASE("binary kernels broadcast like NumPy (int32)", "[elementwise]") {
+  checkBinaryRandom<int32_t>(5);
+}
+TEST_CASE("binary kernels broadcast like NumPy (int64)", "[elementwise]") {
+  checkBinaryRandom<int64_t>(6);
+}
+
+TEST_CASE("binary kernels accept arbitrary operand strides", "[elementwise]") {
+  // a is a 3x4 matrix read transposed; b a 4-vector broadcast down the rows of the 4x3 result.
+  std::vector<float> a(12), b = {1, 2, 3, 4}, y(12);
+  std::iota(a.begin(), a.end(), 0.0f);
+  Shape out = {4, 3}, aStrides = {1, 4}, bStrides = {1, 0};
+  binary<float>(BinaryKind::Mul, a.data(), aStrides.data(), b.data(), bStrides.data(), y.data(),
+                out.data(), 2);
+  for (int64_t i = 0; i < 4; ++i)
+    for (int64_t j = 0; j < 3; ++j)
+      CHECK(y[i * 3 + j] == a[j * 4 + i] * b[i]);
+}
+
+TEST_CASE("integer binary edge cases never trap", "[elementwise]") {
+  Shape shape = {6};
+  Shape strides = {1};
+  auto run = [&](BinaryKind kind, std::vector<int32_t> a, std::vector<int32_t> b) {
+    std::vector<int32_t> y(a.size());
+    Shape n = {static_cast<int64_t>(a.size())};
+    binary<int32_t>(kind, a.data(), strides.data(), b.data(), strides.data(), y.data(), n.data(),
+                    1);
+    return y;
+  };
+  const int32_t kMin = std::numeric_limits<int32_t>::min();
+  const int32_t kMax = std::numeric_limits<int32_t>::max();
+  CHECK(run(BinaryKind::Div, {7, -7, 0, kMin, 7, -7}, {0, 0, 0, -1, 2, 2}) ==
+        std::vector<int32_t>{0, 0, 0, kMin, 3, -3});
+  CHECK(run(BinaryKind::Add, {kMax, kMin}, {1, -1}) == std::vector<int32_t>{kMin, kMax});
+  CHECK(run(BinaryKind::Pow, {2, 1, -1, -1, 0, 3}, {-1, -5, -3, -2, -1, 0}) ==
+        std::vector<int32_t>{0, 1, -1, 1, 0, 1});
+  CHECK(run(BinaryKind::Pow, {2, -3, 10}, {31, 3, 9}) ==
+        std::vector<int32_t>{kMin, -27, 1000000000});
+
+  std::vector<int64_t> a64 = {std::numeric_limits<int64_t>::min(), 5}, b64 = {-1, 0}, y64(2);
+  Shape two = {2};
+  binary<int64_t>(BinaryKind::Div, a64.data(), strides.data(), b64.data(), strides.data(),
+                  y64.data(), two.data(), 1);
+  CHECK(y64 == std::vector<int64_t>{std::numeric_limits<int64_t>::min(), 0});
+}
+
+TEST_CASE("float max and min propagate NaN", "[elementwise]") {
+  float nan = std::numeric_limits<float>::quiet_NaN();
+  std::vector<float> a = {nan, 1.0f, 2.0f}, b = {1.0f, nan, 3.0f}, y(3);
+  Shape strides = {1}, n = {3};
+  for (BinaryKind kind : {BinaryKind::Max, BinaryKind::Min}) {
+    binary<float>(kind, a.data(), strides.data(), b.data(), strides.data(), y.data(), n.data(), 1);
+    CHECK(std::isnan(y[0]));
+    CHECK(std::isnan(y[1]));
+    CHECK(y[2] == (kind == BinaryKind::Max ? 3.0f : 2.0f));
+  }
+}

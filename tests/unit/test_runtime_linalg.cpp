@@ -1,0 +1,131 @@
+// Tests for the CPU runtime's linear algebra kernels (sgemm, batched matmul) against naive
+// products computed in double, on random shapes from fixed seeds.
+#include "dlc_runtime.h"
+#include "runtime_test_util.h"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <vector>
+
+using namespace dlc::rt;
+
+//===----------------------------------------------------------------------------------------===//
+// Linear algebra
+//===----------------------------------------------------------------------------------------===//
+
+namespace {
+
+struct GemmCase {
+  bool transA, transB;
+  int64_t m, n, k;
+  float alpha, beta;
+};
+
+void checkGemm(std::mt19937 &rng, const GemmCase &g) {
+  INFO("transA " << g.transA << " transB " << g.transB << " m " << g.m << " n " << g.n << " k "
+                 << g.k << " alpha " << g.alpha << " beta " << g.beta);
+  // Leading dimensions with slack catch any reliance on packed operands.
+  int64_t aRows = g.transA ? g.k : g.m, aCols = g.transA ? g.m : g.k;
+  int64_t bRows = g.transB ? g.n : g.k, bCols = g.transB ? g.k : g.n;
+  int64_t lda = aCols + randomInt(rng, 0, 3), ldb = bCols + randomInt(rng, 0, 3);
+  int64_t ldc = g.n + randomInt(rng, 0, 3);
+  std::vector<float> a = randomFloats(rng, aRows * lda), b = randomFloats(rng, bRows * ldb);
+  std::vector<float> c = randomFloats(rng, g.m * ldc);
+  if (g.beta == 0.0f)
+    std::fill(c.begin(), c.end(), std::numeric_limits<float>::quiet_NaN());
+  std::vector<double> want(c.begin(), c.end()), scale(c.size(), 0.0);
+  for (int64_t i = 0; i < g.m; ++i) {
+    for (int64_t j = 0; j < g.n; ++j) {
+      double sum = 0, mag = 0;
+      for (int64_t p = 0; p < g.k; ++p) {
+        double av = g.transA ? a[p * lda + i] : a[i * lda + p];
+        double bv = g.transB ? b[j * ldb + p] : b[p * ldb + j];
+        sum += av * bv;
+        mag += std::fabs(av * bv);
+      }
+      double prev = g.beta == 0.0f ? 0.0 : g.beta * double(c[i * ldc + j]);
+      want[i * ldc + j] = g.alpha * sum + prev;
+      scale[i * ldc + j] = std::fabs(g.alpha) * mag + std::fabs(prev);
+    }
+  }
+  // Padding columns of C must keep their (possibly NaN) contents.
+  sgemm(g.transA, g.transB, g.m, g.n, g.k, g.alpha, a.data(), lda, b.data(), ldb, g.beta, c.data(),
+        ldc);
+  requireClose(c, want, 1e-4, 1e-6, &scale);
+}
+
+} // namespace
+
+TEST_CASE("sgemm matches a naive product across block edges", "[linalg]") {
+  std::mt19937 rng(7);
+  const int64_t sizes[] = {1, 2, 3, 5, 7, 8, 9, 15, 16, 17, 63, 64, 65, 129};
+  for (bool transA : {false, true}) {
+    for (bool transB : {false, true}) {
+      for (int trial = 0; trial < 12; ++trial) {
+        GemmCase g{transA,
+                   transB,
+                   sizes[randomInt(rng, 0, 13)],
+                   sizes[randomInt(rng, 0, 13)],
+                   sizes[randomInt(rng, 0, 13)],
+                   1.0f,
+                   0.0f};
+        const float alphas[] = {1.0f, -0.5f, 2.0f};
+        const float betas[] = {0.0f, 1.0f, 0.3f};
+        g.alpha = alphas[randomInt(rng, 0, 2)];
+        g.beta = betas[randomInt(rng, 0, 2)];
+        checkGemm(rng, g);
+      }
+      // Several k blocks and several row blocks of A, with ragged edges everywhere.
+      checkGemm(rng, {transA, transB, 141, 75, 600, 1.0f, 0.0f});
+      checkGemm(rng, {transA, transB, 67, 9, 513, -1.5f, 0.5f});
+      // Matrix-vector shapes.
+      checkGemm(rng, {transA, transB, 77, 1, 300, 1.0f, 0.0f});
+      checkGemm(rng, {transA, transB, 1, 77, 300, 1.0f, 2.0f});
+    }
+  }
+}
+
+TEST_CASE("sgemm degenerate sizes", "[linalg]") {
+  std::vector<float> c = {1, 2, 3, 4};
+  float dummy = std::numeric_limits<float>::quiet_NaN();
+  // k == 0 leaves beta * C.
+  sgemm(false, false, 2, 2, 0, 1.0f, &dummy, 1, &dummy, 2, 0.5f, c.data(), 2);
+  CHECK(c == std::vector<float>{0.5f, 1.0f, 1.5f, 2.0f});
+  sgemm(false, false, 2, 2, 0, 1.0f, &dummy, 1, &dummy, 2, 0.0f, c.data(), 2);
+  CHECK(c == std::vector<float>{0, 0, 0, 0});
+  // m == 0 or n == 0 touches nothing.
+  sgemm(false, false, 0, 2, 3, 1.0f, &dummy, 3, &dummy, 2, 0.0f, &dummy, 2);
+  sgemm(true, true, 2, 0, 3, 1.0f, &dummy, 2, &dummy, 3, 0.0f, &dummy, 1);
+  CHECK(std::isnan(dummy));
+}
+
+TEST_CASE("batched matmul with broadcast batch offsets", "[linalg]") {
+  std::mt19937 rng(8);
+  const int64_t batch = 5, m = 13, n = 11, k = 21;
+  std::vector<float> a = randomFloats(rng, 3 * m * k), b = randomFloats(rng, k * n);
+  // A cycles through 3 matrices; B is shared by every batch.
+  std::vector<int64_t> aOffsets, bOffsets(batch, 0);
+  for (int64_t i = 0; i < batch; ++i)
+    aOffsets.push_back((i % 3) * m * k);
+  std::vector<float> c(batch * m * n);
+  batchedMatmulF32(a.data(), aOffsets.data(), b.data(), bOffsets.data(), c.data(), batch, m, n, k);
+  std::vector<double> want(c.size()), scale(c.size());
+  for (int64_t t = 0; t < batch; ++t)
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double sum = 0, mag = 0;
+        for (int64_t p = 0; p < k; ++p) {
+          double prod = double(a[aOffsets[t] + i * k + p]) * b[p * n + j];
+          sum += prod;
+          mag += std::fabs(prod);
+        }
+        want[(t * m + i) * n + j] = sum;
+        scale[(t * m + i) * n + j] = mag;
+      }
+  requireClose(c, want, 1e-4, 0.0, &scale);
+}

@@ -1,0 +1,368 @@
+// Tests for the CPU runtime's windowed kernels (convolution, pooling) and batch norm against
+// direct references computed in double, on random windows from fixed seeds.
+#include "dlc_runtime.h"
+#include "runtime_test_util.h"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <initializer_list>
+#include <limits>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace dlc::rt;
+
+//===----------------------------------------------------------------------------------------===//
+// Convolution and pooling
+//===----------------------------------------------------------------------------------------===//
+
+namespace {
+
+// A random window over `spatialRank` trailing dims; leading unused dims are 1 with no padding,
+// as the compiler emits them. `padEnd` receives the end pads.
+WindowParams randomWindow(std::mt19937 &rng, int spatialRank, int64_t maxIn, int64_t maxKernel,
+                          bool ceilMode, int64_t padEnd[3]) {
+  WindowParams w{};
+  w.batch = randomInt(rng, 1, 2);
+  w.channels = randomInt(rng, 1, 3);
+  for (int d = 0; d < 3; ++d) {
+    w.in[d] = w.out[d] = w.kernel[d] = w.stride[d] = w.dilation[d] = 1;
+    w.padBegin[d] = padEnd[d] = 0;
+  }
+  for (int d = 3 - spatialRank; d < 3; ++d) {
+    for (;;) {
+      w.kernel[d] = randomInt(rng, 1, maxKernel);
+      w.stride[d] = randomInt(rng, 1, 3);
+      w.dilation[d] = randomInt(rng, 1, 2);
+      int64_t extent = (w.kernel[d] - 1) * w.dilation[d] + 1;
+      w.padBegin[d] = randomInt(rng, 0, std::min<int64_t>(2, extent - 1));
+      padEnd[d] = randomInt(rng, 0, std::min<int64_t>(2, extent - 1));
+      w.in[d] = randomInt(rng, 1, maxIn);
+      int64_t span = w.in[d] + w.padBegin[d] + padEnd[d] - extent;
+      if (span < 0)
+        continue;
+      w.out[d] = (ceilMode ? (span + w.stride[d] - 1) / w.stride[d] : span / w.stride[d]) + 1;
+      // ONNX drops a ceil-mode window that would start inside the end padding.
+      if (ceilMode && (w.out[d] - 1) * w.stride[d] >= w.in[d] + w.padBegin[d])
+        --w.out[d];
+      break;
+    }
+  }
+  return w;
+}
+
+std::string describe(const WindowParams &w, const int64_t padEnd[3]) {
+  std::ostringstream os;
+  os << "N" << w.batch << " C" << w.channels;
+  for (int d = 0; d < 3; ++d)
+    os << " | in " << w.in[d] << " out " << w.out[d] << " k " << w.kernel[d] << " s " << w.stride[d]
+       << " d " << w.dilation[d] << " pad " << w.padBegin[d] << "/" << padEnd[d];
+  return os.str();
+}
+
+// Input coordinate of kernel tap k for output o along dim d.
+int64_t tapPosition(const WindowParams &w, int d, int64_t o, int64_t k) {
+  return o * w.stride[d] - w.padBegin[d] + k * w.dilation[d];
+}
+
+void checkConv(std::mt19937 &rng, const ConvParams &p, const int64_t padEnd[3], bool withBias) {
+  const WindowParams &w = p.window;
+  INFO(describe(w, padEnd) << " M" << p.outChannels << " groups " << p.groups << " bias "
+                           << withBias);
+  const int64_t inPlane = w.in[0] * w.in[1] * w.in[2], outPlane = w.out[0] * w.out[1] * w.out[2];
+  const int64_t taps = w.kernel[0] * w.kernel[1] * w.kernel[2];
+  const int64_t cg = w.channels / p.groups, mg = p.outChannels / p.groups;
+  std::vector<float> x = randomFloats(rng, w.batch * w.channels * inPlane);
+  std::vector<float> weight = randomFloats(rng, p.outChannels * cg * taps);
+  std::vector<float> bias = randomFloats(rng, p.outChannels);
+  std::vector<float> y(static_cast<size_t>(w.batch * p.outChannels * outPlane));
+
+  size_t wsBytes = convWorkspaceBytes(p);
+  REQUIRE(wsBytes % sizeof(float) == 0);
+  // Sentinels after the workspace detect writes past the size it asked for.
+  const size_t wsFloats = wsBytes / sizeof(float);
+  std::vector<float> workspace(wsFloats + 16, 12345.0f);
+  convF32(p, x.data(), weight.data(), withBias ? bias.data() : nullptr, y.data(), workspace.data());
+  for (size_t i = wsFloats; i < workspace.size(); ++i)
+    REQUIRE(workspace[i] == 12345.0f);
+
+  std::vector<double> want(y.size()), scale(y.size());
+  for (int64_t n = 0; n < w.batch; ++n)
+    for (int64_t m = 0; m < p.outChannels; ++m)
+      for (int64_t o0 = 0; o0 < w.out[0]; ++o0)
+        for (int64_t o1 = 0; o1 < w.out[1]; ++o1)
+          for (int64_t o2 = 0; o2 < w.out[2]; ++o2) {
+            double sum = withBias ? bias[m] : 0.0, mag = std::fabs(sum);
+            int64_t g = m / mg;
+            for (int64_t c = 0; c < cg; ++c)
+              for (int64_t k0 = 0; k0 < w.kernel[0]; ++k0)
+                for (int64_t k1 = 0; k1 < w.kernel[1]; ++k1)
+                  for (int64_t k2 = 0; k2 < w.kernel[2]; ++k2) {
+                    int64_t i0 = tapPosition(w, 0, o0, k0), i1 = tapPosition(w, 1, o1, k1),
+                            i2 = tapPosition(w, 2, o2, k2);
+                    if (i0 < 0 || i0 >= w.in[0] || i1 < 0 || i1 >= w.in[1] || i2 < 0 ||
+                        i2 >= w.in[2])
+                      continue;
+                    double xv = x[(((n * w.channels + g * cg + c) * w.in[0] + i0) * w.in[1] + i1) *
+                                      w.in[2] +
+                                  i2];
+                    double wv = weight[(((m * cg + c) * w.kernel[0] + k0) * w.kernel[1] + k1) *
+                                           w.kernel[2] +
+                                       k2];
+                    sum += xv * wv;
+                    mag += std::fabs(xv * wv);
+                  }
+            size_t idx = static_cast<size_t>(((n * p.outChannels + m) * w.out[0] + o0) * w.out[1] *
+                                                 w.out[2] +
+                                             o1 * w.out[2] + o2);
+            want[idx] = sum;
+            scale[idx] = mag;
+          }
+  requireClose(y, want, 1e-4, 1e-6, &scale);
+}
+
+} // namespace
+
+TEST_CASE("conv matches direct convolution (grouped, dilated, strided, padded)", "[conv]") {
+  std::mt19937 rng(9);
+  for (int trial = 0; trial < 60; ++trial) {
+    int spatialRank = static_cast<int>(randomInt(rng, 1, 3));
+    int64_t padEnd[3];
+    ConvParams p{};
+    p.window = randomWindow(rng, spatialRank, spatialRank == 3 ? 6 : 11, 3, false, padEnd);
+    switch (randomInt(rng, 0, 3)) {
+    case 0:
+      p.groups = 1;
+      break;
+    case 1:
+      p.groups = randomInt(rng, 2, 3);
+      break;
+    default:
+      // Depthwise, with a channel multiplier of 1 or 2.
+      p.groups = p.window.channels = randomInt(rng, 1, 5);
+      break;
+    }
+    if (p.window.channels % p.groups != 0)
+      p.window.channels = p.groups * randomInt(rng, 1, 3);
+    p.outChannels = p.groups * randomInt(rng, 1, 2 + (p.groups == 1 ? 10 : 0));
+    checkConv(rng, p, padEnd, trial % 3 != 0);
+  }
+}
+
+TEST_CASE("conv special shapes", "[conv]") {
+  std::mt19937 rng(10);
+  const int64_t noPad[3] = {0, 0, 0};
+  auto window = [](int64_t n, int64_t c, std::initializer_list<int64_t> in) {
+    WindowParams w{};
+    w.batch = n;
+    w.channels = c;
+    for (int d = 0; d < 3; ++d)
+      w.in[d] = w.out[d] = w.kernel[d] = w.stride[d] = w.dilation[d] = 1;
+    int d = 3 - static_cast<int>(in.size());
+    for (int64_t v : in) {
+      w.in[d] = w.out[d] = v;
+      ++d;
+    }
+    return w;
+  };
+
+  SECTION("pointwise convolution needs no workspace") {
+    ConvParams p{window(2, 24, {7, 9}), 40, 1};
+    CHECK(convWorkspaceBytes(p) == 0);
+    checkConv(rng, p, noPad, true);
+    ConvParams grouped{window(1, 12, {5, 5}), 8, 4};
+    CHECK(convWorkspaceBytes(grouped) == 0);
+    checkConv(rng, grouped, noPad, false);
+  }
+  SECTION("a 1x1 window with end padding still needs im2col") {
+    ConvParams p{window(1, 3, {4, 5}), 2, 1};
+    p.window.out[1] = 5;
+    p.window.out[2] = 7;
+    const int64_t padEnd[3] = {0, 1, 2};
+    CHECK(convWorkspaceBytes(p) == sizeof(float) * 3 * 5 * 7);
+    checkConv(rng, p, padEnd, true);
+  }
+  SECTION("1-D convolution uses the last spatial slot") {
+    ConvParams p{window(2, 3, {50}), 16, 1};
+    p.window.kernel[2] = 5;
+    p.window.padBegin[2] = 2;
+    p.window.stride[2] = 2;
+    p.window.out[2] = (50 + 2 + 1 - 5) / 2 + 1;
+    const int64_t padEnd[3] = {0, 0, 1};
+    CHECK(convWorkspaceBytes(p) == sizeof(float) * 3 * 5 * p.window.out[2]);
+    checkConv(rng, p, padEnd, true);
+  }
+  SECTION("depthwise 3x3 stride 2") {
+    ConvParams p{window(1, 32, {17, 17}), 32, 32};
+    for (int d = 1; d < 3; ++d) {
+      p.window.kernel[d] = 3;
+      p.window.stride[d] = 2;
+      p.window.padBegin[d] = 1;
+      p.window.out[d] = 9;
+    }
+    const int64_t padEnd[3] = {0, 1, 1};
+    checkConv(rng, p, padEnd, true);
+  }
+  SECTION("larger 2-D convolution exercising gemm blocking") {
+    ConvParams p{window(1, 40, {12, 12}), 72, 1};
+    for (int d = 1; d < 3; ++d) {
+      p.window.kernel[d] = 3;
+      p.window.padBegin[d] = 1;
+    }
+    const int64_t padEnd[3] = {0, 1, 1};
+    checkConv(rng, p, padEnd, true);
+  }
+  SECTION("3-D convolution") {
+    ConvParams p{window(1, 4, {5, 6, 7}), 6, 2};
+    for (int d = 0; d < 3; ++d) {
+      p.window.kernel[d] = 2 + d % 2;
+      p.window.out[d] = p.window.in[d] - p.window.kernel[d] + 1;
+    }
+    checkConv(rng, p, noPad, true);
+  }
+}
+
+namespace {
+
+enum class PoolKind { Max, AvgExclude, AvgInclude };
+
+// Pooling by definition: walk every tap, classify it as inside the input, inside the padded
+// extent [-padBegin, in + padEnd), or beyond.
+std::vector<double> poolReference(const WindowParams &w, const int64_t padEnd[3], PoolKind kind,
+                                  const std::vector<float> &x) {
+  const int64_t inPlane = w.in[0] * w.in[1] * w.in[2];
+  std::vector<double> y;
+  for (int64_t c = 0; c < w.batch * w.channels; ++c)
+    for (int64_t o0 = 0; o0 < w.out[0]; ++o0)
+      for (int64_t o1 = 0; o1 < w.out[1]; ++o1)
+        for (int64_t o2 = 0; o2 < w.out[2]; ++o2) {
+          double best = -std::numeric_limits<double>::infinity(), sum = 0;
+          int64_t inside = 0, padded = 0;
+          for (int64_t k0 = 0; k0 < w.kernel[0]; ++k0)
+            for (int64_t k1 = 0; k1 < w.kernel[1]; ++k1)
+              for (int64_t k2 = 0; k2 < w.kernel[2]; ++k2) {
+                int64_t pos[3] = {tapPosition(w, 0, o0, k0), tapPosition(w, 1, o1, k1),
+                                  tapPosition(w, 2, o2, k2)};
+                bool inInput = true, inPadded = true;
+                for (int d = 0; d < 3; ++d) {
+                  inInput = inInput && pos[d] >= 0 && pos[d] < w.in[d];
+                  inPadded = inPadded && pos[d] >= -w.padBegin[d] && pos[d] < w.in[d] + padEnd[d];
+                }
+                padded += inPadded;
+                if (!inInput)
+                  continue;
+                double v = x[c * inPlane + (pos[0] * w.in[1] + pos[1]) * w.in[2] + pos[2]];
+                best = std::max(best, v);
+                sum += v;
+                ++inside;
+              }
+          if (kind == PoolKind::Max)
+            y.push_back(best);
+          else {
+            int64_t count = kind == PoolKind::AvgInclude ? padded : inside;
+            y.push_back(count ? sum / count : 0.0);
+          }
+        }
+  return y;
+}
+
+} // namespace
+
+TEST_CASE("pooling matches the ONNX definition, with ceil mode and pads", "[pool]") {
+  std::mt19937 rng(11);
+  for (int trial = 0; trial < 150; ++trial) {
+    int spatialRank = static_cast<int>(randomInt(rng, 1, 3));
+    bool ceilMode = trial % 2 == 1;
+    int64_t padEnd[3];
+    WindowParams w = randomWindow(rng, spatialRank, 9, 4, ceilMode, padEnd);
+    INFO(describe(w, padEnd) << " ceil " << ceilMode);
+    std::vector<float> x = randomFloats(rng, w.batch * w.channels * w.in[0] * w.in[1] * w.in[2]);
+    std::vector<float> y(
+        static_cast<size_t>(w.batch * w.channels * w.out[0] * w.out[1] * w.out[2]));
+
+    maxPoolF32(w, x.data(), y.data());
+    requireClose(y, poolReference(w, padEnd, PoolKind::Max, x), 0.0);
+
+    avgPoolF32(w, padEnd, false, x.data(), y.data());
+    requireClose(y, poolReference(w, padEnd, PoolKind::AvgExclude, x), 1e-5, 1e-6);
+    avgPoolF32(w, padEnd, true, x.data(), y.data());
+    requireClose(y, poolReference(w, padEnd, PoolKind::AvgInclude, x), 1e-5, 1e-6);
+
+  }
+}
+
+TEST_CASE("ceil-mode average pooling counts only the padded extent", "[pool]") {
+  // in 5, kernel 2, stride 2, no pads, ceil mode: windows [0,2) [2,4) [4,6); the last holds one
+  // element and, with no end pad, its overhang is not counted even with count_include_pad.
+  WindowParams w{};
+  w.batch = w.channels = 1;
+  for (int d = 0; d < 3; ++d)
+    w.in[d] = w.out[d] = w.kernel[d] = w.stride[d] = w.dilation[d] = 1;
+  w.in[2] = 5;
+  w.out[2] = 3;
+  w.kernel[2] = w.stride[2] = 2;
+  const float x[5] = {1, 2, 3, 4, 5};
+  float y[3];
+  const int64_t noEndPad[3] = {0, 0, 0}, oneEndPad[3] = {0, 0, 1};
+  avgPoolF32(w, noEndPad, true, x, y);
+  CHECK(y[2] == 5.0f);
+  avgPoolF32(w, oneEndPad, true, x, y);
+  CHECK(y[2] == 2.5f);
+  avgPoolF32(w, oneEndPad, false, x, y);
+  CHECK(y[2] == 5.0f);
+  CHECK(y[0] == 1.5f);
+}
+
+TEST_CASE("max pooling propagates NaN", "[pool]") {
+  WindowParams w{};
+  w.batch = w.channels = 1;
+  for (int d = 0; d < 3; ++d)
+    w.in[d] = w.out[d] = w.kernel[d] = w.stride[d] = w.dilation[d] = 1;
+  w.in[2] = 4;
+  w.out[2] = 2;
+  w.kernel[2] = w.stride[2] = 2;
+  const float x[4] = {std::numeric_limits<float>::quiet_NaN(), 1, 2, 3};
+  float y[2];
+  maxPoolF32(w, x, y);
+  CHECK(std::isnan(y[0]));
+  CHECK(y[1] == 3.0f);
+}
+
+TEST_CASE("global average pooling and batch norm", "[pool]") {
+  std::mt19937 rng(12);
+  const int64_t batch = 3, channels = 5, spatial = 77;
+  std::vector<float> x = randomFloats(rng, batch * channels * spatial, -2.0f, 2.0f);
+
+  std::vector<float> pooled(batch * channels);
+  globalAvgPoolF32(x.data(), pooled.data(), batch * channels, spatial);
+  std::vector<double> want(pooled.size());
+  for (int64_t c = 0; c < batch * channels; ++c) {
+    double sum = 0;
+    for (int64_t i = 0; i < spatial; ++i)
+      sum += x[c * spatial + i];
+    want[c] = sum / spatial;
+  }
+  requireClose(pooled, want, 1e-5, 1e-6);
+
+  std::vector<float> scale = randomFloats(rng, channels), bias = randomFloats(rng, channels);
+  std::vector<float> mean = randomFloats(rng, channels);
+  std::vector<float> var = randomFloats(rng, channels, 0.1f, 3.0f);
+  const float eps = 1e-3f;
+  std::vector<float> y(x.size());
+  batchNormF32(x.data(), scale.data(), bias.data(), mean.data(), var.data(), eps, y.data(), batch,
+               channels, spatial);
+  std::vector<double> wantY(y.size());
+  for (int64_t n = 0; n < batch; ++n)
+    for (int64_t c = 0; c < channels; ++c)
+      for (int64_t i = 0; i < spatial; ++i) {
+        size_t idx = static_cast<size_t>((n * channels + c) * spatial + i);
+        wantY[idx] =
+            (x[idx] - double(mean[c])) / std::sqrt(double(var[c]) + eps) * scale[c] + bias[c];
+      }
+  requireClose(y, wantY, 1e-5, 1e-5);
+}
