@@ -32,8 +32,10 @@ void validRange(int64_t in, int64_t out, int64_t stride, int64_t pad, int64_t of
   hi = std::clamp<int64_t>(ceilDiv(in + pad - offset, stride), lo, out);
 }
 
-// Expands `channels` input planes into rows (channel, k0, k1, k2) of output-position columns.
-void im2col(const WindowParams &w, const float *x, int64_t channels, float *cols) {
+// Expands `channels` input planes into rows (channel, k0, k1, k2) of output-position columns,
+// for output rows [rowBegin, rowEnd) (a row is one (o0, o1) pair, out[2] positions long).
+void im2col(const WindowParams &w, const float *x, int64_t channels, int64_t rowBegin,
+            int64_t rowEnd, float *cols) {
   const int64_t inPlane = product3(w.in);
   const int64_t out1 = w.out[1], out2 = w.out[2];
   for (int64_t c = 0; c < channels; ++c) {
@@ -48,35 +50,39 @@ void im2col(const WindowParams &w, const float *x, int64_t channels, float *cols
           int64_t off2 = k2 * w.dilation[2] - w.padBegin[2];
           int64_t lo2, hi2;
           validRange(w.in[2], out2, w.stride[2], w.padBegin[2], k2 * w.dilation[2], lo2, hi2);
-          for (int64_t o0 = 0; o0 < w.out[0]; ++o0) {
-            if (o0 < lo0 || o0 >= hi0) {
-              std::fill(cols, cols + out1 * out2, 0.0f);
-              cols += out1 * out2;
+          for (int64_t row = rowBegin; row < rowEnd; ++row, cols += out2) {
+            int64_t o0 = row / out1, o1 = row % out1;
+            if (o0 < lo0 || o0 >= hi0 || o1 < lo1 || o1 >= hi1) {
+              std::fill(cols, cols + out2, 0.0f);
               continue;
             }
             int64_t i0 = o0 * w.stride[0] - w.padBegin[0] + k0 * w.dilation[0];
-            for (int64_t o1 = 0; o1 < out1; ++o1, cols += out2) {
-              if (o1 < lo1 || o1 >= hi1) {
-                std::fill(cols, cols + out2, 0.0f);
-                continue;
-              }
-              int64_t i1 = o1 * w.stride[1] - w.padBegin[1] + k1 * w.dilation[1];
-              // Index of the input element under o2 == 0 (possibly outside the row).
-              int64_t base = (i0 * w.in[1] + i1) * w.in[2] + off2;
-              std::fill(cols, cols + lo2, 0.0f);
-              if (w.stride[2] == 1) {
-                std::copy(plane + (base + lo2), plane + (base + hi2), cols + lo2);
-              } else {
-                for (int64_t o2 = lo2; o2 < hi2; ++o2)
-                  cols[o2] = plane[base + o2 * w.stride[2]];
-              }
-              std::fill(cols + hi2, cols + out2, 0.0f);
+            int64_t i1 = o1 * w.stride[1] - w.padBegin[1] + k1 * w.dilation[1];
+            // Index of the input element under o2 == 0 (possibly outside the row).
+            int64_t base = (i0 * w.in[1] + i1) * w.in[2] + off2;
+            std::fill(cols, cols + lo2, 0.0f);
+            if (w.stride[2] == 1) {
+              std::copy(plane + (base + lo2), plane + (base + hi2), cols + lo2);
+            } else {
+              for (int64_t o2 = lo2; o2 < hi2; ++o2)
+                cols[o2] = plane[base + o2 * w.stride[2]];
             }
+            std::fill(cols + hi2, cols + out2, 0.0f);
           }
         }
       }
     }
   }
+}
+
+// Output rows per im2col chunk: as many as fit the workspace limit, at least one.
+int64_t rowsPerChunk(const ConvParams &p) {
+  const WindowParams &w = p.window;
+  const int64_t limit = p.workspaceLimit > 0 ? p.workspaceLimit : int64_t(1) << 20;
+  const int64_t rowBytes =
+      w.channels / p.groups * product3(w.kernel) * w.out[2] * int64_t(sizeof(float));
+  const int64_t rows = w.out[0] * w.out[1];
+  return std::clamp<int64_t>(rowBytes ? limit / rowBytes : rows, 1, std::max<int64_t>(rows, 1));
 }
 
 } // namespace
@@ -85,8 +91,8 @@ size_t convWorkspaceBytes(const ConvParams &p) {
   const WindowParams &w = p.window;
   if (isPointwise(w))
     return 0;
-  int64_t rows = w.channels / p.groups * product3(w.kernel);
-  return static_cast<size_t>(rows * product3(w.out)) * sizeof(float);
+  int64_t k = w.channels / p.groups * product3(w.kernel);
+  return static_cast<size_t>(k * rowsPerChunk(p) * w.out[2]) * sizeof(float);
 }
 
 void convF32(const ConvParams &p, const float *x, const float *w, const float *bias, float *y,
@@ -100,13 +106,20 @@ void convF32(const ConvParams &p, const float *x, const float *w, const float *b
     for (int64_t g = 0; g < p.groups; ++g) {
       const float *xg = x + (n * win.channels + g * inPerGroup) * inPlane;
       float *yg = y + (n * p.outChannels + g * outPerGroup) * outPlane;
-      const float *cols = xg;
-      if (!pointwise) {
-        im2col(win, xg, inPerGroup, workspace);
-        cols = workspace;
+      const float *wg = w + g * outPerGroup * k;
+      if (pointwise) {
+        sgemm(false, false, outPerGroup, outPlane, k, 1.0f, wg, k, xg, outPlane, 0.0f, yg,
+              outPlane);
+      } else {
+        // Each chunk of output rows is one im2col block and one product into y's columns.
+        const int64_t rows = win.out[0] * win.out[1], chunk = rowsPerChunk(p);
+        for (int64_t r0 = 0; r0 < rows; r0 += chunk) {
+          const int64_t r1 = std::min(rows, r0 + chunk), cols = (r1 - r0) * win.out[2];
+          im2col(win, xg, inPerGroup, r0, r1, workspace);
+          sgemm(false, false, outPerGroup, cols, k, 1.0f, wg, k, workspace, cols, 0.0f,
+                yg + r0 * win.out[2], outPlane);
+        }
       }
-      sgemm(false, false, outPerGroup, outPlane, k, 1.0f, w + g * outPerGroup * k, k, cols,
-            outPlane, 0.0f, yg, outPlane);
       if (bias) {
         for (int64_t m = 0; m < outPerGroup; ++m) {
           float b = bias[g * outPerGroup + m];

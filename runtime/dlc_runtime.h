@@ -119,8 +119,11 @@ struct WindowParams {
 struct ConvParams {
   WindowParams window; // window.channels = input channels
   int64_t outChannels, groups;
+  // Bound on the im2col workspace (0: 1 MiB). A larger im2col matrix is built and multiplied
+  // in chunks of output rows, so a big early convolution does not set the arena's peak.
+  int64_t workspaceLimit;
 };
-// Bytes of scratch memory conv2dF32 needs for these parameters (0 when it can skip im2col).
+// Bytes of scratch memory convF32 needs for these parameters (0 when it can skip im2col).
 size_t convWorkspaceBytes(const ConvParams &p);
 void convF32(const ConvParams &p, const float *x, const float *w, const float *bias, float *y,
              float *workspace);

@@ -19,7 +19,8 @@ LogicalResult emitConv(Operation *op, KernelEmitter &e) {
   auto conv = cast<ConvOp>(op);
   dlc::rt::ConvParams p = convParams(conv);
   e.line("static const dlc::rt::ConvParams params = {" + windowLiteral(p.window) + ", " +
-         std::to_string(p.outChannels) + ", " + std::to_string(p.groups) + "};");
+         std::to_string(p.outChannels) + ", " + std::to_string(p.groups) + ", " +
+         std::to_string(p.workspaceLimit) + "};");
   e.line("dlc::rt::convF32(params, " + e.ptr(conv.getInput()) + ", " + e.ptr(conv.getWeight()) +
          ", " + (conv.getBias() ? e.ptr(conv.getBias()) : "nullptr") + ", " +
          e.ptr(conv.getOutput()) + ", " + e.workspace(op) + ");");
