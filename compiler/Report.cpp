@@ -95,10 +95,8 @@ std::string memorySvg(ModuleOp module) {
   std::vector<Rect> rects;
   for (Operation &op : body) {
     if (auto offset = op.getAttrOfType<IntegerAttr>(kArenaOffsetAttr)) {
-      auto type = cast<RankedTensorType>(op.getResult(0).getType());
-      unsigned bits = type.getElementType().getIntOrFloatBitWidth();
       rects.push_back({index[&op], lastUse(op.getResult(0)), offset.getInt(),
-                       type.getNumElements() * (bits == 1 ? 1 : bits / 8), valueName(&op)});
+                       tensorBytes(op.getResult(0).getType()), valueName(&op)});
     }
     if (auto ws = op.getAttrOfType<IntegerAttr>(kWorkspaceOffsetAttr))
       rects.push_back({index[&op], index[&op], ws.getInt(),

@@ -42,6 +42,8 @@ inline constexpr const char kTensorNameAttr[] = "dlc.name";
 // Numpy broadcast of two static shapes; fails when a dim pair is neither equal nor 1.
 mlir::FailureOr<llvm::SmallVector<int64_t>> broadcastShapes(llvm::ArrayRef<int64_t> a,
                                                             llvm::ArrayRef<int64_t> b);
+// Bytes a tensor of `type` occupies in memory (dlc stores bools one byte each).
+int64_t tensorBytes(mlir::Type type);
 // Output extent of a sliding window, as ONNX defines it for Conv and pooling.
 int64_t windowOutputSize(int64_t in, int64_t kernel, int64_t stride, int64_t padBegin,
                          int64_t padEnd, int64_t dilation, bool ceilMode);

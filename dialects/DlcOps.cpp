@@ -25,6 +25,12 @@ FailureOr<SmallVector<int64_t>> broadcastShapes(ArrayRef<int64_t> a, ArrayRef<in
   return out;
 }
 
+int64_t tensorBytes(Type type) {
+  auto tensor = cast<RankedTensorType>(type);
+  unsigned bits = tensor.getElementType().getIntOrFloatBitWidth();
+  return tensor.getNumElements() * (bits == 1 ? 1 : bits / 8);
+}
+
 int64_t windowOutputSize(int64_t in, int64_t kernel, int64_t stride, int64_t padBegin,
                          int64_t padEnd, int64_t dilation, bool ceilMode) {
   int64_t span = in + padBegin + padEnd - dilation * (kernel - 1) - 1;
@@ -220,16 +226,14 @@ DLC_REDUCE_VERIFIER(ReduceMinOp)
 OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
 
 std::vector<char> ConstantOp::getBytes() {
-  auto type = cast<RankedTensorType>(getType());
-  unsigned bits = type.getElementType().getIntOrFloatBitWidth();
-  std::vector<char> bytes(type.getNumElements() * (bits == 1 ? 1 : bits / 8));
+  std::vector<char> bytes(tensorBytes(getType()));
   if (auto resource = dyn_cast<DenseResourceElementsAttr>(getValue())) {
     ArrayRef<char> data = resource.getRawHandle().getBlob()->getData();
     std::memcpy(bytes.data(), data.data(), std::min(bytes.size(), data.size()));
     return bytes;
   }
   auto dense = cast<DenseElementsAttr>(getValue());
-  if (bits == 1) { // DenseElementsAttr packs bools as bits
+  if (getType().getElementType().isInteger(1)) { // DenseElementsAttr packs bools as bits
     for (auto [i, bit] : llvm::enumerate(dense.getValues<bool>()))
       bytes[i] = bit;
     return bytes;

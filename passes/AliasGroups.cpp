@@ -58,11 +58,7 @@ int64_t AliasGroups::lastUse(Value v) const {
   return it == lastUses.end() ? def(v) : it->second;
 }
 
-int64_t AliasGroups::bytes(Value v) {
-  auto type = cast<RankedTensorType>(v.getType());
-  unsigned bits = type.getElementType().getIntOrFloatBitWidth();
-  return type.getNumElements() * (bits == 1 ? 1 : bits / 8);
-}
+int64_t AliasGroups::bytes(Value v) { return tensorBytes(v.getType()); }
 
 const SmallVector<Value> &AliasGroups::members(Value v) const {
   return groupMembers.find(root(v))->second;

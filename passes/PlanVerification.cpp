@@ -27,11 +27,7 @@ struct Range {
   }
 };
 
-int64_t byteSize(Value v) {
-  auto t = cast<RankedTensorType>(v.getType());
-  unsigned bits = t.getElementType().getIntOrFloatBitWidth();
-  return t.getNumElements() * (bits == 1 ? 1 : bits / 8);
-}
+int64_t byteSize(Value v) { return dlc::tensorBytes(v.getType()); }
 
 std::string describe(Value v) {
   if (auto arg = dyn_cast<BlockArgument>(v)) {
@@ -113,9 +109,7 @@ LogicalResult Verifier::resolve(Operation &op) {
     int64_t j = output.getInt(), begin = offset ? offset.getInt() : 0;
     if (j < 0 || j >= (int64_t)results.size())
       return fail(&op, describe(result) + " names a missing graph output");
-    auto outType = cast<RankedTensorType>(results[j]);
-    unsigned bits = outType.getElementType().getIntOrFloatBitWidth();
-    int64_t capacity = outType.getNumElements() * (bits == 1 ? 1 : bits / 8);
+    int64_t capacity = dlc::tensorBytes(results[j]);
     if (begin < 0 || begin + bytes > capacity)
       return fail(&op, describe(result) + " lies outside graph output #" + Twine(j));
     range[result] = {Memory::Output, j, begin, begin + bytes};

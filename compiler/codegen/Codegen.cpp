@@ -90,11 +90,6 @@ SmallVector<int64_t> stridesOf(ArrayRef<int64_t> shape) {
 
 namespace {
 
-int64_t tensorBytes(Value v) {
-  auto t = tensorType(v);
-  return t.getNumElements() * elementBytes(t.getElementType());
-}
-
 class ScheduleEmitter : public KernelEmitter {
 public:
   explicit ScheduleEmitter(const std::map<Operation *, int64_t> &weightOffsets)
@@ -139,7 +134,7 @@ public:
                             (!offset || offset.getInt() == 0) && !def->hasAttr(kViewAttr);
       if (!writtenInPlace)
         line("dlc::rt::copyBytes(" + ptr(v) + ", outputs[" + std::to_string(i) + "], " +
-             std::to_string(tensorBytes(v)) + ");");
+             std::to_string(tensorBytes(v.getType())) + ");");
     }
   }
 
@@ -311,7 +306,7 @@ bool generateCpp(ModuleOp module, const std::string &name, const std::string &mo
       infos += std::string(i ? ", " : "") + "{" + cString(tensorName) + ", " +
                dtypeEnum(type.getElementType()) + ", " + std::to_string(type.getRank()) + ", " +
                (isInput ? "kInputShapes[" : "kOutputShapes[") + std::to_string(i) + "], " +
-               std::to_string(type.getNumElements() * elementBytes(type.getElementType())) +
+               std::to_string(tensorBytes(type)) +
                "u}";
       shapeConstants += "constexpr int64_t k_" + id + "_shape[] = {" +
                         list(type.getShape().empty() ? ArrayRef<int64_t>{1}

@@ -12,7 +12,7 @@ int64_t elementSize(Value v) { return elementBytes(tensorType(v).getElementType(
 LogicalResult emitReshape(Operation *op, KernelEmitter &e) {
   auto type = tensorType(op->getResult(0));
   e.line("dlc::rt::copyBytes(" + e.ptr(op->getOperand(0)) + ", " + e.ptr(op->getResult(0)) +
-         ", " + std::to_string(type.getNumElements() * elementSize(op->getResult(0))) + ");");
+         ", " + std::to_string(tensorBytes(type)) + ");");
   return success();
 }
 

@@ -298,20 +298,25 @@ TEST_CASE("pooling matches the ONNX definition, with ceil mode and pads", "[pool
     requireClose(y, poolReference(w, padEnd, PoolKind::AvgExclude, x), 1e-5, 1e-6);
     avgPoolF32(w, padEnd, true, x.data(), y.data());
     requireClose(y, poolReference(w, padEnd, PoolKind::AvgInclude, x), 1e-5, 1e-6);
-
   }
+}
+
+// One plane, one spatial dim: `in` elements, windows of `window` elements taken `window` apart.
+static WindowParams window1d(int64_t in, int64_t out, int64_t window) {
+  WindowParams w{};
+  w.batch = w.channels = 1;
+  for (int d = 0; d < 3; ++d)
+    w.in[d] = w.out[d] = w.kernel[d] = w.stride[d] = w.dilation[d] = 1;
+  w.in[2] = in;
+  w.out[2] = out;
+  w.kernel[2] = w.stride[2] = window;
+  return w;
 }
 
 TEST_CASE("ceil-mode average pooling counts only the padded extent", "[pool]") {
   // in 5, kernel 2, stride 2, no pads, ceil mode: windows [0,2) [2,4) [4,6); the last holds one
   // element and, with no end pad, its overhang is not counted even with count_include_pad.
-  WindowParams w{};
-  w.batch = w.channels = 1;
-  for (int d = 0; d < 3; ++d)
-    w.in[d] = w.out[d] = w.kernel[d] = w.stride[d] = w.dilation[d] = 1;
-  w.in[2] = 5;
-  w.out[2] = 3;
-  w.kernel[2] = w.stride[2] = 2;
+  WindowParams w = window1d(5, 3, 2);
   const float x[5] = {1, 2, 3, 4, 5};
   float y[3];
   const int64_t noEndPad[3] = {0, 0, 0}, oneEndPad[3] = {0, 0, 1};
@@ -325,13 +330,7 @@ TEST_CASE("ceil-mode average pooling counts only the padded extent", "[pool]") {
 }
 
 TEST_CASE("max pooling propagates NaN", "[pool]") {
-  WindowParams w{};
-  w.batch = w.channels = 1;
-  for (int d = 0; d < 3; ++d)
-    w.in[d] = w.out[d] = w.kernel[d] = w.stride[d] = w.dilation[d] = 1;
-  w.in[2] = 4;
-  w.out[2] = 2;
-  w.kernel[2] = w.stride[2] = 2;
+  WindowParams w = window1d(4, 2, 2);
   const float x[4] = {std::numeric_limits<float>::quiet_NaN(), 1, 2, 3};
   float y[2];
   maxPoolF32(w, x, y);
