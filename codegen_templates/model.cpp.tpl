@@ -16,13 +16,15 @@ const dlc_tensor_info kOutputs[] = {@OUTPUT_INFOS@};
 const dlc_model_info kInfo = {"@NAME@", @ARENA_BYTES@u, @WEIGHT_BYTES@u, @NUM_INPUTS@, kInputs,
                               @NUM_OUTPUTS@, kOutputs};
 
-void schedule(const unsigned char *weights, unsigned char *arena, const void *const *inputs,
-              void *const *outputs) {
+// Runs every op; returns null, or the error of the op whose input data was invalid.
+const char *schedule(const unsigned char *weights, unsigned char *arena,
+                     const void *const *inputs, void *const *outputs) {
   (void)weights;
   (void)arena;
   (void)inputs;
   (void)outputs;
-@SCHEDULE@}
+@SCHEDULE@  return nullptr;
+}
 
 } // namespace
 
@@ -53,8 +55,9 @@ dlc_status Model::run(const void *const *inputs, void *const *outputs) {
   if (!arena_)
     return DLC_INVALID_ARGUMENT;
   dlc_status status = dlc_check_buffers(&kInfo, inputs, outputs);
-  if (status == DLC_OK)
-    schedule(dlc_weights_@NAME@, arena_, inputs, outputs);
+  lastError_ = status == DLC_OK ? schedule(dlc_weights_@NAME@, arena_, inputs, outputs) : nullptr;
+  if (lastError_)
+    status = DLC_INVALID_INPUT_DATA;
   return status;
 }
 
@@ -116,6 +119,10 @@ dlc_status @NAME@_run_checked(@NAME@_model *model, const dlc_tensor *inputs, int
                               const dlc_tensor *outputs, int num_outputs) {
   return model ? model->impl.runChecked(inputs, num_inputs, outputs, num_outputs)
                : DLC_INVALID_ARGUMENT;
+}
+
+const char *@NAME@_last_error(const @NAME@_model *model) {
+  return model ? model->impl.lastError() : "";
 }
 
 void @NAME@_destroy(@NAME@_model *model) { delete model; }

@@ -30,6 +30,9 @@ dlc_status @NAME@_run(@NAME@_model *model, const void *const *inputs, void *cons
 // Like @NAME@_run, but first checks each tensor's dtype and shape against @NAME@_info.
 dlc_status @NAME@_run_checked(@NAME@_model *model, const dlc_tensor *inputs, int num_inputs,
                               const dlc_tensor *outputs, int num_outputs);
+// After a run that returned DLC_INVALID_INPUT_DATA: which op refused which data, e.g.
+// "node 'g1' (Gather): index out of range"; "" otherwise. Static storage, never freed.
+const char *@NAME@_last_error(const @NAME@_model *model);
 void @NAME@_destroy(@NAME@_model *model);
 
 #ifdef __cplusplus
@@ -57,9 +60,12 @@ public:
   dlc_status run(const void *const *inputs, void *const *outputs);
   dlc_status runChecked(const dlc_tensor *inputs, int numInputs, const dlc_tensor *outputs,
                         int numOutputs);
+  // See @NAME@_last_error.
+  const char *lastError() const { return lastError_ ? lastError_ : ""; }
 
 private:
   unsigned char *arena_ = nullptr;
+  const char *lastError_ = nullptr;
   bool ownsArena_ = false;
 };
 

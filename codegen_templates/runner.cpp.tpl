@@ -36,11 +36,14 @@ int main(int argc, char **argv) {
   if (status == DLC_OK)
     status = @NAME@_run_checked(model, inputs.data(), info->num_inputs, outputs.data(),
                                 info->num_outputs);
-  @NAME@_destroy(model);
   if (status != DLC_OK) {
-    std::fprintf(stderr, "dlc: error: run failed: %s\n", dlc_status_message(status));
+    const char *detail = model ? @NAME@_last_error(model) : "";
+    std::fprintf(stderr, "dlc: error: run failed: %s%s%s\n", dlc_status_message(status),
+                 *detail ? ": " : "", detail);
+    @NAME@_destroy(model);
     return 1;
   }
+  @NAME@_destroy(model);
   for (int i = 0; i < info->num_outputs; ++i) {
     const dlc_tensor_info &out = info->outputs[i];
     std::string file = out.name;

@@ -1,5 +1,6 @@
 // Compile-time tensors: decoding TensorProto and folding shape arithmetic.
 #include "compiler/ImportContext.h"
+#include "dialects/Sizes.h"
 
 #include <cstring>
 
@@ -75,19 +76,17 @@ ConstTensor constFromProto(const onnx::TensorProto &proto) {
   ConstTensor t;
   t.dtype = proto.data_type();
   t.shape.assign(proto.dims().begin(), proto.dims().end());
-  int64_t count = 1;
-  for (int64_t d : t.shape) {
-    if (d < 0 || (d > 0 && count > (int64_t(1) << 40) / d))
-      throw ImportError("tensor '" + proto.name() + "' has an invalid shape");
-    count *= d;
-  }
   size_t elem = dtypeBytes(t.dtype);
   if (!elem || t.dtype == onnx::TensorProto::FLOAT16 || t.dtype == onnx::TensorProto::INT16 ||
       t.dtype == onnx::TensorProto::UINT16)
     throw ImportError("tensor '" + proto.name() + "' has unsupported element type " +
                       std::to_string(t.dtype));
-  if (proto.data_location() == onnx::TensorProto::EXTERNAL)
-    throw ImportError("tensor '" + proto.name() + "' uses external data, not supported");
+  // validateModel has checked the size and the data against the dims, and loadExternalData
+  // has inlined external data.
+  auto bytes = checkedTensorBytes(t.shape, elem);
+  if (!bytes || proto.data_location() == onnx::TensorProto::EXTERNAL)
+    throw ImportError("internal: tensor '" + proto.name() + "' escaped model validation");
+  int64_t count = *bytes / elem;
   if (proto.has_raw_data()) {
     if (proto.raw_data().size() != size_t(count) * elem)
       throw ImportError("tensor '" + proto.name() + "' raw data has the wrong size");
@@ -217,7 +216,8 @@ foldShapeNode(const onnx::NodeProto &node,
     for (int64_t i : idx) {
       int64_t j = i < 0 ? i + (int64_t)data.size() : i;
       if (j < 0 || j >= (int64_t)data.size())
-        throw ImportError("Gather index " + std::to_string(i) + " out of range");
+        throw ImportError("index " + std::to_string(i) + " is out of range for axis 0 of size " +
+                          std::to_string(data.size()));
       out.push_back(data[j]);
     }
     normalizeAxis(intAttr("axis", 0), 1);

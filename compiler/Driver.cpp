@@ -120,11 +120,13 @@ bool generate(const CompileOptions &options, const std::string &name,
 }
 
 // Files are written into a private directory first and moved into `outDir` only when
-// everything succeeded, so a failed compile leaves no partial output behind.
+// everything succeeded, so a failed compile leaves no partial output behind (not even the
+// output directory, when this compile created it).
 class StagingDir {
 public:
   bool create(const std::string &outDir, std::string &error) {
     target = outDir;
+    createdTarget = !llvm::sys::fs::exists(outDir);
     if (llvm::sys::fs::create_directories(outDir)) {
       error = "cannot create output directory '" + outDir + "'";
       return false;
@@ -144,16 +146,20 @@ public:
         error = "cannot move '" + f + "' into '" + target + "'";
         return false;
       }
+    committed = true;
     return true;
   }
   ~StagingDir() {
     if (!path.empty())
       llvm::sys::fs::remove_directories(path);
+    if (createdTarget && !committed)
+      llvm::sys::fs::remove(target); // only if empty: never someone else's files
   }
   std::string path;
 
 private:
   std::string target;
+  bool createdTarget = false, committed = false;
 };
 
 bool writeBinary(const std::string &path, const std::vector<char> &bytes, std::string &error) {
@@ -272,24 +278,40 @@ int runCommand(const CompileOptions &compile, const std::vector<std::string> &in
     key += " " + flag;
   char hash[32];
   std::snprintf(hash, sizeof hash, "%016llx", (unsigned long long)llvm::xxh3_64bits(key));
-  std::string buildDir = cacheDir() + "/run-" + hash;
-  std::string runner = buildDir + "/runner";
+  std::string error, cache = cacheDir(error);
+  if (cache.empty()) {
+    reportError(model, error);
+    return 1;
+  }
+  std::string entry = cache + "/run-" + hash, runner = entry + "/runner";
   const std::string name = "model";
   if (!llvm::sys::fs::exists(runner)) {
+    // Built in a private folder and published whole: `dlc run`s of the same model in
+    // parallel (ninja -j) each build, and one wins.
+    llvm::SmallString<256> tmp;
+    if (llvm::sys::fs::createUniqueDirectory(cache + "/build", tmp)) {
+      reportError(model, "cannot create a folder in the cache " + cache);
+      return 1;
+    }
+    std::string buildDir(tmp.str());
     CompileOptions options = compile;
     options.name = name;
     options.emit = "staticlib";
-    if (int rc = compileTo(options, buildDir))
+    if (int rc = compileTo(options, buildDir)) {
+      llvm::sys::fs::remove_directories(buildDir);
       return rc;
-    std::string error, source = embeddedFile("codegen_templates/runner.cpp.tpl");
+    }
+    std::string source = embeddedFile("codegen_templates/runner.cpp.tpl");
     for (size_t pos; (pos = source.find("@NAME@")) != std::string::npos;)
       source.replace(pos, 6, name);
     std::vector<std::string> objects;
     bool ok = writeFile(buildDir + "/runner.cpp", source, error) &&
               compileSources({buildDir + "/runner.cpp"}, {buildDir}, buildDir, objects, error);
     objects.push_back(buildDir + "/lib" + name + ".a");
-    if (!ok || !link(runner + ".tmp", objects, error) ||
-        llvm::sys::fs::rename(runner + ".tmp", runner)) {
+    ok = ok && link(buildDir + "/runner", objects, error);
+    if (!ok)
+      llvm::sys::fs::remove_directories(buildDir);
+    if (!ok || !publishCacheEntry(buildDir, entry, error)) {
       reportError(model, error.empty() ? "cannot build the runner" : error);
       return 1;
     }

@@ -62,6 +62,8 @@ public:
   const ConstTensor *constantOrNull(int i) const;
 
   const onnx::AttributeProto *attr(const std::string &name) const;
+  // attr(), but throws when the attribute has another type than `expectedType`.
+  const onnx::AttributeProto *typedAttr(const std::string &name, int expectedType) const;
   int64_t intAttr(const std::string &name, int64_t fallback) const;
   float floatAttr(const std::string &name, float fallback) const;
   std::string stringAttr(const std::string &name, const std::string &fallback) const;

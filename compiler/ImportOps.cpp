@@ -1,6 +1,8 @@
 // How each ONNX op becomes dlc ops. Adding an op is one table entry; families share builders.
 #include "compiler/ImportContext.h"
+#include "compiler/ModelCheck.h"
 #include "dialects/DlcDialect.h"
+#include "dialects/Sizes.h"
 
 #include <cmath>
 #include <limits>
@@ -41,25 +43,34 @@ const onnx::AttributeProto *NodeImporter::attr(const std::string &name) const {
   return nullptr;
 }
 
-int64_t NodeImporter::intAttr(const std::string &name, int64_t fallback) const {
+const onnx::AttributeProto *NodeImporter::typedAttr(const std::string &name,
+                                                    int expectedType) const {
   const auto *a = attr(name);
+  if (a && a->type() != expectedType && a->type() != onnx::AttributeProto::UNDEFINED)
+    throw ImportError("attribute '" + name + "' must be " + attributeTypeName(expectedType) +
+                      ", got " + attributeTypeName(a->type()));
+  return a;
+}
+
+int64_t NodeImporter::intAttr(const std::string &name, int64_t fallback) const {
+  const auto *a = typedAttr(name, onnx::AttributeProto::INT);
   return a ? a->i() : fallback;
 }
 
 float NodeImporter::floatAttr(const std::string &name, float fallback) const {
-  const auto *a = attr(name);
+  const auto *a = typedAttr(name, onnx::AttributeProto::FLOAT);
   return a ? a->f() : fallback;
 }
 
 std::string NodeImporter::stringAttr(const std::string &name,
                                      const std::string &fallback) const {
-  const auto *a = attr(name);
+  const auto *a = typedAttr(name, onnx::AttributeProto::STRING);
   return a ? a->s() : fallback;
 }
 
 std::vector<int64_t> NodeImporter::intsAttr(const std::string &name,
                                             std::vector<int64_t> fallback) const {
-  const auto *a = attr(name);
+  const auto *a = typedAttr(name, onnx::AttributeProto::INTS);
   return a ? std::vector<int64_t>(a->ints().begin(), a->ints().end()) : fallback;
 }
 
@@ -133,9 +144,17 @@ Window resolveWindow(NodeImporter &n, ArrayRef<int64_t> inputShape,
   if (w.strides.size() != spatial || w.dilations.size() != spatial ||
       w.pads.size() != 2 * spatial)
     throw ImportError("strides/dilations/pads do not match the input's spatial rank");
-  for (size_t i = 0; i < spatial; ++i)
-    if (w.strides[i] < 1 || w.dilations[i] < 1 || kernel[i] < 1)
-      throw ImportError("kernel, strides and dilations must be positive");
+  std::vector<int64_t> window(spatial); // dilated kernel extent
+  for (size_t i = 0; i < spatial; ++i) {
+    if (w.strides[i] < 1 || w.dilations[i] < 1 || kernel[i] < 1 || w.pads[i] < 0 ||
+        w.pads[i + spatial] < 0)
+      throw ImportError("kernel, strides and dilations must be positive, pads non-negative");
+    auto dilated = checkedMul(kernel[i] - 1, w.dilations[i]);
+    if (!dilated || *dilated >= kMaxTensorBytes)
+      throw ImportError("kernel and dilations are too large on spatial axis " +
+                        std::to_string(i));
+    window[i] = *dilated + 1;
+  }
   std::string autoPad = n.stringAttr("auto_pad", "NOTSET");
   if (autoPad == "VALID") {
     std::fill(w.pads.begin(), w.pads.end(), 0);
@@ -143,14 +162,23 @@ Window resolveWindow(NodeImporter &n, ArrayRef<int64_t> inputShape,
     for (size_t i = 0; i < spatial; ++i) {
       int64_t in = inputShape[i + 2], stride = w.strides[i];
       int64_t out = (in + stride - 1) / stride;
-      int64_t total = std::max<int64_t>(
-          0, (out - 1) * stride + (kernel[i] - 1) * w.dilations[i] + 1 - in);
+      int64_t total = std::max<int64_t>(0, (out - 1) * stride + window[i] - in);
       int64_t small = total / 2;
       w.pads[i] = autoPad == "SAME_UPPER" ? small : total - small;
       w.pads[i + spatial] = total - w.pads[i];
     }
   } else if (autoPad != "NOTSET") {
     throw ImportError("unknown auto_pad '" + autoPad + "'");
+  }
+  for (size_t i = 0; i < spatial; ++i) {
+    auto padded = checkedAdd(inputShape[i + 2], w.pads[i]);
+    padded = padded ? checkedAdd(*padded, w.pads[i + spatial]) : std::nullopt;
+    if (!padded)
+      throw ImportError("pads overflow on spatial axis " + std::to_string(i));
+    if (window[i] > *padded)
+      throw ImportError("dilated kernel extent " + std::to_string(window[i]) +
+                        " is larger than the padded input " + std::to_string(*padded) +
+                        " on spatial axis " + std::to_string(i));
   }
   return w;
 }
@@ -311,6 +339,12 @@ OpImport concat() {
 OpImport gather() {
   return {{}, [](NodeImporter &n) -> Value {
             int64_t axis = normalizeAxis(n.intAttr("axis", 0), n.inputType(0).getRank());
+            int64_t size = n.inputType(0).getDimSize(axis);
+            if (const ConstTensor *indices = n.constantOrNull(1))
+              for (int64_t i : indices->asInts())
+                if (i < -size || i >= size)
+                  throw ImportError("index " + std::to_string(i) + " is out of range for axis " +
+                                    std::to_string(axis) + " of size " + std::to_string(size));
             return n.b.create<GatherOp>(n.loc(), n.outputType(), n.input(0), n.input(1), axis);
           }};
 }

@@ -1,6 +1,8 @@
 #include "compiler/Importer.h"
 #include "compiler/ImportContext.h"
+#include "compiler/ModelCheck.h"
 #include "dialects/DlcDialect.h"
+#include "dialects/Sizes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -19,13 +21,6 @@ namespace {
 
 constexpr int kMinOpset = 7, kMaxOpset = 17;
 
-std::string nodeLabel(const onnx::NodeProto &node) {
-  std::string name = node.name();
-  if (name.empty() && node.output_size())
-    name = node.output(0);
-  return "node '" + name + "' (" + node.op_type() + ")";
-}
-
 Type elementTypeFor(MLIRContext &ctx, int32_t dtype) {
   switch (dtype) {
   case onnx::TensorProto::FLOAT: return Float32Type::get(&ctx);
@@ -37,12 +32,6 @@ Type elementTypeFor(MLIRContext &ctx, int32_t dtype) {
   case onnx::TensorProto::BOOL: return IntegerType::get(&ctx, 1);
   default: return {};
   }
-}
-
-std::string dtypeName(int32_t dtype) {
-  return onnx::TensorProto::DataType_IsValid(dtype)
-             ? onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(dtype))
-             : std::to_string(dtype);
 }
 
 // ONNX reports "... (op_type:Conv, node name: c1): reason"; dlc's form is
@@ -66,8 +55,11 @@ std::string describeInferenceError(std::string message) {
 
 class Importer {
 public:
-  Importer(MLIRContext &ctx, std::string path, std::vector<std::string> &errors)
-      : ctx(ctx), path(std::move(path)), errors(errors) {}
+  // `bytes` holds the model file's contents; `path` names it in locations and locates its
+  // external data.
+  Importer(MLIRContext &ctx, const std::string &bytes, std::string path,
+           std::vector<std::string> &errors)
+      : ctx(ctx), bytes(bytes), path(std::move(path)), errors(errors) {}
 
   OwningOpRef<ModuleOp> run();
 
@@ -80,6 +72,7 @@ private:
   Value materialize(const std::string &name);
 
   MLIRContext &ctx;
+  const std::string &bytes;
   std::string path;
   std::vector<std::string> &errors;
   onnx::ModelProto model;
@@ -93,14 +86,6 @@ private:
 };
 
 bool Importer::load() {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) {
-    errors.push_back("cannot open file");
-    return false;
-  }
-  std::stringstream buffer;
-  buffer << file.rdbuf();
-  std::string bytes = buffer.str();
   if (!model.ParseFromString(bytes) || !model.has_graph() || model.ir_version() <= 0) {
     errors.push_back("not a valid ONNX model (truncated file or not an ONNX ModelProto)");
     return false;
@@ -127,6 +112,11 @@ bool Importer::load() {
     if (!errors.empty())
       return false;
   }
+  // ONNX's shape inference trusts the model's structure and data sizes: check them first.
+  loadExternalData(model, path, errors);
+  validateModel(model, opset, errors);
+  if (!errors.empty())
+    return false;
   try {
     onnx::ShapeInferenceOptions options(/*check_type=*/true, /*error_mode=*/1,
                                         /*data_prop=*/true);
@@ -200,7 +190,12 @@ RankedTensorType Importer::typeOf(const std::string &name) {
                         dim.dim_param() + "' is dynamic)");
     shape.push_back(dim.dim_value());
   }
-  return RankedTensorType::get(shape, element);
+  auto type = RankedTensorType::get(shape, element);
+  if (!checkedTensorBytes(type))
+    throw ImportError("'" + name + "' is too large: dims " + dimsString(shape) + " of " +
+                      dtypeName(tensor.elem_type()) + " exceed dlc's limit of " +
+                      kMaxTensorBytesText);
+  return type;
 }
 
 std::vector<const onnx::NodeProto *> Importer::liveNodes() {
@@ -277,7 +272,7 @@ OwningOpRef<ModuleOp> Importer::run() {
   OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
   OpBuilder b(&ctx);
   builder = &b;
-  SmallVector<Type> argTypes, resultTypes;
+  SmallVector<Type> argTypes;
   std::vector<std::string> argNames;
   try {
     for (const auto &in : graph.input()) {
@@ -286,15 +281,14 @@ OwningOpRef<ModuleOp> Importer::run() {
       argTypes.push_back(typeOf(in.name()));
       argNames.push_back(in.name());
     }
-    for (const auto &out : graph.output())
-      resultTypes.push_back(typeOf(out.name()));
   } catch (const ImportError &e) {
-    errors.push_back(std::string("graph interface: ") + e.what());
+    errors.push_back(std::string("graph input: ") + e.what());
     return {};
   }
   b.setInsertionPointToEnd(module->getBody());
-  auto func = b.create<func::FuncOp>(fileLoc, "forward",
-                                     b.getFunctionType(argTypes, resultTypes));
+  // The results' types are set once the nodes are imported: a node's own error (a window
+  // larger than its input, say) explains an output without a valid shape better.
+  auto func = b.create<func::FuncOp>(fileLoc, "forward", b.getFunctionType(argTypes, {}));
   entry = func.addEntryBlock();
   for (auto [i, name] : llvm::enumerate(argNames)) {
     func.setArgAttr(i, kTensorNameAttr, b.getStringAttr(name));
@@ -340,6 +334,7 @@ OwningOpRef<ModuleOp> Importer::run() {
     return {};
   }
   b.create<func::ReturnOp>(fileLoc, results);
+  func.setType(b.getFunctionType(argTypes, ValueRange(results).getTypes()));
   for (auto [i, out] : llvm::enumerate(graph.output()))
     func.setResultAttr(i, kTensorNameAttr, b.getStringAttr(out.name()));
   return module;
@@ -349,10 +344,23 @@ OwningOpRef<ModuleOp> Importer::run() {
 
 OwningOpRef<ModuleOp> importOnnxFile(MLIRContext &context, const std::string &path,
                                      std::vector<std::string> &errors) {
+  std::ifstream file(path, std::ios::binary);
+  std::stringstream buffer;
+  buffer << file.rdbuf();
+  if (!file) {
+    errors.push_back("cannot open file");
+    return {};
+  }
+  return importOnnxModel(context, buffer.str(), path, errors);
+}
+
+OwningOpRef<ModuleOp> importOnnxModel(MLIRContext &context, const std::string &bytes,
+                                      const std::string &path,
+                                      std::vector<std::string> &errors) {
   // ImportError is handled where it names a node; anything else (protobuf, allocation,
   // out-of-range data) must still end as an error, never an abort.
   try {
-    OwningOpRef<ModuleOp> module = Importer(context, path, errors).run();
+    OwningOpRef<ModuleOp> module = Importer(context, bytes, path, errors).run();
     if (!module && errors.empty())
       errors.push_back("import failed");
     return module;

@@ -19,6 +19,12 @@ namespace dlc {
 mlir::OwningOpRef<mlir::ModuleOp> importOnnxFile(mlir::MLIRContext &context,
                                                  const std::string &path,
                                                  std::vector<std::string> &errors);
+// The same for a model already in memory; `path` names it in locations and errors, and
+// external data is looked up beside it.
+mlir::OwningOpRef<mlir::ModuleOp> importOnnxModel(mlir::MLIRContext &context,
+                                                  const std::string &bytes,
+                                                  const std::string &path,
+                                                  std::vector<std::string> &errors);
 
 // ONNX op types (default domain) the importer understands.
 std::vector<std::string> supportedOnnxOps();

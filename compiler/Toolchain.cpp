@@ -13,6 +13,7 @@
 #include <mutex>
 #include <sstream>
 #include <thread>
+#include <unistd.h>
 
 namespace dlc {
 
@@ -21,8 +22,11 @@ std::string cxxCompiler() {
   return cxx && *cxx ? cxx : "c++";
 }
 
-std::vector<std::string> cxxFlags() {
-  std::vector<std::string> flags = {"-std=c++17", "-O2", "-fPIC", "-Wall", "-Wextra"};
+namespace {
+// $DLC_CXXFLAGS, word by word: on the compile and the link line, so that e.g.
+// -fsanitize=address works for `dlc run`.
+std::vector<std::string> userFlags() {
+  std::vector<std::string> flags;
   if (const char *extra = std::getenv("DLC_CXXFLAGS")) {
     std::istringstream words(extra);
     for (std::string w; words >> w;)
@@ -30,18 +34,57 @@ std::vector<std::string> cxxFlags() {
   }
   return flags;
 }
+} // namespace
 
-std::string cacheDir() {
-  llvm::SmallString<256> dir;
+std::vector<std::string> cxxFlags() {
+  std::vector<std::string> flags = {"-std=c++17", "-O2", "-fPIC", "-Wall", "-Wextra"};
+  for (auto &flag : userFlags())
+    flags.push_back(flag);
+  return flags;
+}
+
+namespace {
+
+bool writableDir(const std::string &dir) {
+  if (llvm::sys::fs::create_directories(dir))
+    return false;
+  llvm::SmallString<256> probe;
+  int fd;
+  if (llvm::sys::fs::createUniqueFile(dir + "/.probe-%%%%%%", fd, probe))
+    return false;
+  ::close(fd);
+  llvm::sys::fs::remove(probe);
+  return true;
+}
+
+} // namespace
+
+std::string cacheDir(std::string &error) {
+  llvm::SmallString<256> preferred, fallback;
   if (const char *env = std::getenv("DLC_CACHE_DIR"); env && *env)
-    dir = env;
+    preferred = env;
   else if (const char *xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
-    llvm::sys::path::append(dir, xdg, "dlc");
+    llvm::sys::path::append(preferred, xdg, "dlc");
   else if (const char *home = std::getenv("HOME"); home && *home)
-    llvm::sys::path::append(dir, home, ".cache", "dlc");
-  else
-    llvm::sys::path::append(dir, "/tmp", "dlc-cache");
-  return std::string(dir);
+    llvm::sys::path::append(preferred, home, ".cache", "dlc");
+  llvm::sys::path::system_temp_directory(/*erasedOnReboot=*/true, fallback);
+  llvm::sys::path::append(fallback, "dlc-cache-" + std::to_string(::getuid()));
+  for (const llvm::SmallString<256> &dir : {preferred, fallback})
+    if (!dir.empty() && writableDir(std::string(dir)))
+      return std::string(dir);
+  error = "no writable cache folder: '" + std::string(preferred) + "' and '" +
+          std::string(fallback) + "' cannot be written (set DLC_CACHE_DIR)";
+  return "";
+}
+
+bool publishCacheEntry(const std::string &built, const std::string &dir, std::string &error) {
+  bool moved = !llvm::sys::fs::rename(built, dir);
+  if (!moved)
+    llvm::sys::fs::remove_directories(built);
+  if (moved || llvm::sys::fs::is_directory(dir))
+    return true;
+  error = "cannot move a finished build into the cache folder '" + dir + "'";
+  return false;
 }
 
 int execute(const std::vector<std::string> &argv, std::string *output) {
@@ -140,7 +183,10 @@ bool runtimeObjects(std::vector<std::string> &objects, std::string &error) {
   char hash[32];
   std::snprintf(hash, sizeof hash, "%016llx",
                 (unsigned long long)llvm::xxh3_64bits(llvm::StringRef(key)));
-  std::string dir = cacheDir() + "/runtime-" + hash;
+  std::string cache = cacheDir(error);
+  if (cache.empty())
+    return false;
+  std::string dir = cache + "/runtime-" + hash;
   std::string stamp = dir + "/complete";
   objects.clear();
   std::vector<std::string> sources;
@@ -153,12 +199,10 @@ bool runtimeObjects(std::vector<std::string> &objects, std::string &error) {
   }
   if (llvm::sys::fs::exists(stamp))
     return true;
-  // Build in a private directory and rename it into place, so concurrent dlc runs never see
-  // a half-built cache entry.
+  // Built in a private folder, then published whole.
   llvm::SmallString<256> tmp;
-  if (llvm::sys::fs::create_directories(cacheDir()) ||
-      llvm::sys::fs::createUniqueDirectory(cacheDir() + "/build", tmp)) {
-    error = "cannot create cache directory " + cacheDir();
+  if (llvm::sys::fs::createUniqueDirectory(cache + "/build", tmp)) {
+    error = "cannot create a folder in the cache " + cache;
     return false;
   }
   std::string tmpDir(tmp.str());
@@ -173,10 +217,11 @@ bool runtimeObjects(std::vector<std::string> &objects, std::string &error) {
   }
   ok = ok && compileSources(paths, {tmpDir}, tmpDir, built, error) &&
        writeFile(tmpDir + "/complete", "", error);
-  if (ok && llvm::sys::fs::rename(tmpDir, dir) && !llvm::sys::fs::exists(stamp))
-    ok = false, error = "cannot move runtime build into " + dir;
-  llvm::sys::fs::remove_directories(tmpDir);
-  return ok;
+  if (!ok) {
+    llvm::sys::fs::remove_directories(tmpDir);
+    return false;
+  }
+  return publishCacheEntry(tmpDir, dir, error);
 }
 
 bool archive(const std::string &library, const std::vector<std::string> &objects,
@@ -194,8 +239,9 @@ bool archive(const std::string &library, const std::vector<std::string> &objects
 
 bool link(const std::string &executable, const std::vector<std::string> &inputs,
           std::string &error) {
-  std::vector<std::string> argv = {cxxCompiler()};
+  std::vector<std::string> argv = {cxxCompiler()}, extra = userFlags();
   argv.insert(argv.end(), inputs.begin(), inputs.end());
+  argv.insert(argv.end(), extra.begin(), extra.end());
   argv.insert(argv.end(), {"-o", executable, "-lm", "-pthread"});
   std::string output;
   if (execute(argv, &output) != 0) {

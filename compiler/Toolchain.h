@@ -12,8 +12,13 @@ std::string cxxCompiler();
 std::vector<std::string> cxxFlags();
 
 // Where dlc keeps built runtime objects and `dlc run` builds: $DLC_CACHE_DIR, else
-// $XDG_CACHE_HOME/dlc, else ~/.cache/dlc.
-std::string cacheDir();
+// $XDG_CACHE_HOME/dlc, else ~/.cache/dlc; when that folder cannot be created or written,
+// $TMPDIR/dlc-cache-<uid>. Empty, with `error` set, when none is writable.
+std::string cacheDir(std::string &error);
+// Moves the finished folder `built` to `dir` in one rename, so processes sharing the cache
+// never see a half-written entry. When another process got there first, `built` is dropped
+// and its twin in `dir` used. False (with `error`) only when neither is there.
+bool publishCacheEntry(const std::string &built, const std::string &dir, std::string &error);
 
 // Compiles each source to an object in `objDir` (in parallel); on failure returns false and
 // puts the compiler's output in `error`.

@@ -15,6 +15,13 @@
 namespace dlc {
 template <typename ConcreteType>
 class ViewOpTrait : public mlir::OpTrait::TraitBase<ConcreteType, ViewOpTrait> {};
+
+mlir::LogicalResult verifyTensorSizeLimit(mlir::Operation *op);
+template <typename ConcreteType>
+class TensorSizeLimit : public mlir::OpTrait::TraitBase<ConcreteType, TensorSizeLimit> {
+public:
+  static mlir::LogicalResult verifyTrait(mlir::Operation *op) { return verifyTensorSizeLimit(op); }
+};
 } // namespace dlc
 
 #include "dialects/DlcInterfaces.h.inc"
@@ -42,8 +49,12 @@ inline constexpr const char kTensorNameAttr[] = "dlc.name";
 // Numpy broadcast of two static shapes; fails when a dim pair is neither equal nor 1.
 mlir::FailureOr<llvm::SmallVector<int64_t>> broadcastShapes(llvm::ArrayRef<int64_t> a,
                                                             llvm::ArrayRef<int64_t> b);
-// Bytes a tensor of `type` occupies in memory (dlc stores bools one byte each).
+// Bytes a tensor of `type` occupies in memory (dlc stores bools one byte each). Every type
+// on a dlc op is within kMaxTensorBytes (the TensorSizeLimit trait verifies it), so sums of
+// a few such sizes cannot overflow.
 int64_t tensorBytes(mlir::Type type);
+// Bytes of `type`, or nullopt when it exceeds dlc's tensor size limit.
+std::optional<int64_t> checkedTensorBytes(mlir::Type type);
 // Output extent of a sliding window, as ONNX defines it for Conv and pooling.
 int64_t windowOutputSize(int64_t in, int64_t kernel, int64_t stride, int64_t padBegin,
                          int64_t padEnd, int64_t dilation, bool ceilMode);

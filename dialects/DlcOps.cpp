@@ -1,4 +1,5 @@
 #include "dialects/DlcDialect.h"
+#include "dialects/Sizes.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinDialect.h"
@@ -25,10 +26,36 @@ FailureOr<SmallVector<int64_t>> broadcastShapes(ArrayRef<int64_t> a, ArrayRef<in
   return out;
 }
 
-int64_t tensorBytes(Type type) {
+std::optional<int64_t> checkedTensorBytes(Type type) {
   auto tensor = cast<RankedTensorType>(type);
   unsigned bits = tensor.getElementType().getIntOrFloatBitWidth();
-  return tensor.getNumElements() * (bits == 1 ? 1 : bits / 8);
+  return checkedTensorBytes(tensor.getShape(), bits == 1 ? 1 : bits / 8);
+}
+
+int64_t tensorBytes(Type type) {
+  auto bytes = checkedTensorBytes(type);
+  assert(bytes && "tensor type above the size limit escaped verification");
+  return bytes.value_or(kMaxTensorBytes);
+}
+
+static LogicalResult verifyTensorSize(Operation *op, Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (tensor && !tensor.hasStaticShape())
+    return op->emitOpError("needs static shapes, got ") << type;
+  if (tensor && !checkedTensorBytes(type))
+    return op->emitOpError("tensor ")
+           << type << " is too large: above dlc's limit of " << kMaxTensorBytesText;
+  return success();
+}
+
+LogicalResult verifyTensorSizeLimit(Operation *op) {
+  for (Type type : op->getOperandTypes())
+    if (failed(verifyTensorSize(op, type)))
+      return failure();
+  for (Type type : op->getResultTypes())
+    if (failed(verifyTensorSize(op, type)))
+      return failure();
+  return success();
 }
 
 int64_t windowOutputSize(int64_t in, int64_t kernel, int64_t stride, int64_t padBegin,
@@ -41,18 +68,11 @@ int64_t windowOutputSize(int64_t in, int64_t kernel, int64_t stride, int64_t pad
 
 static RankedTensorType tensorType(Value v) { return cast<RankedTensorType>(v.getType()); }
 
-static std::string shapeString(ArrayRef<int64_t> shape) {
-  std::string s = "[";
-  for (auto [i, d] : llvm::enumerate(shape))
-    s += (i ? "," : "") + std::to_string(d);
-  return s + "]";
-}
-
 static LogicalResult checkResultShape(Operation *op, ArrayRef<int64_t> expected) {
   auto actual = tensorType(op->getResult(0)).getShape();
   if (actual != expected)
-    return op->emitOpError("result shape ") << shapeString(actual) << " should be "
-                                            << shapeString(expected);
+    return op->emitOpError("result shape ") << dimsString(actual) << " should be "
+                                            << dimsString(expected);
   return success();
 }
 
@@ -65,7 +85,7 @@ static LogicalResult verifyBinary(Operation *op) {
   auto shape = broadcastShapes(lhs.getShape(), rhs.getShape());
   if (failed(shape))
     return op->emitOpError("operand shapes ")
-           << shapeString(lhs.getShape()) << " and " << shapeString(rhs.getShape())
+           << dimsString(lhs.getShape()) << " and " << dimsString(rhs.getShape())
            << " do not broadcast";
   return checkResultShape(op, *shape);
 }
@@ -147,7 +167,7 @@ LogicalResult ConvOp::verify() {
   int64_t group = getGroup();
   if (group < 1 || x[1] % group || w[0] % group || w[1] * group != x[1])
     return emitOpError("channels do not match: input ")
-           << x[1] << ", weight " << shapeString(w) << ", group " << group;
+           << x[1] << ", weight " << dimsString(w) << ", group " << group;
   if (getBias() && tensorType(getBias()).getShape() != ArrayRef<int64_t>{w[0]})
     return emitOpError("bias must have shape [") << w[0] << "]";
   auto expected = verifyWindow(*this, x, w.drop_front(2), getStrides(), getPads(),
@@ -210,9 +230,9 @@ static LogicalResult verifyReduce(Operation *op, ArrayRef<int64_t> axes) {
   }
   auto actual = tensorType(op->getResult(0)).getShape();
   if (actual != ArrayRef<int64_t>(kept) && actual != ArrayRef<int64_t>(dropped))
-    return op->emitOpError("result shape ") << shapeString(actual) << " should be "
-                                            << shapeString(kept) << " or "
-                                            << shapeString(dropped);
+    return op->emitOpError("result shape ") << dimsString(actual) << " should be "
+                                            << dimsString(kept) << " or "
+                                            << dimsString(dropped);
   return success();
 }
 #define DLC_REDUCE_VERIFIER(OP)                                                                \

@@ -7,10 +7,14 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/IR/BuiltinAttributeInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 
+// Every operand and result fits dlc's tensor size limit (dialects/Sizes.h), so no pass needs
+// to guard its own size arithmetic against types written by hand in .mlir files.
+def Dlc_TensorSizeLimit : NativeOpTrait<"TensorSizeLimit"> { let cppNamespace = "::dlc"; }
+
 // Every op prints its operand and result types in one functional type, so one assembly format
 // serves all ops and adding an op never needs a custom parser.
 class Dlc_TensorOp<string mnemonic, list<Trait> traits = []>
-    : Dlc_Op<mnemonic, !listconcat([Pure], traits)> {
+    : Dlc_Op<mnemonic, !listconcat([Pure, Dlc_TensorSizeLimit], traits)> {
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
 }
 
@@ -173,7 +177,7 @@ def Dlc_ReduceMinOp : Dlc_ReduceOp<"reduce_min", "Min">;
 //===----------------------------------------------------------------------------------------===//
 
 def Dlc_ConstantOp : Dlc_Op<"constant",
-    [ConstantLike, Pure, AllTypesMatch<["value", "output"]>]> {
+    [ConstantLike, Pure, Dlc_TensorSizeLimit, AllTypesMatch<["value", "output"]>]> {
   let summary = "a weight or constant tensor (dense or dense-resource elements)";
   let arguments = (ins ElementsAttr:$value);
   let results = (outs Dlc_AnyTensor:$output);

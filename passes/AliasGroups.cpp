@@ -7,18 +7,18 @@ namespace dlc {
 
 AliasGroups::AliasGroups(func::FuncOp func) {
   Block &body = func.getBody().front();
-  for (BlockArgument arg : body.getArguments())
-    addValue(arg);
-  for (Operation &op : body) {
+  for (Operation &op : body)
     opIndex[&op] = numOps++;
-    for (Value result : op.getResults())
-      addValue(result);
-  }
   for (Operation &op : body) {
     int64_t at = isa<func::ReturnOp>(op) ? numOps : opIndex[&op];
     for (Value operand : op.getOperands())
       lastUses[operand] = std::max(lastUses.lookup(operand), at);
   }
+  for (BlockArgument arg : body.getArguments())
+    addValue(arg);
+  for (Operation &op : body)
+    for (Value result : op.getResults())
+      addValue(result);
   // Recorded decisions, in schedule order so that chains compose.
   for (Operation &op : body) {
     if (op.hasAttr(kViewAttr))
@@ -39,6 +39,7 @@ AliasGroups::AliasGroups(func::FuncOp func) {
 void AliasGroups::addValue(Value v) {
   slots[v] = {v, 0};
   groupMembers[v] = {v};
+  groupFacts[v] = {def(v), lastUse(v), bytes(v), isExternalMemory(v), isGraphOutput(v)};
 }
 
 const AliasGroups::Slot &AliasGroups::slot(Value v) const {
@@ -64,37 +65,12 @@ const SmallVector<Value> &AliasGroups::members(Value v) const {
   return groupMembers.find(root(v))->second;
 }
 
-int64_t AliasGroups::groupFirstDef(Value v) const {
-  int64_t first = numOps;
-  for (Value m : members(v))
-    first = std::min(first, def(m));
-  return first;
-}
-
-int64_t AliasGroups::groupLastUse(Value v) const {
-  int64_t last = -1;
-  for (Value m : members(v))
-    last = std::max(last, lastUse(m));
-  return last;
-}
-
-int64_t AliasGroups::groupBytes(Value v) const {
-  int64_t size = 0;
-  for (Value m : members(v))
-    size = std::max(size, offset(m) + bytes(m));
-  return size;
-}
-
 bool AliasGroups::isGraphOutput(Value v) {
   return llvm::any_of(v.getUsers(), [](Operation *user) { return isa<func::ReturnOp>(user); });
 }
 
 bool AliasGroups::isExternalMemory(Value v) {
   return isa<BlockArgument>(v) || isa_and_nonnull<ConstantOp>(v.getDefiningOp());
-}
-
-bool AliasGroups::groupHasExternal(Value v) const {
-  return llvm::any_of(members(v), [](Value m) { return isExternalMemory(m) || isGraphOutput(m); });
 }
 
 void AliasGroups::merge(Value into, Value from, int64_t at) {
@@ -111,6 +87,14 @@ void AliasGroups::merge(Value into, Value from, int64_t at) {
     target.push_back(m);
   }
   groupMembers.erase(fromRoot);
+  Facts &merged = groupFacts[intoRoot];
+  const Facts &absorbed = groupFacts[fromRoot];
+  merged.firstDef = std::min(merged.firstDef, absorbed.firstDef);
+  merged.lastUse = std::max(merged.lastUse, absorbed.lastUse);
+  merged.bytes = std::max(merged.bytes, absorbed.bytes + shift);
+  merged.hasExternalMemory |= absorbed.hasExternalMemory;
+  merged.hasGraphOutput |= absorbed.hasGraphOutput;
+  groupFacts.erase(fromRoot);
 }
 
 } // namespace dlc

@@ -1,7 +1,9 @@
 // Shared by inplace legalization and buffer planning (NOT by plan verification, which
 // recomputes everything on its own): the op schedule, each value's live range, and storage
 // groups — values that share memory through views, in-place writes and elided concats, each
-// at a byte offset inside its group.
+// at a byte offset inside its group. A group's facts (live range, size, kinds of memory in
+// it) are kept up to date on every merge, so each query is O(1) and planning stays linear
+// in the length of in-place chains.
 #ifndef DLC_PASSES_ALIASGROUPS_H
 #define DLC_PASSES_ALIASGROUPS_H
 
@@ -23,11 +25,16 @@ public:
   mlir::Value root(mlir::Value v) const { return slot(v).root; }
   int64_t offset(mlir::Value v) const { return slot(v).offset; }
   const llvm::SmallVector<mlir::Value> &members(mlir::Value v) const;
-  int64_t groupFirstDef(mlir::Value v) const;
-  int64_t groupLastUse(mlir::Value v) const;
-  int64_t groupBytes(mlir::Value v) const;
-  // A graph input, weight or graph output is in the group: its memory is not the arena's.
-  bool groupHasExternal(mlir::Value v) const;
+  int64_t groupFirstDef(mlir::Value v) const { return facts(v).firstDef; }
+  int64_t groupLastUse(mlir::Value v) const { return facts(v).lastUse; }
+  int64_t groupBytes(mlir::Value v) const { return facts(v).bytes; }
+  // A graph input or weight is in the group (memory the plan must never write).
+  bool groupHasExternalMemory(mlir::Value v) const { return facts(v).hasExternalMemory; }
+  bool groupHasGraphOutput(mlir::Value v) const { return facts(v).hasGraphOutput; }
+  // Either of the above: the group's memory is not the arena's.
+  bool groupHasExternal(mlir::Value v) const {
+    return groupHasExternalMemory(v) || groupHasGraphOutput(v);
+  }
   // Places `from`'s whole group inside `into`'s group, at `offset` bytes from its start.
   void merge(mlir::Value into, mlir::Value from, int64_t offset);
 
@@ -40,13 +47,19 @@ private:
     mlir::Value root;
     int64_t offset;
   };
+  struct Facts {
+    int64_t firstDef, lastUse, bytes; // bytes: the end of the furthest member
+    bool hasExternalMemory, hasGraphOutput;
+  };
   const Slot &slot(mlir::Value v) const;
+  const Facts &facts(mlir::Value v) const { return groupFacts.find(root(v))->second; }
   void addValue(mlir::Value v);
 
   llvm::DenseMap<mlir::Operation *, int64_t> opIndex;
   llvm::DenseMap<mlir::Value, int64_t> lastUses;
   mutable llvm::DenseMap<mlir::Value, Slot> slots;
   llvm::DenseMap<mlir::Value, llvm::SmallVector<mlir::Value>> groupMembers;
+  llvm::DenseMap<mlir::Value, Facts> groupFacts; // by root
   int64_t numOps = 0;
 };
 

@@ -1,4 +1,5 @@
 #include "dialects/DlcDialect.h"
+#include "dialects/Sizes.h"
 #include "passes/AliasGroups.h"
 #include "passes/Passes.h"
 
@@ -19,6 +20,8 @@ using namespace mlir;
 namespace {
 constexpr int64_t kAlignment = 64;
 constexpr int kRandomRounds = 64;
+// Blocks plus conflicts visited by all random rounds together, at most (~1 s).
+constexpr int64_t kRandomRoundsWork = 20'000'000;
 
 int64_t alignUp(int64_t bytes) {
   return (std::max<int64_t>(bytes, 1) + kAlignment - 1) / kAlignment * kAlignment;
@@ -30,21 +33,40 @@ struct Span {
   int64_t offset = 0;
 };
 
-bool overlapsInTime(const Span &a, const Span &b) {
-  return a.start <= b.end && b.start <= a.end;
+// For each block, the blocks alive at some same point of the schedule. Found by one sweep
+// in start order, so the cost is the number of such pairs, not the square of the blocks.
+using Conflicts = std::vector<std::vector<uint32_t>>;
+Conflicts timeConflicts(const std::vector<Span> &blocks) {
+  std::vector<uint32_t> byStart(blocks.size());
+  std::iota(byStart.begin(), byStart.end(), 0);
+  std::stable_sort(byStart.begin(), byStart.end(), [&](uint32_t a, uint32_t b) {
+    return blocks[a].start < blocks[b].start;
+  });
+  Conflicts conflicts(blocks.size());
+  std::vector<uint32_t> active;
+  for (uint32_t i : byStart) {
+    llvm::erase_if(active, [&](uint32_t j) { return blocks[j].end < blocks[i].start; });
+    for (uint32_t j : active) {
+      conflicts[i].push_back(j);
+      conflicts[j].push_back(i);
+    }
+    active.push_back(i);
+  }
+  return conflicts;
 }
 
 // Places blocks in `order`, each at the best-fitting (or, with firstFit, lowest) gap among
 // the already placed blocks alive at the same time. Returns the arena size.
 int64_t placeInOrder(std::vector<Span> &blocks, const std::vector<size_t> &order,
-                     bool firstFit) {
-  std::vector<size_t> placed;
+                     const Conflicts &conflicts, bool firstFit) {
+  std::vector<char> placed(blocks.size(), 0);
   int64_t total = 0;
+  std::vector<std::pair<int64_t, int64_t>> busy; // [offset, end) of conflicting blocks
   for (size_t i : order) {
     Span &b = blocks[i];
-    std::vector<std::pair<int64_t, int64_t>> busy; // [offset, end) of conflicting blocks
-    for (size_t j : placed)
-      if (overlapsInTime(b, blocks[j]))
+    busy.clear();
+    for (uint32_t j : conflicts[i])
+      if (placed[j])
         busy.push_back({blocks[j].offset, blocks[j].offset + blocks[j].size});
     std::sort(busy.begin(), busy.end());
     int64_t cursor = 0, bestOffset = -1, bestGap = INT64_MAX;
@@ -60,7 +82,7 @@ int64_t placeInOrder(std::vector<Span> &blocks, const std::vector<size_t> &order
     }
     b.offset = bestOffset >= 0 ? bestOffset : cursor;
     total = std::max(total, b.offset + b.size);
-    placed.push_back(i);
+    placed[i] = 1;
   }
   return total;
 }
@@ -71,7 +93,7 @@ int64_t placeFirstFit(std::vector<Span> &blocks) {
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return blocks[a].start < blocks[b].start; });
-  return placeInOrder(blocks, order, /*firstFit=*/true);
+  return placeInOrder(blocks, order, timeConflicts(blocks), /*firstFit=*/true);
 }
 
 // Tries several orderings and both fit policies; keeps the smallest arena.
@@ -85,11 +107,12 @@ int64_t placeBlocks(std::vector<Span> &blocks) {
       },
       [](const Span &a, const Span &b) { return a.start < b.start; },
   };
+  Conflicts conflicts = timeConflicts(blocks);
   int64_t best = INT64_MAX;
   std::vector<Span> bestBlocks = blocks;
   auto attempt = [&](const std::vector<size_t> &order, bool firstFit) {
     std::vector<Span> trial = blocks;
-    int64_t total = placeInOrder(trial, order, firstFit);
+    int64_t total = placeInOrder(trial, order, conflicts, firstFit);
     if (total < best) {
       best = total;
       bestBlocks = std::move(trial);
@@ -104,9 +127,15 @@ int64_t placeBlocks(std::vector<Span> &blocks) {
       attempt(order, firstFit);
     }
   // Then random size-biased orders (deterministic seed): larger blocks tend to go first, but
-  // not always, which escapes the fragmentation a single greedy order can lock in.
+  // not always, which escapes the fragmentation a single greedy order can lock in. Each
+  // round costs about one pass over the blocks and their conflicts; huge graphs get fewer
+  // rounds so that planning time stays linear in their size.
+  int64_t work = (int64_t)blocks.size();
+  for (const auto &c : conflicts)
+    work += (int64_t)c.size();
+  int rounds = (int)std::min<int64_t>(kRandomRounds, kRandomRoundsWork / std::max<int64_t>(work, 1));
   std::mt19937 rng(42);
-  for (int round = 0; round < kRandomRounds; ++round) {
+  for (int round = 0; round < rounds; ++round) {
     std::vector<std::pair<double, size_t>> keyed;
     for (size_t i = 0; i < blocks.size(); ++i)
       keyed.push_back({-double(blocks[i].size) *
@@ -131,11 +160,15 @@ int64_t placeSequentially(std::vector<Span> &blocks) {
 }
 
 int64_t peakLiveBytes(const std::vector<Span> &blocks, int64_t numOps) {
-  std::vector<int64_t> live(numOps + 2, 0);
-  for (const Span &b : blocks)
-    for (int64_t i = b.start; i <= b.end; ++i)
-      live[i] += b.size;
-  return live.empty() ? 0 : *std::max_element(live.begin(), live.end());
+  std::vector<int64_t> change(numOps + 2, 0); // live bytes gained at each step
+  for (const Span &b : blocks) {
+    change[b.start] += b.size;
+    change[b.end + 1] -= b.size;
+  }
+  int64_t live = 0, peak = 0;
+  for (int64_t delta : change)
+    peak = std::max(peak, live += delta);
+  return peak;
 }
 
 // A concat's inputs can be written straight into its result when each is a whole group of
@@ -222,7 +255,12 @@ struct BufferPlanningPass : dlc::impl::BufferPlanningBase<BufferPlanningPass> {
                          : firstFit ? placeFirstFit(blocks)
                                     : placeBlocks(blocks);
 
-    llvm::DenseMap<Value, int64_t> groupOffset;
+    if (arenaBytes > dlc::kMaxTensorBytes) {
+      func.emitError("the arena would need ")
+          << arenaBytes << " bytes, above dlc's limit of " << dlc::kMaxTensorBytesText;
+      return signalPassFailure();
+    }
+    llvm::DenseMap<Value, int64_t> groupOffset, outputHome;
     std::map<Operation *, SmallVector<int64_t>> releases;
     std::vector<Operation *> schedule;
     for (Operation &op : body)
@@ -246,18 +284,22 @@ struct BufferPlanningPass : dlc::impl::BufferPlanningBase<BufferPlanningPass> {
                    builder.getI64IntegerAttr(it->second + groups.offset(result)));
         continue;
       }
-      // An output group: place it in the buffer of the output that spans the whole group.
-      for (Value m : groups.members(root))
-        if (outputIndex.count(m) && groups.offset(m) == 0 &&
-            dlc::AliasGroups::bytes(m) == groups.groupBytes(root)) {
-          op.setAttr(dlc::kOutputAttr, builder.getI64IntegerAttr(outputIndex[m]));
-          op.setAttr(dlc::kOutputOffsetAttr, builder.getI64IntegerAttr(groups.offset(result)));
-          break;
-        }
-      if (!op.hasAttr(dlc::kOutputAttr)) {
+      // An output group: place it in the buffer of the output that spans the whole group
+      // (found once per group).
+      auto [home, fresh] = outputHome.try_emplace(root, -1);
+      if (fresh)
+        for (Value m : groups.members(root))
+          if (outputIndex.count(m) && groups.offset(m) == 0 &&
+              dlc::AliasGroups::bytes(m) == groups.groupBytes(root)) {
+            home->second = outputIndex[m];
+            break;
+          }
+      if (home->second < 0) {
         op.emitError("internal: no memory for a value whose group mixes graph outputs");
         return signalPassFailure();
       }
+      op.setAttr(dlc::kOutputAttr, builder.getI64IntegerAttr(home->second));
+      op.setAttr(dlc::kOutputOffsetAttr, builder.getI64IntegerAttr(groups.offset(result)));
     }
     for (auto &[op, ranges] : releases)
       op->setAttr(dlc::kReleaseAttr, builder.getDenseI64ArrayAttr(ranges));

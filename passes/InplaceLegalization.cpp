@@ -17,10 +17,7 @@ namespace {
 // input's or weight's memory, nor two different graph outputs share one buffer.
 bool canView(const dlc::AliasGroups &groups, Operation *op) {
   Value operand = op->getOperand(0), result = op->getResult(0);
-  bool operandExternal = llvm::any_of(groups.members(operand), dlc::AliasGroups::isExternalMemory);
-  bool operandHasOutput = llvm::any_of(groups.members(operand), dlc::AliasGroups::isGraphOutput);
-  bool resultIsOutput = dlc::AliasGroups::isGraphOutput(result);
-  return !(resultIsOutput && (operandExternal || operandHasOutput));
+  return !(dlc::AliasGroups::isGraphOutput(result) && groups.groupHasExternal(operand));
 }
 
 bool canWriteOver(const dlc::AliasGroups &groups, Operation *op, Value operand) {

@@ -3,6 +3,8 @@
 #include "dialects/DlcDialect.h"
 #include "passes/Passes.h"
 
+#include <map>
+
 
 namespace dlc {
 #define GEN_PASS_DEF_PLANVERIFICATION
@@ -176,71 +178,80 @@ LogicalResult Verifier::run() {
       }
     }
 
-  std::vector<Value> values;
-  for (BlockArgument arg : body.getArguments())
-    values.push_back(arg);
-  for (Operation &op : body)
-    for (Value r : op.getResults())
-      values.push_back(r);
   auto lastUseOf = [&](Value v) {
     auto it = lastUse.find(v);
     return it == lastUse.end() ? def[v] : it->second;
   };
+  // One sweep over the schedule. `live` holds, per memory (the arena, each output, each
+  // input, each weight), the values defined so far whose last use is not yet passed, so each
+  // op is compared only with what is alive in the memory it touches.
+  std::map<std::pair<Memory, int64_t>, std::vector<Value>> live;
+  auto liveIn = [&](const Range &r, int64_t at) -> std::vector<Value> & {
+    auto &values = live[{r.memory, r.index}];
+    llvm::erase_if(values, [&](Value u) { return lastUseOf(u) < at; });
+    return values;
+  };
+  // Values alive at the same time may share memory only as declared aliases.
+  auto enter = [&](Value v, Operation *at) -> LogicalResult {
+    Range r = range[v];
+    auto &values = liveIn(r, def[v]);
+    for (Value u : values)
+      if (range[u].overlaps(r) && aliasRoot(u) != aliasRoot(v))
+        return fail(at, "simultaneously live " + describe(u) + " and " + describe(v) +
+                            " share memory");
+    values.push_back(v);
+    return success();
+  };
+  for (BlockArgument arg : body.getArguments())
+    if (failed(enter(arg, func)))
+      return failure();
 
-  // Every write must not destroy data that is read later.
   for (Operation &op : body) {
-    if (isa<func::ReturnOp, dlc::ConstantOp>(op) || op.hasAttr(dlc::kViewAttr) ||
-        op.hasAttr(dlc::kElidedAttr))
+    if (isa<func::ReturnOp>(op))
       continue;
     int64_t at = index[&op];
     Value result = op.getResult(0);
-    SmallVector<std::pair<Range, bool>> writes = {{range[result], true}};
-    auto needsWorkspace = dyn_cast<dlc::WorkspaceInterface>(op);
-    auto ws = op.getAttrOfType<IntegerAttr>(dlc::kWorkspaceOffsetAttr);
-    if (needsWorkspace && needsWorkspace.getWorkspaceBytes() > 0 && !ws)
-      return fail(&op, describe(result) + " needs a workspace but has none");
-    if (ws) {
-      if (!needsWorkspace)
-        return fail(&op, describe(result) + " has a workspace its op does not use");
-      int64_t bytes = needsWorkspace.getWorkspaceBytes();
-      if (ws.getInt() < 0 || ws.getInt() + bytes > arenaBytes)
-        return fail(&op, "workspace of " + describe(result) + " lies outside the arena");
-      Range w{Memory::Arena, 0, ws.getInt(), ws.getInt() + bytes};
-      if (w.overlaps(range[result]))
-        return fail(&op, "workspace overlaps the result of " + describe(result));
-      writes.push_back({w, false});
-    }
-    auto inplace = op.getAttrOfType<IntegerAttr>(dlc::kInPlaceAttr);
-    for (auto [written, isResult] : writes) {
-      if (written.memory == Memory::Input || written.memory == Memory::Weight)
-        return fail(&op, describe(result) + " writes a graph input or weight");
-      for (Value u : values) {
-        if (u == result || def[u] >= at || lastUseOf(u) < at || !range[u].overlaps(written))
-          continue;
-        if (lastUseOf(u) > at)
-          return fail(&op, describe(result) + " overwrites " + describe(u) +
-                               ", which is read later");
-        // u is read by this very op: only a declared in-place operand may be overwritten.
-        bool declared = isResult && inplace && range[u] == written &&
-                        range[op.getOperand(inplace.getInt())] == written;
-        if (!declared)
-          return fail(&op, describe(result) + " overwrites its operand " + describe(u) +
-                               " without being declared in place");
+    // Every write must not destroy data that is read later.
+    if (!isa<dlc::ConstantOp>(op) && !op.hasAttr(dlc::kViewAttr) &&
+        !op.hasAttr(dlc::kElidedAttr)) {
+      SmallVector<std::pair<Range, bool>> writes = {{range[result], true}};
+      auto needsWorkspace = dyn_cast<dlc::WorkspaceInterface>(op);
+      auto ws = op.getAttrOfType<IntegerAttr>(dlc::kWorkspaceOffsetAttr);
+      if (needsWorkspace && needsWorkspace.getWorkspaceBytes() > 0 && !ws)
+        return fail(&op, describe(result) + " needs a workspace but has none");
+      if (ws) {
+        if (!needsWorkspace)
+          return fail(&op, describe(result) + " has a workspace its op does not use");
+        int64_t bytes = needsWorkspace.getWorkspaceBytes();
+        if (ws.getInt() < 0 || ws.getInt() + bytes > arenaBytes)
+          return fail(&op, "workspace of " + describe(result) + " lies outside the arena");
+        Range w{Memory::Arena, 0, ws.getInt(), ws.getInt() + bytes};
+        if (w.overlaps(range[result]))
+          return fail(&op, "workspace overlaps the result of " + describe(result));
+        writes.push_back({w, false});
+      }
+      auto inplace = op.getAttrOfType<IntegerAttr>(dlc::kInPlaceAttr);
+      for (auto [written, isResult] : writes) {
+        if (written.memory == Memory::Input || written.memory == Memory::Weight)
+          return fail(&op, describe(result) + " writes a graph input or weight");
+        for (Value u : liveIn(written, at)) {
+          if (!range[u].overlaps(written))
+            continue;
+          if (lastUseOf(u) > at)
+            return fail(&op, describe(result) + " overwrites " + describe(u) +
+                                 ", which is read later");
+          // u is read by this very op: only a declared in-place operand may be overwritten.
+          bool declared = isResult && inplace && range[u] == written &&
+                          range[op.getOperand(inplace.getInt())] == written;
+          if (!declared)
+            return fail(&op, describe(result) + " overwrites its operand " + describe(u) +
+                                 " without being declared in place");
+        }
       }
     }
+    if (failed(enter(result, &op)))
+      return failure();
   }
-
-  // Values alive at the same time may share memory only as declared aliases.
-  for (size_t i = 0; i < values.size(); ++i)
-    for (size_t j = i + 1; j < values.size(); ++j) {
-      Value a = values[i], b = values[j];
-      if (!range[a].overlaps(range[b]) || def[a] > lastUseOf(b) || def[b] > lastUseOf(a) ||
-          aliasRoot(a) == aliasRoot(b))
-        continue;
-      Operation *at = b.getDefiningOp() ? b.getDefiningOp() : func;
-      return fail(at, "simultaneously live " + describe(a) + " and " + describe(b) +
-                          " share memory");
-    }
 
   // Outputs not planned into their own buffer are copied there at the end; that copy must
   // not overwrite another output's data.

@@ -117,32 +117,35 @@ void concat(const void *const *inputs, const int64_t *axisSizes, int count, void
 }
 
 template <typename Index>
-void gather(const void *x, const Index *indices, int64_t numIndices, void *y, int64_t outer,
+bool gather(const void *x, const Index *indices, int64_t numIndices, void *y, int64_t outer,
             int64_t axisDim, int64_t inner, size_t elemSize) {
+  // Indices are runtime data the compiler cannot check: all are checked before anything is
+  // written, so a bad one leaves y untouched.
+  for (int64_t j = 0; j < numIndices; ++j) {
+    int64_t idx = static_cast<int64_t>(indices[j]);
+    if (idx < -axisDim || idx >= axisDim)
+      return false;
+  }
   const size_t rowBytes = static_cast<size_t>(inner) * elemSize;
   const char *src = static_cast<const char *>(x);
   char *dst = static_cast<char *>(y);
   if (rowBytes == 0)
-    return;
+    return true;
   for (int64_t o = 0; o < outer; ++o) {
     const char *block = src + static_cast<size_t>(o * axisDim) * rowBytes;
     for (int64_t j = 0; j < numIndices; ++j, dst += rowBytes) {
       int64_t idx = static_cast<int64_t>(indices[j]);
       if (idx < 0)
         idx += axisDim;
-      // Indices are runtime data the compiler cannot check; an out-of-range one yields zeros
-      // rather than reading outside x.
-      if (idx < 0 || idx >= axisDim)
-        std::memset(dst, 0, rowBytes);
-      else
-        std::memcpy(dst, block + static_cast<size_t>(idx) * rowBytes, rowBytes);
+      std::memcpy(dst, block + static_cast<size_t>(idx) * rowBytes, rowBytes);
     }
   }
+  return true;
 }
 
-template void gather<int32_t>(const void *, const int32_t *, int64_t, void *, int64_t, int64_t,
+template bool gather<int32_t>(const void *, const int32_t *, int64_t, void *, int64_t, int64_t,
                               int64_t, size_t);
-template void gather<int64_t>(const void *, const int64_t *, int64_t, void *, int64_t, int64_t,
+template bool gather<int64_t>(const void *, const int64_t *, int64_t, void *, int64_t, int64_t,
                               int64_t, size_t);
 
 void slice(const void *x, void *y, size_t elemSize, const int64_t *inShape, const int64_t *starts,

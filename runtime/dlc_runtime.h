@@ -1,8 +1,10 @@
 // The dlc runtime: kernels and types that generated model code links against.
 // It depends only on the C++ standard library, so a model's static library ships alone.
 //
-// Kernels never allocate and never fail: the compiler has proven every shape at compile time
-// and passes constant shapes and arena pointers. Tensors are dense, row-major.
+// Kernels never allocate. They fail only on input data the compiler cannot see (e.g. a
+// runtime Gather index out of range), by returning false before writing anything; the
+// compiler has proven every shape and passes constant shapes and arena pointers. Tensors are
+// dense, row-major.
 #ifndef DLC_RUNTIME_H
 #define DLC_RUNTIME_H
 
@@ -28,6 +30,9 @@ typedef enum dlc_status {
   DLC_OK = 0,
   DLC_INVALID_ARGUMENT = 1,
   DLC_OUT_OF_MEMORY = 2,
+  // Input data a kernel cannot accept (e.g. an index out of range); the model's last error
+  // names the op.
+  DLC_INVALID_INPUT_DATA = 3,
 } dlc_status;
 
 typedef struct dlc_tensor_info {
@@ -155,8 +160,9 @@ void transpose(const void *x, void *y, size_t elemSize, const int64_t *inShape,
 void concat(const void *const *inputs, const int64_t *axisSizes, int count, void *y,
             int64_t outer, int64_t inner, size_t elemSize);
 // y[o, j, i] = x[o, idx[j] (negative wraps), i] over an [outer, axisDim, inner] view of x.
+// False, with nothing written, when an index is outside [-axisDim, axisDim).
 template <typename Index>
-void gather(const void *x, const Index *indices, int64_t numIndices, void *y, int64_t outer,
+bool gather(const void *x, const Index *indices, int64_t numIndices, void *y, int64_t outer,
             int64_t axisDim, int64_t inner, size_t elemSize);
 // Strided slice: y[i...] = x[starts + i*steps ...]; steps may be negative.
 void slice(const void *x, void *y, size_t elemSize, const int64_t *inShape,

@@ -28,6 +28,8 @@ extern "C" const char *dlc_status_message(dlc_status status) {
     return "invalid argument";
   case DLC_OUT_OF_MEMORY:
     return "out of memory";
+  case DLC_INVALID_INPUT_DATA:
+    return "invalid input data";
   }
   return "unknown status";
 }

@@ -104,9 +104,14 @@ public:
     if (auto it = weightOffsets.find(def); it != weightOffsets.end())
       return "reinterpret_cast<const " + type + " *>(weights + " + std::to_string(it->second) +
              ")";
-    // A view is only ever read: its pointer is its source's.
-    if (def->hasAttr(kViewAttr))
-      return "reinterpret_cast<const " + type + " *>(" + ptr(def->getOperand(0)) + ")";
+    // A view is only ever read: its pointer is its source's (through any chain of views,
+    // resolved here so that a long chain does not nest casts).
+    if (def->hasAttr(kViewAttr)) {
+      Value source = def->getOperand(0);
+      while (source.getDefiningOp() && source.getDefiningOp()->hasAttr(kViewAttr))
+        source = source.getDefiningOp()->getOperand(0);
+      return "reinterpret_cast<const " + type + " *>(" + ptr(source) + ")";
+    }
     if (auto offset = def->getAttrOfType<IntegerAttr>(kArenaOffsetAttr))
       return "reinterpret_cast<" + type + " *>(arena + " + std::to_string(offset.getInt()) + ")";
     auto output = def->getAttrOfType<IntegerAttr>(kOutputAttr);
@@ -210,6 +215,11 @@ std::string identifier(const std::string &s, std::set<std::string> &used) {
 
 } // namespace
 
+void KernelEmitter::fallibleCall(const std::string &call, const std::string &reason) {
+  line("if (!" + call + ")");
+  line("  return " + cString(currentOp + ": " + reason) + ";");
+}
+
 bool generateCpp(ModuleOp module, const std::string &name, const std::string &modelPath,
                  const std::string &weightsPath, GeneratedModel &out) {
   auto func = module.lookupSymbol<func::FuncOp>("forward");
@@ -264,6 +274,9 @@ bool generateCpp(ModuleOp module, const std::string &name, const std::string &mo
         ok = false;
         return;
       }
+      std::string node = onnxNodeName(op->getLoc()), opType = onnxOpType(op->getLoc());
+      emitter.currentOp = "node '" + node + "' (" +
+                          (opType.empty() ? op->getName().getStringRef().str() : opType) + ")";
       // A block per op keeps each op's constant arrays local to its call.
       emitter.line("{ // " + op->getName().getStringRef().str() + " " +
                    commentText(onnxNodeName(op->getLoc())));

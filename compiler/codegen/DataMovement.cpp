@@ -50,11 +50,13 @@ LogicalResult emitGather(Operation *op, KernelEmitter &e) {
   auto shape = tensorType(gather.getInput()).getShape();
   int64_t axis = gather.getAxis();
   auto [outer, inner] = outerInner(shape, axis);
-  e.line("dlc::rt::gather(" + e.ptr(gather.getInput()) + ", " + e.ptr(gather.getIndices()) +
-         ", " + std::to_string(tensorType(gather.getIndices()).getNumElements()) + ", " +
-         e.ptr(gather.getOutput()) + ", " + std::to_string(outer) + ", " +
-         std::to_string(shape[axis]) + ", " + std::to_string(inner) + ", " +
-         std::to_string(elementSize(gather.getInput())) + ");");
+  e.fallibleCall("dlc::rt::gather(" + e.ptr(gather.getInput()) + ", " +
+                     e.ptr(gather.getIndices()) + ", " +
+                     std::to_string(tensorType(gather.getIndices()).getNumElements()) + ", " +
+                     e.ptr(gather.getOutput()) + ", " + std::to_string(outer) + ", " +
+                     std::to_string(shape[axis]) + ", " + std::to_string(inner) + ", " +
+                     std::to_string(elementSize(gather.getInput())) + ")",
+                 "index out of range");
   return success();
 }
 

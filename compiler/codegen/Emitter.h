@@ -23,6 +23,11 @@ public:
 
   // Appends one statement line to the schedule.
   void line(const std::string &text) { body << "  " << text << "\n"; }
+  // Appends a call of a kernel that returns false on input data it cannot accept; the
+  // schedule then stops and reports `reason` for the current op.
+  void fallibleCall(const std::string &call, const std::string &reason);
+  // "node 'g1' (Gather)": the op being emitted, for run-time errors.
+  std::string currentOp;
   // Declares a local constant int64 array and returns its name.
   std::string array(llvm::ArrayRef<int64_t> values);
   std::string body_str() const { return body.str(); }

@@ -1,6 +1,10 @@
 #!/usr/bin/python3
 """A real network through `dlc run`, compared with PyTorch's output (exported beforehand by
-scripts/export_models.py). Prints how long compile + build + run took."""
+scripts/export_models.py). Prints how long compile + build + run took.
+
+--sanitize address,undefined builds the generated code, the runtime and the runner with
+-fsanitize=address,undefined (through DLC_CXXFLAGS) and runs it with leak detection on; any
+sanitizer report makes the runner, and so `dlc run`, fail."""
 import argparse
 import os
 import subprocess
@@ -16,14 +20,26 @@ def main():
     p.add_argument("--tol", default="1e-4")
     p.add_argument("--check-memory", action="store_true",
                    help="build with -DDLC_CHECK_MEMORY: memory of dead values is poisoned")
+    p.add_argument("--sanitize", default="", metavar="LIST",
+                   help="build with -fsanitize=LIST (e.g. address,undefined); any sanitizer "
+                        "report fails the run")
     args = p.parse_args()
     d = os.path.abspath(args.model_dir)
-    tag = "checked" if args.check_memory else "default"
+    tags = (["checked"] if args.check_memory else []) + (
+        ["sanitize_" + args.sanitize.replace(",", "_")] if args.sanitize else [])
+    tag = "_".join(tags) or "default"
     out = os.path.join(d, "dlc_out_" + tag)
     # A private cache so the timing includes the full compile and build.
     env = dict(os.environ, DLC_CACHE_DIR=os.path.join(d, "dlc_cache_" + tag))
     if args.check_memory:
         env["DLC_CXXFLAGS"] = (env.get("DLC_CXXFLAGS", "") + " -DDLC_CHECK_MEMORY").strip()
+    if args.sanitize:
+        env["DLC_CXXFLAGS"] = (env.get("DLC_CXXFLAGS", "") + " -fsanitize=" + args.sanitize +
+                               " -fno-sanitize-recover=all -fno-omit-frame-pointer").strip()
+        # Leaks too; every report is fatal, so the runner and `dlc run` exit non-zero.
+        for var, extra in (("ASAN_OPTIONS", "detect_leaks=1"),
+                           ("UBSAN_OPTIONS", "halt_on_error=1:print_stacktrace=1")):
+            env[var] = ":".join(o for o in (env.get(var, ""), extra) if o)
     subprocess.run(["rm", "-rf", env["DLC_CACHE_DIR"], out], check=True)
     start = time.time()
     r = subprocess.run([args.dlc, "run", os.path.join(d, "model.onnx"),

@@ -8,6 +8,11 @@ line per test, a pass/fail table per op, and `N passed, M failed`; exits non-zer
 failure. Tests listed in expected_failures.txt are reported as such and must still fail
 (a fixed test makes the run fail until the list is updated).
 
+With --sanitize address,undefined the harness (generated code, runtime, harness) is compiled and
+linked with -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer and
+run with leak detection on; any sanitizer report, or any other crash of the harness, fails the
+run.
+
 Tests whose integer graph inputs decide output shapes (Slice bounds, ReduceSum axes given as
 runtime inputs) cannot compile to static shapes; each also runs as a `<name>_frozen` variant in
 which those inputs become initializers holding the test's own values, so the op is still checked
@@ -41,6 +46,9 @@ def parse_args():
     p.add_argument("--cxx", default=os.environ.get("CXX", "c++"))
     p.add_argument("--check-memory", action="store_true",
                    help="build generated code with -DDLC_CHECK_MEMORY (dead memory poisoned)")
+    p.add_argument("--sanitize", default="", metavar="LIST",
+                   help="build the harness with -fsanitize=LIST (e.g. address,undefined); "
+                        "any sanitizer report fails the run")
     return p.parse_args()
 
 
@@ -138,7 +146,32 @@ def compile_model(dlc, work, test):
     return r.returncode, (r.stderr.strip().splitlines() or [""])[0]
 
 
-def write_build(work, names, runtime_dir, here, cxx, check_memory):
+def sanitizer_flags(sanitize):
+    """Compile and link flags for -fsanitize=LIST: every report is fatal, stacks are usable."""
+    if not sanitize:
+        return ""
+    return "-fsanitize=%s -fno-sanitize-recover=all -fno-omit-frame-pointer -g1" % sanitize
+
+
+# Exit status of the harness on a sanitizer report (it returns 0 or 1 itself).
+SANITIZER_EXITCODE = 86
+SANITIZER_REPORTS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:",
+                     "WARNING: ThreadSanitizer", "ERROR: ThreadSanitizer")
+
+
+def sanitizer_env():
+    """Environment for a sanitized harness: leaks detected, every report fatal with a known
+    exit status (the caller's own *SAN_OPTIONS come first and are overridden)."""
+    env = dict(os.environ)
+    common = "exitcode=%d:print_stacktrace=1" % SANITIZER_EXITCODE
+    for var, extra in (("ASAN_OPTIONS", "detect_leaks=1:" + common),
+                       ("UBSAN_OPTIONS", "halt_on_error=1:" + common),
+                       ("TSAN_OPTIONS", "halt_on_error=1:" + common)):
+        env[var] = ":".join(o for o in (env.get(var, ""), extra) if o)
+    return env
+
+
+def write_build(work, names, runtime_dir, here, cxx, check_memory, sanitize):
     lines = ["#include \"registry.h\"\n"]
     for n in names:
         lines.append('#include "%s/%s/gen/%s.h"' % (work, n, n))
@@ -162,16 +195,19 @@ def write_build(work, names, runtime_dir, here, cxx, check_memory):
     flags = "-std=c++17 -O1 -Wall -Wextra -Werror -I%s -I%s" % (runtime_dir, here)
     if check_memory:
         flags += " -DDLC_CHECK_MEMORY"
+    san = sanitizer_flags(sanitize)
+    if san:
+        flags += " " + san
     sources = [os.path.join(runtime_dir, f) for f in sorted(os.listdir(runtime_dir))
                if f.endswith(".cpp")]
     sources += [os.path.join(here, "harness.cpp"), os.path.join(work, "registry.cpp")]
     for n in names:
         sources += [os.path.join(work, n, "gen", n + ".cpp"),
                     os.path.join(work, n, "gen", n + "_weights.cpp")]
-    ninja = ["cxx = %s" % cxx, "flags = %s" % flags,
+    ninja = ["cxx = %s" % cxx, "flags = %s" % flags, "ldflags = %s" % san,
              "rule cc\n  command = $cxx $flags -MMD -MF $out.d -c $in -o $out\n"
              "  depfile = $out.d\n  deps = gcc",
-             "rule link\n  command = $cxx $in -o $out -lm -pthread"]
+             "rule link\n  command = $cxx $ldflags $in -o $out -lm -pthread"]
     objects = []
     for i, s in enumerate(sources):
         obj = "obj/%d_%s.o" % (i, os.path.basename(s)[:-4])
@@ -228,14 +264,22 @@ def main():
         if t.name in compiled:
             convert_data(t, os.path.join(work, t.name))
     write_build(work, compiled, os.path.abspath(args.runtime_dir), here, args.cxx,
-                args.check_memory)
+                args.check_memory, args.sanitize)
     build = subprocess.run(["ninja", "-C", work, "-j", str(args.jobs)], capture_output=True,
                            text=True)
     if build.returncode != 0:
         print(build.stdout[-6000:])
         print("FAILED: building the harness")
         return 1
-    run = subprocess.run([os.path.join(work, "harness"), work], capture_output=True, text=True)
+    run = subprocess.run([os.path.join(work, "harness"), work], capture_output=True, text=True,
+                         env=sanitizer_env() if args.sanitize else None)
+    # The harness exits 0 or 1 (some model failed); anything else is a crash or a sanitizer
+    # report, which fails the run even when every output that was written matches.
+    crashed = run.returncode not in (0, 1)
+    reports = [l for l in run.stderr.splitlines()
+               if args.sanitize and any(r in l for r in SANITIZER_REPORTS)]
+    if crashed or reports:
+        print(run.stderr[-12000:])
     run_errors = dict(l.split(": ", 1) for l in run.stdout.splitlines() if ": " in l)
     for n in compiled:
         results[n] = run_errors.get(n) or compare(work, n)
@@ -263,7 +307,13 @@ def main():
         print("%-20s %6d %6d" % (op, per_op[op][0], per_op[op][1]))
     print("\nexpected failures (listed with reasons): %d" % xfailed)
     print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+    if reports:
+        print("FAILED: %d sanitizer report(s), the first: %s" % (len(reports), reports[0]))
+    if crashed:
+        print("FAILED: the harness exited with status %d%s" % (
+            run.returncode, " (a sanitizer report)" if run.returncode == SANITIZER_EXITCODE
+            else ""))
+    return 1 if failed or crashed or reports else 0
 
 
 if __name__ == "__main__":

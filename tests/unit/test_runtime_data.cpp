@@ -241,7 +241,8 @@ template <typename Index> void checkGather(uint32_t seed) {
       indices.push_back(static_cast<Index>(randomInt(rng, -axisDim, axisDim - 1)));
     std::vector<unsigned char> x = randomBytes(rng, outer * axisDim * inner * elemSize);
     std::vector<unsigned char> y(outer * numIndices * inner * elemSize, 0xee);
-    gather<Index>(x.data(), indices.data(), numIndices, y.data(), outer, axisDim, inner, elemSize);
+    REQUIRE(gather<Index>(x.data(), indices.data(), numIndices, y.data(), outer, axisDim, inner,
+                          elemSize));
     std::vector<unsigned char> want;
     for (int64_t o = 0; o < outer; ++o)
       for (Index idx : indices) {
@@ -260,12 +261,18 @@ TEST_CASE("gather with negative indices", "[data]") {
   checkGather<int64_t>(18);
 }
 
-TEST_CASE("gather zero-fills out-of-range indices", "[data]") {
+TEST_CASE("gather refuses out-of-range indices and writes nothing", "[data]") {
   const float x[6] = {1, 2, 3, 4, 5, 6}; // [3, 2], gathered along axis 0
-  const int64_t indices[4] = {-1, 3, -4, 0};
-  float y[8];
-  gather<int64_t>(x, indices, 4, y, 1, 3, 2, sizeof(float));
-  CHECK(std::vector<float>(y, y + 8) == std::vector<float>{5, 6, 0, 0, 0, 0, 1, 2});
+  for (int64_t bad : {int64_t(3), int64_t(-4), INT64_MAX, INT64_MIN}) {
+    const int64_t indices[3] = {-1, bad, 0};
+    float y[6] = {7, 7, 7, 7, 7, 7};
+    CHECK_FALSE(gather<int64_t>(x, indices, 3, y, 1, 3, 2, sizeof(float)));
+    CHECK(std::vector<float>(y, y + 6) == std::vector<float>(6, 7));
+  }
+  const int64_t good[3] = {-1, -3, 2};
+  float y[6];
+  REQUIRE(gather<int64_t>(x, good, 3, y, 1, 3, 2, sizeof(float)));
+  CHECK(std::vector<float>(y, y + 6) == std::vector<float>{5, 6, 1, 2, 5, 6});
 }
 
 TEST_CASE("slice with positive and negative steps", "[data]") {

@@ -19,8 +19,10 @@ const char kUsage[] = R"(usage:
       poison memory whose values are dead (reads after reuse show up as NaN).
   dlc run MODEL IN.npy... -o DIR [--no-reuse]
       Compile (cached), build and run the model on the inputs (graph-input order); writes
-      DIR/<output name>.npy for each graph output. $DLC_CXXFLAGS adds compiler flags (e.g.
-      -DDLC_CHECK_MEMORY).
+      DIR/<output name>.npy for each graph output. $DLC_CXXFLAGS adds compiler and linker
+      flags (e.g. -DDLC_CHECK_MEMORY, -fsanitize=address). Builds are cached in
+      $DLC_CACHE_DIR (default $XDG_CACHE_HOME/dlc or ~/.cache/dlc; a temporary folder when
+      that cannot be written); parallel runs share it safely.
   dlc inspect MODEL
       Print opsets, inputs/outputs with shapes, an op histogram and the parameter count.
   dlc ops

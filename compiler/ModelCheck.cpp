@@ -1,0 +1,381 @@
+#include "compiler/ModelCheck.h"
+#include "dialects/Sizes.h"
+
+#include "onnx/defs/schema.h"
+
+#include <climits>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <set>
+#include <sys/stat.h>
+
+namespace dlc {
+
+std::string nodeLabel(const onnx::NodeProto &node) {
+  std::string name = node.name();
+  if (name.empty() && node.output_size())
+    name = node.output(0);
+  return "node '" + name + "' (" + node.op_type() + ")";
+}
+
+std::string dtypeName(int32_t dtype) {
+  return onnx::TensorProto::DataType_IsValid(dtype)
+             ? onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(dtype))
+             : std::to_string(dtype);
+}
+
+std::string attributeTypeName(int type) {
+  return onnx::AttributeProto::AttributeType_IsValid(type)
+             ? onnx::AttributeProto::AttributeType_Name(
+                   static_cast<onnx::AttributeProto::AttributeType>(type))
+             : std::to_string(type);
+}
+
+namespace {
+
+using onnx::AttributeProto;
+using onnx::TensorProto;
+
+// Bytes per element in raw_data; 0 for strings, which have no raw form.
+int64_t rawElementBytes(int32_t dtype) {
+  switch (dtype) {
+  case TensorProto::UINT8: case TensorProto::INT8: case TensorProto::BOOL: return 1;
+  case TensorProto::UINT16: case TensorProto::INT16: case TensorProto::FLOAT16:
+  case TensorProto::BFLOAT16: return 2;
+  case TensorProto::FLOAT: case TensorProto::INT32: case TensorProto::UINT32: return 4;
+  case TensorProto::INT64: case TensorProto::UINT64: case TensorProto::DOUBLE:
+  case TensorProto::COMPLEX64: return 8;
+  case TensorProto::COMPLEX128: return 16;
+  default: return 0;
+  }
+}
+
+// How many entries of its typed field (float_data, int64_data, ...) a tensor of `dtype` and
+// `count` elements holds, and how many it actually holds.
+std::pair<int64_t, int64_t> typedValueCounts(const TensorProto &t, int64_t count) {
+  switch (t.data_type()) {
+  case TensorProto::FLOAT: return {count, t.float_data_size()};
+  case TensorProto::COMPLEX64: return {2 * count, t.float_data_size()};
+  case TensorProto::DOUBLE: return {count, t.double_data_size()};
+  case TensorProto::COMPLEX128: return {2 * count, t.double_data_size()};
+  case TensorProto::INT64: return {count, t.int64_data_size()};
+  case TensorProto::UINT32: case TensorProto::UINT64: return {count, t.uint64_data_size()};
+  case TensorProto::STRING: return {count, t.string_data_size()};
+  default: return {count, t.int32_data_size()};
+  }
+}
+
+bool isKnownDtype(int32_t dtype) {
+  return dtype != TensorProto::UNDEFINED && TensorProto::DataType_IsValid(dtype) &&
+         (dtype == TensorProto::STRING || rawElementBytes(dtype) > 0);
+}
+
+// The tensor's byte size when its dtype and dims are sound; otherwise an error in `why`.
+std::optional<int64_t> tensorByteSize(const TensorProto &t, std::string &why) {
+  if (!isKnownDtype(t.data_type())) {
+    why = "has unknown data type " + dtypeName(t.data_type());
+    return std::nullopt;
+  }
+  for (int64_t d : t.dims())
+    if (d < 0) {
+      why = "has negative dim " + std::to_string(d);
+      return std::nullopt;
+    }
+  int64_t elementBytes = t.data_type() == TensorProto::STRING ? 1 : rawElementBytes(t.data_type());
+  auto bytes = checkedTensorBytes(t.dims(), elementBytes);
+  if (!bytes)
+    why = "is too large: dims " + dimsString(t.dims()) + " of " + dtypeName(t.data_type()) +
+          " exceed dlc's limit of " + kMaxTensorBytesText;
+  return bytes;
+}
+
+// Each tensor stored in the graph: initializers and tensor-valued node attributes, with the
+// label errors name it by.
+void forEachTensor(onnx::GraphProto &graph,
+                   const std::function<void(TensorProto &, const std::string &)> &visit) {
+  for (auto &t : *graph.mutable_initializer())
+    visit(t, "initializer '" + t.name() + "'");
+  for (auto &node : *graph.mutable_node())
+    for (auto &attr : *node.mutable_attribute()) {
+      std::string label = nodeLabel(node) + ": attribute '" + attr.name() + "'";
+      if (attr.has_t())
+        visit(*attr.mutable_t(), label);
+      for (auto &t : *attr.mutable_tensors())
+        visit(t, label);
+    }
+}
+
+std::string folderOf(const std::string &modelPath) {
+  size_t slash = modelPath.rfind('/');
+  return slash == std::string::npos ? "." : slash == 0 ? "/" : modelPath.substr(0, slash);
+}
+
+bool parseByteCount(const std::string &text, int64_t &value) {
+  if (text.empty() || text.size() > 18 ||
+      text.find_first_not_of("0123456789") != std::string::npos)
+    return false;
+  value = std::stoll(text);
+  return true;
+}
+
+// Replaces `t`'s external reference by the bytes it names; returns an error or "".
+std::string loadExternal(TensorProto &t, const std::string &folder) {
+  std::string location, offsetText, lengthText;
+  for (const auto &entry : t.external_data()) {
+    if (entry.key() == "location")
+      location = entry.value();
+    else if (entry.key() == "offset")
+      offsetText = entry.value();
+    else if (entry.key() == "length")
+      lengthText = entry.value();
+  }
+  if (location.empty())
+    return "external data has no location";
+  std::string why;
+  auto needed = tensorByteSize(t, why);
+  if (!needed)
+    return why;
+  if (t.data_type() == TensorProto::STRING)
+    return "external data of STRING tensors is not supported";
+  // The path must stay inside the model's folder: no absolute paths, no "..", and no symlink
+  // that resolves elsewhere.
+  bool escapes = location[0] == '/' || location.find('\0') != std::string::npos;
+  for (size_t start = 0; !escapes && start <= location.size();) {
+    size_t end = location.find('/', start);
+    if (end == std::string::npos)
+      end = location.size();
+    escapes = location.compare(start, end - start, "..") == 0 && end - start == 2;
+    start = end + 1;
+  }
+  char folderReal[PATH_MAX], fileReal[PATH_MAX];
+  if (!escapes && !::realpath(folder.c_str(), folderReal))
+    return "cannot resolve the model's folder '" + folder + "'";
+  std::string file = folder + "/" + location;
+  if (!escapes && !::realpath(file.c_str(), fileReal))
+    return "external data file '" + location + "' cannot be opened";
+  std::string prefix = std::string(folderReal) + (folderReal[1] ? "/" : "");
+  if (escapes || std::string(fileReal).compare(0, prefix.size(), prefix) != 0)
+    return "external data file '" + location + "' is outside the model's folder";
+  struct stat status;
+  if (::stat(fileReal, &status) != 0 || !S_ISREG(status.st_mode))
+    return "external data file '" + location + "' cannot be opened";
+  int64_t size = status.st_size, offset = 0, length = 0;
+  if (!offsetText.empty() && !parseByteCount(offsetText, offset))
+    return "external data offset '" + offsetText + "' is not a byte count";
+  if (!lengthText.empty() && !parseByteCount(lengthText, length))
+    return "external data length '" + lengthText + "' is not a byte count";
+  if (lengthText.empty())
+    length = offset <= size ? size - offset : 0;
+  if (offset > size || length > size - offset)
+    return "external data offset " + std::to_string(offset) + " + length " +
+           std::to_string(length) + " exceeds '" + location + "' (" + std::to_string(size) +
+           " bytes)";
+  if (length != *needed)
+    return "external data holds " + std::to_string(length) + " bytes but dims " +
+           dimsString(t.dims()) + " of " + dtypeName(t.data_type()) + " need " +
+           std::to_string(*needed);
+  std::ifstream in(fileReal, std::ios::binary);
+  std::string bytes(static_cast<size_t>(length), '\0');
+  if (!in.seekg(offset) || !in.read(bytes.data(), length))
+    return "cannot read external data file '" + location + "'";
+  t.set_raw_data(std::move(bytes));
+  t.clear_external_data();
+  t.set_data_location(TensorProto::DEFAULT);
+  return "";
+}
+
+// Data size against dims; returns an error or "".
+std::string checkTensor(const TensorProto &t) {
+  std::string why;
+  auto bytes = tensorByteSize(t, why);
+  if (!bytes)
+    return why;
+  if (t.data_location() == TensorProto::EXTERNAL)
+    return ""; // loadExternalData has already said why it is still external
+  if (t.has_segment())
+    return "segmented tensors are not supported";
+  int64_t count = *checkedElementCount(t.dims());
+  if (t.has_raw_data()) {
+    if (t.data_type() == TensorProto::STRING)
+      return "STRING tensors cannot use raw_data";
+    if ((int64_t)t.raw_data().size() != *bytes)
+      return "raw_data holds " + std::to_string(t.raw_data().size()) + " bytes but dims " +
+             dimsString(t.dims()) + " of " + dtypeName(t.data_type()) + " need " +
+             std::to_string(*bytes);
+    return "";
+  }
+  auto [expected, actual] = typedValueCounts(t, count);
+  if (actual != expected)
+    return "holds " + std::to_string(actual) + " values but dims " + dimsString(t.dims()) +
+           " need " + std::to_string(expected);
+  return "";
+}
+
+// Attributes that shape inference divides by or loops over, by name: conv and pooling ops
+// use these names for these meanings only.
+std::string checkAttributeRange(const onnx::NodeProto &node, const AttributeProto &attr) {
+  const std::string &name = attr.name();
+  bool positive = name == "strides" || name == "dilations" || name == "kernel_shape";
+  bool nonNegative = name == "pads";
+  if ((positive || nonNegative) && attr.type() == AttributeProto::INTS)
+    for (int64_t v : attr.ints())
+      if (positive ? v <= 0 : v < 0)
+        return "attribute '" + name + "' must be " + (positive ? "positive" : "non-negative") +
+               " (got " + std::to_string(v) + ")";
+  if (name == "group" && attr.type() == AttributeProto::INT &&
+      (node.op_type() == "Conv" || node.op_type() == "ConvTranspose") && attr.i() <= 0)
+    return "attribute 'group' must be positive (got " + std::to_string(attr.i()) + ")";
+  return "";
+}
+
+void validateNodeAttributes(const onnx::NodeProto &node, int opset,
+                            std::vector<std::string> &errors) {
+  std::string label = nodeLabel(node) + ": ";
+  bool defaultDomain = node.domain().empty() || node.domain() == "ai.onnx";
+  const onnx::OpSchema *schema =
+      defaultDomain ? onnx::OpSchemaRegistry::Schema(node.op_type(), opset, "") : nullptr;
+  size_t before = errors.size();
+  std::set<std::string> seen;
+  for (const auto &attr : node.attribute()) {
+    if (!seen.insert(attr.name()).second)
+      errors.push_back(label + "attribute '" + attr.name() + "' is given twice");
+    if (attr.type() == AttributeProto::GRAPH || attr.type() == AttributeProto::GRAPHS ||
+        attr.has_g() || attr.graphs_size())
+      errors.push_back(label + "attribute '" + attr.name() +
+                       "' holds a subgraph; control flow is not supported");
+    if (attr.type() == AttributeProto::SPARSE_TENSOR ||
+        attr.type() == AttributeProto::SPARSE_TENSORS || attr.has_sparse_tensor() ||
+        attr.sparse_tensors_size())
+      errors.push_back(label + "attribute '" + attr.name() +
+                       "': sparse tensors are not supported");
+    if (!schema)
+      continue;
+    auto declared = schema->attributes().find(attr.name());
+    if (declared != schema->attributes().end() && attr.type() != declared->second.type) {
+      errors.push_back(label + "attribute '" + attr.name() + "' must be " +
+                       attributeTypeName(declared->second.type) + ", got " +
+                       attributeTypeName(attr.type()));
+      continue;
+    }
+    if (std::string range = checkAttributeRange(node, attr); !range.empty())
+      errors.push_back(label + range);
+  }
+  if (!schema || errors.size() != before)
+    return;
+  // The rest of ONNX's own per-node check: required attributes, input and output counts.
+  try {
+    schema->Verify(node);
+  } catch (const std::exception &e) {
+    std::string message = e.what();
+    errors.push_back(label + message.substr(0, message.find('\n')));
+  }
+}
+
+void validateValueInfo(const onnx::ValueInfoProto &info, const std::string &label,
+                       std::vector<std::string> &errors) {
+  if (!info.type().has_tensor_type() || !info.type().tensor_type().has_shape())
+    return;
+  const auto &tensor = info.type().tensor_type();
+  std::vector<int64_t> dims;
+  for (const auto &dim : tensor.shape().dim()) {
+    if (!dim.has_dim_value())
+      return; // symbolic: the importer reports it when the value is used
+    if (dim.dim_value() < 0) {
+      errors.push_back(label + " has negative dim " + std::to_string(dim.dim_value()));
+      return;
+    }
+    dims.push_back(dim.dim_value());
+  }
+  int64_t elementBytes = std::max<int64_t>(1, rawElementBytes(tensor.elem_type()));
+  if (!checkedTensorBytes(dims, elementBytes))
+    errors.push_back(label + " is too large: dims " + dimsString(dims) + " of " +
+                     dtypeName(tensor.elem_type()) + " exceed dlc's limit of " +
+                     kMaxTensorBytesText);
+}
+
+} // namespace
+
+void loadExternalData(onnx::ModelProto &model, const std::string &modelPath,
+                      std::vector<std::string> &errors) {
+  std::string folder = folderOf(modelPath);
+  forEachTensor(*model.mutable_graph(), [&](TensorProto &t, const std::string &label) {
+    if (t.data_location() != TensorProto::EXTERNAL)
+      return;
+    if (std::string error = loadExternal(t, folder); !error.empty())
+      errors.push_back(label + ": " + error);
+  });
+}
+
+void validateModel(onnx::ModelProto &model, int opset, std::vector<std::string> &errors) {
+  onnx::GraphProto &graph = *model.mutable_graph();
+  if (graph.output_size() == 0)
+    errors.push_back("graph has no outputs");
+  if (graph.sparse_initializer_size())
+    errors.push_back("sparse initializers are not supported");
+
+  // Names defined before the first node runs.
+  std::set<std::string> defined, inputs, initializers;
+  for (const auto &in : graph.input()) {
+    if (in.name().empty())
+      errors.push_back("a graph input has no name");
+    else if (!inputs.insert(in.name()).second)
+      errors.push_back("graph input '" + in.name() + "' is declared twice");
+    validateValueInfo(in, "graph input '" + in.name() + "'", errors);
+  }
+  for (const auto &out : graph.output())
+    validateValueInfo(out, "graph output '" + out.name() + "'", errors);
+  for (const auto &info : graph.value_info())
+    validateValueInfo(info, "value '" + info.name() + "'", errors);
+  for (const auto &init : graph.initializer())
+    if (!initializers.insert(init.name()).second)
+      errors.push_back("initializer '" + init.name() + "' is declared twice");
+  forEachTensor(graph, [&](const TensorProto &t, const std::string &label) {
+    if (std::string error = checkTensor(t); !error.empty())
+      errors.push_back(label + ": " + error);
+  });
+  defined.insert(inputs.begin(), inputs.end());
+  defined.insert(initializers.begin(), initializers.end());
+
+  // Static single assignment: each name is produced once, by one node, and never shadows a
+  // graph input or initializer.
+  std::map<std::string, const onnx::NodeProto *> producer;
+  for (const auto &node : graph.node())
+    for (const auto &out : node.output()) {
+      if (out.empty())
+        continue;
+      std::string label = nodeLabel(node) + ": output '" + out + "' ";
+      if (auto [it, fresh] = producer.emplace(out, &node); !fresh)
+        errors.push_back(label + "is already produced by " + nodeLabel(*it->second));
+      else if (inputs.count(out))
+        errors.push_back(label + "shadows a graph input");
+      else if (initializers.count(out))
+        errors.push_back(label + "shadows an initializer");
+    }
+  // Topological order: every input is defined by the time its node runs.
+  for (const auto &node : graph.node()) {
+    for (const auto &in : node.input()) {
+      if (in.empty() || defined.count(in))
+        continue;
+      auto it = producer.find(in);
+      if (it != producer.end())
+        errors.push_back(nodeLabel(node) + ": input '" + in + "' is used before " +
+                         nodeLabel(*it->second) +
+                         " produces it (nodes must be topologically sorted; a cycle cannot be)");
+      else
+        errors.push_back(nodeLabel(node) + ": input '" + in +
+                         "' is not defined (no node, graph input or initializer produces it)");
+    }
+    for (const auto &out : node.output())
+      if (!out.empty())
+        defined.insert(out);
+    validateNodeAttributes(node, opset, errors);
+  }
+  for (const auto &out : graph.output())
+    if (!defined.count(out.name()))
+      errors.push_back("graph output '" + out.name() +
+                       "' is not produced by any node, graph input or initializer");
+}
+
+} // namespace dlc

@@ -1,0 +1,35 @@
+// Structural checks of an untrusted ModelProto: everything the importer and the ONNX library
+// (shape inference, schema checks) rely on is verified here first, so a hostile file gets a
+// clear error instead of reaching library code that crashes on it.
+#ifndef DLC_COMPILER_MODELCHECK_H
+#define DLC_COMPILER_MODELCHECK_H
+
+#include "onnx/onnx_pb.h"
+
+#include <string>
+#include <vector>
+
+namespace dlc {
+
+// "node 'conv1' (Conv)", or the first output's name when the node has none.
+std::string nodeLabel(const onnx::NodeProto &node);
+// "FLOAT", "INT64", ... for TensorProto data types.
+std::string dtypeName(int32_t dtype);
+// "INTS", "FLOAT", ... for AttributeProto types.
+std::string attributeTypeName(int type);
+
+// Reads every external-data tensor (initializers and tensor attributes) into the model, from
+// files inside the model's folder only, so nothing later touches the file system. Appends one
+// error per tensor that cannot be loaded.
+void loadExternalData(onnx::ModelProto &model, const std::string &modelPath,
+                      std::vector<std::string> &errors);
+
+// Graph structure (SSA names, topological order, defined inputs and outputs), tensor data
+// sizes against dims, attribute types against the op schemas at `opset`, and the attribute
+// ranges shape inference divides by. Appends every error found; changes nothing (the model is
+// taken mutable only to share one tensor walk with loadExternalData).
+void validateModel(onnx::ModelProto &model, int opset, std::vector<std::string> &errors);
+
+} // namespace dlc
+
+#endif
