@@ -62,16 +62,16 @@ def save(kind, n, path):
 
 
 def timed_compile(dlc, model, out):
-    """Wall and CPU seconds and peak RSS (MB) of this one dlc process."""
+    """Wall and CPU seconds and peak RSS (MB) of one `dlc compile`, as GNU time measures it
+    (rusage taken in this process would count the forked Python's memory too)."""
     start = time.perf_counter()
-    proc = subprocess.Popen([dlc, "compile", model, "-o", out], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(proc.pid, 0)
+    r = subprocess.run(["/usr/bin/time", "-f", "%U %S %M", dlc, "compile", model, "-o", out],
+                       capture_output=True, text=True)
     wall = time.perf_counter() - start
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode != 0:
-        raise RuntimeError(proc.stderr.read().decode().strip())
-    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+    if r.returncode != 0:
+        raise RuntimeError(r.stderr.strip())
+    user, system, rss_kb = r.stderr.strip().splitlines()[-1].split()
+    return wall, float(user) + float(system), int(rss_kb) / 1024
 
 
 def main():

@@ -13,7 +13,7 @@ namespace dlc {
 void registerAll(mlir::DialectRegistry &registry);
 void registerAllPasses();
 
-// The inference pipeline of DESIGN.md: fold batch norms and constants, canonicalize, inplace
+// The inference pipeline (docs/architecture.md): fold batch norms and constants, canonicalize, inplace
 // legalization, buffer
 // planning, plan verification. Without `reuse` every value gets its own memory; `firstFit`
 // swaps the planner for the naive baseline (for comparisons).

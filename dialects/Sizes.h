@@ -31,8 +31,17 @@ inline std::optional<int64_t> checkedAdd(int64_t a, int64_t b) {
   return r;
 }
 
-// Product of `dims` (any range of integers); nullopt on a negative dim or overflow.
+// Product of `dims` (any range of integers); nullopt on a negative dim or overflow. A zero
+// dim makes the product 0 whatever the other dims are.
 template <typename Dims> std::optional<int64_t> checkedElementCount(const Dims &dims) {
+  bool empty = false;
+  for (auto d : dims) {
+    if (d < 0)
+      return std::nullopt;
+    empty |= d == 0;
+  }
+  if (empty)
+    return 0;
   int64_t count = 1;
   for (auto d : dims) {
     auto next = checkedMul(count, static_cast<int64_t>(d));

@@ -20,6 +20,8 @@ packages=(
   libonnx-dev libonnx-testdata libprotobuf-dev protobuf-compiler catch2
   python3 python3-numpy python3-onnx python3-torch python3-torchvision python3-sklearn
 )
+# The test job also fuzzes and runs sanitizers: clang with libFuzzer, and valgrind.
+[[ "$job" == test ]] && packages+=(clang-19 libclang-rt-19-dev valgrind)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -32,8 +34,19 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
+fuzz_args=()
+if [[ "$job" == test ]]; then
+  # dlc_fuzz and a sanitized dlc come from a second tree built by clang with ASan+UBSan.
+  fuzz_build="$build-fuzz"
+  echo "== configuring and building the fuzz target and a sanitized dlc in $fuzz_build"
+  cmake -G Ninja -S . -B "$fuzz_build" -DCMAKE_BUILD_TYPE=Release -DDLC_FUZZ=ON \
+    -DCMAKE_C_COMPILER=clang-19 -DCMAKE_CXX_COMPILER=clang++-19 >/dev/null
+  ninja -C "$fuzz_build" -j"$(nproc)" dlc dlc_fuzz
+  fuzz_args=(-DDLC_FUZZ_BUILD_DIR="$(cd "$fuzz_build" && pwd)")
+fi
+
 echo "== configuring and building dlc in $build"
-cmake -G Ninja -S . -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake -G Ninja -S . -B "$build" -DCMAKE_BUILD_TYPE=Release "${fuzz_args[@]}" >/dev/null
 ninja -C "$build" -j"$(nproc)"
 
 case "$job" in

@@ -86,6 +86,45 @@ def make_models(work):
             "wrong_dtype": save(wrong_dtype, os.path.join(work, "wrong_dtype.onnx"))}
 
 
+def check_cache_sharing(dlc, work, model, inputs, expected):
+    """Parallel `dlc run`s of one model on an empty cache (as `ninja -j` runs dlc_add_model
+    targets) each build and publish a cache entry; none may see another's half-written
+    files. Then a cache folder that cannot be created falls back to a temporary one."""
+    cache = os.path.join(work, "shared_cache")
+    env = dict(os.environ, DLC_CACHE_DIR=cache)
+    procs = [subprocess.Popen([dlc, "run", model] + inputs +
+                              ["-o", os.path.join(work, "parallel_%d" % i)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+             for i in range(4)]
+    results = [(p.wait(), p.stderr.read()) for p in procs]
+    check(all(rc == 0 for rc, _ in results), "4 parallel dlc runs on one empty cache succeed (%s)"
+          % [err.strip()[-200:] for rc, err in results if rc])
+    outs = [os.path.join(work, "parallel_%d" % i, "y.npy") for i in range(4)]
+    check(all(os.path.exists(o) and np.allclose(np.load(o), expected, rtol=1e-4, atol=1e-5)
+              for o in outs), "every parallel run matches the ONNX reference")
+    leftovers = [f for f in os.listdir(cache) if f.startswith("build")] if os.path.isdir(cache) \
+        else []
+    check(not leftovers, "no private build folders left in the cache (%s)" % leftovers)
+    blocker = os.path.join(work, "a_file")
+    open(blocker, "w").write("not a folder")
+    env = dict(os.environ, DLC_CACHE_DIR=os.path.join(blocker, "cache"))
+    r = subprocess.run([dlc, "run", model] + inputs + ["-o", os.path.join(work, "fallback")],
+                       capture_output=True, text=True, env=env)
+    check(r.returncode == 0 and os.path.exists(os.path.join(work, "fallback", "y.npy")),
+          "an unusable DLC_CACHE_DIR falls back to a temporary cache (%s)" % r.stderr.strip())
+
+
+def check_failed_staticlib(dlc, work, model):
+    """The C++ compiler failing during --emit staticlib: exit 1, no -o folder left behind."""
+    out = os.path.join(work, "failed_staticlib")
+    env = dict(os.environ, CXX="false", DLC_CACHE_DIR=os.path.join(work, "cache_failing"))
+    r = subprocess.run([dlc, "compile", model, "-o", out, "--emit", "staticlib"],
+                       capture_output=True, text=True, env=env)
+    check(r.returncode == 1 and r.stderr.startswith("dlc: error: "),
+          "--emit staticlib with a failing C++ compiler exits 1 (%r)" % r.stderr[-300:])
+    check(not os.path.lexists(out), "a failed --emit staticlib leaves no -o folder behind")
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--dlc", required=True)
@@ -187,6 +226,8 @@ def main():
     r = subprocess.run([dlc, "run", good, inputs[1], inputs[0], "-o",
                         os.path.join(work, "run_out3")], capture_output=True, text=True, env=env)
     check(r.returncode != 0 and "invalid argument" in r.stderr, "dlc run: wrong input shapes")
+    check_cache_sharing(dlc, work, good, inputs, numpy_helper.to_array(expected))
+    check_failed_staticlib(dlc, work, good)
 
     print("%d passed, %d failed" % (len(passes), len(failures)))
     return 1 if failures else 0

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Regression models for the memory-planning failures in DESIGN.md's "Lessons".
+"""Regression models for the memory-planning failures that docs/architecture.md ("Why these rules") explains.
 
 Each model is built here with onnx.helper, run through `dlc run` three ways (planned memory
 reuse, --no-reuse, and -DDLC_CHECK_MEMORY which poisons dead memory), and must give

@@ -25,6 +25,7 @@ TEST_CASE("dtype sizes and status messages", "[runtime]") {
   CHECK(std::string(dlc_status_message(DLC_OK)) == "ok");
   CHECK(std::string(dlc_status_message(DLC_INVALID_ARGUMENT)) == "invalid argument");
   CHECK(std::string(dlc_status_message(DLC_OUT_OF_MEMORY)) == "out of memory");
+  CHECK(std::string(dlc_status_message(DLC_INVALID_INPUT_DATA)) == "invalid input data");
   CHECK(std::string(dlc_status_message(static_cast<dlc_status>(99))) == "unknown status");
 }
 

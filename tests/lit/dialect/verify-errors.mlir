@@ -61,3 +61,28 @@ func.func @bad_reduce(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
   %r = dlc.reduce_sum %x {axes = array<i64: 1>} : (tensor<2x3xf32>) -> tensor<2x3xf32>
   return %r : tensor<2x3xf32>
 }
+
+// -----
+
+// 2^31 x 2^31 floats: 2^64 bytes, which wraps around int64 unless checked.
+func.func @tensor_over_size_limit(%a: tensor<2147483648x2147483648xf32>) -> tensor<2147483648x2147483648xf32> {
+  // expected-error @+1 {{is too large: above dlc's limit of 1 TiB (2^40 bytes)}}
+  %r = dlc.relu %a : (tensor<2147483648x2147483648xf32>) -> tensor<2147483648x2147483648xf32>
+  return %r : tensor<2147483648x2147483648xf32>
+}
+
+// -----
+
+// 2^38 floats = 2^40 bytes: exactly at the limit, accepted.
+func.func @tensor_at_size_limit(%a: tensor<262144x1048576xf32>) -> tensor<262144x1048576xf32> {
+  %r = dlc.relu %a : (tensor<262144x1048576xf32>) -> tensor<262144x1048576xf32>
+  return %r : tensor<262144x1048576xf32>
+}
+
+// -----
+
+func.func @tensor_just_over_size_limit(%a: tensor<262145x1048576xf32>) -> tensor<262145x1048576xf32> {
+  // expected-error @+1 {{is too large}}
+  %r = dlc.relu %a : (tensor<262145x1048576xf32>) -> tensor<262145x1048576xf32>
+  return %r : tensor<262145x1048576xf32>
+}
