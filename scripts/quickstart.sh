@@ -13,6 +13,8 @@ if [[ "$job" != example && "$job" != test ]]; then
 fi
 cd "$(dirname "$0")/.."
 build=${DLC_BUILD_DIR:-build}
+# ccache hits across clones in other folders (CI builds a fresh clone each time).
+export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
 
 packages=(
   build-essential cmake ninja-build ccache lld-19 git
