@@ -1,6 +1,7 @@
 // Deliberately shares no code with the planner: it re-derives the schedule, liveness and each
 // value's memory from the IR attributes alone, so a planner bug cannot hide itself.
 #include "dialects/DlcDialect.h"
+#include "dialects/Sizes.h"
 #include "passes/Passes.h"
 
 #include <map>
@@ -30,6 +31,13 @@ struct Range {
 };
 
 int64_t byteSize(Value v) { return dlc::tensorBytes(v.getType()); }
+
+// [begin, begin + bytes) lies in [0, capacity); offsets come from attributes that may have
+// been written by hand, so the sum is checked.
+bool fitsIn(int64_t begin, int64_t bytes, int64_t capacity) {
+  auto end = dlc::checkedAdd(begin, bytes);
+  return end && *end <= capacity;
+}
 
 std::string describe(Value v) {
   if (auto arg = dyn_cast<BlockArgument>(v)) {
@@ -102,7 +110,7 @@ LogicalResult Verifier::resolve(Operation &op) {
   }
   if (auto offset = op.getAttrOfType<IntegerAttr>(dlc::kArenaOffsetAttr)) {
     int64_t begin = offset.getInt();
-    if (begin < 0 || begin + bytes > arenaBytes)
+    if (!fitsIn(begin, bytes, arenaBytes))
       return fail(&op, describe(result) + " lies outside the arena");
     range[result] = {Memory::Arena, 0, begin, begin + bytes};
   } else if (auto output = op.getAttrOfType<IntegerAttr>(dlc::kOutputAttr)) {
@@ -112,7 +120,7 @@ LogicalResult Verifier::resolve(Operation &op) {
     if (j < 0 || j >= (int64_t)results.size())
       return fail(&op, describe(result) + " names a missing graph output");
     int64_t capacity = dlc::tensorBytes(results[j]);
-    if (begin < 0 || begin + bytes > capacity)
+    if (!fitsIn(begin, bytes, capacity))
       return fail(&op, describe(result) + " lies outside graph output #" + Twine(j));
     range[result] = {Memory::Output, j, begin, begin + bytes};
   } else {
@@ -223,7 +231,7 @@ LogicalResult Verifier::run() {
         if (!needsWorkspace)
           return fail(&op, describe(result) + " has a workspace its op does not use");
         int64_t bytes = needsWorkspace.getWorkspaceBytes();
-        if (ws.getInt() < 0 || ws.getInt() + bytes > arenaBytes)
+        if (!fitsIn(ws.getInt(), bytes, arenaBytes))
           return fail(&op, "workspace of " + describe(result) + " lies outside the arena");
         Range w{Memory::Arena, 0, ws.getInt(), ws.getInt() + bytes};
         if (w.overlaps(range[result]))

@@ -16,14 +16,18 @@ build=${DLC_BUILD_DIR:-build}
 # ccache hits across clones in other folders (CI builds a fresh clone each time).
 export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
 
+# The example needs only the compiler's build dependencies.
 packages=(
-  build-essential cmake ninja-build ccache lld-19 git
+  build-essential cmake ninja-build ccache lld-19
   llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools libzstd-dev
-  libonnx-dev libonnx-testdata libprotobuf-dev protobuf-compiler catch2
-  python3 python3-numpy python3-onnx python3-torch python3-torchvision python3-sklearn
+  libonnx-dev libprotobuf-dev protobuf-compiler
 )
-# The test job also fuzzes and runs sanitizers: clang with libFuzzer, and valgrind.
-[[ "$job" == test ]] && packages+=(clang-19 libclang-rt-19-dev valgrind)
+# The tests also need Catch2, the ONNX test data, Python with ONNX and PyTorch (reference
+# models), clang with libFuzzer (fuzzing, sanitized compiler) and valgrind.
+[[ "$job" == test ]] && packages+=(
+  git catch2 libonnx-testdata python3 python3-numpy python3-onnx python3-torch
+  python3-torchvision python3-sklearn clang-19 libclang-rt-19-dev valgrind
+)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -48,8 +52,14 @@ if [[ "$job" == test ]]; then
 fi
 
 echo "== configuring and building dlc in $build"
-cmake -G Ninja -S . -B "$build" -DCMAKE_BUILD_TYPE=Release "${fuzz_args[@]}" >/dev/null
-ninja -C "$build" -j"$(nproc)"
+if [[ "$job" == test ]]; then
+  cmake -G Ninja -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=ON \
+    "${fuzz_args[@]}" >/dev/null
+  ninja -C "$build" -j"$(nproc)"
+else
+  cmake -G Ninja -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF >/dev/null
+  ninja -C "$build" -j"$(nproc)" dlc
+fi
 
 case "$job" in
 example)

@@ -107,3 +107,13 @@ func.func @no_workspace(%x: tensor<1x1x4x4xf32>, %w: tensor<1x1x3x3xf32>) -> ten
   %c = dlc.conv %x, %w {dilations = array<i64: 1, 1>, dlc.output = 0 : i64, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x1x4x4xf32>, tensor<1x1x3x3xf32>) -> tensor<1x1x4x4xf32>
   return %c : tensor<1x1x4x4xf32>
 }
+
+// -----
+
+// An offset whose end wraps around int64 must not pass as "inside the arena".
+func.func @offset_overflow(%x: tensor<16xf32>) -> tensor<16xf32> attributes {dlc.arena_bytes = 64 : i64} {
+  // expected-error @+1 {{'<unnamed>' (dlc.exp) lies outside the arena}}
+  %a = dlc.exp %x {dlc.arena_offset = 9223372036854775807 : i64} : (tensor<16xf32>) -> tensor<16xf32>
+  %b = dlc.neg %a {dlc.output = 0 : i64} : (tensor<16xf32>) -> tensor<16xf32>
+  return %b : tensor<16xf32>
+}
