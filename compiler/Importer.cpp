@@ -112,11 +112,23 @@ bool Importer::load() {
     if (!errors.empty())
       return false;
   }
-  // ONNX's shape inference trusts the model's structure and data sizes: check them first.
+  // ONNX's shape inference trusts the model's structure and data sizes: check them first,
+  // and let it see only the ops dlc imports (whose inference functions are guarded).
   loadExternalData(model, path, errors);
   validateModel(model, opset, errors);
   if (!errors.empty())
     return false;
+  removeDeadNodes(*model.mutable_graph());
+  const auto &table = opImportTable();
+  for (const auto &node : model.graph().node())
+    if (!node.domain().empty() && node.domain() != "ai.onnx")
+      errors.push_back(nodeLabel(node) + ": op domain '" + node.domain() + "' is not supported");
+    else if (!table.count(node.op_type()))
+      errors.push_back(nodeLabel(node) + ": op " + node.op_type() + " (opset " +
+                       std::to_string(opset) + ") is not supported");
+  if (!errors.empty())
+    return false;
+  guardShapeInference();
   try {
     onnx::ShapeInferenceOptions options(/*check_type=*/true, /*error_mode=*/1,
                                         /*data_prop=*/true);
@@ -257,15 +269,6 @@ OwningOpRef<ModuleOp> Importer::run() {
     return {};
   const auto &table = opImportTable();
   std::vector<const onnx::NodeProto *> nodes = liveNodes();
-  for (const auto *node : nodes)
-    if (!node->domain().empty() && node->domain() != "ai.onnx")
-      errors.push_back(nodeLabel(*node) + ": op domain '" + node->domain() +
-                       "' is not supported");
-    else if (!table.count(node->op_type()))
-      errors.push_back(nodeLabel(*node) + ": op " + node->op_type() + " (opset " +
-                       std::to_string(opset) + ") is not supported");
-  if (!errors.empty())
-    return {};
 
   const auto &graph = model.graph();
   Location fileLoc = FileLineColLoc::get(&ctx, path, 0, 0);

@@ -297,6 +297,31 @@ void validateValueInfo(const onnx::ValueInfoProto &info, const std::string &labe
 
 } // namespace
 
+void removeDeadNodes(onnx::GraphProto &graph) {
+  std::map<std::string, int> producer;
+  for (int i = 0; i < graph.node_size(); ++i)
+    for (const auto &out : graph.node(i).output())
+      producer[out] = i;
+  std::vector<char> live(graph.node_size(), 0);
+  std::vector<std::string> work;
+  for (const auto &out : graph.output())
+    work.push_back(out.name());
+  while (!work.empty()) {
+    auto it = producer.find(work.back());
+    work.pop_back();
+    if (it == producer.end() || live[it->second])
+      continue;
+    live[it->second] = 1;
+    for (const auto &in : graph.node(it->second).input())
+      work.push_back(in);
+  }
+  int kept = 0;
+  for (int i = 0; i < graph.node_size(); ++i)
+    if (live[i])
+      graph.mutable_node()->SwapElements(kept++, i);
+  graph.mutable_node()->DeleteSubrange(kept, graph.node_size() - kept);
+}
+
 void loadExternalData(onnx::ModelProto &model, const std::string &modelPath,
                       std::vector<std::string> &errors) {
   std::string folder = folderOf(modelPath);

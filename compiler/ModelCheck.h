@@ -30,6 +30,14 @@ void loadExternalData(onnx::ModelProto &model, const std::string &modelPath,
 // taken mutable only to share one tensor walk with loadExternalData).
 void validateModel(onnx::ModelProto &model, int opset, std::vector<std::string> &errors);
 
+// Drops the nodes no graph output depends on: dlc never runs them, so neither shape inference
+// nor anything after it needs to see them.
+void removeDeadNodes(onnx::GraphProto &graph);
+
+// Wraps the ONNX shape-inference functions of the ops dlc imports with the checks they lack
+// (e.g. Conv reads its weight's dims by the input's rank). Idempotent, thread-safe.
+void guardShapeInference();
+
 } // namespace dlc
 
 #endif

@@ -78,7 +78,12 @@ def make_models(work):
     unused_half = helper.make_model(helper.make_graph(
         [helper.make_node("Relu", ["x"], ["y"], name="relu")], "g", [x], [y], [half]),
         opset_imports=opset)
+    dead_unknown_op = helper.make_model(helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"], name="relu"),
+         helper.make_node("Frobnicate", ["x"], ["unused"], name="dead")], "g", [x], [y]),
+        opset_imports=opset)
     return {"dynamic": save(dynamic, os.path.join(work, "dynamic.onnx")),
+            "dead_unknown_op": save(dead_unknown_op, os.path.join(work, "dead_unknown_op.onnx")),
             "used_half": save(used_half, os.path.join(work, "used_half.onnx")),
             "unused_half": save(unused_half, os.path.join(work, "unused_half.onnx")),
             "unsupported": save(unsupported, os.path.join(work, "unsupported.onnx")),
@@ -156,6 +161,9 @@ def main():
     expect_error(dlc, work, "used_half", models["used_half"], ["unsupported element type"])
     r = run(dlc, "compile", models["unused_half"], "-o", os.path.join(work, "unused_half"))
     check(r.returncode == 0, "an unused initializer of an unsupported type is ignored (%s)"
+          % r.stderr.strip())
+    r = run(dlc, "compile", models["dead_unknown_op"], "-o", os.path.join(work, "dead_op"))
+    check(r.returncode == 0, "a node no output depends on is ignored, whatever its op (%s)"
           % r.stderr.strip())
 
     r = run(dlc, "compile", good, "-o", os.path.join(work, "x"), "--name", "9bad")

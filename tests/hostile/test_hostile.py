@@ -235,6 +235,9 @@ CASES = [
      ["node 'p1' (MaxPool)", "kernel", "larger than"]),
     ("conv_kernel_larger_than_input", lambda d: conv((1, 1, 5, 5), (1, 1, 3, 3)),
      ["node 'c1' (Conv)", "larger than"]),
+    # Crashed Debian's libonnx (convPoolShapeInference reads strides by the weight's rank).
+    ("conv_weight_rank_above_input_rank", lambda d: conv((1, 1, 5, 5), (1, 1, 3)),
+     ["node 'c1' (Conv)", "the weight has rank 4 but the input has rank 3"]),
     ("overflowing_dims",
      lambda d: model([node("Relu", ["x"], ["y"], "r1")], [vi("x", [2**31, 2**31])],
                      [vi("y", [2**31, 2**31])]),
