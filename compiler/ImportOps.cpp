@@ -123,6 +123,43 @@ OpImport view(std::vector<int> staticInputs) {
           [](NodeImporter &n) { return reshape(n, n.input(0), n.outputType().getShape()); }};
 }
 
+// Squeeze and Unsqueeze: when the axes are known (an attribute before opset 13, a constant
+// input after), the result shape comes from them, not from shape inference, which ignores
+// axes outside the rank. Axes given at run time leave the inferred (declared) shape.
+template <bool isSqueeze> OpImport squeezeLike() {
+  return {{1}, [](NodeImporter &n) -> Value {
+            auto in = n.inputType(0).getShape();
+            if (n.opset >= 13 && n.hasInput(1) && !n.constantOrNull(1))
+              return reshape(n, n.input(0), n.outputType().getShape());
+            std::vector<int64_t> axes = n.opset >= 13 ? (n.hasInput(1) ? n.constInput(1).asInts()
+                                                                       : std::vector<int64_t>())
+                                                      : n.intsAttr("axes");
+            int64_t rank = isSqueeze ? in.size() : in.size() + axes.size();
+            std::vector<char> marked(rank, 0);
+            for (int64_t axis : axes) {
+              int64_t a = normalizeAxis(axis, rank);
+              if (a >= rank) // normalizeAxis lets axis 0 through for rank 0
+                throw ImportError("axis " + std::to_string(axis) + " is out of range for rank 0");
+              if (marked[a]++)
+                throw ImportError("axis " + std::to_string(axis) + " is given twice");
+              if (isSqueeze && in[a] != 1)
+                throw ImportError("cannot squeeze axis " + std::to_string(axis) + " of size " +
+                                  std::to_string(in[a]));
+            }
+            SmallVector<int64_t> out;
+            if (isSqueeze) {
+              for (int64_t d = 0; d < rank; ++d)
+                if (axes.empty() ? in[d] != 1 : !marked[d])
+                  out.push_back(in[d]);
+            } else {
+              auto next = in.begin();
+              for (int64_t d = 0; d < rank; ++d)
+                out.push_back(marked[d] ? 1 : *next++);
+            }
+            return reshape(n, n.input(0), out);
+          }};
+}
+
 OpImport notFolded() {
   return {{}, [](NodeImporter &) -> Value {
             throw ImportError("its value depends on a tensor whose shape is not static");
@@ -382,16 +419,20 @@ OpImport slice() {
                 throw ImportError("slice step must be non-zero");
               int64_t start = starts[i] < 0 ? starts[i] + dim : starts[i];
               int64_t end = ends[i] < 0 ? ends[i] + dim : ends[i];
-              int64_t size;
+              // Start and end are clamped to the dim, so only the step can be huge: the
+              // count is formed from the distance without adding the step to anything.
               if (step > 0) {
                 start = std::clamp<int64_t>(start, 0, dim);
                 end = std::clamp<int64_t>(end, 0, dim);
-                size = std::max<int64_t>(0, (end - start + step - 1) / step);
               } else {
                 start = std::clamp<int64_t>(start, -1, dim - 1);
                 end = std::clamp<int64_t>(end, -1, dim - 1);
-                size = std::max<int64_t>(0, (start - end - step - 1) / -step);
               }
+              uint64_t distance = step > 0 ? end - start : start - end;
+              uint64_t stride = step > 0 ? uint64_t(step) : uint64_t(-(step + 1)) + 1;
+              int64_t size = (step > 0 ? end > start : start > end)
+                                 ? int64_t((distance - 1) / stride + 1)
+                                 : 0;
               outStart[axis] = size ? start : 0;
               outStep[axis] = step;
               outShape[axis] = size;
@@ -458,8 +499,8 @@ const std::map<std::string, OpImport> &opImportTable() {
       {"ReduceMin", reduce<ReduceMinOp>()},
       {"Reshape", view({1})},
       {"Flatten", view({})},
-      {"Squeeze", view({1})},
-      {"Unsqueeze", view({1})},
+      {"Squeeze", squeezeLike<true>()},
+      {"Unsqueeze", squeezeLike<false>()},
       {"Identity", view({})},
       {"Transpose", transpose()},
       {"Concat", concat()},

@@ -8,32 +8,50 @@
 #include "onnx/defs/schema.h"
 #include "onnx/defs/shape_inference.h"
 
+#include <climits>
 #include <functional>
 #include <mutex>
 #include <set>
+#include <vector>
 
 namespace dlc {
 namespace {
 
-using Check = std::function<void(onnx::InferenceContext &)>;
-
-// Wraps the inference function of every version of `op` up to `maxOpset`.
-void guard(const std::string &op, const Check &check) {
+// Every version of `op`'s schema. The registry owns them as mutable objects and hands out
+// const pointers; the setters used below are the library's own way to install functions.
+std::vector<onnx::OpSchema *> schemaVersions(const std::string &op) {
   constexpr int kMaxOpset = 30; // beyond every opset the installed library knows
-  std::set<const onnx::OpSchema *> versions;
+  std::set<onnx::OpSchema *> versions;
   for (int v = 1; v <= kMaxOpset; ++v)
     if (const auto *schema = onnx::OpSchemaRegistry::Schema(op, v, ""))
-      versions.insert(schema);
-  for (const onnx::OpSchema *schema : versions) {
-    // The registry owns its schemas as mutable objects and hands out const pointers; the
-    // setter is the library's own way to install an inference function.
-    auto original = schema->GetTypeAndShapeInferenceFunction();
-    const_cast<onnx::OpSchema *>(schema)->TypeAndShapeInferenceFunction(
-        [check, original](onnx::InferenceContext &ctx) {
+      versions.insert(const_cast<onnx::OpSchema *>(schema));
+  return {versions.begin(), versions.end()};
+}
+
+// `check` runs first and fails inference (with a message) on a node the original would
+// mishandle.
+void guardInference(const std::string &op,
+                    const std::function<void(onnx::InferenceContext &)> &check) {
+  for (onnx::OpSchema *schema : schemaVersions(op))
+    schema->TypeAndShapeInferenceFunction(
+        [check, original = schema->GetTypeAndShapeInferenceFunction()](
+            onnx::InferenceContext &ctx) {
           check(ctx);
           original(ctx);
         });
-  }
+}
+
+// Data propagation (values of small int64 tensors, e.g. shapes) is an optional extra: a node
+// `safe` refuses simply gets none, and shape inference goes on without it.
+void guardDataPropagation(const std::string &op,
+                          const std::function<bool(onnx::DataPropagationContext &)> &safe) {
+  for (onnx::OpSchema *schema : schemaVersions(op))
+    schema->PartialDataPropagationFunction(
+        [safe, original = schema->GetDataPropagationFunction()](
+            onnx::DataPropagationContext &ctx) {
+          if (safe(ctx))
+            original(ctx);
+        });
 }
 
 // Conv takes its kernel's dims from the weight and indexes strides and dilations (sized by the
@@ -48,11 +66,26 @@ void checkConvWeightRank(onnx::InferenceContext &ctx) {
                          inputRank, "; they must be equal");
 }
 
+// Slice's data propagation narrows each step to int: a step outside int32 overflows its
+// loop (a SEGV at 2^31, a runaway allocation above).
+bool sliceStepsFitInt(onnx::DataPropagationContext &ctx) {
+  const onnx::TensorShapeProto *steps = ctx.getNumInputs() > 4 ? ctx.getInputData(4) : nullptr;
+  if (!steps)
+    return true;
+  for (const auto &step : steps->dim())
+    if (!step.has_dim_value() || step.dim_value() < INT32_MIN || step.dim_value() > INT32_MAX)
+      return false;
+  return true;
+}
+
 } // namespace
 
 void guardShapeInference() {
   static std::once_flag once;
-  std::call_once(once, [] { guard("Conv", checkConvWeightRank); });
+  std::call_once(once, [] {
+    guardInference("Conv", checkConvWeightRank);
+    guardDataPropagation("Slice", sliceStepsFitInt);
+  });
 }
 
 } // namespace dlc

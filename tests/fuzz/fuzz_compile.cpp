@@ -83,7 +83,7 @@ bool mutateModel(onnx::ModelProto &model, Rng &rng) {
     if (!g.initializer_size())
       return false;
     auto &t = pick(*g.mutable_initializer(), rng);
-    switch (rng() % 4) {
+    switch (rng() % 5) {
     case 0:
       if (t.dims_size())
         t.set_dims(static_cast<int>(rng() % t.dims_size()), interestingInt(rng));
@@ -92,6 +92,17 @@ bool mutateModel(onnx::ModelProto &model, Rng &rng) {
       break;
     case 1: t.set_data_type(static_cast<int32_t>(rng() % 18)); break;
     case 2: t.mutable_raw_data()->resize(rng() % (t.raw_data().size() + 17)); break;
+    case 3: { // one int64 value (shapes, axes, indices, slice bounds and steps)
+      std::string &raw = *t.mutable_raw_data();
+      int64_t value = interestingInt(rng);
+      if (raw.size() >= 8)
+        std::memcpy(&raw[8 * (rng() % (raw.size() / 8))], &value, 8);
+      else if (t.int64_data_size())
+        t.set_int64_data(static_cast<int>(rng() % t.int64_data_size()), value);
+      else
+        return false;
+      break;
+    }
     default: t.add_int64_data(interestingInt(rng)); break;
     }
     return true;

@@ -18,8 +18,9 @@ symlink; a missing file; offsets and lengths past the end; too few bytes), opset
 zero, no import at all) and Gather indices out of range, at compile time for constant indices
 and at run time for input indices.
 
-Three models must work: weights in external data in the model's folder and in a subfolder (run
-and compared with numpy), and a Gather whose valid negative index is honoured.
+Four models must work (run and compared with numpy): weights in external data in the model's
+folder and in a subfolder, Slices with steps beyond int32, and a Gather whose valid negative
+index is honoured.
 """
 import argparse
 import os
@@ -235,6 +236,11 @@ CASES = [
      ["node 'p1' (MaxPool)", "kernel", "larger than"]),
     ("conv_kernel_larger_than_input", lambda d: conv((1, 1, 5, 5), (1, 1, 3, 3)),
      ["node 'c1' (Conv)", "larger than"]),
+    # libonnx ignores squeeze axes beyond the rank; dlc compiled it as a no-op.
+    ("squeeze_axis_out_of_range",
+     lambda d: model([node("Squeeze", ["x", "axes"], ["y"], "sq")],
+                     inits=[numpy_helper.from_array(np.int64([7]), "axes")]),
+     ["node 'sq' (Squeeze)", "axis 7 out of range for rank 2"]),
     # Crashed Debian's libonnx (convPoolShapeInference reads strides by the weight's rank).
     ("conv_weight_rank_above_input_rank", lambda d: conv((1, 1, 5, 5), (1, 1, 3)),
      ["node 'c1' (Conv)", "the weight has rank 4 but the input has rank 3"]),
@@ -332,6 +338,21 @@ def subdir_external(folder):
     return m, lambda x: x @ w
 
 
+def slice_huge_steps(folder):
+    """Steps beyond int32 (legal: one element each). On the shape tensor they crashed
+    libonnx's data propagation; on data they overflowed dlc's own size arithmetic."""
+    del folder
+    steps = {"st": [0], "en": [2**63 - 1], "ax": [0]}
+    inits = [numpy_helper.from_array(np.int64(v), k) for k, v in steps.items()]
+    inits += [numpy_helper.from_array(np.int64([2**31]), "shape_step"),
+              numpy_helper.from_array(np.int64([2**63 - 1]), "data_step")]
+    m = model([node("Shape", ["x"], ["s"], "shp"),
+               node("Slice", ["s", "st", "en", "ax", "shape_step"], ["first_dim"], "sl1"),
+               node("Slice", ["x", "st", "en", "ax", "data_step"], ["y"], "sl2")],
+              [vi("x", [2, 4])], [vi("first_dim", [1], I64), vi("y", [1, 4])], inits)
+    return m, lambda x: {"first_dim": np.int64([2]), "y": x[:1]}
+
+
 def dlc_run(dlc, work, name, path, arrays):
     """Runs `dlc run` on the arrays; returns (process or None, {output name: array})."""
     inputs = []
@@ -350,13 +371,16 @@ def dlc_run(dlc, work, name, path, arrays):
 
 
 def expect_same(dlc, work, name, path, arrays, expected):
+    """`expected`: the output y, or a dict of every output by name."""
     r, results = dlc_run(dlc, work, name, path, arrays)
     check(r is not None and r.returncode == 0, "%s: dlc run succeeds" % name,
           outcome(r, name, RUN_TIMEOUT) + ("; stderr %r" % r.stderr[-600:] if r else ""))
-    y = results.get("y")
-    check(y is not None and y.shape == expected.shape and
-          np.allclose(y, expected, rtol=1e-5, atol=1e-6), "%s: output matches numpy" % name,
-          "got %s, expected %s" % (None if y is None else y.tolist(), expected.tolist()))
+    for output, want in (expected if isinstance(expected, dict) else {"y": expected}).items():
+        got = results.get(output)
+        check(got is not None and got.shape == want.shape and
+              np.allclose(got, want, rtol=1e-5, atol=1e-6),
+              "%s: output %s matches numpy" % (name, output),
+              "got %s, expected %s" % (None if got is None else got.tolist(), want.tolist()))
 
 
 def check_gather_runtime(dlc, work):
@@ -397,7 +421,8 @@ def main():
 
     x = np.random.default_rng(0).standard_normal((2, 4)).astype(np.float32)
     for name, build in [("external_data_ok", mlp_external),
-                        ("external_data_subdir", subdir_external)]:
+                        ("external_data_subdir", subdir_external),
+                        ("slice_huge_steps", slice_huge_steps)]:
         folder = os.path.join(work, name)
         m, reference = build(folder)
         expect_same(dlc, work, name, save(m, os.path.join(folder, name + ".onnx")), [x],
