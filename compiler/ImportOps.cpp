@@ -198,7 +198,7 @@ Window resolveWindow(NodeImporter &n, ArrayRef<int64_t> inputShape,
   } else if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
     for (size_t i = 0; i < spatial; ++i) {
       int64_t in = inputShape[i + 2], stride = w.strides[i];
-      int64_t out = (in + stride - 1) / stride;
+      int64_t out = in / stride + (in % stride != 0); // ceil, without overflow at huge strides
       int64_t total = std::max<int64_t>(0, (out - 1) * stride + window[i] - in);
       int64_t small = total / 2;
       w.pads[i] = autoPad == "SAME_UPPER" ? small : total - small;

@@ -60,10 +60,17 @@ LogicalResult verifyTensorSizeLimit(Operation *op) {
 
 int64_t windowOutputSize(int64_t in, int64_t kernel, int64_t stride, int64_t padBegin,
                          int64_t padEnd, int64_t dilation, bool ceilMode) {
-  int64_t span = in + padBegin + padEnd - dilation * (kernel - 1) - 1;
+  // Attributes may come from hand-written IR: sums that leave int64 give -1, which no result
+  // shape matches.
+  auto padded = checkedAdd(in, padBegin);
+  padded = padded ? checkedAdd(*padded, padEnd) : std::nullopt;
+  auto extent = checkedMul(dilation, kernel - 1);
+  if (!padded || !extent)
+    return -1;
+  int64_t span = *padded - *extent - 1;
   if (span < 0)
     return 0;
-  return (ceilMode ? (span + stride - 1) / stride : span / stride) + 1;
+  return span / stride + (ceilMode && span % stride != 0) + 1;
 }
 
 static RankedTensorType tensorType(Value v) { return cast<RankedTensorType>(v.getType()); }

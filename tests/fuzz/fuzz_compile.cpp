@@ -67,7 +67,7 @@ bool mutateModel(onnx::ModelProto &model, Rng &rng) {
       attr.set_i(interestingInt(rng));
     return true;
   }
-  case 1: { // a dim of a graph input, output or value_info
+  case 1: { // a dim of a graph input or output
     auto *infos = rng() % 2 ? g.mutable_input() : g.mutable_output();
     if (!infos->size())
       return false;
