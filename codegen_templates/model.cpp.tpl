@@ -52,13 +52,13 @@ dlc_status Model::init(const Options &options) {
 }
 
 dlc_status Model::run(const void *const *inputs, void *const *outputs) {
+  lastError_ = nullptr;
   if (!arena_)
     return DLC_INVALID_ARGUMENT;
   dlc_status status = dlc_check_buffers(&kInfo, inputs, outputs);
-  lastError_ = status == DLC_OK ? schedule(dlc_weights_@NAME@, arena_, inputs, outputs) : nullptr;
-  if (lastError_)
-    status = DLC_INVALID_INPUT_DATA;
-  return status;
+  if (status == DLC_OK)
+    lastError_ = schedule(dlc_weights_@NAME@, arena_, inputs, outputs);
+  return lastError_ ? DLC_INVALID_INPUT_DATA : status;
 }
 
 dlc_status Model::run(@TYPED_PARAMS@) {
@@ -69,6 +69,7 @@ dlc_status Model::run(@TYPED_PARAMS@) {
 
 dlc_status Model::runChecked(const dlc_tensor *inputs, int numInputs, const dlc_tensor *outputs,
                              int numOutputs) {
+  lastError_ = nullptr;
   const void *inputData[@NUM_INPUTS@ + 1] = {};
   void *outputData[@NUM_OUTPUTS@ + 1] = {};
   dlc_status status = dlc_check_tensors(kInputs, @NUM_INPUTS@, inputs, numInputs);

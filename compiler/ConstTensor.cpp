@@ -1,20 +1,20 @@
 // Compile-time tensors: decoding TensorProto and folding shape arithmetic.
 #include "compiler/ImportContext.h"
+#include "compiler/ModelCheck.h"
 #include "dialects/Sizes.h"
 
 #include <cstring>
 
 namespace dlc {
 
-static size_t dtypeBytes(int32_t dtype) {
+// The element types compile-time tensors hold (those of the dlc dialect).
+static bool isConstantDtype(int32_t dtype) {
   switch (dtype) {
-  case onnx::TensorProto::FLOAT: case onnx::TensorProto::INT32: return 4;
-  case onnx::TensorProto::DOUBLE: case onnx::TensorProto::INT64: return 8;
-  case onnx::TensorProto::INT8: case onnx::TensorProto::UINT8: case onnx::TensorProto::BOOL:
-    return 1;
-  case onnx::TensorProto::INT16: case onnx::TensorProto::UINT16: case onnx::TensorProto::FLOAT16:
-    return 2;
-  default: return 0;
+  case onnx::TensorProto::FLOAT: case onnx::TensorProto::DOUBLE: case onnx::TensorProto::INT64:
+  case onnx::TensorProto::INT32: case onnx::TensorProto::INT8: case onnx::TensorProto::UINT8:
+  case onnx::TensorProto::BOOL:
+    return true;
+  default: return false;
   }
 }
 
@@ -76,11 +76,10 @@ ConstTensor constFromProto(const onnx::TensorProto &proto) {
   ConstTensor t;
   t.dtype = proto.data_type();
   t.shape.assign(proto.dims().begin(), proto.dims().end());
-  size_t elem = dtypeBytes(t.dtype);
-  if (!elem || t.dtype == onnx::TensorProto::FLOAT16 || t.dtype == onnx::TensorProto::INT16 ||
-      t.dtype == onnx::TensorProto::UINT16)
+  if (!isConstantDtype(t.dtype))
     throw ImportError("tensor '" + proto.name() + "' has unsupported element type " +
                       std::to_string(t.dtype));
+  size_t elem = dtypeBytes(t.dtype);
   // validateModel has checked the size and the data against the dims, and loadExternalData
   // has inlined external data.
   auto bytes = checkedTensorBytes(t.shape, elem);

@@ -121,12 +121,14 @@ bool generate(const CompileOptions &options, const std::string &name,
 
 // Files are written into a private directory first and moved into `outDir` only when
 // everything succeeded, so a failed compile leaves no partial output behind (not even the
-// output directory, when this compile created it).
+// output directory and its parents, where this compile created them).
 class StagingDir {
 public:
   bool create(const std::string &outDir, std::string &error) {
     target = outDir;
-    createdTarget = !llvm::sys::fs::exists(outDir);
+    for (llvm::StringRef dir = outDir; !dir.empty() && !llvm::sys::fs::exists(dir);
+         dir = llvm::sys::path::parent_path(dir))
+      createdTop = dir.str();
     if (llvm::sys::fs::create_directories(outDir)) {
       error = "cannot create output directory '" + outDir + "'";
       return false;
@@ -152,14 +154,18 @@ public:
   ~StagingDir() {
     if (!path.empty())
       llvm::sys::fs::remove_directories(path);
-    if (createdTarget && !committed)
-      llvm::sys::fs::remove(target); // only if empty: never someone else's files
+    if (committed || createdTop.empty())
+      return;
+    // Each only if empty: never someone else's files.
+    llvm::StringRef dir = target;
+    while (!llvm::sys::fs::remove(dir) && dir != createdTop)
+      dir = llvm::sys::path::parent_path(dir);
   }
   std::string path;
 
 private:
-  std::string target;
-  bool createdTarget = false, committed = false;
+  std::string target, createdTop; // createdTop: the outermost folder this compile created
+  bool committed = false;
 };
 
 bool writeBinary(const std::string &path, const std::vector<char> &bytes, std::string &error) {
@@ -309,12 +315,12 @@ int runCommand(const CompileOptions &compile, const std::vector<std::string> &in
               compileSources({buildDir + "/runner.cpp"}, {buildDir}, buildDir, objects, error);
     objects.push_back(buildDir + "/lib" + name + ".a");
     ok = ok && link(buildDir + "/runner", objects, error);
-    if (!ok)
+    if (!ok) {
       llvm::sys::fs::remove_directories(buildDir);
-    if (!ok || !publishCacheEntry(buildDir, entry, error)) {
       reportError(model, error.empty() ? "cannot build the runner" : error);
       return 1;
     }
+    runner = publishCacheEntry(buildDir, entry, "runner") + "/runner";
   }
   if (llvm::sys::fs::create_directories(outDir)) {
     reportError(model, "cannot create output directory '" + outDir + "'");

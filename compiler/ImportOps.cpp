@@ -183,9 +183,8 @@ Window resolveWindow(NodeImporter &n, ArrayRef<int64_t> inputShape,
     throw ImportError("strides/dilations/pads do not match the input's spatial rank");
   std::vector<int64_t> window(spatial); // dilated kernel extent
   for (size_t i = 0; i < spatial; ++i) {
-    if (w.strides[i] < 1 || w.dilations[i] < 1 || kernel[i] < 1 || w.pads[i] < 0 ||
-        w.pads[i + spatial] < 0)
-      throw ImportError("kernel, strides and dilations must be positive, pads non-negative");
+    if (w.strides[i] < 1 || w.dilations[i] < 1 || kernel[i] < 1)
+      throw ImportError("kernel, strides and dilations must be positive");
     auto dilated = checkedMul(kernel[i] - 1, w.dilations[i]);
     if (!dilated || *dilated >= kMaxTensorBytes)
       throw ImportError("kernel and dilations are too large on spatial axis " +

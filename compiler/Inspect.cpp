@@ -1,5 +1,6 @@
 // `dlc inspect`: what a model is, read straight from the protobuf (no import needed).
 #include "compiler/Driver.h"
+#include "compiler/ModelCheck.h"
 
 #include "onnx/onnx_pb.h"
 
@@ -16,11 +17,7 @@ std::string describeType(const onnx::TypeProto &type) {
   if (!type.has_tensor_type())
     return "(non-tensor)";
   const auto &t = type.tensor_type();
-  std::string s = onnx::TensorProto::DataType_IsValid(t.elem_type())
-                      ? onnx::TensorProto::DataType_Name(
-                            static_cast<onnx::TensorProto::DataType>(t.elem_type()))
-                      : "?";
-  s += "[";
+  std::string s = dtypeName(t.elem_type()) + "[";
   for (int i = 0; t.has_shape() && i < t.shape().dim_size(); ++i) {
     const auto &d = t.shape().dim(i);
     s += (i ? "," : "") + (d.has_dim_value() ? std::to_string(d.dim_value())

@@ -26,6 +26,19 @@ std::string dtypeName(int32_t dtype) {
              : std::to_string(dtype);
 }
 
+int64_t dtypeBytes(int32_t dtype) {
+  switch (dtype) {
+  case onnx::TensorProto::UINT8: case onnx::TensorProto::INT8: case onnx::TensorProto::BOOL: return 1;
+  case onnx::TensorProto::UINT16: case onnx::TensorProto::INT16: case onnx::TensorProto::FLOAT16:
+  case onnx::TensorProto::BFLOAT16: return 2;
+  case onnx::TensorProto::FLOAT: case onnx::TensorProto::INT32: case onnx::TensorProto::UINT32: return 4;
+  case onnx::TensorProto::INT64: case onnx::TensorProto::UINT64: case onnx::TensorProto::DOUBLE:
+  case onnx::TensorProto::COMPLEX64: return 8;
+  case onnx::TensorProto::COMPLEX128: return 16;
+  default: return 0;
+  }
+}
+
 std::string attributeTypeName(int type) {
   return onnx::AttributeProto::AttributeType_IsValid(type)
              ? onnx::AttributeProto::AttributeType_Name(
@@ -38,19 +51,6 @@ namespace {
 using onnx::AttributeProto;
 using onnx::TensorProto;
 
-// Bytes per element in raw_data; 0 for strings, which have no raw form.
-int64_t rawElementBytes(int32_t dtype) {
-  switch (dtype) {
-  case TensorProto::UINT8: case TensorProto::INT8: case TensorProto::BOOL: return 1;
-  case TensorProto::UINT16: case TensorProto::INT16: case TensorProto::FLOAT16:
-  case TensorProto::BFLOAT16: return 2;
-  case TensorProto::FLOAT: case TensorProto::INT32: case TensorProto::UINT32: return 4;
-  case TensorProto::INT64: case TensorProto::UINT64: case TensorProto::DOUBLE:
-  case TensorProto::COMPLEX64: return 8;
-  case TensorProto::COMPLEX128: return 16;
-  default: return 0;
-  }
-}
 
 // How many entries of its typed field (float_data, int64_data, ...) a tensor of `dtype` and
 // `count` elements holds, and how many it actually holds.
@@ -69,7 +69,7 @@ std::pair<int64_t, int64_t> typedValueCounts(const TensorProto &t, int64_t count
 
 bool isKnownDtype(int32_t dtype) {
   return dtype != TensorProto::UNDEFINED && TensorProto::DataType_IsValid(dtype) &&
-         (dtype == TensorProto::STRING || rawElementBytes(dtype) > 0);
+         (dtype == TensorProto::STRING || dtypeBytes(dtype) > 0);
 }
 
 // The tensor's byte size when its dtype and dims are sound; otherwise an error in `why`.
@@ -83,7 +83,7 @@ std::optional<int64_t> tensorByteSize(const TensorProto &t, std::string &why) {
       why = "has negative dim " + std::to_string(d);
       return std::nullopt;
     }
-  int64_t elementBytes = t.data_type() == TensorProto::STRING ? 1 : rawElementBytes(t.data_type());
+  int64_t elementBytes = t.data_type() == TensorProto::STRING ? 1 : dtypeBytes(t.data_type());
   auto bytes = checkedTensorBytes(t.dims(), elementBytes);
   if (!bytes)
     why = "is too large: dims " + dimsString(t.dims()) + " of " + dtypeName(t.data_type()) +
@@ -288,7 +288,7 @@ void validateValueInfo(const onnx::ValueInfoProto &info, const std::string &labe
     }
     dims.push_back(dim.dim_value());
   }
-  int64_t elementBytes = std::max<int64_t>(1, rawElementBytes(tensor.elem_type()));
+  int64_t elementBytes = std::max<int64_t>(1, dtypeBytes(tensor.elem_type()));
   if (!checkedTensorBytes(dims, elementBytes))
     errors.push_back(label + " is too large: dims " + dimsString(dims) + " of " +
                      dtypeName(tensor.elem_type()) + " exceed dlc's limit of " +

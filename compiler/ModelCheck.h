@@ -15,6 +15,9 @@ namespace dlc {
 std::string nodeLabel(const onnx::NodeProto &node);
 // "FLOAT", "INT64", ... for TensorProto data types.
 std::string dtypeName(int32_t dtype);
+// Bytes per element of a TensorProto data type in raw_data; 0 for strings (no raw form) and
+// unknown types.
+int64_t dtypeBytes(int32_t dtype);
 // "INTS", "FLOAT", ... for AttributeProto types.
 std::string attributeTypeName(int type);
 

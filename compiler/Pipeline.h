@@ -13,9 +13,8 @@ namespace dlc {
 void registerAll(mlir::DialectRegistry &registry);
 void registerAllPasses();
 
-// The inference pipeline (docs/architecture.md): fold batch norms and constants, canonicalize, inplace
-// legalization, buffer
-// planning, plan verification. Without `reuse` every value gets its own memory; `firstFit`
+// The inference pipeline (docs/architecture.md): fold batch norms and constants,
+// canonicalize, inplace legalization, buffer planning, plan verification. Without `reuse` every value gets its own memory; `firstFit`
 // swaps the planner for the naive baseline (for comparisons).
 void buildInferencePipeline(mlir::PassManager &pm, bool reuse = true, bool firstFit = false);
 

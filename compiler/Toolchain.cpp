@@ -13,6 +13,7 @@
 #include <mutex>
 #include <sstream>
 #include <thread>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace dlc {
@@ -45,9 +46,7 @@ std::vector<std::string> cxxFlags() {
 
 namespace {
 
-bool writableDir(const std::string &dir) {
-  if (llvm::sys::fs::create_directories(dir))
-    return false;
+bool canWriteIn(const std::string &dir) {
   llvm::SmallString<256> probe;
   int fd;
   if (llvm::sys::fs::createUniqueFile(dir + "/.probe-%%%%%%", fd, probe))
@@ -55,6 +54,21 @@ bool writableDir(const std::string &dir) {
   ::close(fd);
   llvm::sys::fs::remove(probe);
   return true;
+}
+
+bool writableDir(const std::string &dir) {
+  if (llvm::sys::fs::create_directories(dir))
+    return false;
+  return canWriteIn(dir);
+}
+
+// A folder in the shared temporary directory holds programs `dlc run` executes: it must be
+// this user's own, not a symlink, and closed to everyone else.
+bool privateDir(const std::string &dir) {
+  ::mkdir(dir.c_str(), 0700);
+  struct stat status;
+  return ::lstat(dir.c_str(), &status) == 0 && S_ISDIR(status.st_mode) &&
+         status.st_uid == ::getuid() && (status.st_mode & 077) == 0 && canWriteIn(dir);
 }
 
 } // namespace
@@ -69,22 +83,23 @@ std::string cacheDir(std::string &error) {
     llvm::sys::path::append(preferred, home, ".cache", "dlc");
   llvm::sys::path::system_temp_directory(/*erasedOnReboot=*/true, fallback);
   llvm::sys::path::append(fallback, "dlc-cache-" + std::to_string(::getuid()));
-  for (const llvm::SmallString<256> &dir : {preferred, fallback})
-    if (!dir.empty() && writableDir(std::string(dir)))
-      return std::string(dir);
-  error = "no writable cache folder: '" + std::string(preferred) + "' and '" +
-          std::string(fallback) + "' cannot be written (set DLC_CACHE_DIR)";
+  if (!preferred.empty() && writableDir(std::string(preferred)))
+    return std::string(preferred);
+  if (privateDir(std::string(fallback)))
+    return std::string(fallback);
+  error = "no writable cache folder: '" + std::string(preferred) + "' cannot be written and '" +
+          std::string(fallback) + "' is not a private folder of this user (set DLC_CACHE_DIR)";
   return "";
 }
 
-bool publishCacheEntry(const std::string &built, const std::string &dir, std::string &error) {
-  bool moved = !llvm::sys::fs::rename(built, dir);
-  if (!moved)
-    llvm::sys::fs::remove_directories(built);
-  if (moved || llvm::sys::fs::is_directory(dir))
-    return true;
-  error = "cannot move a finished build into the cache folder '" + dir + "'";
-  return false;
+std::string publishCacheEntry(const std::string &built, const std::string &dir,
+                              const std::string &marker) {
+  if (!llvm::sys::fs::rename(built, dir))
+    return dir;
+  if (!llvm::sys::fs::exists(dir + "/" + marker))
+    return built; // `dir` is someone's unfinished leftover: not ours to delete
+  llvm::sys::fs::remove_directories(built);
+  return dir;
 }
 
 int execute(const std::vector<std::string> &argv, std::string *output) {
@@ -189,13 +204,10 @@ bool runtimeObjects(std::vector<std::string> &objects, std::string &error) {
   std::string dir = cache + "/runtime-" + hash;
   std::string stamp = dir + "/complete";
   objects.clear();
-  std::vector<std::string> sources;
   for (const auto &file : embeddedFiles()) {
     llvm::StringRef name(file.name);
-    if (name.starts_with("runtime/") && name.ends_with(".cpp")) {
-      sources.push_back(llvm::sys::path::filename(name).str());
+    if (name.starts_with("runtime/") && name.ends_with(".cpp"))
       objects.push_back(dir + "/" + llvm::sys::path::stem(name).str() + ".o");
-    }
   }
   if (llvm::sys::fs::exists(stamp))
     return true;
@@ -221,7 +233,9 @@ bool runtimeObjects(std::vector<std::string> &objects, std::string &error) {
     llvm::sys::fs::remove_directories(tmpDir);
     return false;
   }
-  return publishCacheEntry(tmpDir, dir, error);
+  if (publishCacheEntry(tmpDir, dir, "complete") != dir)
+    objects = built;
+  return true;
 }
 
 bool archive(const std::string &library, const std::vector<std::string> &objects,

@@ -16,9 +16,11 @@ std::vector<std::string> cxxFlags();
 // $TMPDIR/dlc-cache-<uid>. Empty, with `error` set, when none is writable.
 std::string cacheDir(std::string &error);
 // Moves the finished folder `built` to `dir` in one rename, so processes sharing the cache
-// never see a half-written entry. When another process got there first, `built` is dropped
-// and its twin in `dir` used. False (with `error`) only when neither is there.
-bool publishCacheEntry(const std::string &built, const std::string &dir, std::string &error);
+// never see a half-written entry, and returns the folder to use. When another process got
+// there first (`dir` has the file `marker` that finished entries have), `built` is dropped
+// and `dir` used; when `dir` is an unfinished leftover, `built` is used where it is.
+std::string publishCacheEntry(const std::string &built, const std::string &dir,
+                              const std::string &marker);
 
 // Compiles each source to an object in `objDir` (in parallel); on failure returns false and
 // puts the compiler's output in `error`.

@@ -28,12 +28,9 @@ public:
   int64_t groupFirstDef(mlir::Value v) const { return facts(v).firstDef; }
   int64_t groupLastUse(mlir::Value v) const { return facts(v).lastUse; }
   int64_t groupBytes(mlir::Value v) const { return facts(v).bytes; }
-  // A graph input or weight is in the group (memory the plan must never write).
-  bool groupHasExternalMemory(mlir::Value v) const { return facts(v).hasExternalMemory; }
-  bool groupHasGraphOutput(mlir::Value v) const { return facts(v).hasGraphOutput; }
-  // Either of the above: the group's memory is not the arena's.
+  // A graph input, weight or graph output is in the group: its memory is not the arena's.
   bool groupHasExternal(mlir::Value v) const {
-    return groupHasExternalMemory(v) || groupHasGraphOutput(v);
+    return facts(v).hasExternalMemory || facts(v).hasGraphOutput;
   }
   // Places `from`'s whole group inside `into`'s group, at `offset` bytes from its start.
   void merge(mlir::Value into, mlir::Value from, int64_t offset);

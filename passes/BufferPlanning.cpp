@@ -182,7 +182,7 @@ bool canElide(const dlc::AliasGroups &groups, dlc::ConcatOp concat) {
   seen.insert(groups.root(concat.getResult()));
   int64_t at = groups.index(concat);
   for (Value in : concat.getInputs()) {
-    if (dlc::AliasGroups::isExternalMemory(in) || groups.groupHasExternal(in) || groups.offset(in) != 0 ||
+    if (groups.groupHasExternal(in) || groups.offset(in) != 0 ||
         groups.groupBytes(in) != dlc::AliasGroups::bytes(in) || groups.groupLastUse(in) > at ||
         !seen.insert(groups.root(in)).second)
       return false;

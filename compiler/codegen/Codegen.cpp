@@ -180,7 +180,7 @@ std::string substitute(const std::string &text, const std::map<std::string, std:
 std::string cString(const std::string &s) {
   std::string out = "\"";
   for (char c : s) {
-    if (c == '"' || c == '\\')
+    if (c == '"' || c == '\\' || c == '?') // '?': no trigraph such as "??=" can form
       out += '\\';
     if (static_cast<unsigned char>(c) < 0x20)
       continue;

@@ -101,7 +101,8 @@ def check_cache_sharing(dlc, work, model, inputs, expected):
                               ["-o", os.path.join(work, "parallel_%d" % i)],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
              for i in range(4)]
-    results = [(p.wait(), p.stderr.read()) for p in procs]
+    errors = [p.communicate()[1] for p in procs]
+    results = [(p.returncode, err) for p, err in zip(procs, errors)]
     check(all(rc == 0 for rc, _ in results), "4 parallel dlc runs on one empty cache succeed (%s)"
           % [err.strip()[-200:] for rc, err in results if rc])
     outs = [os.path.join(work, "parallel_%d" % i, "y.npy") for i in range(4)]
@@ -112,22 +113,35 @@ def check_cache_sharing(dlc, work, model, inputs, expected):
     check(not leftovers, "no private build folders left in the cache (%s)" % leftovers)
     blocker = os.path.join(work, "a_file")
     open(blocker, "w").write("not a folder")
-    env = dict(os.environ, DLC_CACHE_DIR=os.path.join(blocker, "cache"))
+    tmp = os.path.join(work, "tmp")
+    os.makedirs(tmp)
+    env = dict(os.environ, DLC_CACHE_DIR=os.path.join(blocker, "cache"), TMPDIR=tmp)
     r = subprocess.run([dlc, "run", model] + inputs + ["-o", os.path.join(work, "fallback")],
                        capture_output=True, text=True, env=env)
-    check(r.returncode == 0 and os.path.exists(os.path.join(work, "fallback", "y.npy")),
-          "an unusable DLC_CACHE_DIR falls back to a temporary cache (%s)" % r.stderr.strip())
+    fallback = os.path.join(tmp, "dlc-cache-%d" % os.getuid())
+    check(r.returncode == 0 and os.path.exists(os.path.join(work, "fallback", "y.npy")) and
+          any(f.startswith("run-") for f in os.listdir(fallback)) and
+          os.stat(fallback).st_mode & 0o077 == 0,
+          "an unusable DLC_CACHE_DIR falls back to a private folder in $TMPDIR (%s)"
+          % r.stderr.strip())
+    os.chmod(fallback, 0o777)  # another user could have made it: refused, with a clear error
+    r = subprocess.run([dlc, "run", model] + inputs + ["-o", os.path.join(work, "fallback2")],
+                       capture_output=True, text=True, env=env)
+    check(r.returncode == 1 and "not a private folder" in r.stderr,
+          "a fallback cache folder open to others is refused (%s)" % r.stderr.strip())
 
 
 def check_failed_staticlib(dlc, work, model):
-    """The C++ compiler failing during --emit staticlib: exit 1, no -o folder left behind."""
-    out = os.path.join(work, "failed_staticlib")
+    """The C++ compiler failing during --emit staticlib: exit 1, no -o folder (nor the parents
+    this compile created) left behind."""
+    out = os.path.join(work, "failed_staticlib", "a", "b")
     env = dict(os.environ, CXX="false", DLC_CACHE_DIR=os.path.join(work, "cache_failing"))
     r = subprocess.run([dlc, "compile", model, "-o", out, "--emit", "staticlib"],
                        capture_output=True, text=True, env=env)
     check(r.returncode == 1 and r.stderr.startswith("dlc: error: "),
           "--emit staticlib with a failing C++ compiler exits 1 (%r)" % r.stderr[-300:])
-    check(not os.path.lexists(out), "a failed --emit staticlib leaves no -o folder behind")
+    check(not os.path.lexists(os.path.join(work, "failed_staticlib")),
+          "a failed --emit staticlib leaves no -o folder behind")
 
 
 def main():

@@ -361,7 +361,9 @@ def dlc_run(dlc, work, name, path, arrays):
         np.save(inputs[-1], a)
     out = os.path.join(work, "run_" + name)
     shutil.rmtree(out, ignore_errors=True)
-    env = dict(os.environ, DLC_CACHE_DIR=os.path.join(work, "cache"))
+    # Generated code must build warning-free.
+    env = dict(os.environ, DLC_CACHE_DIR=os.path.join(work, "cache"),
+               DLC_CXXFLAGS=(os.environ.get("DLC_CXXFLAGS", "") + " -Werror").strip())
     r = run([dlc, "run", path] + inputs + ["-o", out], RUN_TIMEOUT, env)
     results = {}
     if r is not None and r.returncode == 0 and os.path.isdir(out):
@@ -384,9 +386,12 @@ def expect_same(dlc, work, name, path, arrays, expected):
 
 
 def check_gather_runtime(dlc, work):
-    """Gather by indices only known at run time: a bad one fails the run, -5 means row 0."""
+    """Gather by indices only known at run time: a bad one fails the run, -5 means row 0. The
+    node's name lands in a C string of the generated code (built with -Wall -Wextra): quotes,
+    backslashes and a trigraph must not break it."""
     data = np.arange(15, dtype=np.float32).reshape(5, 3)
-    path = save(model([node("Gather", ["data", "idx"], ["y"], "g1", axis=0)],
+    node_name = 'g1 "??=\\'
+    path = save(model([node("Gather", ["data", "idx"], ["y"], node_name, axis=0)],
                       [vi("idx", [2], I64)], [vi("y", [2, 3])], [f32("data", data)]),
                 os.path.join(work, "gather_runtime", "gather_runtime.onnx"))
     name = "gather_runtime_out_of_range"
@@ -394,8 +399,8 @@ def check_gather_runtime(dlc, work):
     check(r is not None and r.returncode > 0, "%s: dlc run fails without a crash" % name,
           outcome(r, name, RUN_TIMEOUT))
     stderr = r.stderr if r else ""
-    check("Gather" in stderr and "out of range" in stderr,
-          "%s: stderr names Gather and 'out of range'" % name, repr(stderr[-600:]))
+    check("node '%s' (Gather): index out of range" % node_name in stderr,
+          "%s: stderr names the node and 'out of range'" % name, repr(stderr[-600:]))
     idx = np.int64([1, -5])
     expect_same(dlc, work, "gather_runtime_negative", path, [idx], np.take(data, idx, axis=0))
 
