@@ -342,20 +342,26 @@ void validateModel(onnx::ModelProto &model, int opset, std::vector<std::string> 
 
   // Names defined before the first node runs.
   std::set<std::string> defined, inputs, initializers;
+  for (const auto &init : graph.initializer())
+    if (!initializers.insert(init.name()).second)
+      errors.push_back("initializer '" + init.name() + "' is declared twice");
   for (const auto &in : graph.input()) {
     if (in.name().empty())
       errors.push_back("a graph input has no name");
     else if (!inputs.insert(in.name()).second)
       errors.push_back("graph input '" + in.name() + "' is declared twice");
+    // Shape inference dereferences the type of every input a node reads (initializers,
+    // listed as inputs by old exporters, bring their own).
+    bool typed = in.type().has_tensor_type() &&
+                 in.type().tensor_type().elem_type() != TensorProto::UNDEFINED;
+    if (!typed && !initializers.count(in.name()))
+      errors.push_back("graph input '" + in.name() + "' has no tensor type");
     validateValueInfo(in, "graph input '" + in.name() + "'", errors);
   }
   for (const auto &out : graph.output())
     validateValueInfo(out, "graph output '" + out.name() + "'", errors);
   for (const auto &info : graph.value_info())
     validateValueInfo(info, "value '" + info.name() + "'", errors);
-  for (const auto &init : graph.initializer())
-    if (!initializers.insert(init.name()).second)
-      errors.push_back("initializer '" + init.name() + "' is declared twice");
   forEachTensor(graph, [&](const TensorProto &t, const std::string &label) {
     if (std::string error = checkTensor(t); !error.empty())
       errors.push_back(label + ": " + error);

@@ -30,6 +30,7 @@ import subprocess
 import sys
 
 import numpy as np
+import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 F, I64 = TensorProto.FLOAT, TensorProto.INT64
@@ -236,6 +237,12 @@ CASES = [
      ["node 'p1' (MaxPool)", "kernel", "larger than"]),
     ("conv_kernel_larger_than_input", lambda d: conv((1, 1, 5, 5), (1, 1, 3, 3)),
      ["node 'c1' (Conv)", "larger than"]),
+    # Crashed Debian's libonnx (Shape's inference reads the input's type unchecked).
+    ("graph_input_without_type",
+     lambda d: model([node("Shape", ["x"], ["y"], "shp", start=1)],
+                     [helper.make_value_info("x", onnx.TypeProto())], [vi("y", [2], I64)],
+                     opset=15),
+     ["graph input 'x' has no tensor type"]),
     # libonnx ignores squeeze axes beyond the rank; dlc compiled it as a no-op.
     ("squeeze_axis_out_of_range",
      lambda d: model([node("Squeeze", ["x", "axes"], ["y"], "sq")],
