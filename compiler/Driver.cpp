@@ -106,7 +106,14 @@ bool generate(const CompileOptions &options, const std::string &name,
     return false;
   }
   PassManager pm(&context);
-  buildInferencePipeline(pm, options.reuse, options.firstFit);
+  if (options.train.enabled) {
+    if (!buildTrainStep(*module, options.train))
+      return false;
+    buildTrainingPipeline(pm, options.train, options.reuse, options.firstFit);
+  } else {
+    lowerTrainingModeBatchNorms(*module);
+    buildInferencePipeline(pm, options.reuse, options.firstFit);
+  }
   if (failed(pm.run(*module)) || failedDiagnostics)
     return false;
   if (mlirText) {
@@ -268,18 +275,37 @@ int listOpsCommand() {
   return 0;
 }
 
-int runCommand(const CompileOptions &compile, const std::vector<std::string> &inputs,
-               const std::string &outDir) {
+namespace {
+
+// Everything of the compile options that changes the generated code.
+std::string optionsKey(const CompileOptions &c) {
+  std::string key = std::string(c.reuse ? "reuse" : "no-reuse") + (c.firstFit ? "first-fit" : "");
+  const TrainOptions &t = c.train;
+  if (!t.enabled)
+    return key;
+  key += "|train|" + t.loss + "|" + t.lossOutput + "|" + t.optimizer;
+  for (float v : {t.learningRate, t.momentum, t.weightDecay, t.beta1, t.beta2, t.eps})
+    key += "|" + std::to_string(v);
+  key += t.nesterov ? "|nesterov" : "";
+  for (const auto *names : {&t.trainable, &t.freeze}) {
+    key += "|";
+    for (const auto &n : *names)
+      key += n + ",";
+  }
+  return key;
+}
+
+// Compiles `compile.model` (cached per model content, dlc binary, toolchain and options)
+// with `runnerTemplate` as its main program; returns the runner's path, "" after an error.
+std::string cachedRunner(const CompileOptions &compile, const char *runnerTemplate) {
   const std::string &model = compile.model;
   auto bytes = llvm::MemoryBuffer::getFile(model);
   if (!bytes) {
     reportError(model, "cannot open file");
-    return 1;
+    return "";
   }
-  // One build per model content, dlc binary, compiler, flags and plan options.
   std::string key = (*bytes)->getBuffer().str() + DLC_VERSION + dlcBinaryIdentity() +
-                    cxxCompiler() + (compile.reuse ? "reuse" : "no-reuse") +
-                    (compile.firstFit ? "first-fit" : "");
+                    cxxCompiler() + optionsKey(compile) + runnerTemplate;
   for (const auto &flag : cxxFlags())
     key += " " + flag;
   char hash[32];
@@ -287,48 +313,71 @@ int runCommand(const CompileOptions &compile, const std::vector<std::string> &in
   std::string error, cache = cacheDir(error);
   if (cache.empty()) {
     reportError(model, error);
-    return 1;
+    return "";
   }
   std::string entry = cache + "/run-" + hash, runner = entry + "/runner";
   const std::string name = "model";
-  if (!llvm::sys::fs::exists(runner)) {
-    // Built in a private folder and published whole: `dlc run`s of the same model in
-    // parallel (ninja -j) each build, and one wins.
-    llvm::SmallString<256> tmp;
-    if (llvm::sys::fs::createUniqueDirectory(cache + "/build", tmp)) {
-      reportError(model, "cannot create a folder in the cache " + cache);
-      return 1;
-    }
-    std::string buildDir(tmp.str());
-    CompileOptions options = compile;
-    options.name = name;
-    options.emit = "staticlib";
-    if (int rc = compileTo(options, buildDir)) {
-      llvm::sys::fs::remove_directories(buildDir);
-      return rc;
-    }
-    std::string source = embeddedFile("codegen_templates/runner.cpp.tpl");
-    for (size_t pos; (pos = source.find("@NAME@")) != std::string::npos;)
-      source.replace(pos, 6, name);
-    std::vector<std::string> objects;
-    bool ok = writeFile(buildDir + "/runner.cpp", source, error) &&
-              compileSources({buildDir + "/runner.cpp"}, {buildDir}, buildDir, objects, error);
-    objects.push_back(buildDir + "/lib" + name + ".a");
-    ok = ok && link(buildDir + "/runner", objects, error);
-    if (!ok) {
-      llvm::sys::fs::remove_directories(buildDir);
-      reportError(model, error.empty() ? "cannot build the runner" : error);
-      return 1;
-    }
-    runner = publishCacheEntry(buildDir, entry, "runner") + "/runner";
+  if (llvm::sys::fs::exists(runner))
+    return runner;
+  // Built in a private folder and published whole: `dlc run`s of the same model in
+  // parallel (ninja -j) each build, and one wins.
+  llvm::SmallString<256> tmp;
+  if (llvm::sys::fs::createUniqueDirectory(cache + "/build", tmp)) {
+    reportError(model, "cannot create a folder in the cache " + cache);
+    return "";
   }
+  std::string buildDir(tmp.str());
+  CompileOptions options = compile;
+  options.name = name;
+  options.emit = "staticlib";
+  if (compileTo(options, buildDir) != 0) {
+    llvm::sys::fs::remove_directories(buildDir);
+    return "";
+  }
+  std::string source = embeddedFile(runnerTemplate);
+  for (size_t pos; (pos = source.find("@NAME@")) != std::string::npos;)
+    source.replace(pos, 6, name);
+  std::vector<std::string> objects;
+  bool ok = writeFile(buildDir + "/runner.cpp", source, error) &&
+            compileSources({buildDir + "/runner.cpp"}, {buildDir}, buildDir, objects, error);
+  objects.push_back(buildDir + "/lib" + name + ".a");
+  ok = ok && link(buildDir + "/runner", objects, error);
+  if (!ok) {
+    llvm::sys::fs::remove_directories(buildDir);
+    reportError(model, error.empty() ? "cannot build the runner" : error);
+    return "";
+  }
+  return publishCacheEntry(buildDir, entry, "runner") + "/runner";
+}
+
+int runIn(const std::string &model, const std::string &outDir, std::vector<std::string> argv) {
   if (llvm::sys::fs::create_directories(outDir)) {
     reportError(model, "cannot create output directory '" + outDir + "'");
     return 1;
   }
+  return execute(argv) == 0 ? 0 : 1;
+}
+
+} // namespace
+
+int runCommand(const CompileOptions &compile, const std::vector<std::string> &inputs,
+               const std::string &outDir) {
+  std::string runner = cachedRunner(compile, "codegen_templates/runner.cpp.tpl");
+  if (runner.empty())
+    return 1;
   std::vector<std::string> argv = {runner, outDir};
   argv.insert(argv.end(), inputs.begin(), inputs.end());
-  return execute(argv) == 0 ? 0 : 1;
+  return runIn(compile.model, outDir, argv);
+}
+
+int trainRunCommand(const CompileOptions &compile, const std::vector<std::string> &inputs,
+                    const std::string &labels, int steps, const std::string &outDir) {
+  std::string runner = cachedRunner(compile, "codegen_templates/train_runner.cpp.tpl");
+  if (runner.empty())
+    return 1;
+  std::vector<std::string> argv = {runner, outDir, std::to_string(steps), labels};
+  argv.insert(argv.end(), inputs.begin(), inputs.end());
+  return runIn(compile.model, outDir, argv);
 }
 
 } // namespace dlc

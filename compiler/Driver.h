@@ -3,6 +3,8 @@
 #ifndef DLC_COMPILER_DRIVER_H
 #define DLC_COMPILER_DRIVER_H
 
+#include "compiler/Training.h"
+
 #include <string>
 #include <vector>
 
@@ -19,6 +21,7 @@ struct CompileOptions {
   bool report = false;        // print the memory report
   std::string reportJsonPath; // write the memory report as JSON
   std::string reportSvgPath;  // draw the memory plan
+  TrainOptions train;         // --train: add a training step
 };
 
 int compileCommand(const CompileOptions &options);
@@ -26,6 +29,10 @@ int inspectCommand(const std::string &model);
 // Compiles (cached per model, flags and options), builds and runs `compile.model`.
 int runCommand(const CompileOptions &compile, const std::vector<std::string> &inputs,
                const std::string &outDir);
+// `dlc run --train`: `steps` training steps on one batch; writes DIR/loss.npy and each
+// trained weight as DIR/<name>.npy.
+int trainRunCommand(const CompileOptions &compile, const std::vector<std::string> &inputs,
+                    const std::string &labels, int steps, const std::string &outDir);
 int listOpsCommand();
 
 } // namespace dlc

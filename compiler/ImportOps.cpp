@@ -443,11 +443,13 @@ OpImport slice() {
 
 OpImport batchNorm() {
   return {{}, [](NodeImporter &n) -> Value {
+            auto bn = n.b.create<BatchNormOp>(
+                n.loc(), n.outputType(), n.input(0), n.input(1), n.input(2), n.input(3),
+                n.input(4), n.b.getF32FloatAttr(n.floatAttr("epsilon", 1e-5f)));
+            bn->setAttr(kMomentumAttr, n.b.getF32FloatAttr(n.floatAttr("momentum", 0.9f)));
             if (n.intAttr("training_mode", 0))
-              throw ImportError("training_mode=1 is not supported for inference");
-            return n.b.create<BatchNormOp>(n.loc(), n.outputType(), n.input(0), n.input(1),
-                                           n.input(2), n.input(3), n.input(4),
-                                           n.b.getF32FloatAttr(n.floatAttr("epsilon", 1e-5f)));
+              bn->setAttr(kBatchStatisticsAttr, n.b.getUnitAttr());
+            return bn;
           }};
 }
 

@@ -306,6 +306,12 @@ OwningOpRef<ModuleOp> Importer::run() {
     return it == constants.end() ? nullptr : &it->second;
   };
   auto typeOfName = [&](const std::string &name) { return typeOf(name); };
+  // Values some live node or the graph reads: a node's extra outputs must not be among them.
+  std::set<std::string> read;
+  for (const auto *node : nodes)
+    read.insert(node->input().begin(), node->input().end());
+  for (const auto &out : graph.output())
+    read.insert(out.name());
   for (const auto *node : nodes) {
     std::string name = node->name().empty() ? node->output(0) : node->name();
     // The node's name (for diagnostics) and its output's name (for memory reports).
@@ -316,8 +322,9 @@ OwningOpRef<ModuleOp> Importer::run() {
     NodeImporter importer(b, loc, *node, opset, valueOf, constOf, typeOfName);
     try {
       for (int i = 1; i < node->output_size(); ++i)
-        if (!node->output(i).empty())
-          throw ImportError("only the first output is supported");
+        if (read.count(node->output(i)))
+          throw ImportError("only the first output is supported ('" + node->output(i) +
+                            "' is used)");
       Value result = table.at(node->op_type()).build(importer);
       if (result.getType() != importer.outputType())
         throw ImportError("internal: built type differs from the inferred type");

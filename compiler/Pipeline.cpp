@@ -1,4 +1,5 @@
 #include "compiler/Pipeline.h"
+#include "compiler/Training.h"
 #include "dialects/DlcDialect.h"
 #include "passes/Passes.h"
 
@@ -11,6 +12,7 @@ namespace dlc {
 
 void registerAll(mlir::DialectRegistry &registry) {
   registry.insert<DlcDialect, mlir::func::FuncDialect>();
+  registerGradients(registry);
 }
 
 void registerAllPasses() {
@@ -28,6 +30,25 @@ void buildInferencePipeline(mlir::PassManager &pm, bool reuse, bool firstFit) {
   pm.addNestedPass<mlir::func::FuncOp>(
       createBufferPlanning(BufferPlanningOptions{reuse, firstFit}));
   pm.addNestedPass<mlir::func::FuncOp>(createPlanVerification());
+}
+
+} // namespace dlc
+
+namespace dlc {
+
+void buildTrainingPipeline(mlir::PassManager &pm, const TrainOptions &options, bool reuse,
+                           bool firstFit) {
+  pm.addNestedPass<mlir::func::FuncOp>(createAutodiff());
+  OptimizerLoweringOptions optimizer;
+  optimizer.optimizer = options.optimizer;
+  optimizer.momentum = options.momentum;
+  optimizer.weightDecay = options.weightDecay;
+  optimizer.nesterov = options.nesterov;
+  optimizer.beta1 = options.beta1;
+  optimizer.beta2 = options.beta2;
+  optimizer.eps = options.eps;
+  pm.addNestedPass<mlir::func::FuncOp>(createOptimizerLowering(optimizer));
+  buildInferencePipeline(pm, reuse, firstFit);
 }
 
 } // namespace dlc

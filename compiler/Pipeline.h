@@ -18,6 +18,13 @@ void registerAllPasses();
 // swaps the planner for the naive baseline (for comparisons).
 void buildInferencePipeline(mlir::PassManager &pm, bool reuse = true, bool firstFit = false);
 
+struct TrainOptions;
+// Training modules (made by buildTrainStep): autodiff and the optimizer's updates on
+// @train_step, then the inference pipeline on every function, so inplace legalization and
+// planning see the backward program's reads of saved values.
+void buildTrainingPipeline(mlir::PassManager &pm, const TrainOptions &options, bool reuse = true,
+                           bool firstFit = false);
+
 } // namespace dlc
 
 #endif

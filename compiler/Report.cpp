@@ -4,6 +4,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 #include <sstream>
 
@@ -32,6 +33,34 @@ std::string xmlEscape(const std::string &s) {
   return out;
 }
 
+// Arena bytes of forward values that stay alive past the loss for the backward pass: each
+// storage (a value, with the views of it) once.
+int64_t savedForBackwardBytes(func::FuncOp step) {
+  Block &body = step.getBody().front();
+  Operation *loss = cast<func::ReturnOp>(body.getTerminator()).getOperand(0).getDefiningOp();
+  if (!loss)
+    return 0;
+  llvm::SmallPtrSet<Operation *, 32> saved;
+  for (Operation &op : body) {
+    if (&op == loss)
+      break;
+    for (Value result : op.getResults()) {
+      bool readLater = llvm::any_of(result.getUsers(), [&](Operation *user) {
+        return loss->isBeforeInBlock(user);
+      });
+      Operation *storage = &op;
+      while (storage->hasAttr(kViewAttr) && storage->getOperand(0).getDefiningOp())
+        storage = storage->getOperand(0).getDefiningOp();
+      if (readLater && storage->hasAttr(kArenaOffsetAttr))
+        saved.insert(storage);
+    }
+  }
+  int64_t bytes = 0;
+  for (Operation *op : saved)
+    bytes += tensorBytes(op->getResult(0).getType());
+  return bytes;
+}
+
 } // namespace
 
 MemoryReport memoryReport(ModuleOp module, int64_t weightBytes) {
@@ -45,6 +74,15 @@ MemoryReport memoryReport(ModuleOp module, int64_t weightBytes) {
     r.inplaceOps += op->hasAttr(kInPlaceAttr);
     r.elidedConcats += op->hasAttr(kElidedAttr);
   });
+  if (auto step = module.lookupSymbol<func::FuncOp>("train_step")) {
+    r.training = true;
+    r.trainArenaBytes = funcAttr(step, kArenaBytesAttr);
+    r.trainLowerBoundBytes = funcAttr(step, kLowerBoundAttr);
+    r.savedBytes = savedForBackwardBytes(step);
+    for (unsigned i = 0; i < step.getNumArguments(); ++i)
+      if (step.getArgAttr(i, kStateAttr))
+        r.stateBytes = (r.stateBytes + 63) / 64 * 64 + tensorBytes(step.getArgumentTypes()[i]);
+  }
   return r;
 }
 
@@ -58,6 +96,15 @@ std::string reportText(const MemoryReport &r) {
      << "in-place ops:       " << r.inplaceOps << "\n"
      << "elided concats:     " << r.elidedConcats << "\n"
      << "weight bytes:       " << r.weightBytes << "\n";
+  if (r.training) {
+    double trainRatio =
+        r.trainLowerBoundBytes ? double(r.trainArenaBytes) / r.trainLowerBoundBytes : 1.0;
+    os << "train arena bytes:  " << r.trainArenaBytes << "\n"
+       << "train lower bound:  " << r.trainLowerBoundBytes << "\n"
+       << "train/lower bound:  " << trainRatio << "\n"
+       << "saved for backward: " << r.savedBytes << "\n"
+       << "state bytes:        " << r.stateBytes << "\n";
+  }
   return os.str();
 }
 
@@ -65,8 +112,12 @@ std::string reportJson(const MemoryReport &r) {
   std::ostringstream os;
   os << "{\"arena_bytes\": " << r.arenaBytes << ", \"lower_bound_bytes\": " << r.lowerBoundBytes
      << ", \"no_reuse_bytes\": " << r.noReuseBytes << ", \"inplace_ops\": " << r.inplaceOps
-     << ", \"elided_concats\": " << r.elidedConcats << ", \"weight_bytes\": " << r.weightBytes
-     << "}\n";
+     << ", \"elided_concats\": " << r.elidedConcats << ", \"weight_bytes\": " << r.weightBytes;
+  if (r.training)
+    os << ", \"train_arena_bytes\": " << r.trainArenaBytes
+       << ", \"train_lower_bound_bytes\": " << r.trainLowerBoundBytes
+       << ", \"saved_bytes\": " << r.savedBytes << ", \"state_bytes\": " << r.stateBytes;
+  os << "}\n";
   return os.str();
 }
 

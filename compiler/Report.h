@@ -18,6 +18,13 @@ struct MemoryReport {
   int64_t inplaceOps = 0;
   int64_t elidedConcats = 0;
   int64_t weightBytes = 0;
+  // Training builds (--train): the train step's own plan, the forward values it keeps for
+  // the backward pass, and the state buffer (weights, running statistics, moments).
+  bool training = false;
+  int64_t trainArenaBytes = 0;
+  int64_t trainLowerBoundBytes = 0;
+  int64_t savedBytes = 0;
+  int64_t stateBytes = 0;
 };
 
 MemoryReport memoryReport(mlir::ModuleOp module, int64_t weightBytes);

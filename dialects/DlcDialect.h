@@ -22,6 +22,8 @@ class TensorSizeLimit : public mlir::OpTrait::TraitBase<ConcreteType, TensorSize
 public:
   static mlir::LogicalResult verifyTrait(mlir::Operation *op) { return verifyTensorSizeLimit(op); }
 };
+template <typename ConcreteType>
+class StateUpdateTrait : public mlir::OpTrait::TraitBase<ConcreteType, StateUpdateTrait> {};
 } // namespace dlc
 
 #include "dialects/DlcInterfaces.h.inc"
@@ -45,6 +47,14 @@ inline constexpr const char kLowerBoundAttr[] = "dlc.arena_lower_bound";
 inline constexpr const char kNoReuseBytesAttr[] = "dlc.no_reuse_bytes";
 // Graph input/output names, on the function's arguments and results.
 inline constexpr const char kTensorNameAttr[] = "dlc.name";
+// Training builds. On arguments: model state that lives in the model's state buffer
+// (weights, running statistics, optimizer moments), state the optimizer trains, and the
+// run-time hyperparameters ([lr, first step, 1 - beta1^t, 1 - beta2^t]).
+inline constexpr const char kStateAttr[] = "dlc.state";
+inline constexpr const char kTrainableAttr[] = "dlc.trainable";
+inline constexpr const char kHyperAttr[] = "dlc.hyper";
+// On results added by autodiff: the gradient of argument #n.
+inline constexpr const char kGradientOfAttr[] = "dlc.gradient_of";
 
 // Numpy broadcast of two static shapes; fails when a dim pair is neither equal nor 1.
 mlir::FailureOr<llvm::SmallVector<int64_t>> broadcastShapes(llvm::ArrayRef<int64_t> a,
@@ -61,7 +71,22 @@ int64_t windowOutputSize(int64_t in, int64_t kernel, int64_t stride, int64_t pad
 // Runtime kernel parameters of window ops; the dialect computes them once so the workspace
 // size and the generated kernel call cannot disagree.
 dlc::rt::ConvParams convParams(ConvOp op);
-dlc::rt::WindowParams windowParams(mlir::Operation *poolOp);
+dlc::rt::ConvParams convParams(ConvGradInputOp op);
+dlc::rt::ConvParams convParams(ConvGradWeightOp op);
+// For pools and pool gradients: the window runs over operand `input` and makes `output`.
+dlc::rt::WindowParams windowParams(mlir::Operation *poolOp, mlir::Value input,
+                                   mlir::Value output);
+void registerGradients(mlir::DialectRegistry &registry);
+// The elements as dense little-endian bytes, bools one byte each (dlc's memory layout).
+std::vector<char> elementsBytes(mlir::ElementsAttr value);
+// On state arguments: the initial value (absent: zeros).
+inline constexpr const char kInitialValueAttr[] = "dlc.initial_value";
+// On batch norms imported from ONNX: the running statistics' momentum, ONNX's convention
+// (running = momentum * running + (1 - momentum) * batch).
+inline constexpr const char kMomentumAttr[] = "dlc.momentum";
+// On batch norms exported in training mode (ONNX training_mode=1): normalize with the
+// batch's statistics. Training builds use them in the train step only.
+inline constexpr const char kBatchStatisticsAttr[] = "dlc.batch_statistics";
 } // namespace dlc
 
 #endif

@@ -38,4 +38,20 @@ def Dlc_InPlaceInterface : OpInterface<"InPlaceInterface"> {
   ];
 }
 
+// Ops that reverse-mode autodiff (passes/Autodiff.cpp) can differentiate. The models are
+// attached in dialects/Gradients.cpp, one per op, so adding an op's gradient touches one file.
+def Dlc_GradientInterface : OpInterface<"GradientInterface"> {
+  let cppNamespace = "::dlc";
+  let methods = [
+    InterfaceMethod<[{
+      Builds, at the builder's insertion point, the gradient of each operand from `grad`
+      (the gradient of result 0). `needed[i]` says whether operand i needs one; entries left
+      null contribute nothing. Fails, with a diagnostic, when the op's gradient cannot be built.
+    }], "::mlir::LogicalResult", "buildGradients",
+    (ins "::mlir::OpBuilder &":$builder, "::mlir::Value":$grad,
+         "::llvm::ArrayRef<bool>":$needed,
+         "::llvm::SmallVectorImpl<::mlir::Value> &":$operandGrads)>,
+  ];
+}
+
 #endif

@@ -8,6 +8,7 @@
 
 #include <cstring>
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSet.h"
 
 using namespace mlir;
 
@@ -252,15 +253,16 @@ DLC_REDUCE_VERIFIER(ReduceMinOp)
 
 OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
 
-std::vector<char> ConstantOp::getBytes() {
-  std::vector<char> bytes(tensorBytes(getType()));
-  if (auto resource = dyn_cast<DenseResourceElementsAttr>(getValue())) {
+std::vector<char> elementsBytes(ElementsAttr value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  std::vector<char> bytes(tensorBytes(type));
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(value)) {
     ArrayRef<char> data = resource.getRawHandle().getBlob()->getData();
     std::memcpy(bytes.data(), data.data(), std::min(bytes.size(), data.size()));
     return bytes;
   }
-  auto dense = cast<DenseElementsAttr>(getValue());
-  if (getType().getElementType().isInteger(1)) { // DenseElementsAttr packs bools as bits
+  auto dense = cast<DenseElementsAttr>(value);
+  if (type.getElementType().isInteger(1)) { // DenseElementsAttr packs bools as bits
     for (auto [i, bit] : llvm::enumerate(dense.getValues<bool>()))
       bytes[i] = bit;
     return bytes;
@@ -270,6 +272,8 @@ std::vector<char> ConstantOp::getBytes() {
     std::memcpy(bytes.data() + offset, raw.data(), std::min(raw.size(), bytes.size() - offset));
   return bytes;
 }
+
+std::vector<char> ConstantOp::getBytes() { return elementsBytes(getValue()); }
 
 ConstantOp ConstantOp::fromBytes(OpBuilder &builder, Location loc, RankedTensorType type,
                                  ArrayRef<char> bytes, StringRef blobName) {
@@ -350,33 +354,240 @@ LogicalResult ConcatOp::verify() {
   return checkResultShape(*this, expected);
 }
 
-LogicalResult GatherOp::verify() {
-  auto in = tensorType(getInput()).getShape(), idx = tensorType(getIndices()).getShape();
-  int64_t axis = getAxis();
+// The gathered shape: `in` with its `axis` dim replaced by the indices' dims. Used for the
+// result of dlc.gather and for the gradient operand of dlc.gather_grad.
+static FailureOr<SmallVector<int64_t>> gatheredShape(Operation *op, ArrayRef<int64_t> in,
+                                                     ArrayRef<int64_t> indices, int64_t axis) {
   if (axis < 0 || axis >= (int64_t)in.size())
-    return emitOpError("axis ") << axis << " out of range";
-  SmallVector<int64_t> expected(in.begin(), in.begin() + axis);
-  expected.append(idx.begin(), idx.end());
-  expected.append(in.begin() + axis + 1, in.end());
-  return checkResultShape(*this, expected);
+    return op->emitOpError("axis ") << axis << " out of range for rank " << in.size();
+  SmallVector<int64_t> gathered(in.begin(), in.begin() + axis);
+  gathered.append(indices.begin(), indices.end());
+  gathered.append(in.begin() + axis + 1, in.end());
+  return gathered;
+}
+
+LogicalResult GatherOp::verify() {
+  auto expected = gatheredShape(*this, tensorType(getInput()).getShape(),
+                                tensorType(getIndices()).getShape(), getAxis());
+  return failed(expected) ? failure() : checkResultShape(*this, *expected);
+}
+
+// A strided slice of `in` with `out` elements per dim stays inside `in`. The attributes may
+// come from hand-written IR, so the last index is computed without overflow.
+static LogicalResult verifySliceBounds(Operation *op, ArrayRef<int64_t> in, ArrayRef<int64_t> out,
+                                       ArrayRef<int64_t> starts, ArrayRef<int64_t> steps) {
+  if (starts.size() != in.size() || steps.size() != in.size() || out.size() != in.size())
+    return op->emitOpError("starts, steps and the sliced shape need one entry per dim");
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (steps[i] == 0)
+      return op->emitOpError("step must be non-zero");
+    if (out[i] == 0)
+      continue;
+    auto offset = checkedMul(out[i] - 1, steps[i]);
+    auto last = offset ? checkedAdd(starts[i], *offset) : std::nullopt;
+    if (starts[i] < 0 || starts[i] >= in[i] || !last || *last < 0 || *last >= in[i])
+      return op->emitOpError("slice leaves dim ") << i << " bounds";
+  }
+  return success();
 }
 
 LogicalResult SliceOp::verify() {
-  auto in = tensorType(getInput()).getShape(), out = tensorType(getOutput()).getShape();
-  if (getStarts().size() != in.size() || getSteps().size() != in.size() ||
-      out.size() != in.size())
-    return emitOpError("starts, steps and result need one entry per input dim");
-  for (size_t i = 0; i < in.size(); ++i) {
-    int64_t step = getSteps()[i], start = getStarts()[i];
-    if (step == 0)
-      return emitOpError("step must be non-zero");
-    if (out[i] == 0)
-      continue;
-    int64_t last = start + (out[i] - 1) * step;
-    if (start < 0 || start >= in[i] || last < 0 || last >= in[i])
-      return emitOpError("slice leaves dim ") << i << " bounds";
-  }
+  return verifySliceBounds(*this, tensorType(getInput()).getShape(),
+                           tensorType(getOutput()).getShape(), getStarts(), getSteps());
+}
+
+//===----------------------------------------------------------------------------------------===//
+// Training ops
+//===----------------------------------------------------------------------------------------===//
+
+static LogicalResult sameShapes(Operation *op, ValueRange values, Value like) {
+  for (Value v : values)
+    if (tensorType(v).getShape() != tensorType(like).getShape())
+      return op->emitOpError("operand shape ")
+             << dimsString(tensorType(v).getShape()) << " should be "
+             << dimsString(tensorType(like).getShape());
   return success();
+}
+
+LogicalResult UnaryGradOp::verify() {
+  static const llvm::StringSet<> kinds = {"Relu", "Sigmoid", "Tanh", "Exp", "Sqrt",
+                                          "Reciprocal", "Log", "Abs", "Erf", "Softplus"};
+  if (!kinds.contains(getKind()))
+    return emitOpError("no gradient kernel for unary kind '") << getKind() << "'";
+  return sameShapes(*this, {getGrad(), getSaved()}, getOutput());
+}
+
+// The convolution the gradient belongs to must be valid: input, weight and output types of
+// `convParams` are those of a verified dlc.conv.
+template <typename Op>
+static LogicalResult verifyConvGrad(Op op, ArrayRef<int64_t> x, ArrayRef<int64_t> w,
+                                    ArrayRef<int64_t> y) {
+  if (w.size() != x.size() || y.size() != x.size() || x.size() < 3 || x.size() > 5)
+    return op.emitOpError("input, weight and gradient need one equal rank from 3 to 5");
+  int64_t group = op.getGroup();
+  if (group < 1 || x[1] % group || w[0] % group || w[1] * group != x[1] || y[1] != w[0] ||
+      y[0] != x[0])
+    return op.emitOpError("channels do not match: input ")
+           << dimsString(x) << ", weight " << dimsString(w) << ", gradient " << dimsString(y);
+  auto expected = verifyWindow(op, x, w.drop_front(2), op.getStrides(), op.getPads(),
+                               op.getDilations(), w[0], /*ceilMode=*/false);
+  if (failed(expected))
+    return failure();
+  if (y != ArrayRef<int64_t>(*expected))
+    return op.emitOpError("gradient shape ") << dimsString(y) << " should be "
+                                             << dimsString(*expected);
+  return success();
+}
+LogicalResult ConvGradInputOp::verify() {
+  return verifyConvGrad(*this, tensorType(getOutput()).getShape(),
+                        tensorType(getWeight()).getShape(), tensorType(getGrad()).getShape());
+}
+LogicalResult ConvGradWeightOp::verify() {
+  return verifyConvGrad(*this, tensorType(getInput()).getShape(),
+                        tensorType(getOutput()).getShape(), tensorType(getGrad()).getShape());
+}
+int64_t ConvGradInputOp::getWorkspaceBytes() {
+  return dlc::rt::convBackwardDataWorkspaceBytes(convParams(*this));
+}
+int64_t ConvGradWeightOp::getWorkspaceBytes() {
+  return dlc::rt::convBackwardFilterWorkspaceBytes(convParams(*this));
+}
+
+// `x` is the pool's input shape and `y` its output's.
+template <typename Op>
+static LogicalResult verifyPoolGrad(Op op, ArrayRef<int64_t> x, ArrayRef<int64_t> y) {
+  auto expected = verifyWindow(op, x, op.getKernelShape(), op.getStrides(), op.getPads(),
+                               op.getDilations(), x.size() > 1 ? x[1] : 0, op.getCeilMode());
+  if (failed(expected))
+    return failure();
+  if (y != ArrayRef<int64_t>(*expected))
+    return op.emitOpError("gradient shape ") << dimsString(y) << " should be "
+                                             << dimsString(*expected);
+  return success();
+}
+LogicalResult MaxPoolGradOp::verify() {
+  if (failed(sameShapes(*this, {getInput()}, getOutput())))
+    return failure();
+  return verifyPoolGrad(*this, tensorType(getInput()).getShape(),
+                        tensorType(getGrad()).getShape());
+}
+LogicalResult AvgPoolGradOp::verify() {
+  return verifyPoolGrad(*this, tensorType(getOutput()).getShape(),
+                        tensorType(getGrad()).getShape());
+}
+
+LogicalResult GlobalAvgPoolGradOp::verify() {
+  auto x = tensorType(getOutput()).getShape();
+  if (x.size() < 3)
+    return emitOpError("result must have spatial dims");
+  SmallVector<int64_t> pooled(x.begin(), x.begin() + 2);
+  pooled.append(x.size() - 2, 1);
+  if (tensorType(getGrad()).getShape() != ArrayRef<int64_t>(pooled))
+    return emitOpError("gradient shape should be ") << dimsString(pooled);
+  return success();
+}
+
+LogicalResult BroadcastOp::verify() {
+  auto in = tensorType(getInput()).getShape(), out = tensorType(getOutput()).getShape();
+  auto shape = broadcastShapes(in, out);
+  if (failed(shape) || ArrayRef<int64_t>(*shape) != out)
+    return emitOpError("cannot broadcast ") << dimsString(in) << " to " << dimsString(out);
+  return success();
+}
+
+LogicalResult SoftmaxGradOp::verify() {
+  int64_t rank = tensorType(getGrad()).getRank(), axis = getAxis();
+  if (axis < 0 || axis >= std::max<int64_t>(rank, 1))
+    return emitOpError("axis ") << axis << " out of range for rank " << rank;
+  return sameShapes(*this, {getGrad(), getOutputValue()}, getOutput());
+}
+
+LogicalResult SliceGradOp::verify() {
+  return verifySliceBounds(*this, tensorType(getOutput()).getShape(),
+                           tensorType(getGrad()).getShape(), getStarts(), getSteps());
+}
+
+LogicalResult GatherGradOp::verify() {
+  auto expected = gatheredShape(*this, tensorType(getOutput()).getShape(),
+                                tensorType(getIndices()).getShape(), getAxis());
+  if (failed(expected))
+    return failure();
+  if (tensorType(getGrad()).getShape() != ArrayRef<int64_t>(*expected))
+    return emitOpError("gradient shape should be ") << dimsString(*expected);
+  return success();
+}
+
+// Labels are the log-probabilities' shape without the class dim (dim 1).
+static LogicalResult verifyLabels(Operation *op, ArrayRef<int64_t> logProbs,
+                                  ArrayRef<int64_t> labels) {
+  if (logProbs.size() < 2)
+    return op->emitOpError("log-probabilities need rank >= 2 ([N, C, ...])");
+  SmallVector<int64_t> expected = {logProbs[0]};
+  expected.append(logProbs.begin() + 2, logProbs.end());
+  if (labels != ArrayRef<int64_t>(expected))
+    return op->emitOpError("labels shape ") << dimsString(labels) << " should be "
+                                            << dimsString(expected);
+  return success();
+}
+LogicalResult NllLossOp::verify() {
+  return verifyLabels(*this, tensorType(getLogProbs()).getShape(),
+                      tensorType(getLabels()).getShape());
+}
+LogicalResult NllLossGradOp::verify() {
+  return verifyLabels(*this, tensorType(getOutput()).getShape(),
+                      tensorType(getLabels()).getShape());
+}
+
+// [3, C] statistics (or [2, C] parameter gradients) of an [N, C, ...] input.
+static LogicalResult verifyChannelRows(Operation *op, Value input, Value rows, int64_t count) {
+  auto x = tensorType(input).getShape();
+  if (x.size() < 2)
+    return op->emitOpError("input must have rank >= 2");
+  if (tensorType(rows).getShape() != ArrayRef<int64_t>{count, x[1]})
+    return op->emitOpError("expects [") << count << ", " << x[1] << "] per-channel rows";
+  return success();
+}
+static LogicalResult verifyChannelVectors(Operation *op, ValueRange vectors, Value input) {
+  for (Value v : vectors)
+    if (tensorType(v).getShape() != ArrayRef<int64_t>{tensorType(input).getDimSize(1)})
+      return op->emitOpError("per-channel operands must have shape [")
+             << tensorType(input).getDimSize(1) << "]";
+  return success();
+}
+LogicalResult BatchNormStatsOp::verify() {
+  return verifyChannelRows(*this, getInput(), getOutput(), 3);
+}
+LogicalResult BatchNormApplyOp::verify() {
+  if (failed(verifyChannelRows(*this, getInput(), getStats(), 3)) ||
+      failed(verifyChannelVectors(*this, {getScale(), getBias()}, getInput())))
+    return failure();
+  return sameShapes(*this, {getInput()}, getOutput());
+}
+LogicalResult BatchNormGradInputOp::verify() {
+  if (failed(verifyChannelRows(*this, getInput(), getStats(), 3)) ||
+      failed(verifyChannelVectors(*this, {getScale()}, getInput())))
+    return failure();
+  return sameShapes(*this, {getGrad(), getInput()}, getOutput());
+}
+LogicalResult BatchNormGradParamsOp::verify() {
+  if (failed(verifyChannelRows(*this, getInput(), getStats(), 3)) ||
+      failed(verifyChannelRows(*this, getInput(), getOutput(), 2)))
+    return failure();
+  return sameShapes(*this, {getGrad()}, getInput());
+}
+
+LogicalResult SgdUpdateOp::verify() {
+  if (getMomentumBuffer() && getMomentum().convertToFloat() == 0.0f)
+    return emitOpError("a momentum buffer needs a non-zero momentum");
+  if (!getMomentumBuffer() && getMomentum().convertToFloat() != 0.0f)
+    return emitOpError("a non-zero momentum needs a momentum buffer");
+  SmallVector<Value> same = {getGrad()};
+  if (getMomentumBuffer())
+    same.push_back(getMomentumBuffer());
+  return sameShapes(*this, same, getWeight());
+}
+LogicalResult AdamUpdateOp::verify() {
+  return sameShapes(*this, {getGrad(), getExpAvg(), getExpAvgSq()}, getWeight());
 }
 
 static void fillWindow(dlc::rt::WindowParams &p, ArrayRef<int64_t> in, ArrayRef<int64_t> out,
@@ -397,26 +608,36 @@ static void fillWindow(dlc::rt::WindowParams &p, ArrayRef<int64_t> in, ArrayRef<
   }
 }
 
-dlc::rt::ConvParams convParams(ConvOp op) {
+// The forward convolution's parameters, from the types of its input, weight and output
+// (the same for the convolution and both of its gradients).
+template <typename Op>
+static dlc::rt::ConvParams convParamsOf(Op op, Value input, Value weight, Value output) {
   dlc::rt::ConvParams p{};
-  auto w = tensorType(op.getWeight()).getShape();
-  fillWindow(p.window, tensorType(op.getInput()).getShape(),
-             tensorType(op.getOutput()).getShape(), w.drop_front(2), op.getStrides(),
-             op.getPads(), op.getDilations());
+  auto w = tensorType(weight).getShape();
+  fillWindow(p.window, tensorType(input).getShape(), tensorType(output).getShape(),
+             w.drop_front(2), op.getStrides(), op.getPads(), op.getDilations());
   p.outChannels = w[0];
   p.groups = op.getGroup();
   return p;
 }
 
-dlc::rt::WindowParams windowParams(Operation *poolOp) {
+dlc::rt::ConvParams convParams(ConvOp op) {
+  return convParamsOf(op, op.getInput(), op.getWeight(), op.getOutput());
+}
+dlc::rt::ConvParams convParams(ConvGradInputOp op) {
+  return convParamsOf(op, op.getOutput(), op.getWeight(), op.getGrad());
+}
+dlc::rt::ConvParams convParams(ConvGradWeightOp op) {
+  return convParamsOf(op, op.getInput(), op.getOutput(), op.getGrad());
+}
+
+dlc::rt::WindowParams windowParams(Operation *poolOp, Value input, Value output) {
   dlc::rt::WindowParams p{};
-  auto in = tensorType(poolOp->getOperand(0)).getShape();
-  auto out = tensorType(poolOp->getResult(0)).getShape();
   auto attr = [&](StringRef name) {
     return cast<DenseI64ArrayAttr>(poolOp->getAttr(name)).asArrayRef();
   };
-  fillWindow(p, in, out, attr("kernel_shape"), attr("strides"), attr("pads"),
-             attr("dilations"));
+  fillWindow(p, tensorType(input).getShape(), tensorType(output).getShape(),
+             attr("kernel_shape"), attr("strides"), attr("pads"), attr("dilations"));
   return p;
 }
 

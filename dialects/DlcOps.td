@@ -229,4 +229,188 @@ def Dlc_SliceOp : Dlc_TensorOp<"slice"> {
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------------------------===//
+// Training: gradient, loss and state-update ops. Only `--train` builds contain them; the
+// gradients that use them are built in dialects/Gradients.cpp.
+//===----------------------------------------------------------------------------------------===//
+
+def Dlc_UnaryGradOp : Dlc_TensorOp<"unary_grad", [Elementwise, Dlc_InPlaceInterface]> {
+  let summary = "gradient of a unary op: dx = dy * f'(saved)";
+  let description = [{
+    `saved` is the forward result for Relu, Sigmoid, Tanh, Exp, Sqrt and Reciprocal (so the
+    forward op may still run in place) and the forward input for Log, Abs, Erf and Softplus.
+  }];
+  let arguments = (ins Dlc_F32Tensor:$grad, Dlc_F32Tensor:$saved, StrAttr:$kind);
+  let results = (outs Dlc_F32Tensor:$output);
+  let hasVerifier = 1;
+}
+
+def Dlc_ClipGradOp : Dlc_TensorOp<"clip_grad", [Elementwise, Dlc_InPlaceInterface]> {
+  let summary = "dx = dy where min <= x <= max, else 0";
+  let arguments = (ins Dlc_F32Tensor:$grad, Dlc_F32Tensor:$input, F32Attr:$min, F32Attr:$max);
+  let results = (outs Dlc_F32Tensor:$output);
+}
+
+def Dlc_LeakyReluGradOp : Dlc_TensorOp<"leaky_relu_grad",
+    [Elementwise, Dlc_InPlaceInterface]> {
+  let arguments = (ins Dlc_F32Tensor:$grad, Dlc_F32Tensor:$input, F32Attr:$alpha);
+  let results = (outs Dlc_F32Tensor:$output);
+}
+
+class Dlc_ConvGradOp<string mnemonic, string summary_> : Dlc_TensorOp<mnemonic,
+    [DeclareOpInterfaceMethods<Dlc_WorkspaceInterface>]> {
+  let summary = summary_;
+  let results = (outs Dlc_F32Tensor:$output);
+  let hasVerifier = 1;
+}
+def Dlc_ConvGradInputOp : Dlc_ConvGradOp<"conv_grad_input",
+    "gradient of dlc.conv's input; the result type is the input's"> {
+  let arguments = (ins Dlc_F32Tensor:$grad, Dlc_F32Tensor:$weight, DenseI64ArrayAttr:$strides,
+                   DenseI64ArrayAttr:$pads, DenseI64ArrayAttr:$dilations, I64Attr:$group);
+}
+def Dlc_ConvGradWeightOp : Dlc_ConvGradOp<"conv_grad_weight",
+    "gradient of dlc.conv's weight, summed over the batch; the result type is the weight's"> {
+  let arguments = (ins Dlc_F32Tensor:$input, Dlc_F32Tensor:$grad, DenseI64ArrayAttr:$strides,
+                   DenseI64ArrayAttr:$pads, DenseI64ArrayAttr:$dilations, I64Attr:$group);
+}
+
+def Dlc_MaxPoolGradOp : Dlc_TensorOp<"max_pool_grad"> {
+  let summary = "routes each window's gradient to its (first) maximum in the input";
+  let arguments = (ins Dlc_F32Tensor:$input, Dlc_F32Tensor:$grad,
+                   DenseI64ArrayAttr:$kernel_shape, DenseI64ArrayAttr:$strides,
+                   DenseI64ArrayAttr:$pads, DenseI64ArrayAttr:$dilations, BoolAttr:$ceil_mode);
+  let results = (outs Dlc_F32Tensor:$output);
+  let hasVerifier = 1;
+}
+
+def Dlc_AvgPoolGradOp : Dlc_TensorOp<"avg_pool_grad"> {
+  let summary = "the adjoint of dlc.avg_pool; the result type is the pool's input type";
+  let arguments = (ins Dlc_F32Tensor:$grad, DenseI64ArrayAttr:$kernel_shape,
+                   DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
+                   DenseI64ArrayAttr:$dilations, BoolAttr:$ceil_mode,
+                   BoolAttr:$count_include_pad);
+  let results = (outs Dlc_F32Tensor:$output);
+  let hasVerifier = 1;
+}
+
+def Dlc_GlobalAvgPoolGradOp : Dlc_TensorOp<"global_avg_pool_grad"> {
+  let summary = "spreads each channel's gradient evenly over the pool's input positions";
+  let arguments = (ins Dlc_F32Tensor:$grad);
+  let results = (outs Dlc_F32Tensor:$output);
+  let hasVerifier = 1;
+}
+
+def Dlc_BroadcastOp : Dlc_TensorOp<"broadcast"> {
+  let summary = "numpy-style broadcast of the input to the result's shape";
+  let arguments = (ins Dlc_F32Tensor:$input);
+  let results = (outs Dlc_F32Tensor:$output);
+  let hasVerifier = 1;
+}
+
+def Dlc_SoftmaxGradOp : Dlc_TensorOp<"softmax_grad", [Dlc_InPlaceInterface]> {
+  let summary = "gradient of dlc.softmax from its output (log-softmax with `log`)";
+  let arguments = (ins Dlc_F32Tensor:$grad, Dlc_F32Tensor:$output_value, I64Attr:$axis,
+                   BoolAttr:$log);
+  let results = (outs Dlc_F32Tensor:$output);
+  let hasVerifier = 1;
+}
+
+def Dlc_SliceGradOp : Dlc_TensorOp<"slice_grad"> {
+  let summary = "zeros of the result type with `grad` written at dlc.slice's positions";
+  let arguments = (ins Dlc_F32Tensor:$grad, DenseI64ArrayAttr:$starts,
+                   DenseI64ArrayAttr:$steps);
+  let results = (outs Dlc_F32Tensor:$output);
+  let hasVerifier = 1;
+}
+
+def Dlc_GatherGradOp : Dlc_TensorOp<"gather_grad"> {
+  let summary = "zeros of the result type with `grad` added at dlc.gather's indices";
+  let arguments = (ins Dlc_F32Tensor:$grad, Dlc_IndexTensor:$indices, I64Attr:$axis);
+  let results = (outs Dlc_F32Tensor:$output);
+  let hasVerifier = 1;
+}
+
+def Dlc_NllLossOp : Dlc_TensorOp<"nll_loss"> {
+  let summary = "mean negative log-likelihood of log-probabilities [N, C, d...] at int64 labels [N, d...]";
+  let arguments = (ins Dlc_F32Tensor:$log_probs, RankedTensorOf<[I64]>:$labels);
+  let results = (outs 0DTensorOf<[F32]>:$output);
+  let hasVerifier = 1;
+}
+
+def Dlc_NllLossGradOp : Dlc_TensorOp<"nll_loss_grad"> {
+  let summary = "gradient of dlc.nll_loss with respect to the log-probabilities";
+  let arguments = (ins 0DTensorOf<[F32]>:$grad, RankedTensorOf<[I64]>:$labels);
+  let results = (outs Dlc_F32Tensor:$output);
+  let hasVerifier = 1;
+}
+
+// Training-mode batch normalization is split so that every op has one result: the batch
+// statistics (mean, 1/sqrt(var + eps), var, each [C]) are a value of their own, saved for
+// the backward pass and for the running-statistics update.
+def Dlc_BatchNormStatsOp : Dlc_TensorOp<"batch_norm_stats"> {
+  let summary = "per-channel batch mean, inverse std and biased variance, as [3, C]";
+  let arguments = (ins Dlc_F32Tensor:$input, F32Attr:$epsilon);
+  let results = (outs Dlc_F32Tensor:$output);
+  let hasVerifier = 1;
+}
+
+def Dlc_BatchNormApplyOp : Dlc_TensorOp<"batch_norm_apply"> {
+  let summary = "normalizes with batch statistics, then scales and shifts";
+  let arguments = (ins Dlc_F32Tensor:$input, Dlc_F32Tensor:$stats, Dlc_F32Tensor:$scale,
+                   Dlc_F32Tensor:$bias);
+  let results = (outs Dlc_F32Tensor:$output);
+  let hasVerifier = 1;
+}
+
+def Dlc_BatchNormGradInputOp : Dlc_TensorOp<"batch_norm_grad_input"> {
+  let summary = "gradient of dlc.batch_norm_apply's input, through the batch statistics too";
+  let arguments = (ins Dlc_F32Tensor:$grad, Dlc_F32Tensor:$input, Dlc_F32Tensor:$stats,
+                   Dlc_F32Tensor:$scale);
+  let results = (outs Dlc_F32Tensor:$output);
+  let hasVerifier = 1;
+}
+
+def Dlc_BatchNormGradParamsOp : Dlc_TensorOp<"batch_norm_grad_params"> {
+  let summary = "gradients of the scale and bias of dlc.batch_norm_apply, as [2, C]";
+  let arguments = (ins Dlc_F32Tensor:$grad, Dlc_F32Tensor:$input, Dlc_F32Tensor:$stats);
+  let results = (outs Dlc_F32Tensor:$output);
+  let hasVerifier = 1;
+}
+
+// State updates write model state (weights, optimizer moments, running statistics: function
+// arguments marked `dlc.state`) in place and have no results. The plan verifier checks that
+// nothing reads the written state afterwards.
+def Dlc_StateUpdateTrait : NativeOpTrait<"StateUpdateTrait"> { let cppNamespace = "::dlc"; }
+
+def Dlc_BatchNormRunningUpdateOp : Dlc_Op<"batch_norm_running_update",
+    [Dlc_StateUpdateTrait, Dlc_TensorSizeLimit]> {
+  let summary = "running = (1 - momentum) * running + momentum * batch (unbiased variance)";
+  let arguments = (ins Arg<Dlc_F32Tensor, "", [MemWrite]>:$running_mean,
+                   Arg<Dlc_F32Tensor, "", [MemWrite]>:$running_var, Dlc_F32Tensor:$stats,
+                   F32Attr:$momentum, I64Attr:$count);
+  let assemblyFormat = "operands attr-dict `:` type(operands)";
+}
+
+def Dlc_SgdUpdateOp : Dlc_Op<"sgd_update", [Dlc_StateUpdateTrait, Dlc_TensorSizeLimit]> {
+  let summary = "torch.optim.SGD step on one weight; `hyper` = [lr, first step, ...]";
+  let arguments = (ins Arg<Dlc_F32Tensor, "", [MemWrite]>:$weight, Dlc_F32Tensor:$grad,
+                   Dlc_F32Tensor:$hyper,
+                   Arg<Optional<Dlc_F32Tensor>, "", [MemWrite]>:$momentum_buffer,
+                   F32Attr:$momentum, F32Attr:$weight_decay, BoolAttr:$nesterov);
+  let assemblyFormat = "operands attr-dict `:` type(operands)";
+  let hasVerifier = 1;
+}
+
+def Dlc_AdamUpdateOp : Dlc_Op<"adam_update", [Dlc_StateUpdateTrait, Dlc_TensorSizeLimit]> {
+  let summary = "torch.optim.Adam (AdamW with `decoupled`) step on one weight";
+  let description = [{ `hyper` = [lr, first step, 1 - beta1^t, 1 - beta2^t]. }];
+  let arguments = (ins Arg<Dlc_F32Tensor, "", [MemWrite]>:$weight, Dlc_F32Tensor:$grad,
+                   Arg<Dlc_F32Tensor, "", [MemWrite]>:$exp_avg,
+                   Arg<Dlc_F32Tensor, "", [MemWrite]>:$exp_avg_sq, Dlc_F32Tensor:$hyper,
+                   F32Attr:$beta1, F32Attr:$beta2, F32Attr:$eps, F32Attr:$weight_decay,
+                   BoolAttr:$decoupled);
+  let assemblyFormat = "operands attr-dict `:` type(operands)";
+  let hasVerifier = 1;
+}
+
 #endif

@@ -32,7 +32,8 @@ bool isConstant(Value v) { return v && v.getDefiningOp<dlc::ConstantOp>(); }
 //   s = scale / sqrt(var + eps);  w' = w * s (per output channel);  b' = (b - mean) * s + bias
 void fold(dlc::BatchNormOp bn) {
   auto conv = bn.getInput().getDefiningOp<dlc::ConvOp>();
-  if (!conv || !conv->hasOneUse() || !isConstant(conv.getWeight()) ||
+  // Batch statistics depend on the input: nothing to fold.
+  if (bn->hasAttr(dlc::kBatchStatisticsAttr) || !conv || !conv->hasOneUse() || !isConstant(conv.getWeight()) ||
       (conv.getBias() && !isConstant(conv.getBias())))
     return;
   for (Value param : {bn.getScale(), bn.getBias(), bn.getMean(), bn.getVariance()})

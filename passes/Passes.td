@@ -13,6 +13,41 @@ def FoldBatchNorm : Pass<"dlc-fold-batch-norm", "mlir::func::FuncOp"> {
   let dependentDialects = ["dlc::DlcDialect"];
 }
 
+def Autodiff : Pass<"dlc-autodiff", "mlir::func::FuncOp"> {
+  let summary = "Reverse-mode autodiff: append the gradients of the loss to the function";
+  let description = [{
+    Acts on a function whose result 0 is a scalar f32 marked `dlc.loss`. For every argument
+    marked `dlc.trainable` that the loss depends on, appends a result holding the gradient
+    of the loss with respect to it, marked `dlc.gradient_of = <argument number>`. Each op on
+    a path from a trainable argument to the loss builds its own gradient through
+    GradientInterface (dialects/Gradients.cpp); contributions of several uses are summed.
+    An op on such a path without a gradient is an error naming its node and the weight.
+  }];
+  let dependentDialects = ["dlc::DlcDialect"];
+}
+
+def OptimizerLowering : Pass<"dlc-lower-optimizer", "mlir::func::FuncOp"> {
+  let summary = "Turn appended gradients into in-place optimizer updates of the weights";
+  let description = [{
+    For each result marked `dlc.gradient_of = n`, adds the optimizer's moment buffers as
+    state arguments (`dlc.state`, named after the weight: `W.momentum_buffer`, `W.exp_avg`,
+    `W.exp_avg_sq`) and an update op (dlc.sgd_update or dlc.adam_update) that writes argument
+    n and its moments in place. The update goes right after the last reader of the weight
+    and of its gradient, so gradients die early. Adds the run-time hyperparameter argument
+    (`dlc.hyper`, [lr, first step, 1 - beta1^t, 1 - beta2^t]) and drops the gradient results.
+  }];
+  let options = [
+    Option<"optimizer", "optimizer", "std::string", "\"sgd\"", "sgd, adam or adamw">,
+    Option<"momentum", "momentum", "float", "0.0f", "SGD momentum">,
+    Option<"weightDecay", "weight-decay", "float", "0.0f", "L2 (sgd, adam) or decoupled (adamw) weight decay">,
+    Option<"nesterov", "nesterov", "bool", "false", "Nesterov momentum (sgd)">,
+    Option<"beta1", "beta1", "float", "0.9f", "Adam beta1">,
+    Option<"beta2", "beta2", "float", "0.999f", "Adam beta2">,
+    Option<"eps", "eps", "float", "1e-8f", "Adam epsilon">,
+  ];
+  let dependentDialects = ["dlc::DlcDialect"];
+}
+
 def InplaceLegalization : Pass<"dlc-inplace-legalization", "mlir::func::FuncOp"> {
   let summary = "Decide which views alias their operand and which ops write in place";
   let description = [{

@@ -67,6 +67,8 @@ public:
 
 private:
   LogicalResult resolve(Operation &op);
+  template <typename LiveIn>
+  LogicalResult checkStateUpdate(Operation &op, int64_t at, LiveIn &liveIn);
   LogicalResult fail(Operation *at, const Twine &message) {
     at->emitError("unsafe memory plan: ") << message;
     return failure();
@@ -85,6 +87,10 @@ private:
     return it->second = aliasRoot(it->second);
   }
   void declareAlias(Value a, Value b) { aliasParent[aliasRoot(a)] = aliasRoot(b); }
+  int64_t lastUseOf(Value v) {
+    auto it = lastUse.find(v);
+    return it == lastUse.end() ? def[v] : it->second;
+  }
   int64_t arenaBytes = 0, numOps = 0, weights = 0;
 };
 
@@ -140,6 +146,29 @@ LogicalResult Verifier::resolve(Operation &op) {
   return success();
 }
 
+// A state update writes its state operands in place: each must be model state (an argument
+// marked dlc.state), and nothing may read the old contents afterwards.
+template <typename LiveIn>
+LogicalResult Verifier::checkStateUpdate(Operation &op, int64_t at, LiveIn &liveIn) {
+  auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+  if (!effects)
+    return fail(&op, "a state update without declared writes");
+  SmallVector<MemoryEffects::EffectInstance> instances;
+  effects.getEffects(instances);
+  for (const auto &effect : instances) {
+    Value written = effect.getValue();
+    if (!written || !isa<MemoryEffects::Write>(effect.getEffect()))
+      continue;
+    auto arg = dyn_cast<BlockArgument>(written);
+    if (!arg || !func.getArgAttr(arg.getArgNumber(), dlc::kStateAttr))
+      return fail(&op, "state update writes " + describe(written) + ", which is not model state");
+    for (Value u : liveIn(range[written], at))
+      if (range[u].overlaps(range[written]) && lastUseOf(u) > at)
+        return fail(&op, "state update overwrites " + describe(u) + ", which is read later");
+  }
+  return success();
+}
+
 LogicalResult Verifier::run() {
   auto arena = func->getAttrOfType<IntegerAttr>(dlc::kArenaBytesAttr);
   if (!arena)
@@ -160,7 +189,7 @@ LogicalResult Verifier::run() {
       lastUse[operand] = std::max(lastUse.lookup(operand),
                                   isa<func::ReturnOp>(op) ? numOps : index[&op]);
   for (Operation &op : body) {
-    if (isa<func::ReturnOp>(op))
+    if (isa<func::ReturnOp>(op) || op.hasTrait<dlc::StateUpdateTrait>())
       continue;
     if (op.getNumResults() != 1)
       return fail(&op, "ops with several results are not planned");
@@ -186,10 +215,6 @@ LogicalResult Verifier::run() {
       }
     }
 
-  auto lastUseOf = [&](Value v) {
-    auto it = lastUse.find(v);
-    return it == lastUse.end() ? def[v] : it->second;
-  };
   // One sweep over the schedule. `live` holds, per memory (the arena, each output, each
   // input, each weight), the values defined so far whose last use is not yet passed, so each
   // op is compared only with what is alive in the memory it touches.
@@ -218,6 +243,11 @@ LogicalResult Verifier::run() {
     if (isa<func::ReturnOp>(op))
       continue;
     int64_t at = index[&op];
+    if (op.hasTrait<dlc::StateUpdateTrait>()) {
+      if (failed(checkStateUpdate(op, at, liveIn)))
+        return failure();
+      continue;
+    }
     Value result = op.getResult(0);
     // Every write must not destroy data that is read later.
     if (!isa<dlc::ConstantOp>(op) && !op.hasAttr(dlc::kViewAttr) &&

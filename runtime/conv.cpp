@@ -32,14 +32,17 @@ void validRange(int64_t in, int64_t out, int64_t stride, int64_t pad, int64_t of
   hi = std::clamp<int64_t>(ceilDiv(in + pad - offset, stride), lo, out);
 }
 
-// Expands `channels` input planes into rows (channel, k0, k1, k2) of output-position columns,
-// for output rows [rowBegin, rowEnd) (a row is one (o0, o1) pair, out[2] positions long).
-void im2col(const WindowParams &w, const float *x, int64_t channels, int64_t rowBegin,
-            int64_t rowEnd, float *cols) {
+// Walks the im2col matrix of `channels` input planes for output rows [rowBegin, rowEnd) (a row
+// is one (o0, o1) pair, out[2] positions long), whose rows are (channel, k0, k1, k2) x output
+// row. For each run of out[2] matrix entries it calls run(entries, base, lo, hi): entry o2 is
+// input element base + o2 * stride[2] for o2 in [lo, hi) and padding elsewhere. im2col and its
+// adjoint col2im share this walk so that they cannot disagree about which element is where.
+template <typename Entry, typename Run>
+void walkIm2col(const WindowParams &w, int64_t channels, int64_t rowBegin, int64_t rowEnd,
+                Entry *cols, Run run) {
   const int64_t inPlane = product3(w.in);
   const int64_t out1 = w.out[1], out2 = w.out[2];
   for (int64_t c = 0; c < channels; ++c) {
-    const float *plane = x + c * inPlane;
     for (int64_t k0 = 0; k0 < w.kernel[0]; ++k0) {
       int64_t lo0, hi0;
       validRange(w.in[0], w.out[0], w.stride[0], w.padBegin[0], k0 * w.dilation[0], lo0, hi0);
@@ -53,26 +56,47 @@ void im2col(const WindowParams &w, const float *x, int64_t channels, int64_t row
           for (int64_t row = rowBegin; row < rowEnd; ++row, cols += out2) {
             int64_t o0 = row / out1, o1 = row % out1;
             if (o0 < lo0 || o0 >= hi0 || o1 < lo1 || o1 >= hi1) {
-              std::fill(cols, cols + out2, 0.0f);
+              run(cols, int64_t(0), int64_t(0), int64_t(0));
               continue;
             }
             int64_t i0 = o0 * w.stride[0] - w.padBegin[0] + k0 * w.dilation[0];
             int64_t i1 = o1 * w.stride[1] - w.padBegin[1] + k1 * w.dilation[1];
             // Index of the input element under o2 == 0 (possibly outside the row).
-            int64_t base = (i0 * w.in[1] + i1) * w.in[2] + off2;
-            std::fill(cols, cols + lo2, 0.0f);
-            if (w.stride[2] == 1) {
-              std::copy(plane + (base + lo2), plane + (base + hi2), cols + lo2);
-            } else {
-              for (int64_t o2 = lo2; o2 < hi2; ++o2)
-                cols[o2] = plane[base + o2 * w.stride[2]];
-            }
-            std::fill(cols + hi2, cols + out2, 0.0f);
+            run(cols, c * inPlane + (i0 * w.in[1] + i1) * w.in[2] + off2, lo2, hi2);
           }
         }
       }
     }
   }
+}
+
+// Expands `channels` input planes into the im2col matrix of output rows [rowBegin, rowEnd).
+void im2col(const WindowParams &w, const float *x, int64_t channels, int64_t rowBegin,
+            int64_t rowEnd, float *cols) {
+  const int64_t out2 = w.out[2], stride2 = w.stride[2];
+  walkIm2col(w, channels, rowBegin, rowEnd, cols,
+             [=](float *entries, int64_t base, int64_t lo, int64_t hi) {
+               std::fill(entries, entries + lo, 0.0f);
+               if (stride2 == 1) {
+                 std::copy(x + (base + lo), x + (base + hi), entries + lo);
+               } else {
+                 for (int64_t o2 = lo; o2 < hi; ++o2)
+                   entries[o2] = x[base + o2 * stride2];
+               }
+               std::fill(entries + hi, entries + out2, 0.0f);
+             });
+}
+
+// Adds the im2col matrix of output rows [rowBegin, rowEnd) back onto the planes it was read
+// from; entries that read padding have nowhere to go.
+void col2im(const WindowParams &w, const float *cols, int64_t channels, int64_t rowBegin,
+            int64_t rowEnd, float *x) {
+  const int64_t stride2 = w.stride[2];
+  walkIm2col(w, channels, rowBegin, rowEnd, cols,
+             [=](const float *entries, int64_t base, int64_t lo, int64_t hi) {
+               for (int64_t o2 = lo; o2 < hi; ++o2)
+                 x[base + o2 * stride2] += entries[o2];
+             });
 }
 
 // Output rows per im2col chunk: as many as fit the workspace limit, at least one.
@@ -84,6 +108,35 @@ int64_t rowsPerChunk(const ConvParams &p) {
   const int64_t rows = w.out[0] * w.out[1];
   return std::clamp<int64_t>(rowBytes ? limit / rowBytes : rows, 1, std::max<int64_t>(rows, 1));
 }
+
+// Calls f(rowBegin, rowEnd) for each chunk of output rows whose im2col matrix fits the
+// workspace.
+template <typename F> void forEachRowChunk(const ConvParams &p, F f) {
+  const int64_t rows = p.window.out[0] * p.window.out[1], chunk = rowsPerChunk(p);
+  for (int64_t r0 = 0; r0 < rows; r0 += chunk)
+    f(r0, std::min(rows, r0 + chunk));
+}
+
+// Per-group matrix shapes: the weights of a group are outPerGroup x k, its input planes
+// (im2col'ed) k x outPlane, its output outPerGroup x outPlane.
+struct GroupShape {
+  int64_t inPlane, outPlane, inPerGroup, outPerGroup, k;
+  bool pointwise;
+
+  explicit GroupShape(const ConvParams &p)
+      : inPlane(product3(p.window.in)), outPlane(product3(p.window.out)),
+        inPerGroup(p.window.channels / p.groups), outPerGroup(p.outChannels / p.groups),
+        k(inPerGroup * product3(p.window.kernel)), pointwise(isPointwise(p.window)) {}
+
+  // Offsets of group g of batch item n in x (or dx), y (or dy), and w (or dw).
+  int64_t xOffset(const ConvParams &p, int64_t n, int64_t g) const {
+    return (n * p.window.channels + g * inPerGroup) * inPlane;
+  }
+  int64_t yOffset(const ConvParams &p, int64_t n, int64_t g) const {
+    return (n * p.outChannels + g * outPerGroup) * outPlane;
+  }
+  int64_t wOffset(int64_t g) const { return g * outPerGroup * k; }
+};
 
 } // namespace
 
@@ -97,37 +150,90 @@ size_t convWorkspaceBytes(const ConvParams &p) {
 
 void convF32(const ConvParams &p, const float *x, const float *w, const float *bias, float *y,
              float *workspace) {
-  const WindowParams &win = p.window;
-  const int64_t inPlane = product3(win.in), outPlane = product3(win.out);
-  const int64_t inPerGroup = win.channels / p.groups, outPerGroup = p.outChannels / p.groups;
-  const int64_t k = inPerGroup * product3(win.kernel);
-  const bool pointwise = isPointwise(win);
-  for (int64_t n = 0; n < win.batch; ++n) {
+  const GroupShape s(p);
+  const int64_t out2 = p.window.out[2];
+  for (int64_t n = 0; n < p.window.batch; ++n) {
     for (int64_t g = 0; g < p.groups; ++g) {
-      const float *xg = x + (n * win.channels + g * inPerGroup) * inPlane;
-      float *yg = y + (n * p.outChannels + g * outPerGroup) * outPlane;
-      const float *wg = w + g * outPerGroup * k;
-      if (pointwise) {
-        sgemm(false, false, outPerGroup, outPlane, k, 1.0f, wg, k, xg, outPlane, 0.0f, yg,
-              outPlane);
+      const float *xg = x + s.xOffset(p, n, g), *wg = w + s.wOffset(g);
+      float *yg = y + s.yOffset(p, n, g);
+      if (s.pointwise) {
+        sgemm(false, false, s.outPerGroup, s.outPlane, s.k, 1.0f, wg, s.k, xg, s.outPlane, 0.0f, yg,
+              s.outPlane);
       } else {
         // Each chunk of output rows is one im2col block and one product into y's columns.
-        const int64_t rows = win.out[0] * win.out[1], chunk = rowsPerChunk(p);
-        for (int64_t r0 = 0; r0 < rows; r0 += chunk) {
-          const int64_t r1 = std::min(rows, r0 + chunk), cols = (r1 - r0) * win.out[2];
-          im2col(win, xg, inPerGroup, r0, r1, workspace);
-          sgemm(false, false, outPerGroup, cols, k, 1.0f, wg, k, workspace, cols, 0.0f,
-                yg + r0 * win.out[2], outPlane);
-        }
+        forEachRowChunk(p, [&](int64_t r0, int64_t r1) {
+          const int64_t cols = (r1 - r0) * out2;
+          im2col(p.window, xg, s.inPerGroup, r0, r1, workspace);
+          sgemm(false, false, s.outPerGroup, cols, s.k, 1.0f, wg, s.k, workspace, cols, 0.0f,
+                yg + r0 * out2, s.outPlane);
+        });
       }
       if (bias) {
-        for (int64_t m = 0; m < outPerGroup; ++m) {
-          float b = bias[g * outPerGroup + m];
-          float *row = yg + m * outPlane;
-          for (int64_t i = 0; i < outPlane; ++i)
+        for (int64_t m = 0; m < s.outPerGroup; ++m) {
+          float b = bias[g * s.outPerGroup + m];
+          float *row = yg + m * s.outPlane;
+          for (int64_t i = 0; i < s.outPlane; ++i)
             row[i] += b;
         }
       }
+    }
+  }
+}
+
+// Both backward passes hold one chunk of the same im2col matrix the forward pass builds.
+size_t convBackwardDataWorkspaceBytes(const ConvParams &p) { return convWorkspaceBytes(p); }
+
+void convBackwardDataF32(const ConvParams &p, const float *dy, const float *w, float *dx,
+                         float *workspace) {
+  const GroupShape s(p);
+  const int64_t out2 = p.window.out[2];
+  // col2im accumulates, and input elements no window reads get no gradient at all.
+  if (!s.pointwise)
+    std::fill(dx, dx + p.window.batch * p.window.channels * s.inPlane, 0.0f);
+  for (int64_t n = 0; n < p.window.batch; ++n) {
+    for (int64_t g = 0; g < p.groups; ++g) {
+      const float *dyg = dy + s.yOffset(p, n, g), *wg = w + s.wOffset(g);
+      float *dxg = dx + s.xOffset(p, n, g);
+      if (s.pointwise) {
+        sgemm(true, false, s.k, s.outPlane, s.outPerGroup, 1.0f, wg, s.k, dyg, s.outPlane, 0.0f,
+              dxg, s.inPlane);
+        continue;
+      }
+      // The gradient of the im2col matrix is W^T * dy, one chunk of columns at a time.
+      forEachRowChunk(p, [&](int64_t r0, int64_t r1) {
+        const int64_t cols = (r1 - r0) * out2;
+        sgemm(true, false, s.k, cols, s.outPerGroup, 1.0f, wg, s.k, dyg + r0 * out2, s.outPlane,
+              0.0f, workspace, cols);
+        col2im(p.window, workspace, s.inPerGroup, r0, r1, dxg);
+      });
+    }
+  }
+}
+
+size_t convBackwardFilterWorkspaceBytes(const ConvParams &p) { return convWorkspaceBytes(p); }
+
+void convBackwardFilterF32(const ConvParams &p, const float *x, const float *dy, float *dw,
+                           float *workspace) {
+  const GroupShape s(p);
+  const int64_t out2 = p.window.out[2];
+  // Every product accumulates, so an empty batch or output still leaves dw defined.
+  std::fill(dw, dw + p.outChannels * s.k, 0.0f);
+  for (int64_t n = 0; n < p.window.batch; ++n) {
+    for (int64_t g = 0; g < p.groups; ++g) {
+      const float *xg = x + s.xOffset(p, n, g), *dyg = dy + s.yOffset(p, n, g);
+      float *dwg = dw + s.wOffset(g);
+      if (s.pointwise) {
+        sgemm(false, true, s.outPerGroup, s.k, s.outPlane, 1.0f, dyg, s.outPlane, xg, s.inPlane,
+              1.0f, dwg, s.k);
+        continue;
+      }
+      // dW = dy * im2col(x)^T, summed over chunks of output rows.
+      forEachRowChunk(p, [&](int64_t r0, int64_t r1) {
+        const int64_t cols = (r1 - r0) * out2;
+        im2col(p.window, xg, s.inPerGroup, r0, r1, workspace);
+        sgemm(false, true, s.outPerGroup, s.k, cols, 1.0f, dyg + r0 * out2, s.outPlane, workspace,
+              cols, 1.0f, dwg, s.k);
+      });
     }
   }
 }

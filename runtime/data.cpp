@@ -1,5 +1,6 @@
 #include "dlc_runtime.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace dlc {
@@ -8,31 +9,34 @@ namespace rt {
 namespace {
 
 template <size_t N>
-void copyElementsStrided(const char *src, int64_t srcStride, char *dst, int64_t count) {
+void copyElementsStrided(const char *src, int64_t srcStride, char *dst, int64_t dstStride,
+                         int64_t count) {
   // memcpy of a constant size compiles to one load and store without breaking aliasing rules.
   for (int64_t i = 0; i < count; ++i)
-    std::memcpy(dst + i * static_cast<int64_t>(N), src + i * srcStride, N);
+    std::memcpy(dst + i * dstStride, src + i * srcStride, N);
 }
 
-// Copies `count` chunks of `chunkBytes` that sit srcStride bytes apart (stride may be negative)
-// into consecutive memory at dst.
-void copyChunks(const char *src, int64_t srcStride, char *dst, int64_t count, size_t chunkBytes) {
-  if (srcStride == static_cast<int64_t>(chunkBytes)) {
+// Copies `count` chunks of `chunkBytes` that sit srcStride bytes apart into chunks dstStride
+// bytes apart (strides may be negative).
+void copyChunks(const char *src, int64_t srcStride, char *dst, int64_t dstStride, int64_t count,
+                size_t chunkBytes) {
+  const int64_t dense = static_cast<int64_t>(chunkBytes);
+  if (srcStride == dense && dstStride == dense) {
     std::memcpy(dst, src, static_cast<size_t>(count) * chunkBytes);
     return;
   }
   switch (chunkBytes) {
   case 1:
-    return copyElementsStrided<1>(src, srcStride, dst, count);
+    return copyElementsStrided<1>(src, srcStride, dst, dstStride, count);
   case 2:
-    return copyElementsStrided<2>(src, srcStride, dst, count);
+    return copyElementsStrided<2>(src, srcStride, dst, dstStride, count);
   case 4:
-    return copyElementsStrided<4>(src, srcStride, dst, count);
+    return copyElementsStrided<4>(src, srcStride, dst, dstStride, count);
   case 8:
-    return copyElementsStrided<8>(src, srcStride, dst, count);
+    return copyElementsStrided<8>(src, srcStride, dst, dstStride, count);
   default:
     for (int64_t i = 0; i < count; ++i)
-      std::memcpy(dst + i * static_cast<int64_t>(chunkBytes), src + i * srcStride, chunkBytes);
+      std::memcpy(dst + i * dstStride, src + i * srcStride, chunkBytes);
   }
 }
 
@@ -43,41 +47,92 @@ int64_t productFrom(const int64_t *shape, int begin, int end) {
   return p;
 }
 
-// Shared walk for transpose and slice: output dims [0, walked) are iterated recursively (so
-// any rank works without index storage) and every step of the innermost one copies a chunk of
-// chunkBytes. size(d) is output dim d's extent, stride(d) its source byte stride.
-template <typename SizeFn, typename StrideFn> struct ChunkWalker {
+// Shared walk for transpose, slice and slice's gradient, between a dense tensor and a strided
+// view of another: dims [0, walked) of the dense tensor are iterated recursively (so any rank
+// works without index storage), and each step of the innermost one is a call
+// run(offset, step, count, chunkBytes): `count` chunks of chunkBytes, consecutive in the dense
+// tensor, at byte `offset` of the strided one and `step` bytes apart. size(d) is dim d's
+// extent, stride(d) its byte stride in the strided tensor.
+template <typename SizeFn, typename StrideFn, typename Run> struct ChunkWalker {
   int walked;
   SizeFn size;
   StrideFn stride;
   size_t chunkBytes;
+  Run &run;
 
-  void walk(int dim, const char *src, char *&dst) const {
+  void walk(int dim, int64_t offset) const {
     int64_t n = size(dim), step = stride(dim);
     if (dim == walked - 1) {
-      copyChunks(src, step, dst, n, chunkBytes);
-      dst += n * static_cast<int64_t>(chunkBytes);
+      run(offset, step, n, chunkBytes);
       return;
     }
     for (int64_t i = 0; i < n; ++i)
-      walk(dim + 1, src + i * step, dst);
+      walk(dim + 1, offset + i * step);
   }
 };
 
-template <typename SizeFn, typename StrideFn>
-void walkChunks(const char *src, char *dst, int walked, SizeFn size, StrideFn stride,
-                size_t chunkBytes) {
+template <typename SizeFn, typename StrideFn, typename Run>
+void walkChunks(int walked, SizeFn size, StrideFn stride, size_t chunkBytes, Run run) {
   if (chunkBytes == 0)
     return;
   for (int d = 0; d < walked; ++d)
     if (size(d) == 0)
       return;
   if (walked == 0) {
-    std::memcpy(dst, src, chunkBytes);
+    run(int64_t(0), static_cast<int64_t>(chunkBytes), int64_t(1), chunkBytes);
     return;
   }
-  ChunkWalker<SizeFn, StrideFn>{walked, size, stride, chunkBytes}.walk(0, src, dst);
+  ChunkWalker<SizeFn, StrideFn, Run>{walked, size, stride, chunkBytes, run}.walk(0, 0);
 }
+
+// Runs for walkChunks: copy the strided tensor src to the dense tensor dst, or back.
+struct CopyToDense {
+  const char *src;
+  char *dst;
+  void operator()(int64_t offset, int64_t step, int64_t count, size_t chunkBytes) {
+    const int64_t dense = static_cast<int64_t>(chunkBytes);
+    copyChunks(src + offset, step, dst, dense, count, chunkBytes);
+    dst += count * dense;
+  }
+};
+struct CopyFromDense {
+  const char *src;
+  char *dst;
+  void operator()(int64_t offset, int64_t step, int64_t count, size_t chunkBytes) {
+    const int64_t dense = static_cast<int64_t>(chunkBytes);
+    copyChunks(src, dense, dst + offset, step, count, chunkBytes);
+    src += count * dense;
+  }
+};
+
+// walkChunks over the elements of x that slice() takes.
+template <typename Run>
+void walkSlice(size_t elemSize, const int64_t *inShape, const int64_t *starts, const int64_t *steps,
+               const int64_t *outShape, int rank, Run run) {
+  // An empty result may come with starts outside the input; never form those addresses.
+  for (int d = 0; d < rank; ++d)
+    if (outShape[d] == 0)
+      return;
+  // Trailing dims taken whole form contiguous chunks.
+  int walked = rank;
+  while (walked > 0 && starts[walked - 1] == 0 && steps[walked - 1] == 1 &&
+         outShape[walked - 1] == inShape[walked - 1])
+    --walked;
+  int64_t base = 0;
+  for (int d = 0; d < walked; ++d)
+    base += starts[d] * productFrom(inShape, d + 1, rank) * static_cast<int64_t>(elemSize);
+  auto size = [&](int d) { return outShape[d]; };
+  auto stride = [&](int d) {
+    return steps[d] * productFrom(inShape, d + 1, rank) * static_cast<int64_t>(elemSize);
+  };
+  walkChunks(walked, size, stride,
+             static_cast<size_t>(productFrom(inShape, walked, rank)) * elemSize,
+             [&](int64_t offset, int64_t step, int64_t count, size_t chunkBytes) {
+               run(base + offset, step, count, chunkBytes);
+             });
+}
+
+int64_t wrapIndex(int64_t idx, int64_t axisDim) { return idx < 0 ? idx + axisDim : idx; }
 
 } // namespace
 
@@ -98,8 +153,9 @@ void transpose(const void *x, void *y, size_t elemSize, const int64_t *inShape, 
     return productFrom(inShape, static_cast<int>(perm[d]) + 1, rank) *
            static_cast<int64_t>(elemSize);
   };
-  walkChunks(static_cast<const char *>(x), static_cast<char *>(y), walked, size, stride,
-             static_cast<size_t>(productFrom(inShape, walked, rank)) * elemSize);
+  walkChunks(walked, size, stride,
+             static_cast<size_t>(productFrom(inShape, walked, rank)) * elemSize,
+             CopyToDense{static_cast<const char *>(x), static_cast<char *>(y)});
 }
 
 void concat(const void *const *inputs, const int64_t *axisSizes, int count, void *y, int64_t outer,
@@ -134,9 +190,7 @@ bool gather(const void *x, const Index *indices, int64_t numIndices, void *y, in
   for (int64_t o = 0; o < outer; ++o) {
     const char *block = src + static_cast<size_t>(o * axisDim) * rowBytes;
     for (int64_t j = 0; j < numIndices; ++j, dst += rowBytes) {
-      int64_t idx = static_cast<int64_t>(indices[j]);
-      if (idx < 0)
-        idx += axisDim;
+      int64_t idx = wrapIndex(static_cast<int64_t>(indices[j]), axisDim);
       std::memcpy(dst, block + static_cast<size_t>(idx) * rowBytes, rowBytes);
     }
   }
@@ -150,25 +204,37 @@ template bool gather<int64_t>(const void *, const int64_t *, int64_t, void *, in
 
 void slice(const void *x, void *y, size_t elemSize, const int64_t *inShape, const int64_t *starts,
            const int64_t *steps, const int64_t *outShape, int rank) {
-  // An empty result may come with starts outside the input; never form those addresses.
-  for (int d = 0; d < rank; ++d)
-    if (outShape[d] == 0)
-      return;
-  // Trailing dims taken whole form contiguous chunks.
-  int walked = rank;
-  while (walked > 0 && starts[walked - 1] == 0 && steps[walked - 1] == 1 &&
-         outShape[walked - 1] == inShape[walked - 1])
-    --walked;
-  const char *src = static_cast<const char *>(x);
-  for (int d = 0; d < walked; ++d)
-    src += starts[d] * productFrom(inShape, d + 1, rank) * static_cast<int64_t>(elemSize);
-  auto size = [&](int d) { return outShape[d]; };
-  auto stride = [&](int d) {
-    return steps[d] * productFrom(inShape, d + 1, rank) * static_cast<int64_t>(elemSize);
-  };
-  walkChunks(src, static_cast<char *>(y), walked, size, stride,
-             static_cast<size_t>(productFrom(inShape, walked, rank)) * elemSize);
+  walkSlice(elemSize, inShape, starts, steps, outShape, rank,
+            CopyToDense{static_cast<const char *>(x), static_cast<char *>(y)});
 }
+
+void sliceGrad(const float *dy, float *dx, const int64_t *inShape, const int64_t *starts,
+               const int64_t *steps, const int64_t *outShape, int rank) {
+  std::fill(dx, dx + productFrom(inShape, 0, rank), 0.0f);
+  // Slice positions are distinct, so the gradient is slice() with the copies reversed.
+  walkSlice(sizeof(float), inShape, starts, steps, outShape, rank,
+            CopyFromDense{reinterpret_cast<const char *>(dy), reinterpret_cast<char *>(dx)});
+}
+
+template <typename Index>
+void gatherGradF32(const float *dy, const Index *indices, int64_t numIndices, float *dx,
+                   int64_t outer, int64_t axisDim, int64_t inner) {
+  std::fill(dx, dx + outer * axisDim * inner, 0.0f);
+  // Repeated indices gather one row several times, so their gradients add up.
+  for (int64_t o = 0; o < outer; ++o) {
+    float *block = dx + o * axisDim * inner;
+    for (int64_t j = 0; j < numIndices; ++j, dy += inner) {
+      float *row = block + wrapIndex(static_cast<int64_t>(indices[j]), axisDim) * inner;
+      for (int64_t i = 0; i < inner; ++i)
+        row[i] += dy[i];
+    }
+  }
+}
+
+template void gatherGradF32<int32_t>(const float *, const int32_t *, int64_t, float *, int64_t,
+                                     int64_t, int64_t);
+template void gatherGradF32<int64_t>(const float *, const int64_t *, int64_t, float *, int64_t,
+                                     int64_t, int64_t);
 
 } // namespace rt
 } // namespace dlc

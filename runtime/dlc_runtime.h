@@ -33,6 +33,10 @@ typedef enum dlc_status {
   // Input data a kernel cannot accept (e.g. an index out of range); the model's last error
   // names the op.
   DLC_INVALID_INPUT_DATA = 3,
+  // A file could not be opened, read or written.
+  DLC_IO_ERROR = 4,
+  // A state file that is truncated, damaged or of another model (training builds).
+  DLC_INVALID_STATE = 5,
 } dlc_status;
 
 typedef struct dlc_tensor_info {
@@ -93,6 +97,15 @@ enum class UnaryKind {
 void unaryF32(UnaryKind kind, const float *x, float *y, int64_t n);
 void clipF32(const float *x, float *y, int64_t n, float lo, float hi);
 void leakyReluF32(const float *x, float *y, int64_t n, float alpha);
+// dx = dy * f'(x) for the unary op f of `kind`. `saved` is what f' is cheapest from: the
+// forward output y for Relu, Sigmoid, Tanh, Exp, Sqrt and Reciprocal, the forward input x for
+// Log, Abs, Erf and Softplus. At 0, Relu's and Abs's gradients are 0, as in PyTorch.
+enum class UnaryGradKind { Relu, Sigmoid, Tanh, Exp, Sqrt, Reciprocal, Log, Abs, Erf, Softplus };
+void unaryGradF32(UnaryGradKind kind, const float *dy, const float *saved, float *dx, int64_t n);
+// dx = dy where lo <= x <= hi (bounds included, as torch.clamp), else 0.
+void clipGradF32(const float *dy, const float *x, float *dx, int64_t n, float lo, float hi);
+// dx = dy * (x > 0 ? 1 : alpha).
+void leakyReluGradF32(const float *dy, const float *x, float *dx, int64_t n, float alpha);
 
 // Converts n elements; float to integer truncates toward zero, anything to bool is != 0.
 void cast(dlc_dtype from, const void *x, dlc_dtype to, void *y, int64_t n);
@@ -103,6 +116,9 @@ enum class BinaryKind { Add, Sub, Mul, Div, Pow, Max, Min };
 template <typename T>
 void binary(BinaryKind kind, const T *a, const int64_t *aStrides, const T *b,
             const int64_t *bStrides, T *out, const int64_t *outShape, int rank);
+// y = x broadcast to outShape, xStrides as in binary().
+void broadcastF32(const float *x, const int64_t *xStrides, float *y, const int64_t *outShape,
+                  int rank);
 
 // ---- linear algebra ----------------------------------------------------------------------
 // C = alpha * op(A) * op(B) + beta * C, row-major; op(X) = X or X^T. beta == 0 ignores C's
@@ -132,20 +148,65 @@ struct ConvParams {
 size_t convWorkspaceBytes(const ConvParams &p);
 void convF32(const ConvParams &p, const float *x, const float *w, const float *bias, float *y,
              float *workspace);
+// Gradients of convF32 from dy: dx (all of it written) and dw (summed over the batch). Each
+// holds im2col chunks in its workspace under the same limit, so the sizes are 0 when convF32's
+// is.
+size_t convBackwardDataWorkspaceBytes(const ConvParams &p);
+void convBackwardDataF32(const ConvParams &p, const float *dy, const float *w, float *dx,
+                         float *workspace);
+size_t convBackwardFilterWorkspaceBytes(const ConvParams &p);
+void convBackwardFilterF32(const ConvParams &p, const float *x, const float *dy, float *dw,
+                           float *workspace);
 void maxPoolF32(const WindowParams &p, const float *x, float *y);
+// Routes each dy to the element of x maxPoolF32 took (the first maximum, or a NaN); dx is all
+// written, and an element no window took gets 0.
+void maxPoolGradF32(const WindowParams &p, const float *x, const float *dy, float *dx);
 // padEnd[3] has padBegin's dim layout. With countIncludePad, ONNX divides by the number of
 // window positions inside the padded extent [-padBegin, in + padEnd), so a ceil_mode window
 // hanging past the end pads counts fewer.
 void avgPoolF32(const WindowParams &p, const int64_t *padEnd, bool countIncludePad,
                 const float *x, float *y);
+// The adjoint of avgPoolF32 with the same arguments; dx is all written.
+void avgPoolGradF32(const WindowParams &p, const int64_t *padEnd, bool countIncludePad,
+                    const float *dy, float *dx);
 void globalAvgPoolF32(const float *x, float *y, int64_t batchChannels, int64_t spatial);
+void globalAvgPoolGradF32(const float *dy, float *dx, int64_t batchChannels, int64_t spatial);
 void batchNormF32(const float *x, const float *scale, const float *bias, const float *mean,
                   const float *var, float epsilon, float *y, int64_t batch, int64_t channels,
                   int64_t spatial);
+// Batch norm in training mode, over x viewed [batch, channels, spatial]. `stats` holds
+// 3 * channels floats: the batch mean, 1 / sqrt(biased variance + epsilon), and the biased
+// variance.
+void batchNormStatsF32(const float *x, float epsilon, float *stats, int64_t batch,
+                       int64_t channels, int64_t spatial);
+void batchNormApplyF32(const float *x, const float *stats, const float *scale, const float *bias,
+                       float *y, int64_t batch, int64_t channels, int64_t spatial);
+// dx, with the batch statistics as functions of x.
+void batchNormGradInputF32(const float *dy, const float *x, const float *stats,
+                           const float *scale, float *dx, int64_t batch, int64_t channels,
+                           int64_t spatial);
+// dscale in out[0, channels), dbias in out[channels, 2 * channels).
+void batchNormGradParamsF32(const float *dy, const float *x, const float *stats, float *out,
+                            int64_t batch, int64_t channels, int64_t spatial);
+// running = (1 - momentum) * running + momentum * batch statistic, with the variance unbiased
+// (times count / (count - 1), count = batch * spatial, unless count is 1), as in PyTorch.
+void batchNormRunningUpdateF32(float *runningMean, float *runningVar, const float *stats,
+                               float momentum, int64_t channels, int64_t count);
 
 // ---- normalisation and reductions -------------------------------------------------------
 // Softmax over the middle dim of an [outer, n, inner] view.
 void softmaxF32(const float *x, float *y, int64_t outer, int64_t n, int64_t inner, bool log);
+// dx from dy and softmaxF32's output y (the log-softmax with `log`).
+void softmaxGradF32(const float *dy, const float *y, float *dx, int64_t outer, int64_t n,
+                    int64_t inner, bool log);
+// Negative log-likelihood: minus the mean, over the outer * inner positions, of the
+// log-probabilities logp (viewed [outer, classes, inner]) at each position's label (labels
+// viewed [outer, inner]). False, with nothing written, when a label is outside [0, classes).
+bool nllLossF32(const float *logp, const int64_t *labels, float *loss, int64_t outer,
+                int64_t classes, int64_t inner);
+// dlogp = -*dloss / (outer * inner) at each label's class, 0 elsewhere; false as nllLossF32.
+bool nllLossGradF32(const float *dloss, const int64_t *labels, float *dlogp, int64_t outer,
+                    int64_t classes, int64_t inner);
 enum class ReduceKind { Sum, Mean, Max, Min };
 // Reduces x (shape inShape, `rank` dims) into y; outStrides maps each input dim onto y's
 // elements (0 for reduced dims). reducedCount = number of input elements per output element.
@@ -164,9 +225,36 @@ void concat(const void *const *inputs, const int64_t *axisSizes, int count, void
 template <typename Index>
 bool gather(const void *x, const Index *indices, int64_t numIndices, void *y, int64_t outer,
             int64_t axisDim, int64_t inner, size_t elemSize);
+// dx = 0, then dx[o, idx[j], i] += dy[o, j, i]: gather's gradient, with indices gather has
+// already checked.
+template <typename Index>
+void gatherGradF32(const float *dy, const Index *indices, int64_t numIndices, float *dx,
+                   int64_t outer, int64_t axisDim, int64_t inner);
 // Strided slice: y[i...] = x[starts + i*steps ...]; steps may be negative.
 void slice(const void *x, void *y, size_t elemSize, const int64_t *inShape,
            const int64_t *starts, const int64_t *steps, const int64_t *outShape, int rank);
+// slice()'s gradient, with slice()'s arguments: dx = 0, then dx[starts + i*steps ...] = dy[i...].
+void sliceGrad(const float *dy, float *dx, const int64_t *inShape, const int64_t *starts,
+               const int64_t *steps, const int64_t *outShape, int rank);
+
+// ---- training: optimizer updates and dropout ------------------------------------------
+// Optimizer steps update their state in place with torch.optim's arithmetic.
+// SGD (no dampening): d = g + weightDecay * w; with momentum != 0,
+// buf = firstStep ? d : momentum * buf + d and d = nesterov ? d + momentum * buf : buf;
+// then w -= lr * d. momentumBuf may be null when momentum == 0.
+void sgdUpdateF32(float *w, const float *g, float *momentumBuf, int64_t n, float lr,
+                  float momentum, float weightDecay, bool nesterov, bool firstStep);
+// Adam (decoupled false: g += weightDecay * w) or AdamW (decoupled: w *= 1 - lr * weightDecay
+// first), non-amsgrad, with moments m and v. The caller computes biasCorrection1 =
+// 1 - beta1^t and biasCorrection2 = 1 - beta2^t in double from the step count t (from 1).
+// w -= lr / biasCorrection1 * m / (sqrt(v) / sqrt(biasCorrection2) + eps).
+void adamUpdateF32(float *w, const float *g, float *m, float *v, int64_t n, float lr, float beta1,
+                   float beta2, float eps, float weightDecay, bool decoupled,
+                   float biasCorrection1, float biasCorrection2);
+// mask[i] = 0 with probability ratio, else 1 / (1 - ratio), for ratio in [0, 1). The mask is a
+// pure function of (seed, counter, i) (a splitmix64 hash), so a step's mask is reproducible
+// from the seed and, say, the step number as counter.
+void dropoutMaskF32(uint64_t seed, uint64_t counter, float ratio, float *mask, int64_t n);
 
 } // namespace rt
 } // namespace dlc

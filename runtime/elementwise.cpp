@@ -44,6 +44,11 @@ void binaryRun(Op op, const T *a, const T *b, T *out, int64_t n) {
     out[i] = op(a[i * SA], b[i * SB]);
 }
 
+// A unary op's gradient is a function of dy and one tensor saved from the forward pass.
+template <typename F> void zipF32(const float *dy, const float *saved, float *dx, int64_t n, F f) {
+  binaryRun<1, 1>(f, dy, saved, dx, n);
+}
+
 float sigmoid(float v) {
   // exp of a large positive argument overflows; evaluating on the side where the exponent is
   // non-positive keeps both branches finite.
@@ -130,6 +135,10 @@ struct MaxOp {
 };
 struct MinOp {
   template <typename T> T operator()(T a, T b) const { return (a < b || isNan(a)) ? a : b; }
+};
+// Broadcasting is binary()'s walk with an operation that ignores its second operand.
+struct FirstOp {
+  float operator()(float a, float) const { return a; }
 };
 
 // Walks the output in order. Trailing dims whose strides compose are merged into one inner
@@ -247,6 +256,46 @@ void leakyReluF32(const float *x, float *y, int64_t n, float alpha) {
   mapF32(x, y, n, [alpha](float v) { return v < 0.0f ? alpha * v : v; });
 }
 
+void unaryGradF32(UnaryGradKind kind, const float *dy, const float *saved, float *dx, int64_t n) {
+  switch (kind) {
+  case UnaryGradKind::Relu:
+    // Written as a test of y <= 0 so that a NaN input passes its gradient on, as in PyTorch.
+    return zipF32(dy, saved, dx, n, [](float g, float y) { return y <= 0.0f ? 0.0f : g; });
+  case UnaryGradKind::Sigmoid:
+    return zipF32(dy, saved, dx, n, [](float g, float y) { return g * (1.0f - y) * y; });
+  case UnaryGradKind::Tanh:
+    return zipF32(dy, saved, dx, n, [](float g, float y) { return g * (1.0f - y * y); });
+  case UnaryGradKind::Exp:
+    return zipF32(dy, saved, dx, n, [](float g, float y) { return g * y; });
+  case UnaryGradKind::Sqrt:
+    return zipF32(dy, saved, dx, n, [](float g, float y) { return g / (2.0f * y); });
+  case UnaryGradKind::Reciprocal:
+    return zipF32(dy, saved, dx, n, [](float g, float y) { return -g * (y * y); });
+  case UnaryGradKind::Log:
+    return zipF32(dy, saved, dx, n, [](float g, float x) { return g / x; });
+  case UnaryGradKind::Abs:
+    // sign(0) = 0 picks the subgradient PyTorch uses.
+    return zipF32(dy, saved, dx, n,
+                  [](float g, float x) { return g * static_cast<float>((x > 0.0f) - (x < 0.0f)); });
+  case UnaryGradKind::Erf:
+    return zipF32(dy, saved, dx, n, [](float g, float x) {
+      constexpr float twoOverSqrtPi = 1.12837916709551257390f;
+      return g * (twoOverSqrtPi * std::exp(-x * x));
+    });
+  case UnaryGradKind::Softplus:
+    return zipF32(dy, saved, dx, n, [](float g, float x) { return g * sigmoid(x); });
+  }
+}
+
+void clipGradF32(const float *dy, const float *x, float *dx, int64_t n, float lo, float hi) {
+  // torch.clamp passes the gradient at the bounds too, and none for a NaN input.
+  zipF32(dy, x, dx, n, [lo, hi](float g, float v) { return v >= lo && v <= hi ? g : 0.0f; });
+}
+
+void leakyReluGradF32(const float *dy, const float *x, float *dx, int64_t n, float alpha) {
+  zipF32(dy, x, dx, n, [alpha](float g, float v) { return v > 0.0f ? g : g * alpha; });
+}
+
 template <typename T>
 void binary(BinaryKind kind, const T *a, const int64_t *aStrides, const T *b,
             const int64_t *bStrides, T *out, const int64_t *outShape, int rank) {
@@ -280,6 +329,11 @@ template void binary<int8_t>(BinaryKind, const int8_t *, const int64_t *, const 
                              const int64_t *, int8_t *, const int64_t *, int);
 template void binary<uint8_t>(BinaryKind, const uint8_t *, const int64_t *, const uint8_t *,
                               const int64_t *, uint8_t *, const int64_t *, int);
+
+void broadcastF32(const float *x, const int64_t *xStrides, float *y, const int64_t *outShape,
+                  int rank) {
+  runBinary(FirstOp{}, x, xStrides, x, xStrides, y, outShape, rank);
+}
 
 } // namespace rt
 } // namespace dlc

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 namespace dlc {
 namespace rt {
@@ -46,94 +47,239 @@ void forEachWindow(const WindowParams &p, const int64_t *padEnd, Visit visit) {
   }
 }
 
-// Calls f(value) for every in-input element of the window.
+// Calls f(index) for every in-input element of the window, index counting within the plane.
 template <typename F>
-void forEachTap(const WindowParams &p, const float *plane, const Span &s0, const Span &s1,
-                const Span &s2, F f) {
+void forEachTap(const WindowParams &p, const Span &s0, const Span &s1, const Span &s2, F f) {
   for (int64_t k0 = s0.lo; k0 < s0.hi; ++k0) {
     int64_t i0 = s0.start + k0 * p.dilation[0];
     for (int64_t k1 = s1.lo; k1 < s1.hi; ++k1) {
-      const float *row = plane + (i0 * p.in[1] + s1.start + k1 * p.dilation[1]) * p.in[2];
+      int64_t row = (i0 * p.in[1] + s1.start + k1 * p.dilation[1]) * p.in[2];
       for (int64_t k2 = s2.lo; k2 < s2.hi; ++k2)
-        f(row[s2.start + k2 * p.dilation[2]]);
+        f(row + s2.start + k2 * p.dilation[2]);
     }
   }
 }
 
-void avgPool(const WindowParams &p, const int64_t *padEnd, bool countIncludePad, const float *x,
-             float *y) {
+// Calls f(inPlaneIndex, outPlaneIndex) for each plane of batch x channels.
+template <typename F> void forEachPlane(const WindowParams &p, F f) {
   const int64_t inPlane = p.in[0] * p.in[1] * p.in[2];
   const int64_t outPlane = p.out[0] * p.out[1] * p.out[2];
-  for (int64_t c = 0; c < p.batch * p.channels; ++c) {
-    const float *plane = x + c * inPlane;
-    float *out = y + c * outPlane;
-    forEachWindow(p, padEnd, [&](int64_t o, const Span &s0, const Span &s1, const Span &s2) {
-      float sum = 0.0f;
-      forEachTap(p, plane, s0, s1, s2, [&sum](float v) { sum += v; });
-      int64_t count = countIncludePad ? s0.counted * s1.counted * s2.counted
-                                      : (s0.hi - s0.lo) * (s1.hi - s1.lo) * (s2.hi - s2.lo);
-      // A window entirely in padding averages nothing; 0 beats 0/0.
-      out[o] = count > 0 ? sum / static_cast<float>(count) : 0.0f;
-    });
-  }
+  for (int64_t c = 0; c < p.batch * p.channels; ++c)
+    f(c * inPlane, c * outPlane);
 }
 
-} // namespace
-
-void maxPoolF32(const WindowParams &p, const float *x, float *y) {
-  const int64_t inPlane = p.in[0] * p.in[1] * p.in[2];
-  const int64_t outPlane = p.out[0] * p.out[1] * p.out[2];
-  for (int64_t c = 0; c < p.batch * p.channels; ++c) {
-    const float *plane = x + c * inPlane;
-    float *out = y + c * outPlane;
-    forEachWindow(p, nullptr, [&](int64_t o, const Span &s0, const Span &s1, const Span &s2) {
-      // Padding never wins, so the empty max is -inf; NaN inputs propagate.
-      float best = -std::numeric_limits<float>::infinity();
-      forEachTap(p, plane, s0, s1, s2, [&best](float v) {
-        if (v > best || std::isnan(v))
-          best = v;
-      });
-      out[o] = best;
-    });
-  }
+// The element of the window max pooling picks (padding never wins), or -1 for a window
+// entirely in padding. The first maximum wins and NaN inputs propagate; the gradient goes to
+// the same element, as in PyTorch, which also sends it to the first tap when all are -inf.
+int64_t windowArgMax(const WindowParams &p, const float *plane, const Span &s0, const Span &s1,
+                     const Span &s2) {
+  float best = 0.0f;
+  int64_t arg = -1;
+  forEachTap(p, s0, s1, s2, [&](int64_t i) {
+    if (arg < 0 || plane[i] > best || std::isnan(plane[i])) {
+      best = plane[i];
+      arg = i;
+    }
+  });
+  return arg;
 }
 
-void avgPoolF32(const WindowParams &p, const int64_t *padEnd, bool countIncludePad, const float *x,
-                float *y) {
-  avgPool(p, padEnd, countIncludePad, x, y);
+// The number of elements avgPoolF32 divides a window's sum by.
+int64_t avgCount(const Span &s0, const Span &s1, const Span &s2, bool countIncludePad) {
+  return countIncludePad ? s0.counted * s1.counted * s2.counted
+                         : (s0.hi - s0.lo) * (s1.hi - s1.lo) * (s2.hi - s2.lo);
 }
 
-void globalAvgPoolF32(const float *x, float *y, int64_t batchChannels, int64_t spatial) {
-  for (int64_t c = 0; c < batchChannels; ++c) {
-    const float *plane = x + c * spatial;
-    // Eight partial sums vectorise and lose less precision than one running sum.
-    float partial[8] = {};
-    int64_t i = 0;
-    for (; i + 8 <= spatial; i += 8)
-      for (int64_t l = 0; l < 8; ++l)
-        partial[l] += plane[i + l];
-    float sum = 0.0f;
-    for (; i < spatial; ++i)
-      sum += plane[i];
-    for (float v : partial)
-      sum += v;
-    y[c] = spatial > 0 ? sum / static_cast<float>(spatial) : 0.0f;
-  }
+// Eight partial sums vectorise and lose less precision than one running sum; term(i) is the
+// i-th of n summands.
+template <typename Term> float sum8(int64_t n, Term term) {
+  float partial[8] = {};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int64_t l = 0; l < 8; ++l)
+      partial[l] += term(i + l);
+  float sum = 0.0f;
+  for (; i < n; ++i)
+    sum += term(i);
+  for (float v : partial)
+    sum += v;
+  return sum;
 }
 
-void batchNormF32(const float *x, const float *scale, const float *bias, const float *mean,
-                  const float *var, float epsilon, float *y, int64_t batch, int64_t channels,
-                  int64_t spatial) {
+// y = x * a + b with (a, b) = coeffs(c) per channel: batch norm folded to one multiply-add per
+// element.
+template <typename Coeffs>
+void affinePerChannel(const float *x, float *y, int64_t batch, int64_t channels, int64_t spatial,
+                      Coeffs coeffs) {
   for (int64_t n = 0; n < batch; ++n) {
     for (int64_t c = 0; c < channels; ++c) {
-      // Folding the statistics into y = a * x + b leaves one multiply-add per element.
-      float a = scale[c] / std::sqrt(var[c] + epsilon);
-      float b = bias[c] - mean[c] * a;
+      const auto [a, b] = coeffs(c);
       const float *src = x + (n * channels + c) * spatial;
       float *dst = y + (n * channels + c) * spatial;
       for (int64_t i = 0; i < spatial; ++i)
         dst[i] = src[i] * a + b;
     }
+  }
+}
+
+// Sum of term(elementIndex) over channel c of a [batch, channels, spatial] tensor. Rows are
+// summed in float, the rows' sums in double: a channel may span millions of elements.
+template <typename Term>
+double channelSum(int64_t batch, int64_t channels, int64_t spatial, int64_t c, Term term) {
+  double total = 0.0;
+  for (int64_t n = 0; n < batch; ++n) {
+    const int64_t row = (n * channels + c) * spatial;
+    total += sum8(spatial, [&](int64_t i) { return term(row + i); });
+  }
+  return total;
+}
+
+// Per channel: the sum of dy and the sum of dy * (x - mean), from which both gradients follow.
+struct GradSums {
+  double dy, dyCentered;
+};
+GradSums gradSums(const float *dy, const float *x, float mean, int64_t batch, int64_t channels,
+                  int64_t spatial, int64_t c) {
+  return {
+      channelSum(batch, channels, spatial, c, [dy](int64_t i) { return dy[i]; }),
+      channelSum(batch, channels, spatial, c, [=](int64_t i) { return dy[i] * (x[i] - mean); })};
+}
+
+} // namespace
+
+void maxPoolF32(const WindowParams &p, const float *x, float *y) {
+  forEachPlane(p, [&](int64_t in, int64_t out) {
+    const float *plane = x + in;
+    forEachWindow(p, nullptr, [&](int64_t o, const Span &s0, const Span &s1, const Span &s2) {
+      int64_t arg = windowArgMax(p, plane, s0, s1, s2);
+      y[out + o] = arg >= 0 ? plane[arg] : -std::numeric_limits<float>::infinity();
+    });
+  });
+}
+
+void maxPoolGradF32(const WindowParams &p, const float *x, const float *dy, float *dx) {
+  std::fill(dx, dx + p.batch * p.channels * p.in[0] * p.in[1] * p.in[2], 0.0f);
+  forEachPlane(p, [&](int64_t in, int64_t out) {
+    forEachWindow(p, nullptr, [&](int64_t o, const Span &s0, const Span &s1, const Span &s2) {
+      // An all-padding window's -inf output is a constant; its gradient has nowhere to go.
+      int64_t arg = windowArgMax(p, x + in, s0, s1, s2);
+      if (arg >= 0)
+        dx[in + arg] += dy[out + o];
+    });
+  });
+}
+
+void avgPoolF32(const WindowParams &p, const int64_t *padEnd, bool countIncludePad, const float *x,
+                float *y) {
+  forEachPlane(p, [&](int64_t in, int64_t out) {
+    forEachWindow(p, padEnd, [&](int64_t o, const Span &s0, const Span &s1, const Span &s2) {
+      float sum = 0.0f;
+      forEachTap(p, s0, s1, s2, [&](int64_t i) { sum += x[in + i]; });
+      int64_t count = avgCount(s0, s1, s2, countIncludePad);
+      // A window entirely in padding averages nothing; 0 beats 0/0.
+      y[out + o] = count > 0 ? sum / static_cast<float>(count) : 0.0f;
+    });
+  });
+}
+
+void avgPoolGradF32(const WindowParams &p, const int64_t *padEnd, bool countIncludePad,
+                    const float *dy, float *dx) {
+  std::fill(dx, dx + p.batch * p.channels * p.in[0] * p.in[1] * p.in[2], 0.0f);
+  forEachPlane(p, [&](int64_t in, int64_t out) {
+    forEachWindow(p, padEnd, [&](int64_t o, const Span &s0, const Span &s1, const Span &s2) {
+      int64_t count = avgCount(s0, s1, s2, countIncludePad);
+      float share = count > 0 ? dy[out + o] / static_cast<float>(count) : 0.0f;
+      forEachTap(p, s0, s1, s2, [&](int64_t i) { dx[in + i] += share; });
+    });
+  });
+}
+
+void globalAvgPoolF32(const float *x, float *y, int64_t batchChannels, int64_t spatial) {
+  for (int64_t c = 0; c < batchChannels; ++c) {
+    const float *plane = x + c * spatial;
+    float sum = sum8(spatial, [plane](int64_t i) { return plane[i]; });
+    y[c] = spatial > 0 ? sum / static_cast<float>(spatial) : 0.0f;
+  }
+}
+
+void globalAvgPoolGradF32(const float *dy, float *dx, int64_t batchChannels, int64_t spatial) {
+  for (int64_t c = 0; c < batchChannels; ++c)
+    std::fill(dx + c * spatial, dx + (c + 1) * spatial, dy[c] / static_cast<float>(spatial));
+}
+
+void batchNormF32(const float *x, const float *scale, const float *bias, const float *mean,
+                  const float *var, float epsilon, float *y, int64_t batch, int64_t channels,
+                  int64_t spatial) {
+  affinePerChannel(x, y, batch, channels, spatial, [=](int64_t c) {
+    float a = scale[c] / std::sqrt(var[c] + epsilon);
+    return std::pair<float, float>(a, bias[c] - mean[c] * a);
+  });
+}
+
+void batchNormStatsF32(const float *x, float epsilon, float *stats, int64_t batch, int64_t channels,
+                       int64_t spatial) {
+  const double count = static_cast<double>(batch * spatial);
+  for (int64_t c = 0; c < channels; ++c) {
+    const float mean = static_cast<float>(
+        channelSum(batch, channels, spatial, c, [x](int64_t i) { return x[i]; }) / count);
+    // Two passes: E[x^2] - E[x]^2 cancels catastrophically when the mean is large.
+    const double var = channelSum(batch, channels, spatial, c,
+                                  [=](int64_t i) {
+                                    float d = x[i] - mean;
+                                    return d * d;
+                                  }) /
+                       count;
+    stats[c] = mean;
+    stats[channels + c] = static_cast<float>(1.0 / std::sqrt(var + epsilon));
+    stats[2 * channels + c] = static_cast<float>(var);
+  }
+}
+
+void batchNormApplyF32(const float *x, const float *stats, const float *scale, const float *bias,
+                       float *y, int64_t batch, int64_t channels, int64_t spatial) {
+  affinePerChannel(x, y, batch, channels, spatial, [=](int64_t c) {
+    float a = scale[c] * stats[channels + c];
+    return std::pair<float, float>(a, bias[c] - stats[c] * a);
+  });
+}
+
+void batchNormGradInputF32(const float *dy, const float *x, const float *stats, const float *scale,
+                           float *dx, int64_t batch, int64_t channels, int64_t spatial) {
+  const double count = static_cast<double>(batch * spatial);
+  for (int64_t c = 0; c < channels; ++c) {
+    const float mean = stats[c], invStd = stats[channels + c];
+    const GradSums sums = gradSums(dy, x, mean, batch, channels, spatial, c);
+    // dx = scale * invStd * (dy - mean(dy) - xhat * mean(dy * xhat)), xhat = (x - mean) * invStd:
+    // the last two terms are the gradient through the batch mean and variance.
+    const float dyMean = static_cast<float>(sums.dy / count);
+    const float k = static_cast<float>(sums.dyCentered / count * invStd * invStd);
+    const float a = scale[c] * invStd;
+    for (int64_t n = 0; n < batch; ++n) {
+      const int64_t row = (n * channels + c) * spatial;
+      for (int64_t i = row; i < row + spatial; ++i)
+        dx[i] = (dy[i] - dyMean - (x[i] - mean) * k) * a;
+    }
+  }
+}
+
+void batchNormGradParamsF32(const float *dy, const float *x, const float *stats, float *out,
+                            int64_t batch, int64_t channels, int64_t spatial) {
+  for (int64_t c = 0; c < channels; ++c) {
+    const GradSums sums = gradSums(dy, x, stats[c], batch, channels, spatial, c);
+    out[c] = static_cast<float>(sums.dyCentered * stats[channels + c]);
+    out[channels + c] = static_cast<float>(sums.dy);
+  }
+}
+
+void batchNormRunningUpdateF32(float *runningMean, float *runningVar, const float *stats,
+                               float momentum, int64_t channels, int64_t count) {
+  // PyTorch tracks the unbiased variance though it normalises with the biased one.
+  const double correction = count > 1 ? double(count) / double(count - 1) : 1.0;
+  const double keep = 1.0 - double(momentum);
+  for (int64_t c = 0; c < channels; ++c) {
+    runningMean[c] = static_cast<float>(keep * runningMean[c] + momentum * double(stats[c]));
+    runningVar[c] = static_cast<float>(keep * runningVar[c] +
+                                       momentum * double(stats[2 * channels + c]) * correction);
   }
 }
 

@@ -49,6 +49,56 @@ void softmaxBlock(const float *x, float *y, int64_t n, int64_t inner, int64_t wi
       y[j * inner + l] *= sum[l];
 }
 
+// The gradient of softmaxBlock from its output y: dx = y * (dy - sum(dy * y)), or for
+// log-softmax dx = dy - exp(y) * sum(dy).
+void softmaxGradBlock(const float *dy, const float *y, float *dx, int64_t n, int64_t inner,
+                      int64_t width, bool log) {
+  float sum[kChunk];
+  std::fill(sum, sum + width, 0.0f);
+  // The two forms are separate loops: at -O2 GCC does not unswitch a loop-invariant branch,
+  // which would keep the loops from vectorising.
+  if (log) {
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t l = 0; l < width; ++l)
+        sum[l] += dy[j * inner + l];
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t l = 0; l < width; ++l)
+        dx[j * inner + l] = dy[j * inner + l] - std::exp(y[j * inner + l]) * sum[l];
+    return;
+  }
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t l = 0; l < width; ++l)
+      sum[l] += dy[j * inner + l] * y[j * inner + l];
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t l = 0; l < width; ++l)
+      dx[j * inner + l] = y[j * inner + l] * (dy[j * inner + l] - sum[l]);
+}
+
+// Calls f(offset, width) for each block of up to kChunk adjacent softmax columns of an
+// [outer, n, inner] view.
+template <typename F> void forEachSoftmaxBlock(int64_t outer, int64_t n, int64_t inner, F f) {
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t l = 0; l < inner; l += kChunk)
+      f(o * n * inner + l, std::min(kChunk, inner - l));
+}
+
+// True when every label lies in [0, classes): labels are runtime data the compiler cannot
+// check, so they are checked before anything is written.
+bool labelsValid(const int64_t *labels, int64_t count, int64_t classes) {
+  for (int64_t i = 0; i < count; ++i)
+    if (labels[i] < 0 || labels[i] >= classes)
+      return false;
+  return true;
+}
+
+// Calls f(position, index of the position's label class in the [outer, classes, inner] view).
+template <typename F>
+void forEachLabel(const int64_t *labels, int64_t outer, int64_t classes, int64_t inner, F f) {
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i)
+      f((o * classes + labels[o * inner + i]) * inner + i);
+}
+
 struct SumOp {
   float operator()(float acc, float v) const { return acc + v; }
 };
@@ -138,10 +188,39 @@ void reduceWith(Op op, float init, const float *x, const int64_t *inShape,
 } // namespace
 
 void softmaxF32(const float *x, float *y, int64_t outer, int64_t n, int64_t inner, bool log) {
-  for (int64_t o = 0; o < outer; ++o)
-    for (int64_t l = 0; l < inner; l += kChunk)
-      softmaxBlock(x + o * n * inner + l, y + o * n * inner + l, n, inner,
-                   std::min(kChunk, inner - l), log);
+  forEachSoftmaxBlock(outer, n, inner, [=](int64_t offset, int64_t width) {
+    softmaxBlock(x + offset, y + offset, n, inner, width, log);
+  });
+}
+
+void softmaxGradF32(const float *dy, const float *y, float *dx, int64_t outer, int64_t n,
+                    int64_t inner, bool log) {
+  forEachSoftmaxBlock(outer, n, inner, [=](int64_t offset, int64_t width) {
+    softmaxGradBlock(dy + offset, y + offset, dx + offset, n, inner, width, log);
+  });
+}
+
+bool nllLossF32(const float *logp, const int64_t *labels, float *loss, int64_t outer,
+                int64_t classes, int64_t inner) {
+  const int64_t positions = outer * inner;
+  if (!labelsValid(labels, positions, classes))
+    return false;
+  double sum = 0.0;
+  forEachLabel(labels, outer, classes, inner, [&](int64_t i) { sum += logp[i]; });
+  // The mean over no positions is NaN, as in PyTorch.
+  *loss = static_cast<float>(-sum / static_cast<double>(positions));
+  return true;
+}
+
+bool nllLossGradF32(const float *dloss, const int64_t *labels, float *dlogp, int64_t outer,
+                    int64_t classes, int64_t inner) {
+  const int64_t positions = outer * inner;
+  if (!labelsValid(labels, positions, classes))
+    return false;
+  std::fill(dlogp, dlogp + outer * classes * inner, 0.0f);
+  const float g = -*dloss / static_cast<float>(positions);
+  forEachLabel(labels, outer, classes, inner, [=](int64_t i) { dlogp[i] = g; });
+  return true;
 }
 
 void reduceF32(ReduceKind kind, const float *x, const int64_t *inShape, const int64_t *outStrides,

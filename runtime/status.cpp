@@ -30,6 +30,10 @@ extern "C" const char *dlc_status_message(dlc_status status) {
     return "out of memory";
   case DLC_INVALID_INPUT_DATA:
     return "invalid input data";
+  case DLC_IO_ERROR:
+    return "file input/output error";
+  case DLC_INVALID_STATE:
+    return "state file truncated, damaged or of another model";
   }
   return "unknown status";
 }

@@ -90,20 +90,24 @@ SmallVector<int64_t> stridesOf(ArrayRef<int64_t> shape) {
 
 namespace {
 
+// Byte offsets of constants in the weights blob, by their value (functions of a training
+// build share the blob).
+using WeightOffsets = std::map<const void *, int64_t>;
+
 class ScheduleEmitter : public KernelEmitter {
 public:
-  explicit ScheduleEmitter(const std::map<Operation *, int64_t> &weightOffsets)
-      : weightOffsets(weightOffsets) {}
+  // `argPointers`: a typed pointer expression per function argument.
+  ScheduleEmitter(const WeightOffsets &weightOffsets, std::vector<std::string> argPointers)
+      : weightOffsets(weightOffsets), argPointers(std::move(argPointers)) {}
 
   std::string ptr(Value v) override {
     std::string type = cType(tensorType(v).getElementType());
     if (auto arg = dyn_cast<BlockArgument>(v))
-      return "static_cast<const " + type + " *>(inputs[" + std::to_string(arg.getArgNumber()) +
-             "])";
+      return argPointers[arg.getArgNumber()];
     Operation *def = v.getDefiningOp();
-    if (auto it = weightOffsets.find(def); it != weightOffsets.end())
-      return "reinterpret_cast<const " + type + " *>(weights + " + std::to_string(it->second) +
-             ")";
+    if (auto constant = dyn_cast<ConstantOp>(def))
+      return "reinterpret_cast<const " + type + " *>(weights + " +
+             std::to_string(weightOffsets.at(constant.getValue().getAsOpaquePointer())) + ")";
     // A view is only ever read: its pointer is its source's (through any chain of views,
     // resolved here so that a long chain does not nest casts).
     if (def->hasAttr(kViewAttr)) {
@@ -144,7 +148,8 @@ public:
   }
 
 private:
-  const std::map<Operation *, int64_t> &weightOffsets;
+  const WeightOffsets &weightOffsets;
+  std::vector<std::string> argPointers;
 };
 
 // Text from the model (node names, paths) made safe inside a // comment: a newline would end
@@ -220,13 +225,9 @@ void KernelEmitter::fallibleCall(const std::string &call, const std::string &rea
   line("  return " + cString(currentOp + ": " + reason) + ";");
 }
 
-bool generateCpp(ModuleOp module, const std::string &name, const std::string &modelPath,
-                 const std::string &weightsPath, GeneratedModel &out) {
-  auto func = module.lookupSymbol<func::FuncOp>("forward");
-  if (!func) {
-    module.emitError("no function @forward to generate code for");
-    return false;
-  }
+namespace {
+
+const EmitterTable &emitterTable() {
   static const EmitterTable table = [] {
     EmitterTable t;
     addElementwiseEmitters(t);
@@ -234,30 +235,20 @@ bool generateCpp(ModuleOp module, const std::string &name, const std::string &mo
     addWindowEmitters(t);
     addReductionEmitters(t);
     addDataMovementEmitters(t);
+    addOptimizerEmitters(t);
     return t;
   }();
+  return table;
+}
 
-  std::map<Operation *, int64_t> weightOffsets;
-  out.weights.clear();
-  func.walk([&](ConstantOp op) {
-    out.weights.resize((out.weights.size() + 63) / 64 * 64);
-    weightOffsets[op] = out.weights.size();
-    std::vector<char> bytes = op.getBytes();
-    out.weights.insert(out.weights.end(), bytes.begin(), bytes.end());
-  });
-
-  auto arena = func->getAttrOfType<IntegerAttr>(kArenaBytesAttr);
-  if (!arena) {
-    func.emitError("no memory plan (dlc.arena_bytes) to generate code from");
-    return false;
-  }
-  out.arenaBytes = arena.getInt();
-  ScheduleEmitter emitter(weightOffsets);
+// The statements of one planned function; false after diagnostics on ops without a kernel.
+bool emitSchedule(func::FuncOp func, ScheduleEmitter &emitter, int64_t arenaBytes) {
+  const EmitterTable &table = emitterTable();
   bool ok = true;
   // DLC_CHECK_MEMORY builds poison memory that holds no live value, so a read after reuse
   // (or of never-written memory) shows up as NaN / all-ones integers.
   emitter.line("#ifdef DLC_CHECK_MEMORY");
-  emitter.line("dlc::rt::poison(arena, " + std::to_string(out.arenaBytes) + ");");
+  emitter.line("dlc::rt::poison(arena, " + std::to_string(arenaBytes) + ");");
   emitter.line("#endif");
   func.walk([&](Operation *op) {
     if (isa<ConstantOp, func::FuncOp>(op))
@@ -292,49 +283,191 @@ bool generateCpp(ModuleOp module, const std::string &name, const std::string &mo
       emitter.line("#endif");
     }
   });
-  if (!ok)
-    return false;
+  return ok;
+}
 
+void alignBlob(std::vector<char> &blob) { blob.resize((blob.size() + 63) / 64 * 64); }
+
+// Model state of a training build, laid out in @train_step's argument order: weights and
+// running statistics (which have initial values) first, optimizer moments after.
+struct StateEntry {
+  std::string name;
+  const char *kind;
+  RankedTensorType type;
+  int64_t offset;
+};
+struct StateLayout {
+  std::vector<StateEntry> entries;
+  std::map<std::string, int64_t> offsets;
+  int64_t bytes = 0;
+  int64_t initialBytes = 0; // the prefix with initial values; the rest starts at zero
+  int64_t initialOffset = 0; // of that prefix in the weights blob
+};
+
+std::string argName(func::FuncOp func, unsigned i) {
+  auto name = func.getArgAttrOfType<StringAttr>(i, kTensorNameAttr);
+  return name ? name.str() : "arg" + std::to_string(i);
+}
+
+StateLayout layoutState(func::FuncOp step, std::vector<char> &blob) {
+  StateLayout layout;
+  std::vector<std::pair<int64_t, ElementsAttr>> initial;
+  for (unsigned i = 0; i < step.getNumArguments(); ++i) {
+    if (!step.getArgAttr(i, kStateAttr))
+      continue;
+    auto type = cast<RankedTensorType>(step.getArgumentTypes()[i]);
+    auto value = step.getArgAttrOfType<ElementsAttr>(i, kInitialValueAttr);
+    const char *kind = step.getArgAttr(i, kTrainableAttr) ? "DLC_STATE_TRAINED"
+                       : value                           ? "DLC_STATE_BUFFER"
+                                                         : "DLC_STATE_MOMENT";
+    int64_t offset = (layout.bytes + 63) / 64 * 64;
+    layout.entries.push_back({argName(step, i), kind, type, offset});
+    layout.offsets[argName(step, i)] = offset;
+    layout.bytes = offset + tensorBytes(type);
+    if (value) {
+      initial.push_back({offset, value});
+      layout.initialBytes = layout.bytes;
+    }
+  }
+  alignBlob(blob);
+  layout.initialOffset = blob.size();
+  blob.resize(blob.size() + layout.initialBytes);
+  for (auto [offset, value] : initial) {
+    std::vector<char> bytes = elementsBytes(value);
+    std::copy(bytes.begin(), bytes.end(), blob.begin() + layout.initialOffset + offset);
+  }
+  return layout;
+}
+
+// Pointer expressions for a function's arguments: graph inputs (and labels) from `inputs`,
+// in order; state from the state buffer; hyperparameters from `hyper`.
+std::vector<std::string> argPointers(func::FuncOp func, const StateLayout &state) {
+  std::vector<std::string> pointers;
+  int input = 0;
+  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+    std::string type = cType(cast<RankedTensorType>(func.getArgumentTypes()[i]).getElementType());
+    if (func.getArgAttr(i, kStateAttr))
+      pointers.push_back("reinterpret_cast<" + type + " *>(state + " +
+                         std::to_string(state.offsets.at(argName(func, i))) + ")");
+    else if (func.getArgAttr(i, kHyperAttr))
+      pointers.push_back("hyper");
+    else
+      pointers.push_back("static_cast<const " + type + " *>(inputs[" + std::to_string(input++) +
+                         "])");
+  }
+  return pointers;
+}
+
+// Graph inputs (and labels): the arguments that are neither state nor hyperparameters.
+std::vector<unsigned> dataArguments(func::FuncOp func) {
+  std::vector<unsigned> data;
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    if (!func.getArgAttr(i, kStateAttr) && !func.getArgAttr(i, kHyperAttr))
+      data.push_back(i);
+  return data;
+}
+
+int64_t arenaOf(func::FuncOp func) {
+  auto arena = func->getAttrOfType<IntegerAttr>(kArenaBytesAttr);
+  if (!arena)
+    func.emitError("no memory plan (dlc.arena_bytes) to generate code from");
+  return arena ? arena.getInt() : -1;
+}
+
+// Shapes, infos and typed C++ parameters of a list of tensors (inputs or outputs).
+struct TensorTable {
+  std::string shapes, infos, typedParams, typedArgs;
+  size_t count = 0, maxRank = 1;
+  void add(const std::string &tensorName, RankedTensorType type, bool isInput,
+           const std::string &shapeTable, std::set<std::string> &used,
+           std::string &shapeConstants) {
+    std::string id = identifier(tensorName, used);
+    std::string sep = count ? ", " : "";
+    shapes += sep + "{" + list(type.getShape().empty() ? ArrayRef<int64_t>{0} : type.getShape()) +
+              "}";
+    infos += sep + "{" + cString(tensorName) + ", " + dtypeEnum(type.getElementType()) + ", " +
+             std::to_string(type.getRank()) + ", " + shapeTable + "[" + std::to_string(count) +
+             "], " + std::to_string(tensorBytes(type)) + "u}";
+    shapeConstants += "constexpr int64_t k_" + id + "_shape[] = {" +
+                      list(type.getShape().empty() ? ArrayRef<int64_t>{1} : type.getShape()) +
+                      "};\n";
+    typedParams += sep + (isInput ? "const " : "") + cType(type.getElementType()) + " *" + id;
+    typedArgs += sep + id;
+    maxRank = std::max<size_t>(maxRank, type.getRank());
+    ++count;
+  }
+};
+
+std::string stateEntries(const StateLayout &state, std::string &shapes) {
+  std::string entries;
+  for (auto [i, e] : llvm::enumerate(state.entries)) {
+    std::string shape = "kStateShape" + std::to_string(i);
+    shapes += "const int64_t " + shape + "[] = {" +
+              list(e.type.getShape().empty() ? ArrayRef<int64_t>{0} : e.type.getShape()) + "};\n";
+    entries += std::string(i ? ",\n    " : "") + "{" + cString(e.name) + ", " + e.kind + ", " +
+               dtypeEnum(e.type.getElementType()) + ", " + std::to_string(e.type.getRank()) +
+               ", " + shape + ", " + std::to_string(e.offset) + "u, " +
+               std::to_string(tensorBytes(e.type)) + "u}";
+  }
+  return entries;
+}
+
+} // namespace
+
+bool generateCpp(ModuleOp module, const std::string &name, const std::string &modelPath,
+                 const std::string &weightsPath, GeneratedModel &out) {
+  auto func = module.lookupSymbol<func::FuncOp>("forward");
+  if (!func) {
+    module.emitError("no function @forward to generate code for");
+    return false;
+  }
+  auto step = module.lookupSymbol<func::FuncOp>("train_step");
+
+  WeightOffsets weightOffsets;
+  out.weights.clear();
+  module.walk([&](ConstantOp op) {
+    auto [it, fresh] = weightOffsets.try_emplace(op.getValue().getAsOpaquePointer(), 0);
+    if (!fresh)
+      return;
+    alignBlob(out.weights);
+    it->second = out.weights.size();
+    std::vector<char> bytes = op.getBytes();
+    out.weights.insert(out.weights.end(), bytes.begin(), bytes.end());
+  });
+  StateLayout state;
+  if (step)
+    state = layoutState(step, out.weights);
+
+  int64_t forwardArena = arenaOf(func), stepArena = step ? arenaOf(step) : 0;
+  if (forwardArena < 0 || stepArena < 0)
+    return false;
+  // forward() and train_step() never run at once on one model: they share its arena.
+  out.arenaBytes = std::max(forwardArena, stepArena);
+  ScheduleEmitter emitter(weightOffsets, argPointers(func, state));
+  if (!emitSchedule(func, emitter, forwardArena))
+    return false;
+  std::string stepSchedule;
+  if (step) {
+    ScheduleEmitter stepEmitter(weightOffsets, argPointers(step, state));
+    if (!emitSchedule(step, stepEmitter, stepArena))
+      return false;
+    stepSchedule = stepEmitter.body_str();
+  }
 
   // Interface tables.
-  auto types = func.getFunctionType();
-  size_t maxRank = 1;
-  for (Type t : llvm::concat<const Type>(types.getInputs(), types.getResults()))
-    maxRank = std::max<size_t>(maxRank, cast<RankedTensorType>(t).getRank());
-  std::string shapeConstants, typedParams, typedInputs, typedOutputs;
   std::set<std::string> usedIdentifiers;
-  auto describe = [&](ArrayRef<Type> tensors, bool isInput, std::string &shapes,
-                      std::string &infos) {
-    for (auto [i, t] : llvm::enumerate(tensors)) {
-      auto type = cast<RankedTensorType>(t);
-      auto nameAttr = isInput ? func.getArgAttrOfType<StringAttr>(i, kTensorNameAttr)
-                              : func.getResultAttrOfType<StringAttr>(i, kTensorNameAttr);
-      std::string tensorName = nameAttr ? nameAttr.str() : (isInput ? "input" : "output") +
-                                                               std::to_string(i);
-      std::string id = identifier(tensorName, usedIdentifiers);
-      shapes += std::string(i ? ", " : "") + "{" + list(type.getShape().empty()
-                                                            ? ArrayRef<int64_t>{0}
-                                                            : type.getShape()) +
-                "}";
-      infos += std::string(i ? ", " : "") + "{" + cString(tensorName) + ", " +
-               dtypeEnum(type.getElementType()) + ", " + std::to_string(type.getRank()) + ", " +
-               (isInput ? "kInputShapes[" : "kOutputShapes[") + std::to_string(i) + "], " +
-               std::to_string(tensorBytes(type)) +
-               "u}";
-      shapeConstants += "constexpr int64_t k_" + id + "_shape[] = {" +
-                        list(type.getShape().empty() ? ArrayRef<int64_t>{1}
-                                                     : type.getShape()) +
-                        "};\n";
-      std::string c = cType(type.getElementType());
-      typedParams += std::string(typedParams.empty() ? "" : ", ") +
-                     (isInput ? "const " : "") + c + " *" + id;
-      (isInput ? typedInputs : typedOutputs) +=
-          std::string((isInput ? typedInputs : typedOutputs).empty() ? "" : ", ") + id;
-    }
-  };
-  std::string inputShapes, inputInfos, outputShapes, outputInfos;
-  describe(types.getInputs(), true, inputShapes, inputInfos);
-  describe(types.getResults(), false, outputShapes, outputInfos);
+  std::string shapeConstants;
+  TensorTable inputs, outputs, trainInputs;
+  for (unsigned i : dataArguments(func))
+    inputs.add(argName(func, i), cast<RankedTensorType>(func.getArgumentTypes()[i]), true,
+               "kInputShapes", usedIdentifiers, shapeConstants);
+  for (auto [i, t] : llvm::enumerate(func.getFunctionType().getResults())) {
+    auto nameAttr = func.getResultAttrOfType<StringAttr>(i, kTensorNameAttr);
+    outputs.add(nameAttr ? nameAttr.str() : "output" + std::to_string(i),
+                cast<RankedTensorType>(t), false, "kOutputShapes", usedIdentifiers,
+                shapeConstants);
+  }
+  size_t maxRank = std::max(inputs.maxRank, outputs.maxRank);
 
   std::string upper = name;
   for (char &c : upper)
@@ -347,21 +480,75 @@ bool generateCpp(ModuleOp module, const std::string &name, const std::string &mo
       {"MODEL_FILE", commentText(modelPath)},
       {"ARENA_BYTES", std::to_string(out.arenaBytes)},
       {"WEIGHT_BYTES", std::to_string(out.weights.size())},
-      {"NUM_INPUTS", std::to_string(types.getNumInputs())},
-      {"NUM_OUTPUTS", std::to_string(types.getNumResults())},
+      {"NUM_INPUTS", std::to_string(inputs.count)},
+      {"NUM_OUTPUTS", std::to_string(outputs.count)},
       {"MAX_RANK", std::to_string(maxRank)},
       // An empty initializer list would make zero-length arrays; a model always has outputs,
       // and input-less models get a placeholder entry.
-      {"INPUT_SHAPES", inputShapes.empty() ? "{0}" : inputShapes},
-      {"OUTPUT_SHAPES", outputShapes},
-      {"INPUT_INFOS", inputInfos.empty() ? "{nullptr, DLC_F32, 0, nullptr, 0}" : inputInfos},
-      {"OUTPUT_INFOS", outputInfos},
+      {"INPUT_SHAPES", inputs.shapes.empty() ? "{0}" : inputs.shapes},
+      {"OUTPUT_SHAPES", outputs.shapes},
+      {"INPUT_INFOS", inputs.infos.empty() ? "{nullptr, DLC_F32, 0, nullptr, 0}" : inputs.infos},
+      {"OUTPUT_INFOS", outputs.infos},
       {"SHAPE_CONSTANTS", shapeConstants},
-      {"TYPED_PARAMS", typedParams},
-      {"TYPED_INPUT_ARGS", typedInputs.empty() ? "nullptr" : typedInputs},
-      {"TYPED_OUTPUT_ARGS", typedOutputs},
+      {"TYPED_PARAMS", inputs.typedParams + (inputs.count ? ", " : "") + outputs.typedParams},
+      {"TYPED_INPUT_ARGS", inputs.typedArgs.empty() ? "nullptr" : inputs.typedArgs},
+      {"TYPED_OUTPUT_ARGS", outputs.typedArgs},
       {"SCHEDULE", emitter.body_str()},
+      {"TRAIN_INCLUDE", ""},
+      {"TRAIN_MACROS", ""},
+      {"TRAIN_C_API", ""},
+      {"TRAIN_METHODS", ""},
+      {"TRAIN_MEMBERS", ""},
+      {"STATE_PARAM", ""},
+      {"STATE_ARG", ""},
+      {"TRAIN_INIT", ""},
+      {"TRAIN_DESTROY", ""},
+      {"TRAIN_DEFINITIONS", ""},
   };
+  if (step) {
+    for (unsigned i : dataArguments(step))
+      trainInputs.add(argName(step, i), cast<RankedTensorType>(step.getArgumentTypes()[i]), true,
+                      "kTrainInputShapes", usedIdentifiers, shapeConstants);
+    std::string stateShapes, entries = stateEntries(state, stateShapes);
+    auto optimizer = step->getAttrOfType<DictionaryAttr>("dlc.optimizer");
+    auto number = [&](StringRef key, double fallback) {
+      auto attr = optimizer ? optimizer.getAs<FloatAttr>(key) : nullptr;
+      return floatLiteral(attr ? attr.getValueAsDouble() : fallback);
+    };
+    std::map<std::string, std::string> train = {
+        {"STATE_BYTES", std::to_string(state.bytes)},
+        {"INITIAL_STATE_OFFSET", std::to_string(state.initialOffset)},
+        {"INITIAL_STATE_BYTES", std::to_string(state.initialBytes)},
+        {"NUM_STATE_ENTRIES", std::to_string(state.entries.size())},
+        {"STATE_SHAPES", stateShapes},
+        {"STATE_ENTRIES", entries},
+        {"TRAIN_NUM_INPUTS", std::to_string(trainInputs.count)},
+        {"TRAIN_MAX_RANK", std::to_string(trainInputs.maxRank)},
+        {"TRAIN_INPUT_SHAPES", trainInputs.shapes},
+        {"TRAIN_INPUT_INFOS", trainInputs.infos},
+        {"TRAIN_TYPED_PARAMS", trainInputs.typedParams},
+        {"TRAIN_TYPED_ARGS", trainInputs.typedArgs},
+        {"TRAIN_SCHEDULE", stepSchedule},
+        {"LEARNING_RATE", number("lr", 0.01)},
+        {"BETA1", number("beta1", 0.0)},
+        {"BETA2", number("beta2", 0.0)},
+    };
+    for (const auto &[key, value] : vars)
+      train.try_emplace(key, value);
+    std::string fragments = embeddedFile("codegen_templates/train.tpl");
+    // The fragments file holds sections "//@@ KEY" each up to the next marker.
+    for (size_t at = fragments.find("//@@ "); at != std::string::npos;) {
+      size_t keyEnd = fragments.find('\n', at);
+      size_t next = fragments.find("//@@ ", keyEnd);
+      std::string key = fragments.substr(at + 5, keyEnd - at - 5);
+      std::string text = fragments.substr(
+          keyEnd + 1, next == std::string::npos ? std::string::npos : next - keyEnd - 1);
+      if (!text.empty() && text.back() == '\n') // the line break before the next marker
+        text.pop_back();
+      vars[key] = substitute(text, train);
+      at = next;
+    }
+  }
   out.header = substitute(embeddedFile("codegen_templates/model.h.tpl"), vars);
   out.source = substitute(embeddedFile("codegen_templates/model.cpp.tpl"), vars);
   out.weightsSource = weightsSource(name, out.weights.size(), weightsPath);

@@ -74,6 +74,40 @@ LogicalResult emitSlice(Operation *op, KernelEmitter &e) {
   return success();
 }
 
+LogicalResult emitSliceGrad(Operation *op, KernelEmitter &e) {
+  auto grad = cast<SliceGradOp>(op);
+  auto in = tensorType(grad.getOutput()).getShape();
+  std::string inShape = e.array(in), starts = e.array(grad.getStarts()),
+              steps = e.array(grad.getSteps()),
+              outShape = e.array(tensorType(grad.getGrad()).getShape());
+  e.line("dlc::rt::sliceGrad(" + e.ptr(grad.getGrad()) + ", " + e.ptr(grad.getOutput()) + ", " +
+         inShape + ", " + starts + ", " + steps + ", " + outShape + ", " +
+         std::to_string(in.size()) + ");");
+  return success();
+}
+
+LogicalResult emitGatherGrad(Operation *op, KernelEmitter &e) {
+  auto grad = cast<GatherGradOp>(op);
+  auto shape = tensorType(grad.getOutput()).getShape();
+  int64_t axis = grad.getAxis();
+  auto [outer, inner] = outerInner(shape, axis);
+  e.line("dlc::rt::gatherGradF32(" + e.ptr(grad.getGrad()) + ", " + e.ptr(grad.getIndices()) +
+         ", " + std::to_string(tensorType(grad.getIndices()).getNumElements()) + ", " +
+         e.ptr(grad.getOutput()) + ", " + std::to_string(outer) + ", " +
+         std::to_string(shape[axis]) + ", " + std::to_string(inner) + ");");
+  return success();
+}
+
+LogicalResult emitBroadcast(Operation *op, KernelEmitter &e) {
+  auto out = tensorType(op->getResult(0)).getShape();
+  std::string strides =
+      e.array(broadcastStrides(tensorType(op->getOperand(0)).getShape(), out));
+  std::string shape = e.array(out);
+  e.line("dlc::rt::broadcastF32(" + e.ptr(op->getOperand(0)) + ", " + strides + ", " +
+         e.ptr(op->getResult(0)) + ", " + shape + ", " + std::to_string(out.size()) + ");");
+  return success();
+}
+
 } // namespace
 
 void addDataMovementEmitters(EmitterTable &table) {
@@ -82,6 +116,9 @@ void addDataMovementEmitters(EmitterTable &table) {
   table["dlc.concat"] = emitConcat;
   table["dlc.gather"] = emitGather;
   table["dlc.slice"] = emitSlice;
+  table["dlc.slice_grad"] = emitSliceGrad;
+  table["dlc.gather_grad"] = emitGatherGrad;
+  table["dlc.broadcast"] = emitBroadcast;
 }
 
 } // namespace dlc

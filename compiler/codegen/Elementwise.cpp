@@ -64,6 +64,28 @@ void addElementwiseEmitters(EmitterTable &table) {
            floatLiteral(clip.getMax().convertToFloat()) + ");");
     return success();
   };
+  table["dlc.unary_grad"] = [](Operation *op, KernelEmitter &e) {
+    auto grad = cast<UnaryGradOp>(op);
+    e.line("dlc::rt::unaryGradF32(dlc::rt::UnaryGradKind::" + grad.getKind().str() + ", " +
+           e.ptr(grad.getGrad()) + ", " + e.ptr(grad.getSaved()) + ", " + e.ptr(grad.getOutput()) +
+           ", " + std::to_string(numElements(grad.getOutput())) + ");");
+    return success();
+  };
+  table["dlc.clip_grad"] = [](Operation *op, KernelEmitter &e) {
+    auto grad = cast<ClipGradOp>(op);
+    e.line("dlc::rt::clipGradF32(" + e.ptr(grad.getGrad()) + ", " + e.ptr(grad.getInput()) +
+           ", " + e.ptr(grad.getOutput()) + ", " + std::to_string(numElements(grad.getOutput())) +
+           ", " + floatLiteral(grad.getMin().convertToFloat()) + ", " +
+           floatLiteral(grad.getMax().convertToFloat()) + ");");
+    return success();
+  };
+  table["dlc.leaky_relu_grad"] = [](Operation *op, KernelEmitter &e) {
+    auto grad = cast<LeakyReluGradOp>(op);
+    e.line("dlc::rt::leakyReluGradF32(" + e.ptr(grad.getGrad()) + ", " + e.ptr(grad.getInput()) +
+           ", " + e.ptr(grad.getOutput()) + ", " + std::to_string(numElements(grad.getOutput())) +
+           ", " + floatLiteral(grad.getAlpha().convertToFloat()) + ");");
+    return success();
+  };
   table["dlc.leaky_relu"] = [](Operation *op, KernelEmitter &e) {
     auto relu = cast<LeakyReluOp>(op);
     e.line("dlc::rt::leakyReluF32(" + e.ptr(relu.getInput()) + ", " + e.ptr(relu.getOutput()) +

@@ -47,6 +47,7 @@ void addLinalgEmitters(EmitterTable &table);
 void addWindowEmitters(EmitterTable &table);
 void addReductionEmitters(EmitterTable &table);
 void addDataMovementEmitters(EmitterTable &table);
+void addOptimizerEmitters(EmitterTable &table);
 
 // Shared helpers.
 std::string cType(mlir::Type elementType); // "" when unsupported

@@ -7,15 +7,39 @@ using namespace mlir;
 namespace dlc {
 namespace {
 
-LogicalResult emitSoftmax(Operation *op, KernelEmitter &e) {
-  auto softmax = cast<SoftmaxOp>(op);
-  auto shape = tensorType(softmax.getInput()).getShape();
-  int64_t axis = softmax.getAxis();
+// ", outer, n, inner" of `v` viewed around `axis`.
+std::string aroundAxis(Value v, int64_t axis) {
+  auto shape = tensorType(v).getShape();
   auto [outer, inner] = outerInner(shape, axis);
   int64_t n = shape.empty() ? 1 : shape[axis];
+  return ", " + std::to_string(outer) + ", " + std::to_string(n) + ", " + std::to_string(inner);
+}
+
+LogicalResult emitSoftmax(Operation *op, KernelEmitter &e) {
+  auto softmax = cast<SoftmaxOp>(op);
   e.line("dlc::rt::softmaxF32(" + e.ptr(softmax.getInput()) + ", " + e.ptr(softmax.getOutput()) +
-         ", " + std::to_string(outer) + ", " + std::to_string(n) + ", " + std::to_string(inner) +
-         ", " + (softmax.getLog() ? "true" : "false") + ");");
+         aroundAxis(softmax.getInput(), softmax.getAxis()) + ", " +
+         (softmax.getLog() ? "true" : "false") + ");");
+  return success();
+}
+
+LogicalResult emitSoftmaxGrad(Operation *op, KernelEmitter &e) {
+  auto grad = cast<SoftmaxGradOp>(op);
+  e.line("dlc::rt::softmaxGradF32(" + e.ptr(grad.getGrad()) + ", " +
+         e.ptr(grad.getOutputValue()) + ", " + e.ptr(grad.getOutput()) +
+         aroundAxis(grad.getGrad(), grad.getAxis()) + ", " + (grad.getLog() ? "true" : "false") +
+         ");");
+  return success();
+}
+
+// Both directions view the log-probabilities as [N, C, rest] around the class dim.
+LogicalResult emitNllLoss(Operation *op, KernelEmitter &e) {
+  bool forward = isa<NllLossOp>(op);
+  Value logProbs = forward ? op->getOperand(0) : op->getResult(0);
+  e.fallibleCall(std::string("dlc::rt::") + (forward ? "nllLossF32(" : "nllLossGradF32(") +
+                     e.ptr(op->getOperand(0)) + ", " + e.ptr(op->getOperand(1)) + ", " +
+                     e.ptr(op->getResult(0)) + aroundAxis(logProbs, 1) + ")",
+                 "label out of range");
   return success();
 }
 
@@ -46,6 +70,9 @@ LogicalResult emitReduce(Operation *op, KernelEmitter &e) {
 
 void addReductionEmitters(EmitterTable &table) {
   table["dlc.softmax"] = emitSoftmax;
+  table["dlc.softmax_grad"] = emitSoftmaxGrad;
+  table["dlc.nll_loss"] = emitNllLoss;
+  table["dlc.nll_loss_grad"] = emitNllLoss;
   for (StringRef name : {"reduce_sum", "reduce_mean", "reduce_max", "reduce_min"})
     table["dlc." + name.str()] = emitReduce;
 }

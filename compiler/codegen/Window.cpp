@@ -15,42 +15,136 @@ std::string windowLiteral(const dlc::rt::WindowParams &p) {
          triple(p.stride) + ", " + triple(p.padBegin) + ", " + triple(p.dilation) + "}";
 }
 
-LogicalResult emitConv(Operation *op, KernelEmitter &e) {
-  auto conv = cast<ConvOp>(op);
-  dlc::rt::ConvParams p = convParams(conv);
+void declareConvParams(const dlc::rt::ConvParams &p, KernelEmitter &e) {
   e.line("static const dlc::rt::ConvParams params = {" + windowLiteral(p.window) + ", " +
          std::to_string(p.outChannels) + ", " + std::to_string(p.groups) + ", " +
          std::to_string(p.workspaceLimit) + "};");
+}
+
+LogicalResult emitConv(Operation *op, KernelEmitter &e) {
+  auto conv = cast<ConvOp>(op);
+  declareConvParams(convParams(conv), e);
   e.line("dlc::rt::convF32(params, " + e.ptr(conv.getInput()) + ", " + e.ptr(conv.getWeight()) +
          ", " + (conv.getBias() ? e.ptr(conv.getBias()) : "nullptr") + ", " +
          e.ptr(conv.getOutput()) + ", " + e.workspace(op) + ");");
   return success();
 }
 
+LogicalResult emitConvGradInput(Operation *op, KernelEmitter &e) {
+  auto grad = cast<ConvGradInputOp>(op);
+  declareConvParams(convParams(grad), e);
+  e.line("dlc::rt::convBackwardDataF32(params, " + e.ptr(grad.getGrad()) + ", " +
+         e.ptr(grad.getWeight()) + ", " + e.ptr(grad.getOutput()) + ", " + e.workspace(op) +
+         ");");
+  return success();
+}
+
+LogicalResult emitConvGradWeight(Operation *op, KernelEmitter &e) {
+  auto grad = cast<ConvGradWeightOp>(op);
+  declareConvParams(convParams(grad), e);
+  e.line("dlc::rt::convBackwardFilterF32(params, " + e.ptr(grad.getInput()) + ", " +
+         e.ptr(grad.getGrad()) + ", " + e.ptr(grad.getOutput()) + ", " + e.workspace(op) +
+         ");");
+  return success();
+}
+
+// Declares `params` for a pool over `input` making `output`.
+void declareWindowParams(Operation *op, Value input, Value output, KernelEmitter &e) {
+  e.line("static const dlc::rt::WindowParams params = " +
+         windowLiteral(windowParams(op, input, output)) + ";");
+}
+
+// End pads matter for count_include_pad when ceil_mode extends the last window.
+std::string avgPoolPadEnd(ArrayRef<int64_t> pads, KernelEmitter &e) {
+  SmallVector<int64_t> padEnd(3 - pads.size() / 2, 0);
+  padEnd.append(pads.begin() + pads.size() / 2, pads.end());
+  return e.array(padEnd);
+}
+
 LogicalResult emitPool(Operation *op, KernelEmitter &e) {
-  e.line("static const dlc::rt::WindowParams params = " + windowLiteral(windowParams(op)) + ";");
+  declareWindowParams(op, op->getOperand(0), op->getResult(0), e);
   std::string args = e.ptr(op->getOperand(0)) + ", " + e.ptr(op->getResult(0)) + ");";
-  if (auto avg = dyn_cast<AvgPoolOp>(op)) {
-    // End pads matter for count_include_pad when ceil_mode extends the last window.
-    auto pads = avg.getPads();
-    SmallVector<int64_t> padEnd(3 - pads.size() / 2, 0);
-    padEnd.append(pads.begin() + pads.size() / 2, pads.end());
-    std::string padEndName = e.array(padEnd);
-    e.line("dlc::rt::avgPoolF32(params, " + padEndName + ", " +
+  if (auto avg = dyn_cast<AvgPoolOp>(op))
+    e.line("dlc::rt::avgPoolF32(params, " + avgPoolPadEnd(avg.getPads(), e) + ", " +
            (avg.getCountIncludePad() ? "true" : "false") + ", " + args);
-  }
   else
     e.line("dlc::rt::maxPoolF32(params, " + args);
   return success();
 }
 
-LogicalResult emitGlobalAvgPool(Operation *op, KernelEmitter &e) {
-  auto shape = tensorType(op->getOperand(0)).getShape();
-  int64_t spatial = product(shape.drop_front(2));
-  e.line("dlc::rt::globalAvgPoolF32(" + e.ptr(op->getOperand(0)) + ", " +
-         e.ptr(op->getResult(0)) + ", " + std::to_string(shape[0] * shape[1]) + ", " +
-         std::to_string(spatial) + ");");
+LogicalResult emitMaxPoolGrad(Operation *op, KernelEmitter &e) {
+  auto grad = cast<MaxPoolGradOp>(op);
+  declareWindowParams(op, grad.getInput(), grad.getGrad(), e);
+  e.line("dlc::rt::maxPoolGradF32(params, " + e.ptr(grad.getInput()) + ", " +
+         e.ptr(grad.getGrad()) + ", " + e.ptr(grad.getOutput()) + ");");
   return success();
+}
+
+LogicalResult emitAvgPoolGrad(Operation *op, KernelEmitter &e) {
+  auto grad = cast<AvgPoolGradOp>(op);
+  declareWindowParams(op, grad.getOutput(), grad.getGrad(), e);
+  e.line("dlc::rt::avgPoolGradF32(params, " + avgPoolPadEnd(grad.getPads(), e) + ", " +
+         (grad.getCountIncludePad() ? "true" : "false") + ", " + e.ptr(grad.getGrad()) + ", " +
+         e.ptr(grad.getOutput()) + ");");
+  return success();
+}
+
+// Both directions: the larger of operand and result is the pool's input.
+LogicalResult emitGlobalAvgPool(Operation *op, KernelEmitter &e) {
+  bool forward = isa<GlobalAvgPoolOp>(op);
+  auto shape = tensorType(forward ? op->getOperand(0) : op->getResult(0)).getShape();
+  int64_t spatial = product(shape.drop_front(2));
+  e.line(std::string("dlc::rt::") + (forward ? "globalAvgPoolF32(" : "globalAvgPoolGradF32(") +
+         e.ptr(op->getOperand(0)) + ", " + e.ptr(op->getResult(0)) + ", " +
+         std::to_string(shape[0] * shape[1]) + ", " + std::to_string(spatial) + ");");
+  return success();
+}
+
+// ", N, C, spatial" of an [N, C, ...] tensor.
+std::string batchChannelsSpatial(Value input) {
+  auto shape = tensorType(input).getShape();
+  return ", " + std::to_string(shape[0]) + ", " + std::to_string(shape[1]) + ", " +
+         std::to_string(product(shape.drop_front(2)));
+}
+
+void addBatchNormTrainingEmitters(EmitterTable &table) {
+  table["dlc.batch_norm_stats"] = [](Operation *op, KernelEmitter &e) {
+    auto stats = cast<BatchNormStatsOp>(op);
+    e.line("dlc::rt::batchNormStatsF32(" + e.ptr(stats.getInput()) + ", " +
+           floatLiteral(stats.getEpsilon().convertToFloat()) + ", " + e.ptr(stats.getOutput()) +
+           batchChannelsSpatial(stats.getInput()) + ");");
+    return success();
+  };
+  table["dlc.batch_norm_apply"] = [](Operation *op, KernelEmitter &e) {
+    auto bn = cast<BatchNormApplyOp>(op);
+    e.line("dlc::rt::batchNormApplyF32(" + e.ptr(bn.getInput()) + ", " + e.ptr(bn.getStats()) +
+           ", " + e.ptr(bn.getScale()) + ", " + e.ptr(bn.getBias()) + ", " +
+           e.ptr(bn.getOutput()) + batchChannelsSpatial(bn.getInput()) + ");");
+    return success();
+  };
+  table["dlc.batch_norm_grad_input"] = [](Operation *op, KernelEmitter &e) {
+    auto bn = cast<BatchNormGradInputOp>(op);
+    e.line("dlc::rt::batchNormGradInputF32(" + e.ptr(bn.getGrad()) + ", " +
+           e.ptr(bn.getInput()) + ", " + e.ptr(bn.getStats()) + ", " + e.ptr(bn.getScale()) +
+           ", " + e.ptr(bn.getOutput()) + batchChannelsSpatial(bn.getInput()) + ");");
+    return success();
+  };
+  table["dlc.batch_norm_grad_params"] = [](Operation *op, KernelEmitter &e) {
+    auto bn = cast<BatchNormGradParamsOp>(op);
+    e.line("dlc::rt::batchNormGradParamsF32(" + e.ptr(bn.getGrad()) + ", " +
+           e.ptr(bn.getInput()) + ", " + e.ptr(bn.getStats()) + ", " + e.ptr(bn.getOutput()) +
+           batchChannelsSpatial(bn.getInput()) + ");");
+    return success();
+  };
+  table["dlc.batch_norm_running_update"] = [](Operation *op, KernelEmitter &e) {
+    auto update = cast<BatchNormRunningUpdateOp>(op);
+    e.line("dlc::rt::batchNormRunningUpdateF32(" + e.ptr(update.getRunningMean()) +
+           ", " + e.ptr(update.getRunningVar()) + ", " + e.ptr(update.getStats()) + ", " +
+           floatLiteral(update.getMomentum().convertToFloat()) + ", " +
+           std::to_string(tensorType(update.getStats()).getDimSize(1)) + ", " +
+           std::to_string(update.getCount()) + ");");
+    return success();
+  };
 }
 
 LogicalResult emitBatchNorm(Operation *op, KernelEmitter &e) {
@@ -69,10 +163,16 @@ LogicalResult emitBatchNorm(Operation *op, KernelEmitter &e) {
 
 void addWindowEmitters(EmitterTable &table) {
   table["dlc.conv"] = emitConv;
+  table["dlc.conv_grad_input"] = emitConvGradInput;
+  table["dlc.conv_grad_weight"] = emitConvGradWeight;
   table["dlc.max_pool"] = emitPool;
+  table["dlc.max_pool_grad"] = emitMaxPoolGrad;
   table["dlc.avg_pool"] = emitPool;
+  table["dlc.avg_pool_grad"] = emitAvgPoolGrad;
   table["dlc.global_avg_pool"] = emitGlobalAvgPool;
+  table["dlc.global_avg_pool_grad"] = emitGlobalAvgPool;
   table["dlc.batch_norm"] = emitBatchNorm;
+  addBatchNormTrainingEmitters(table);
 }
 
 } // namespace dlc

@@ -1,8 +1,11 @@
-// Helpers shared by the CPU runtime unit tests (test_runtime_*.cpp): random data from fixed
-// seeds, shape index arithmetic, and element-wise comparison of results against references.
-// Everything here is in an anonymous namespace, so each test file gets its own copy.
+// Helpers shared by the CPU runtime unit tests (test_runtime_*.cpp): random data, windows and
+// slices from fixed seeds, shape index arithmetic, and element-wise comparison of results
+// against references. Everything here is in an anonymous namespace, so each test file gets its
+// own copy.
 #ifndef DLC_TESTS_UNIT_RUNTIME_TEST_UTIL_H
 #define DLC_TESTS_UNIT_RUNTIME_TEST_UTIL_H
+
+#include "dlc_runtime.h"
 
 #include <catch2/catch.hpp>
 
@@ -102,6 +105,98 @@ inline std::vector<unsigned char> randomBytes(std::mt19937 &rng, int64_t n) {
   for (unsigned char &b : v)
     b = static_cast<unsigned char>(randomInt(rng, 0, 255));
   return v;
+}
+
+// A random window over `spatialRank` trailing dims; leading unused dims are 1 with no padding,
+// as the compiler emits them. `padEnd` receives the end pads.
+inline dlc::rt::WindowParams randomWindow(std::mt19937 &rng, int spatialRank, int64_t maxIn,
+                                          int64_t maxKernel, bool ceilMode, int64_t padEnd[3]) {
+  dlc::rt::WindowParams w{};
+  w.batch = randomInt(rng, 1, 2);
+  w.channels = randomInt(rng, 1, 3);
+  for (int d = 0; d < 3; ++d) {
+    w.in[d] = w.out[d] = w.kernel[d] = w.stride[d] = w.dilation[d] = 1;
+    w.padBegin[d] = padEnd[d] = 0;
+  }
+  for (int d = 3 - spatialRank; d < 3; ++d) {
+    for (;;) {
+      w.kernel[d] = randomInt(rng, 1, maxKernel);
+      w.stride[d] = randomInt(rng, 1, 3);
+      w.dilation[d] = randomInt(rng, 1, 2);
+      int64_t extent = (w.kernel[d] - 1) * w.dilation[d] + 1;
+      w.padBegin[d] = randomInt(rng, 0, std::min<int64_t>(2, extent - 1));
+      padEnd[d] = randomInt(rng, 0, std::min<int64_t>(2, extent - 1));
+      w.in[d] = randomInt(rng, 1, maxIn);
+      int64_t span = w.in[d] + w.padBegin[d] + padEnd[d] - extent;
+      if (span < 0)
+        continue;
+      w.out[d] = (ceilMode ? (span + w.stride[d] - 1) / w.stride[d] : span / w.stride[d]) + 1;
+      // ONNX drops a ceil-mode window that would start inside the end padding.
+      if (ceilMode && (w.out[d] - 1) * w.stride[d] >= w.in[d] + w.padBegin[d])
+        --w.out[d];
+      break;
+    }
+  }
+  return w;
+}
+
+inline std::string describe(const dlc::rt::WindowParams &w, const int64_t padEnd[3]) {
+  std::ostringstream os;
+  os << "N" << w.batch << " C" << w.channels;
+  for (int d = 0; d < 3; ++d)
+    os << " | in " << w.in[d] << " out " << w.out[d] << " k " << w.kernel[d] << " s " << w.stride[d]
+       << " d " << w.dilation[d] << " pad " << w.padBegin[d] << "/" << padEnd[d];
+  return os.str();
+}
+
+// Input coordinate of kernel tap k for output o along dim d.
+inline int64_t tapPosition(const dlc::rt::WindowParams &w, int d, int64_t o, int64_t k) {
+  return o * w.stride[d] - w.padBegin[d] + k * w.dilation[d];
+}
+
+// A strided slice of a random input of rank 1 to 4: positive and negative steps, and some
+// dims taken whole (which lets the kernel copy contiguous chunks).
+struct SliceSpec {
+  Shape inShape, starts, steps, outShape;
+};
+
+inline SliceSpec randomSlice(std::mt19937 &rng) {
+  SliceSpec s;
+  s.inShape.resize(static_cast<size_t>(randomInt(rng, 1, 4)));
+  for (int64_t &d : s.inShape)
+    d = randomInt(rng, 1, 7);
+  s.starts.resize(s.inShape.size());
+  s.steps.resize(s.inShape.size());
+  s.outShape.resize(s.inShape.size());
+  for (size_t d = 0; d < s.inShape.size(); ++d) {
+    if (randomInt(rng, 0, 3) == 0) {
+      s.starts[d] = 0;
+      s.steps[d] = 1;
+      s.outShape[d] = s.inShape[d];
+      continue;
+    }
+    do
+      s.steps[d] = randomInt(rng, -3, 3);
+    while (s.steps[d] == 0);
+    s.starts[d] = randomInt(rng, 0, s.inShape[d] - 1);
+    int64_t available = s.steps[d] > 0 ? (s.inShape[d] - s.starts[d] + s.steps[d] - 1) / s.steps[d]
+                                       : s.starts[d] / -s.steps[d] + 1;
+    s.outShape[d] = randomInt(rng, 1, available);
+  }
+  return s;
+}
+
+inline std::string describe(const SliceSpec &s) {
+  return "in " + describe(s.inShape) + " starts " + describe(s.starts) + " steps " +
+         describe(s.steps) + " out " + describe(s.outShape);
+}
+
+// The index into the sliced tensor of element i of the slice.
+inline int64_t sliceSource(const SliceSpec &s, int64_t i) {
+  Shape idx = unravel(i, s.outShape);
+  for (size_t d = 0; d < idx.size(); ++d)
+    idx[d] = s.starts[d] + idx[d] * s.steps[d];
+  return ravel(idx, s.inShape);
 }
 
 } // namespace

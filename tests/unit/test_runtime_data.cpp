@@ -278,42 +278,18 @@ TEST_CASE("gather refuses out-of-range indices and writes nothing", "[data]") {
 TEST_CASE("slice with positive and negative steps", "[data]") {
   std::mt19937 rng(19);
   for (int trial = 0; trial < 150; ++trial) {
-    Shape inShape(static_cast<size_t>(randomInt(rng, 1, 4)));
-    for (int64_t &d : inShape)
-      d = randomInt(rng, 1, 7);
-    Shape starts(inShape.size()), steps(inShape.size()), outShape(inShape.size());
-    for (size_t d = 0; d < inShape.size(); ++d) {
-      if (randomInt(rng, 0, 3) == 0) {
-        // Whole dim, which lets the kernel copy contiguous chunks.
-        starts[d] = 0;
-        steps[d] = 1;
-        outShape[d] = inShape[d];
-        continue;
-      }
-      do
-        steps[d] = randomInt(rng, -3, 3);
-      while (steps[d] == 0);
-      starts[d] = randomInt(rng, 0, inShape[d] - 1);
-      int64_t available = steps[d] > 0 ? (inShape[d] - starts[d] + steps[d] - 1) / steps[d]
-                                       : starts[d] / -steps[d] + 1;
-      outShape[d] = randomInt(rng, 1, available);
-    }
+    SliceSpec s = randomSlice(rng);
     if (trial == 0)
-      outShape[0] = 0;
+      s.outShape[0] = 0;
     size_t elemSize = kElemSizes[randomInt(rng, 0, 5)];
-    INFO("in " << describe(inShape) << " starts " << describe(starts) << " steps "
-               << describe(steps) << " out " << describe(outShape) << " elem " << elemSize);
-    std::vector<unsigned char> x = randomBytes(rng, numElements(inShape) * elemSize);
-    std::vector<unsigned char> y(numElements(outShape) * elemSize, 0);
-    slice(x.data(), y.data(), elemSize, inShape.data(), starts.data(), steps.data(),
-          outShape.data(), static_cast<int>(inShape.size()));
+    INFO(describe(s) << " elem " << elemSize);
+    std::vector<unsigned char> x = randomBytes(rng, numElements(s.inShape) * elemSize);
+    std::vector<unsigned char> y(numElements(s.outShape) * elemSize, 0);
+    slice(x.data(), y.data(), elemSize, s.inShape.data(), s.starts.data(), s.steps.data(),
+          s.outShape.data(), static_cast<int>(s.inShape.size()));
     std::vector<unsigned char> want(y.size());
-    for (int64_t i = 0; i < numElements(outShape); ++i) {
-      Shape idx = unravel(i, outShape);
-      for (size_t d = 0; d < idx.size(); ++d)
-        idx[d] = starts[d] + idx[d] * steps[d];
-      std::memcpy(&want[i * elemSize], &x[ravel(idx, inShape) * elemSize], elemSize);
-    }
+    for (int64_t i = 0; i < numElements(s.outShape); ++i)
+      std::memcpy(&want[i * elemSize], &x[sliceSource(s, i) * elemSize], elemSize);
     requireEqual(y, want);
   }
 }

@@ -11,8 +11,6 @@
 #include <initializer_list>
 #include <limits>
 #include <random>
-#include <sstream>
-#include <string>
 #include <vector>
 
 using namespace dlc::rt;
@@ -22,53 +20,6 @@ using namespace dlc::rt;
 //===----------------------------------------------------------------------------------------===//
 
 namespace {
-
-// A random window over `spatialRank` trailing dims; leading unused dims are 1 with no padding,
-// as the compiler emits them. `padEnd` receives the end pads.
-WindowParams randomWindow(std::mt19937 &rng, int spatialRank, int64_t maxIn, int64_t maxKernel,
-                          bool ceilMode, int64_t padEnd[3]) {
-  WindowParams w{};
-  w.batch = randomInt(rng, 1, 2);
-  w.channels = randomInt(rng, 1, 3);
-  for (int d = 0; d < 3; ++d) {
-    w.in[d] = w.out[d] = w.kernel[d] = w.stride[d] = w.dilation[d] = 1;
-    w.padBegin[d] = padEnd[d] = 0;
-  }
-  for (int d = 3 - spatialRank; d < 3; ++d) {
-    for (;;) {
-      w.kernel[d] = randomInt(rng, 1, maxKernel);
-      w.stride[d] = randomInt(rng, 1, 3);
-      w.dilation[d] = randomInt(rng, 1, 2);
-      int64_t extent = (w.kernel[d] - 1) * w.dilation[d] + 1;
-      w.padBegin[d] = randomInt(rng, 0, std::min<int64_t>(2, extent - 1));
-      padEnd[d] = randomInt(rng, 0, std::min<int64_t>(2, extent - 1));
-      w.in[d] = randomInt(rng, 1, maxIn);
-      int64_t span = w.in[d] + w.padBegin[d] + padEnd[d] - extent;
-      if (span < 0)
-        continue;
-      w.out[d] = (ceilMode ? (span + w.stride[d] - 1) / w.stride[d] : span / w.stride[d]) + 1;
-      // ONNX drops a ceil-mode window that would start inside the end padding.
-      if (ceilMode && (w.out[d] - 1) * w.stride[d] >= w.in[d] + w.padBegin[d])
-        --w.out[d];
-      break;
-    }
-  }
-  return w;
-}
-
-std::string describe(const WindowParams &w, const int64_t padEnd[3]) {
-  std::ostringstream os;
-  os << "N" << w.batch << " C" << w.channels;
-  for (int d = 0; d < 3; ++d)
-    os << " | in " << w.in[d] << " out " << w.out[d] << " k " << w.kernel[d] << " s " << w.stride[d]
-       << " d " << w.dilation[d] << " pad " << w.padBegin[d] << "/" << padEnd[d];
-  return os.str();
-}
-
-// Input coordinate of kernel tap k for output o along dim d.
-int64_t tapPosition(const WindowParams &w, int d, int64_t o, int64_t k) {
-  return o * w.stride[d] - w.padBegin[d] + k * w.dilation[d];
-}
 
 void checkConv(std::mt19937 &rng, const ConvParams &p, const int64_t padEnd[3], bool withBias) {
   const WindowParams &w = p.window;

@@ -1,6 +1,8 @@
 // dlc: the ahead-of-time ONNX compiler's command line.
 #include "compiler/Driver.h"
 
+#include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <string>
@@ -17,7 +19,21 @@ const char kUsage[] = R"(usage:
       bound, bytes without reuse, in-place ops, elided concats and weight bytes; --no-reuse
       gives every value its own memory; --first-fit uses the naive planner (comparisons). Build generated code with -DDLC_CHECK_MEMORY to
       poison memory whose values are dead (reads after reuse show up as NaN).
+      Training (--train): also emit a training step, NAME_train_step(), that runs forward,
+      loss, backward and the optimizer update on the model's state with one planned arena.
+        --loss mse|cross_entropy|bce_with_logits|l1|none   (required; mean reduction; labels
+            are int64 class indices for cross_entropy, else shaped like the output; with
+            none the output itself must be a scalar loss)
+        --loss-output NAME      the graph output the loss uses (default: the only one)
+        --optimizer sgd[:lr=,momentum=,weight_decay=,nesterov=] |
+                    adam[:lr=,beta1=,beta2=,eps=,weight_decay=] | adamw[...]   (default sgd)
+        --trainable NAME[,NAME] / --freeze NAME[,NAME]   initializer names or name prefixes
+      Integer initializers and batch-norm running statistics are never trained.
   dlc run MODEL IN.npy... -o DIR [--no-reuse]
+  dlc run MODEL IN.npy... --train --labels LABELS.npy --steps N [--loss ...] [--optimizer ...]
+          -o DIR
+      Training quick check: N steps on the same batch; writes DIR/loss.npy (each step's loss,
+      before its update) and DIR/<weight name>.npy for every trained weight afterwards.
       Compile (cached), build and run the model on the inputs (graph-input order); writes
       DIR/<output name>.npy for each graph output. $DLC_CXXFLAGS adds compiler and linker
       flags (e.g. -DDLC_CHECK_MEMORY, -fsanitize=address). Builds are cached in
@@ -55,6 +71,16 @@ int main(int argc, char **argv) {
 
   std::vector<std::string> positional;
   dlc::CompileOptions options;
+  std::string labels, steps, optimizer;
+  // Comma-separated names, one or more per flag.
+  auto addNames = [](std::vector<std::string> &into, const std::string &list) {
+    for (size_t start = 0; start <= list.size();) {
+      size_t comma = std::min(list.find(',', start), list.size());
+      if (comma > start)
+        into.push_back(list.substr(start, comma - start));
+      start = comma + 1;
+    }
+  };
   for (size_t i = 1; i < args.size(); ++i) {
     const std::string &a = args[i];
     auto value = [&](std::string &into) {
@@ -78,6 +104,23 @@ int main(int argc, char **argv) {
       ok = value(options.reportSvgPath);
     else if (a == "--report")
       options.report = true;
+    else if (a == "--train")
+      options.train.enabled = true;
+    else if (a == "--loss")
+      ok = value(options.train.loss);
+    else if (a == "--loss-output")
+      ok = value(options.train.lossOutput);
+    else if (a == "--optimizer")
+      ok = value(optimizer);
+    else if (a == "--labels")
+      ok = value(labels);
+    else if (a == "--steps")
+      ok = value(steps);
+    else if (a == "--freeze" || a == "--trainable") {
+      std::string list;
+      ok = value(list);
+      addNames(a == "--freeze" ? options.train.freeze : options.train.trainable, list);
+    }
     else if (a == "--no-reuse")
       options.reuse = false;
     else if (a == "--first-fit")
@@ -90,6 +133,13 @@ int main(int argc, char **argv) {
       else if (flag == "--target") options.target = v;
       else if (flag == "--report-json") options.reportJsonPath = v;
       else if (flag == "--report-memory") options.reportSvgPath = v;
+      else if (flag == "--loss") options.train.loss = v;
+      else if (flag == "--loss-output") options.train.lossOutput = v;
+      else if (flag == "--optimizer") optimizer = v;
+      else if (flag == "--labels") labels = v;
+      else if (flag == "--steps") steps = v;
+      else if (flag == "--freeze") addNames(options.train.freeze, v);
+      else if (flag == "--trainable") addNames(options.train.trainable, v);
       else return usageError("unknown option '" + flag + "'");
     } else if (a.size() > 1 && a[0] == '-')
       return usageError("unknown option '" + a + "'");
@@ -98,6 +148,19 @@ int main(int argc, char **argv) {
     if (!ok)
       return usageError("option '" + a + "' needs a value");
   }
+
+  dlc::TrainOptions &train = options.train;
+  bool trainFlags = train.enabled || !train.loss.empty() || !train.lossOutput.empty() ||
+                    !optimizer.empty() || !train.freeze.empty() || !train.trainable.empty();
+  if (trainFlags && !train.enabled)
+    return usageError("--loss, --loss-output, --optimizer, --freeze and --trainable need --train");
+  if (train.enabled && train.loss.empty())
+    return usageError("--train needs --loss (mse, cross_entropy, bce_with_logits, l1 or none)");
+  std::string error;
+  if (!optimizer.empty() && !train.parseOptimizer(optimizer, error))
+    return usageError(error);
+  if ((!labels.empty() || !steps.empty()) && !(command == "run" && train.enabled))
+    return usageError("--labels and --steps are for dlc run --train");
 
   if (command == "compile") {
     if (positional.size() != 1)
@@ -119,7 +182,16 @@ int main(int argc, char **argv) {
       return usageError("run needs -o DIR");
     options.model = positional[0];
     options.emit = "staticlib";
-    return dlc::runCommand(options, {positional.begin() + 1, positional.end()}, options.outDir);
+    std::vector<std::string> inputs(positional.begin() + 1, positional.end());
+    if (!train.enabled)
+      return dlc::runCommand(options, inputs, options.outDir);
+    if (labels.empty())
+      return usageError("run --train needs --labels LABELS.npy");
+    char *end = nullptr;
+    long count = std::strtol(steps.c_str(), &end, 10);
+    if (steps.empty() || *end || count < 1 || count > 1000000)
+      return usageError("run --train needs --steps N (1 to 1000000)");
+    return dlc::trainRunCommand(options, inputs, labels, int(count), options.outDir);
   }
   return usageError("unknown command '" + command + "'");
 }

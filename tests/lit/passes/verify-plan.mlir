@@ -117,3 +117,36 @@ func.func @offset_overflow(%x: tensor<16xf32>) -> tensor<16xf32> attributes {dlc
   %b = dlc.neg %a {dlc.output = 0 : i64} : (tensor<16xf32>) -> tensor<16xf32>
   return %b : tensor<16xf32>
 }
+
+// -----
+
+// Training: a value saved for the backward pass (tanh's output, read by its gradient) must
+// not be overwritten in place by the next forward op.
+func.func @inplace_over_saved(%x: tensor<16xf32>, %dy: tensor<16xf32>) -> tensor<16xf32> attributes {dlc.arena_bytes = 128 : i64} {
+  %t = dlc.tanh %x {dlc.arena_offset = 0 : i64} : (tensor<16xf32>) -> tensor<16xf32>
+  // expected-error @+1 {{'<unnamed>' (dlc.relu) overwrites '<unnamed>' (dlc.tanh), which is read later}}
+  %r = dlc.relu %t {dlc.arena_offset = 0 : i64, dlc.inplace = 0 : i64} : (tensor<16xf32>) -> tensor<16xf32>
+  %g = dlc.unary_grad %dy, %t {dlc.arena_offset = 64 : i64, kind = "Tanh"} : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
+  %s = dlc.add %r, %g {dlc.output = 0 : i64} : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
+  return %s : tensor<16xf32>
+}
+
+// -----
+
+// An optimizer update must come after every reader of the weight it overwrites.
+func.func @update_before_reader(%w: tensor<16xf32> {dlc.name = "w", dlc.state}, %g: tensor<16xf32>, %h: tensor<4xf32>) -> tensor<16xf32> attributes {dlc.arena_bytes = 0 : i64} {
+  // expected-error @+1 {{state update overwrites graph input 'w', which is read later}}
+  dlc.sgd_update %w, %g, %h {momentum = 0.0 : f32, nesterov = false, weight_decay = 0.0 : f32} : tensor<16xf32>, tensor<16xf32>, tensor<4xf32>
+  %y = dlc.exp %w {dlc.output = 0 : i64} : (tensor<16xf32>) -> tensor<16xf32>
+  return %y : tensor<16xf32>
+}
+
+// -----
+
+// Only model state may be written by an update: never a graph input.
+func.func @update_of_input(%w: tensor<16xf32> {dlc.name = "x"}, %g: tensor<16xf32>, %h: tensor<4xf32>) -> tensor<16xf32> attributes {dlc.arena_bytes = 0 : i64} {
+  %y = dlc.exp %g {dlc.output = 0 : i64} : (tensor<16xf32>) -> tensor<16xf32>
+  // expected-error @+1 {{state update writes graph input 'x', which is not model state}}
+  dlc.sgd_update %w, %g, %h {momentum = 0.0 : f32, nesterov = false, weight_decay = 0.0 : f32} : tensor<16xf32>, tensor<16xf32>, tensor<4xf32>
+  return %y : tensor<16xf32>
+}

@@ -1,0 +1,343 @@
+#!/usr/bin/python3
+"""Training steps compiled by `dlc compile --train`, checked against PyTorch.
+
+Each case builds a model in PyTorch, exports it to ONNX (eval mode, no constant folding, so
+initializer names are the parameters' names), runs `dlc run --train` on one batch and
+compares with torch.optim on the same model, data and settings:
+  * gradients: one step of plain SGD with lr=1, so the step's change of each weight is its
+    gradient; every weight within 1e-4 of PyTorch autograd (max-abs diff / max-abs grad);
+  * finite differences (float64, central) on tiny models, at 1e-2;
+  * optimizers: 20 steps of SGD (momentum, weight decay, nesterov), Adam and AdamW, weights
+    within 1e-4 (max-abs diff / max-abs weight);
+  * every loss of every step within 1e-4 relative.
+--check-memory builds with -DDLC_CHECK_MEMORY (dead memory poisoned) and must agree too.
+"""
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+failures = []
+
+
+def check(ok, what):
+    print(("ok    " if ok else "FAIL  ") + what)
+    if not ok:
+        failures.append(what)
+
+
+def relative(a, b, scale):
+    return float(np.max(np.abs(a - b))) / max(float(np.max(np.abs(scale))), 1e-12)
+
+
+class Runner:
+    def __init__(self, dlc, work, check_memory):
+        self.mode = torch.onnx.TrainingMode.PRESERVE
+        self.dlc, self.work = dlc, work
+        self.env = dict(os.environ, DLC_CACHE_DIR=os.path.join(work, "cache"))
+        if check_memory:
+            self.env["DLC_CXXFLAGS"] = (self.env.get("DLC_CXXFLAGS", "") +
+                                        " -DDLC_CHECK_MEMORY").strip()
+
+    def export(self, name, model, inputs):
+        path = os.path.join(self.work, name + ".onnx")
+        torch.onnx.export(model, tuple(inputs), path, opset_version=13,
+                          input_names=["x%d" % i for i in range(len(inputs))],
+                          output_names=["y"], do_constant_folding=False,
+                          training=self.mode)
+        return path
+
+    def train(self, onnx, inputs, labels, steps, loss, optimizer, extra=()):
+        d = tempfile.mkdtemp(dir=self.work)
+        files = []
+        for i, x in enumerate(list(inputs) + [labels]):
+            files.append(os.path.join(d, "in%d.npy" % i))
+            np.save(files[-1], x)
+        out = os.path.join(d, "out")
+        r = subprocess.run([self.dlc, "run", onnx] + files[:-1] +
+                           ["--train", "--labels", files[-1], "--steps", str(steps),
+                            "--loss", loss, "--optimizer", optimizer, "-o", out] + list(extra),
+                           env=self.env, capture_output=True, text=True)
+        if r.returncode != 0:
+            print(r.stdout + r.stderr)
+            return None
+        result = {f[:-4]: np.load(os.path.join(out, f)) for f in os.listdir(out)}
+        return result
+
+
+def torch_losses(kind):
+    return {
+        "cross_entropy": lambda y, t: F.cross_entropy(y, t),
+        "mse": lambda y, t: F.mse_loss(y, t),
+        "l1": lambda y, t: F.l1_loss(y, t),
+        "bce_with_logits": lambda y, t: F.binary_cross_entropy_with_logits(y, t),
+    }[kind]
+
+
+def reference(model, inputs, labels, steps, loss, make_optimizer):
+    """Trains a copy of `model` in training mode; returns (losses, weights by name)."""
+    model = model_copy(model)
+    model.train()
+    opt = make_optimizer(model.parameters())
+    fn = torch_losses(loss)
+    losses = []
+    xs = [torch.from_numpy(x) for x in inputs]
+    t = torch.from_numpy(labels)
+    for _ in range(steps):
+        opt.zero_grad()
+        value = fn(model(*xs), t)
+        losses.append(value.item())
+        value.backward()
+        opt.step()
+    return np.array(losses, dtype=np.float32), {
+        n: p.detach().numpy().copy() for n, p in model.named_parameters()}
+
+
+def model_copy(model):
+    import copy
+    return copy.deepcopy(model)
+
+
+def distinct_parameters(model):
+    """Exporters merge equal initializers (a fresh BN's scale and running variance are all
+    ones), which would tie parameters that PyTorch trains separately: make each distinct."""
+    with torch.no_grad():
+        for m in model.modules():
+            if isinstance(m, nn.BatchNorm2d):
+                m.weight.uniform_(0.5, 1.5)
+                m.bias.uniform_(-0.2, 0.2)
+                m.running_mean.uniform_(-0.1, 0.1)
+                m.running_var.uniform_(0.5, 1.5)
+    return model
+
+
+def gradient_case(run, name, model, inputs, labels, loss="cross_entropy", tol=1e-4):
+    model = distinct_parameters(model).eval()
+    onnx = run.export(name, model, [torch.from_numpy(x) for x in inputs])
+    got = run.train(onnx, inputs, labels, 1, loss, "sgd:lr=1")
+    if got is None:
+        return check(False, "%s: dlc run --train failed" % name)
+    m = model_copy(model)
+    m.train()
+    value = torch_losses(loss)(m(*[torch.from_numpy(x) for x in inputs]),
+                               torch.from_numpy(labels))
+    value.backward()
+    check(abs(got["loss"][0] - value.item()) <= 1e-4 * max(1.0, abs(value.item())),
+          "%s: loss %.6f vs PyTorch %.6f" % (name, got["loss"][0], value.item()))
+    worst, count = 0.0, 0
+    for n, p in m.named_parameters():
+        key = n.replace("/", "_")
+        if key not in got:
+            check(False, "%s: no trained weight '%s' in dlc's output" % (name, n))
+            continue
+        grad = p.grad.numpy()
+        dlc_grad = p.detach().numpy() - got[key]
+        # A gradient that is zero in exact arithmetic (a bias before a batch norm) is float
+        # noise in both: measure against the model's largest gradient there.
+        floor = 1e-3 * max(float(np.abs(q.grad).max()) for q in m.parameters())
+        err = relative(dlc_grad, grad, np.maximum(np.abs(grad).max(), floor))
+        worst, count = max(worst, err), count + 1
+        if err > tol:
+            check(False, "%s: gradient of %s off by %.2e (relative)" % (name, n, err))
+    check(count > 0 and worst <= tol,
+          "%s: %d weight gradients match autograd (worst %.1e)" % (name, count, worst))
+    return got
+
+
+def finite_difference_case(run, name, model, inputs, labels, loss):
+    """dlc's gradients against central differences of the float64 loss."""
+    model.eval()
+    onnx = run.export(name, model, [torch.from_numpy(x) for x in inputs])
+    got = run.train(onnx, inputs, labels, 1, loss, "sgd:lr=1")
+    if got is None:
+        return check(False, "%s: dlc run --train failed" % name)
+    m = model_copy(model).double()
+    m.train()
+    xs = [torch.from_numpy(x).double() for x in inputs]
+    t = torch.from_numpy(labels)
+    t = t if t.dtype == torch.int64 else t.double()
+    fn = torch_losses(loss)
+    worst = 0.0
+    with torch.no_grad():
+        for n, p in m.named_parameters():
+            fd = np.zeros(p.shape)
+            flat = p.view(-1)
+            for i in range(flat.numel()):
+                h = 1e-6
+                old = flat[i].item()
+                flat[i] = old + h
+                up = fn(m(*xs), t).item()
+                flat[i] = old - h
+                down = fn(m(*xs), t).item()
+                flat[i] = old
+                fd.reshape(-1)[i] = (up - down) / (2 * h)
+            base = dict(model.named_parameters())[n].detach().numpy()
+            worst = max(worst, relative(base - got[n], fd, fd))
+    check(worst <= 1e-2, "%s: gradients match finite differences (worst %.1e)" % (name, worst))
+
+
+def optimizer_case(run, name, model, inputs, labels, spec, make_optimizer, steps=20,
+                   loss="cross_entropy"):
+    model = distinct_parameters(model).eval()
+    onnx = run.export(name, model, [torch.from_numpy(x) for x in inputs])
+    got = run.train(onnx, inputs, labels, steps, loss, spec)
+    if got is None:
+        return check(False, "%s: dlc run --train failed" % name)
+    losses, weights = reference(model, inputs, labels, steps, loss, make_optimizer)
+    loss_err = relative(got["loss"], losses, losses)
+    check(got["loss"].shape == (steps,) and loss_err <= 1e-4,
+          "%s: %d losses match PyTorch (%.1e)" % (name, steps, loss_err))
+    worst = max(relative(got[n], w, w) for n, w in weights.items())
+    check(worst <= 1e-4, "%s: weights after %d steps of %s match torch.optim (%.1e)"
+          % (name, steps, spec, worst))
+
+
+# ---- models --------------------------------------------------------------------------------
+
+class SmallCnn(nn.Module):
+    """Conv + BN + max pool + strided conv + avg pool + linear: BN in training mode."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(2, 4, 3, padding=1)
+        self.bn1 = nn.BatchNorm2d(4)
+        self.conv2 = nn.Conv2d(4, 6, 3, stride=2, padding=1, dilation=1, groups=2)
+        self.bn2 = nn.BatchNorm2d(6)
+        self.fc = nn.Linear(6, 3)
+
+    def forward(self, x):
+        x = F.max_pool2d(F.relu(self.bn1(self.conv1(x))), 2)
+        x = F.relu(self.bn2(self.conv2(x)))
+        x = F.adaptive_avg_pool2d(x, 1).flatten(1)
+        return self.fc(x)
+
+
+class TwoBranch(nn.Module):
+    """Two branches of different widths meet in a concat; the gradient is split back."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Conv2d(3, 4, 1)
+        self.b = nn.Conv2d(3, 2, 3, padding=1)
+        self.fc = nn.Linear(6 * 4 * 4, 5)
+
+    def forward(self, x):
+        y = torch.cat([torch.tanh(self.a(x)), torch.sigmoid(self.b(x))], dim=1)
+        return self.fc(y.flatten(1))
+
+
+class SavedForBackward(nn.Module):
+    """relu(tanh(.)): at inference relu overwrites tanh's output in place; in training that
+    output is saved for tanh's gradient, so the plan must not."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(6, 8)
+        self.fc2 = nn.Linear(8, 3)
+
+    def forward(self, x):
+        return self.fc2(F.relu(torch.tanh(self.fc1(x))) * 2.0)
+
+
+class BasicBlock(nn.Module):
+    """ResNet-18's basic block with a downsampling shortcut, then a classifier."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(4, 8, 3, stride=2, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(8)
+        self.conv2 = nn.Conv2d(8, 8, 3, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(8)
+        self.down = nn.Sequential(nn.Conv2d(4, 8, 1, stride=2, bias=False), nn.BatchNorm2d(8))
+        self.fc = nn.Linear(8, 4)
+
+    def forward(self, x):
+        y = F.relu(self.bn1(self.conv1(x)))
+        y = F.relu(self.bn2(self.conv2(y)) + self.down(x))
+        return self.fc(F.adaptive_avg_pool2d(y, 1).flatten(1))
+
+
+class Elementwise(nn.Module):
+    """Broadcasting binaries, unary ops, reductions and a reshape/transpose on the path."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(4, 5) * 0.5)
+        self.scale = nn.Parameter(torch.rand(5) + 0.5)
+        self.shift = nn.Parameter(torch.randn(1, 5) * 0.1)
+
+    def forward(self, x):
+        h = x @ self.w                      # [3, 5]
+        h = h * self.scale - self.shift     # broadcasting
+        h = h / (1.0 + torch.exp(-h))       # div, exp
+        h = torch.sqrt(h * h + 1.0) + torch.log(torch.sigmoid(h) + 1.0)
+        h = h.t().reshape(5, 3).t()         # transpose / reshape
+        return h - h.mean(dim=1, keepdim=True) + h.sum(dim=0) * 0.1
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--dlc", required=True)
+    p.add_argument("--check-memory", action="store_true")
+    args = p.parse_args()
+    torch.manual_seed(0)
+    rng = np.random.default_rng(0)
+    work = tempfile.mkdtemp(prefix="dlc-train-")
+    run = Runner(os.path.abspath(args.dlc), work, args.check_memory)
+    f32 = lambda *shape: rng.standard_normal(shape).astype(np.float32)
+    classes = lambda n, c: rng.integers(0, c, n).astype(np.int64)
+    try:
+        mlp = nn.Sequential(nn.Linear(12, 16), nn.ReLU(), nn.Linear(16, 16), nn.Sigmoid(),
+                            nn.Linear(16, 5))
+        x = f32(6, 12)
+        gradient_case(run, "mlp", mlp, [x], classes(6, 5))
+        gradient_case(run, "mlp_mse", mlp, [x], f32(6, 5), loss="mse")
+        gradient_case(run, "mlp_l1", mlp, [x], f32(6, 5), loss="l1")
+        gradient_case(run, "mlp_bce", mlp, [x],
+                      (rng.random((6, 5)) > 0.5).astype(np.float32), loss="bce_with_logits")
+        gradient_case(run, "small_cnn", SmallCnn(), [f32(4, 2, 8, 8)], classes(4, 3))
+        gradient_case(run, "two_branch_concat", TwoBranch(), [f32(2, 3, 4, 4)], classes(2, 5))
+        gradient_case(run, "saved_for_backward", SavedForBackward(), [f32(4, 6)], classes(4, 3))
+        gradient_case(run, "resnet_basic_block", BasicBlock(), [f32(2, 4, 8, 8)],
+                      classes(2, 4))
+        gradient_case(run, "elementwise", Elementwise(), [f32(3, 4)], f32(3, 5), loss="mse")
+
+        tiny = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 2))
+        finite_difference_case(run, "tiny_fd", tiny, [f32(2, 3)], classes(2, 2),
+                               "cross_entropy")
+        tiny_conv = nn.Sequential(nn.Conv2d(1, 2, 2), nn.ReLU(), nn.Flatten(), nn.Linear(8, 2))
+        finite_difference_case(run, "tiny_conv_fd", tiny_conv, [f32(2, 1, 3, 3)], f32(2, 2),
+                               "mse")
+
+        opt_model = nn.Sequential(nn.Linear(10, 12), nn.ReLU(), nn.Linear(12, 4))
+        ox, oy = f32(8, 10), classes(8, 4)
+        optimizer_case(run, "sgd_momentum_wd", opt_model, [ox], oy,
+                       "sgd:lr=0.05,momentum=0.9,weight_decay=0.01",
+                       lambda ps: torch.optim.SGD(ps, lr=0.05, momentum=0.9, weight_decay=0.01))
+        optimizer_case(run, "sgd_nesterov", opt_model, [ox], oy,
+                       "sgd:lr=0.05,momentum=0.8,nesterov=1",
+                       lambda ps: torch.optim.SGD(ps, lr=0.05, momentum=0.8, nesterov=True))
+        optimizer_case(run, "adam", opt_model, [ox], oy,
+                       "adam:lr=0.01,beta1=0.8,beta2=0.99,eps=1e-6,weight_decay=0.001",
+                       lambda ps: torch.optim.Adam(ps, lr=0.01, betas=(0.8, 0.99), eps=1e-6,
+                                                   weight_decay=0.001))
+        optimizer_case(run, "adamw", opt_model, [ox], oy, "adamw:lr=0.01,weight_decay=0.1",
+                       lambda ps: torch.optim.AdamW(ps, lr=0.01, weight_decay=0.1))
+        optimizer_case(run, "cnn_bn_sgd", SmallCnn(), [f32(4, 2, 8, 8)], classes(4, 3),
+                       "sgd:lr=0.1,momentum=0.9",
+                       lambda ps: torch.optim.SGD(ps, lr=0.1, momentum=0.9), steps=10)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print("%d failure(s)" % len(failures))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
