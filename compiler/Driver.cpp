@@ -371,11 +371,12 @@ int runCommand(const CompileOptions &compile, const std::vector<std::string> &in
 }
 
 int trainRunCommand(const CompileOptions &compile, const std::vector<std::string> &inputs,
-                    const std::string &labels, int steps, const std::string &outDir) {
+                    const TrainRun &run, const std::string &outDir) {
   std::string runner = cachedRunner(compile, "codegen_templates/train_runner.cpp.tpl");
   if (runner.empty())
     return 1;
-  std::vector<std::string> argv = {runner, outDir, std::to_string(steps), labels};
+  std::vector<std::string> argv = {runner, outDir, std::to_string(run.steps), run.labels,
+                                   run.loadState, run.saveState};
   argv.insert(argv.end(), inputs.begin(), inputs.end());
   return runIn(compile.model, outDir, argv);
 }

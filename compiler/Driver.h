@@ -31,9 +31,18 @@ int runCommand(const CompileOptions &compile, const std::vector<std::string> &in
                const std::string &outDir);
 // `dlc run --train`: `steps` training steps on one batch; writes DIR/loss.npy and each
 // trained weight as DIR/<name>.npy.
+struct TrainRun {
+  std::string labels;
+  int steps = 1;
+  std::string loadState, saveState; // "" for none
+};
 int trainRunCommand(const CompileOptions &compile, const std::vector<std::string> &inputs,
-                    const std::string &labels, int steps, const std::string &outDir);
+                    const TrainRun &run, const std::string &outDir);
 int listOpsCommand();
+// Writes the weights and running statistics of a state file into the ONNX model they were
+// trained from, as `outPath`.
+int exportWeightsCommand(const std::string &statePath, const std::string &modelPath,
+                         const std::string &outPath);
 
 } // namespace dlc
 

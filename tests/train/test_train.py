@@ -55,6 +55,7 @@ class Runner:
         return path
 
     def train(self, onnx, inputs, labels, steps, loss, optimizer, extra=()):
+        """`dlc run --train`; the outputs by name (loss and trained weights), None on error."""
         d = tempfile.mkdtemp(dir=self.work)
         files = []
         for i, x in enumerate(list(inputs) + [labels]):
@@ -199,6 +200,185 @@ def optimizer_case(run, name, model, inputs, labels, spec, make_optimizer, steps
           % (name, steps, spec, worst))
 
 
+def cli(run, args):
+    return subprocess.run([run.dlc] + args, env=run.env, capture_output=True, text=True)
+
+
+def refused(run, name, args, expected, output=None):
+    """A clear error (every expected fragment on stderr), a non-zero exit, nothing written."""
+    r = cli(run, args)
+    ok = r.returncode not in (0, None) and r.returncode > 0 and all(
+        e in r.stderr for e in expected) and (output is None or not os.path.exists(output))
+    check(ok, "%s: refused (%s)" % (name, r.stderr.strip().splitlines()[0] if r.stderr else
+                                        "no message, exit %d" % r.returncode))
+
+
+def onnx_model(path, nodes, inputs, outputs, initializers):
+    import onnx
+    from onnx import helper
+    graph = helper.make_graph(nodes, "g", inputs, outputs, initializers)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+    return path
+
+
+def bad_input_cases(run, f32, classes):
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    tensor = lambda n, shape, t=TensorProto.FLOAT: helper.make_tensor_value_info(n, t, shape)
+    out = os.path.join(run.work, "refused_out")
+    relu = onnx_model(os.path.join(run.work, "no_weights.onnx"),
+                      [helper.make_node("Relu", ["x"], ["y"], name="r")], [tensor("x", [2, 3])],
+                      [tensor("y", [2, 3])], [])
+    refused(run, "a model without float weights",
+            ["compile", relu, "-o", out, "--train", "--loss", "mse"],
+            ["no float weights to train"], out)
+    floor = onnx_model(
+        os.path.join(run.work, "floor.onnx"),
+        [helper.make_node("MatMul", ["x", "w"], ["h"], name="mm"),
+         helper.make_node("Floor", ["h"], ["y"], name="floor1")],
+        [tensor("x", [2, 3])], [tensor("y", [2, 4])],
+        [numpy_helper.from_array(f32(3, 4), "w")])
+    refused(run, "an op without a gradient on the trainable path",
+            ["compile", floor, "-o", out, "--train", "--loss", "mse"],
+            ["node 'floor1' (Floor): has no gradient, but lies on the path from trainable "
+             "weight 'w' to the loss"], out)
+    mlp = run.export("refused_mlp", nn.Sequential(nn.Linear(4, 3)), [torch.zeros(2, 4)])
+    refused(run, "a loss on a missing output",
+            ["compile", mlp, "-o", out, "--train", "--loss", "mse", "--loss-output", "nope"],
+            ["--loss-output 'nope' is not a graph output"], out)
+    refused(run, "an unknown loss",
+            ["compile", mlp, "-o", out, "--train", "--loss", "bogus"],
+            ["--loss 'bogus' is not"], out)
+    vector = onnx_model(
+        os.path.join(run.work, "vector.onnx"),
+        [helper.make_node("Mul", ["x", "w"], ["y"], name="m")], [tensor("x", [4])],
+        [tensor("y", [4])], [numpy_helper.from_array(f32(4), "w")])
+    refused(run, "cross entropy on a rank-1 output",
+            ["compile", vector, "-o", out, "--train", "--loss", "cross_entropy"],
+            ["cross_entropy needs an output of rank >= 2"], out)
+    refused(run, "--loss none on a non-scalar output",
+            ["compile", vector, "-o", out, "--train", "--loss", "none"],
+            ["--loss none needs a scalar loss output"], out)
+    refused(run, "a frozen name that names nothing",
+            ["compile", mlp, "-o", out, "--train", "--loss", "mse", "--freeze", "0.wieght"],
+            ["'0.wieght' (given to --freeze) names no float initializer"], out)
+    refused(run, "everything frozen",
+            ["compile", mlp, "-o", out, "--train", "--loss", "mse", "--freeze", "0."],
+            ["every float weight is frozen"], out)
+    refused(run, "--train without --loss", ["compile", mlp, "-o", out, "--train"],
+            ["--train needs --loss"], out)
+    refused(run, "an unknown optimizer setting",
+            ["compile", mlp, "-o", out, "--train", "--loss", "mse", "--optimizer",
+             "sgd:lr=0.1,betas=2"], ["unknown setting 'betas'"], out)
+    d = tempfile.mkdtemp(dir=run.work)
+    x, wrong = os.path.join(d, "x.npy"), os.path.join(d, "labels.npy")
+    np.save(x, f32(2, 4))
+    np.save(wrong, f32(3, 3))
+    refused(run, "labels whose shape cannot match",
+            ["run", mlp, x, "--train", "--loss", "mse", "--labels", wrong, "--steps", "1",
+             "-o", os.path.join(d, "o")],
+            ["training step failed: invalid argument", "labels: float32 [2x3]"])
+
+
+def inference_unchanged_case(run):
+    """Without --train nothing of training reaches the library: the model's symbols and its
+    arena are those measured before training existed (dlc 0.1.0, commit 3caf7da)."""
+    import json
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    out = os.path.join(run.work, "digits_inference")
+    report = os.path.join(run.work, "digits.json")
+    r = cli(run, ["compile", os.path.join(root, "examples", "digits", "digits.onnx"), "-o", out,
+                  "--emit", "staticlib", "--report-json", report])
+    if r.returncode != 0:
+        return check(False, "inference build of the example: " + r.stderr)
+    with open(report) as f:
+        plan = json.load(f)
+    check(plan["arena_bytes"] == 116736 and "saved_bytes" not in plan,
+          "inference arena unchanged (%d bytes, no saved-for-backward memory)"
+          % plan["arena_bytes"])
+    nm = subprocess.run(["nm", "-g", "--defined-only", os.path.join(out, "libdigits.a")],
+                        capture_output=True, text=True).stdout
+    model_symbols = sorted(line.split()[-1] for line in nm.splitlines()
+                           if line.split() and "digits" in line.split()[-1] and
+                           not line.endswith(":") and
+                           "__to_chars" not in line)
+    expected = sorted([
+        "_ZN6digits5Model10runCheckedEPK10dlc_tensoriS3_i", "_ZN6digits5Model3runEPKPKvPKPv",
+        "_ZN6digits5Model3runEPKfPf", "_ZN6digits5Model4initERKNS_7OptionsE",
+        "_ZN6digits5ModelD1Ev", "_ZN6digits5ModelD2Ev", "digits_create", "digits_destroy",
+        "digits_info", "digits_last_error", "digits_run", "digits_run_checked",
+        "dlc_weights_digits"])
+    check(model_symbols == expected,
+          "inference library exports the same model symbols as before (no train step)")
+
+
+def state_file_cases(run, f32, classes):
+    """save_state / load_state resume training exactly; export-weights gives an ONNX model
+    whose inference matches PyTorch after the same training; foreign or truncated state
+    files are refused."""
+    torch.manual_seed(3)
+    model = distinct_parameters(SmallCnn()).eval()
+    x, labels = f32(4, 2, 8, 8), classes(4, 3)
+    onnx = run.export("state_cnn", model, [torch.from_numpy(x)])
+    spec = "sgd:lr=0.05,momentum=0.9"
+    d = tempfile.mkdtemp(dir=run.work)
+    state = os.path.join(d, "state.bin")
+    first = run.train(onnx, [x], labels, 3, "cross_entropy", spec, ["--save-state", state])
+    rest = run.train(onnx, [x], labels, 2, "cross_entropy", spec, ["--load-state", state])
+    whole = run.train(onnx, [x], labels, 5, "cross_entropy", spec)
+    if first is None or rest is None or whole is None:
+        return check(False, "state round trip: dlc run --train failed")
+    resumed = np.concatenate([first["loss"], rest["loss"]])
+    check(np.array_equal(resumed, whole["loss"]) and
+          all(np.array_equal(rest[k], whole[k]) for k in whole if k != "loss"),
+          "3 steps, save, load, 2 steps == 5 steps (bit for bit)")
+    state5 = os.path.join(d, "state5.bin")
+    run.train(onnx, [x], labels, 5, "cross_entropy", spec, ["--save-state", state5])
+    trained = os.path.join(d, "trained.onnx")
+    r = cli(run, ["export-weights", state5, onnx, "-o", trained])
+    check(r.returncode == 0, "export-weights: " + (r.stdout + r.stderr).strip())
+    xin = os.path.join(d, "x.npy")
+    np.save(xin, x)
+    r = cli(run, ["run", trained, xin, "-o", os.path.join(d, "inference")])
+    ref = model_copy(model)
+    ref.train()
+    opt = torch.optim.SGD(ref.parameters(), lr=0.05, momentum=0.9)
+    for _ in range(5):
+        opt.zero_grad()
+        F.cross_entropy(ref(torch.from_numpy(x)), torch.from_numpy(labels)).backward()
+        opt.step()
+    ref.eval()
+    expected = ref(torch.from_numpy(x)).detach().numpy()
+    if r.returncode != 0:
+        return check(False, "the exported model compiles and runs: " + r.stderr)
+    got = np.load(os.path.join(d, "inference", "y.npy"))
+    err = relative(got, expected, expected)
+    check(err <= 1e-4, "exported model (weights and running statistics after 5 steps) "
+                       "matches PyTorch in eval mode (%.1e)" % err)
+    other = run.export("state_other", nn.Sequential(nn.Linear(4, 3)), [torch.zeros(2, 4)])
+    xo, yo = os.path.join(d, "xo.npy"), os.path.join(d, "yo.npy")
+    np.save(xo, f32(2, 4))
+    np.save(yo, classes(2, 3))
+    train_other = ["run", other, xo, "--train", "--loss", "cross_entropy", "--labels", yo,
+                   "--steps", "1", "-o", os.path.join(d, "o")]
+    refused(run, "a state file of another model", train_other + ["--load-state", state],
+            ["state file truncated, damaged or of another model"])
+    truncated = os.path.join(d, "truncated.bin")
+    with open(state, "rb") as f, open(truncated, "wb") as g:
+        g.write(f.read()[:-5])
+    refused(run, "a truncated state file",
+            ["run", onnx, xin, "--train", "--loss", "cross_entropy", "--optimizer", spec,
+             "--labels", yo, "--steps", "1", "-o", os.path.join(d, "o"),
+             "--load-state", truncated],
+            ["state file truncated, damaged or of another model"])
+    refused(run, "export-weights of a truncated state", ["export-weights", truncated, onnx,
+                                                          "-o", os.path.join(d, "t.onnx")],
+            ["truncated state file"], os.path.join(d, "t.onnx"))
+    refused(run, "export-weights into another model", ["export-weights", state, other,
+                                                        "-o", os.path.join(d, "t.onnx")],
+            ["the state is of another model"], os.path.join(d, "t.onnx"))
+
+
 # ---- models --------------------------------------------------------------------------------
 
 class SmallCnn(nn.Module):
@@ -333,6 +513,9 @@ def main():
         optimizer_case(run, "cnn_bn_sgd", SmallCnn(), [f32(4, 2, 8, 8)], classes(4, 3),
                        "sgd:lr=0.1,momentum=0.9",
                        lambda ps: torch.optim.SGD(ps, lr=0.1, momentum=0.9), steps=10)
+        inference_unchanged_case(run)
+        state_file_cases(run, f32, classes)
+        bad_input_cases(run, f32, classes)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print("%d failure(s)" % len(failures))

@@ -31,14 +31,18 @@ const char kUsage[] = R"(usage:
       Integer initializers and batch-norm running statistics are never trained.
   dlc run MODEL IN.npy... -o DIR [--no-reuse]
   dlc run MODEL IN.npy... --train --labels LABELS.npy --steps N [--loss ...] [--optimizer ...]
-          -o DIR
+          [--load-state FILE] [--save-state FILE] -o DIR
       Training quick check: N steps on the same batch; writes DIR/loss.npy (each step's loss,
-      before its update) and DIR/<weight name>.npy for every trained weight afterwards.
+      before its update) and DIR/<weight name>.npy for every trained weight afterwards;
+      starts from / saves the state file (weights, moments, step count, learning rate).
       Compile (cached), build and run the model on the inputs (graph-input order); writes
       DIR/<output name>.npy for each graph output. $DLC_CXXFLAGS adds compiler and linker
       flags (e.g. -DDLC_CHECK_MEMORY, -fsanitize=address). Builds are cached in
       $DLC_CACHE_DIR (default $XDG_CACHE_HOME/dlc or ~/.cache/dlc; a temporary folder when
       that cannot be written); parallel runs share it safely.
+  dlc export-weights STATE MODEL -o OUT.onnx
+      Write the trained weights and running statistics of a state file (save_state,
+      dlc run --save-state) into the ONNX model it was compiled from.
   dlc inspect MODEL
       Print opsets, inputs/outputs with shapes, an op histogram and the parameter count.
   dlc ops
@@ -71,7 +75,7 @@ int main(int argc, char **argv) {
 
   std::vector<std::string> positional;
   dlc::CompileOptions options;
-  std::string labels, steps, optimizer;
+  std::string labels, steps, optimizer, loadState, saveState;
   // Comma-separated names, one or more per flag.
   auto addNames = [](std::vector<std::string> &into, const std::string &list) {
     for (size_t start = 0; start <= list.size();) {
@@ -116,6 +120,10 @@ int main(int argc, char **argv) {
       ok = value(labels);
     else if (a == "--steps")
       ok = value(steps);
+    else if (a == "--load-state")
+      ok = value(loadState);
+    else if (a == "--save-state")
+      ok = value(saveState);
     else if (a == "--freeze" || a == "--trainable") {
       std::string list;
       ok = value(list);
@@ -138,6 +146,8 @@ int main(int argc, char **argv) {
       else if (flag == "--optimizer") optimizer = v;
       else if (flag == "--labels") labels = v;
       else if (flag == "--steps") steps = v;
+      else if (flag == "--load-state") loadState = v;
+      else if (flag == "--save-state") saveState = v;
       else if (flag == "--freeze") addNames(options.train.freeze, v);
       else if (flag == "--trainable") addNames(options.train.trainable, v);
       else return usageError("unknown option '" + flag + "'");
@@ -159,8 +169,9 @@ int main(int argc, char **argv) {
   std::string error;
   if (!optimizer.empty() && !train.parseOptimizer(optimizer, error))
     return usageError(error);
-  if ((!labels.empty() || !steps.empty()) && !(command == "run" && train.enabled))
-    return usageError("--labels and --steps are for dlc run --train");
+  if ((!labels.empty() || !steps.empty() || !loadState.empty() || !saveState.empty()) &&
+      !(command == "run" && train.enabled))
+    return usageError("--labels, --steps, --load-state and --save-state are for dlc run --train");
 
   if (command == "compile") {
     if (positional.size() != 1)
@@ -169,6 +180,11 @@ int main(int argc, char **argv) {
       return usageError("compile needs -o DIR");
     options.model = positional[0];
     return dlc::compileCommand(options);
+  }
+  if (command == "export-weights") {
+    if (positional.size() != 2 || options.outDir.empty())
+      return usageError("export-weights takes STATE MODEL -o OUT.onnx");
+    return dlc::exportWeightsCommand(positional[0], positional[1], options.outDir);
   }
   if (command == "inspect") {
     if (positional.size() != 1)
@@ -191,7 +207,8 @@ int main(int argc, char **argv) {
     long count = std::strtol(steps.c_str(), &end, 10);
     if (steps.empty() || *end || count < 1 || count > 1000000)
       return usageError("run --train needs --steps N (1 to 1000000)");
-    return dlc::trainRunCommand(options, inputs, labels, int(count), options.outDir);
+    return dlc::trainRunCommand(options, inputs, {labels, int(count), loadState, saveState},
+                                options.outDir);
   }
   return usageError("unknown command '" + command + "'");
 }
