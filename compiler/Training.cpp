@@ -103,10 +103,17 @@ LogicalResult TrainStepBuilder::moveWeightsToState(func::FuncOp forward) {
   llvm::DenseSet<Operation *> runningStats;
   forward.walk([&](BatchNormOp bn) {
     for (auto [index, suffix] : {std::pair{3u, ".running_mean"}, std::pair{4u, ".running_var"}}) {
-      auto c = bn->getOperand(index).getDefiningOp<ConstantOp>();
+      // Exporters also write the merged tensor as Identity(bias): look through it.
+      Value stat = bn->getOperand(index);
+      while (auto identity = stat.getDefiningOp<ReshapeOp>())
+        if (identity.getInput().getType() == stat.getType())
+          stat = identity.getInput();
+        else
+          break;
+      auto c = stat.getDefiningOp<ConstantOp>();
       if (!c || !typeOf(c).getElementType().isF32())
         continue;
-      if (!c->hasOneUse()) {
+      if (!c->hasOneUse() || stat != bn->getOperand(index)) {
         b.setInsertionPoint(bn);
         std::string name = onnxNodeName(bn.getLoc());
         c = b.create<ConstantOp>(NameLoc::get(b.getStringAttr(name + suffix)), c.getType(),

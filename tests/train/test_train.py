@@ -41,7 +41,9 @@ class Runner:
     def __init__(self, dlc, work, check_memory):
         self.mode = torch.onnx.TrainingMode.PRESERVE
         self.dlc, self.work = dlc, work
-        self.env = dict(os.environ, DLC_CACHE_DIR=os.path.join(work, "cache"))
+        # Generated training code must build warning-free too.
+        self.env = dict(os.environ, DLC_CACHE_DIR=os.path.join(work, "cache"),
+                        DLC_CXXFLAGS=(os.environ.get("DLC_CXXFLAGS", "") + " -Werror").strip())
         if check_memory:
             self.env["DLC_CXXFLAGS"] = (self.env.get("DLC_CXXFLAGS", "") +
                                         " -DDLC_CHECK_MEMORY").strip()
