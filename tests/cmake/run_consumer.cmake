@@ -27,6 +27,8 @@ foreach(variant build-tree installed)
   execute_process(COMMAND ${CMAKE_COMMAND} -G Ninja -S ${SOURCE_DIR}/consumer -B ${bin}
                           -Ddlc_DIR=${dlc_dir} -DDLC_TEST_MODEL=${WORK_DIR}/model.onnx
                           -DDLC_EXAMPLE_MAIN=${example_main}
+                          -DDLC_TRAIN_MODEL=${repo}/examples/digits/digits_train.onnx
+                          -DDLC_EXAMPLE_TRAIN_MAIN=${repo}/examples/digits/train.cpp
                   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
   check_step("configure (${variant})")
   execute_process(COMMAND ${CMAKE_COMMAND} --build ${bin}
@@ -38,6 +40,16 @@ foreach(variant build-tree installed)
   check_step("run (${variant})")
   if(NOT out MATCHES "accuracy: 16/16")
     message(FATAL_ERROR "unexpected output (${variant}):\n${out}")
+  endif()
+  set(digits ${repo}/examples/digits)
+  execute_process(COMMAND ${bin}/digits_trainer ${digits}/train_images.npy
+                          ${digits}/train_labels.npy ${digits}/test_images.npy
+                          ${digits}/test_labels.npy 3
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  check_step("train (${variant})")
+  # Three epochs from scratch already classify most test digits.
+  if(NOT out MATCHES "test accuracy: [0-9]+/448 = (9[0-9]|100)\\.")
+    message(FATAL_ERROR "training did not reach 90% (${variant}):\n${out}")
   endif()
   message("${variant}: ok")
 endforeach()
