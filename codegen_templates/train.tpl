@@ -79,16 +79,18 @@ const dlc_state_info kStateInfo = {"@NAME@", @NUM_STATE_ENTRIES@, kStateEntries,
                                    @STATE_BYTES@u};
 
 // Forward, loss, backward and the optimizer's in-place updates; `hyper` is
-// [learning rate, 1 on the first step, 1 - beta1^t, 1 - beta2^t].
+// [learning rate, 1 on the first step, 1 - beta1^t, 1 - beta2^t]; `step` (from 0) keys the
+// dropout masks.
 const char *trainSchedule(const unsigned char *weights, unsigned char *arena,
                           const void *const *inputs, void *const *outputs,
-                          unsigned char *state, const float *hyper) {
+                          unsigned char *state, const float *hyper, uint64_t step) {
   (void)weights;
   (void)arena;
   (void)inputs;
   (void)outputs;
   (void)state;
   (void)hyper;
+  (void)step;
 @TRAIN_SCHEDULE@  return nullptr;
 }
 
@@ -108,7 +110,8 @@ dlc_status Model::trainStep(const void *const *inputs, float *loss) {
   const float hyper[4] = {learningRate_, steps_ == 0 ? 1.0f : 0.0f,
                           float(1.0 - std::pow(double(@BETA1@), t)),
                           float(1.0 - std::pow(double(@BETA2@), t))};
-  lastError_ = trainSchedule(dlc_weights_@NAME@, arena_, inputs, outputs, state_, hyper);
+  lastError_ = trainSchedule(dlc_weights_@NAME@, arena_, inputs, outputs, state_, hyper,
+                             static_cast<uint64_t>(steps_));
   if (lastError_)
     return DLC_INVALID_INPUT_DATA;
   ++steps_;

@@ -111,7 +111,7 @@ bool generate(const CompileOptions &options, const std::string &name,
       return false;
     buildTrainingPipeline(pm, options.train, options.reuse, options.firstFit);
   } else {
-    lowerTrainingModeBatchNorms(*module);
+    lowerTrainingModeOps(*module);
     buildInferencePipeline(pm, options.reuse, options.firstFit);
   }
   if (failed(pm.run(*module)) || failedDiagnostics)

@@ -441,6 +441,34 @@ OpImport slice() {
           }};
 }
 
+// Identity at inference. Exported in training mode (training_mode a constant true, opset 12
+// and later) it becomes dlc.dropout, which a training build's step applies with a mask.
+OpImport dropout() {
+  return {{1, 2}, [](NodeImporter &n) -> Value {
+            if (n.opset >= 12 && n.hasInput(2) && !n.constantOrNull(2))
+              throw ImportError("training_mode must be a constant");
+            bool training = n.opset >= 12 && n.hasInput(2) &&
+                            !n.constInput(2).asInts().empty() && n.constInput(2).asInts()[0];
+            // Outside training mode the ratio does not matter (it may even be a run-time input).
+            if (!training)
+              return reshape(n, n.input(0), n.outputType().getShape());
+            double ratio = 0.5;
+            if (n.opset >= 12 && n.hasInput(1)) {
+              if (!n.constantOrNull(1) || n.constInput(1).asDoubles().size() != 1)
+                throw ImportError("ratio must be a constant scalar");
+              ratio = n.constInput(1).asDoubles()[0];
+            } else if (n.opset < 12) {
+              ratio = n.floatAttr("ratio", 0.5f);
+            }
+            if (!(ratio >= 0.0 && ratio < 1.0))
+              throw ImportError("ratio must be in [0, 1), got " + std::to_string(ratio));
+            if (ratio == 0.0)
+              return reshape(n, n.input(0), n.outputType().getShape());
+            return n.b.create<DropoutOp>(n.loc(), n.outputType(), n.input(0),
+                                         n.b.getF32FloatAttr(float(ratio)));
+          }};
+}
+
 OpImport batchNorm() {
   return {{}, [](NodeImporter &n) -> Value {
             auto bn = n.b.create<BatchNormOp>(
@@ -486,6 +514,7 @@ const std::map<std::string, OpImport> &opImportTable() {
       {"Gemm", gemm()},
       {"Conv", conv()},
       {"BatchNormalization", batchNorm()},
+      {"Dropout", dropout()},
       {"MaxPool", pool<MaxPoolOp>()},
       {"AveragePool", pool<AvgPoolOp>()},
       {"GlobalAveragePool", {{}, [](NodeImporter &n) -> Value {

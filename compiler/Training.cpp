@@ -198,8 +198,30 @@ static void useBatchStatistics(func::FuncOp func, bool all) {
   }
 }
 
-void lowerTrainingModeBatchNorms(ModuleOp module) {
-  module.walk([](func::FuncOp func) { useBatchStatistics(func, /*all=*/false); });
+// Dropout passes its input through (forward(), inference builds) or, in the train step,
+// multiplies it by a fresh mask, each dropout with its own seed.
+static void applyDropout(func::FuncOp func, bool train) {
+  SmallVector<DropoutOp> dropouts;
+  func.walk([&](DropoutOp d) { dropouts.push_back(d); });
+  OpBuilder b(func.getContext());
+  for (auto [seed, d] : llvm::enumerate(dropouts)) {
+    Value y = d.getInput();
+    if (train) {
+      b.setInsertionPoint(d);
+      Value mask = b.create<DropoutMaskOp>(d.getLoc(), d.getType(), d.getRatioAttr(),
+                                           b.getI64IntegerAttr(int64_t(seed)));
+      y = b.create<MulOp>(d.getLoc(), d.getType(), d.getInput(), mask);
+    }
+    d.replaceAllUsesWith(y);
+    d.erase();
+  }
+}
+
+void lowerTrainingModeOps(ModuleOp module) {
+  module.walk([](func::FuncOp func) {
+    useBatchStatistics(func, /*all=*/false);
+    applyDropout(func, /*train=*/false);
+  });
 }
 
 namespace {
@@ -295,6 +317,7 @@ LogicalResult TrainStepBuilder::run() {
   step.setSymName("train_step");
   // forward() evaluates in inference mode, whatever mode the model was exported in.
   forward.walk([](BatchNormOp bn) { bn->removeAttr(kBatchStatisticsAttr); });
+  applyDropout(forward, /*train=*/false);
   // What the generated train step needs at run time beyond the update ops' attributes.
   step->setAttr("dlc.optimizer",
                 b.getDictionaryAttr({b.getNamedAttr("lr", b.getF32FloatAttr(
@@ -302,6 +325,7 @@ LogicalResult TrainStepBuilder::run() {
                                      b.getNamedAttr("beta1", b.getF32FloatAttr(options.beta1)),
                                      b.getNamedAttr("beta2", b.getF32FloatAttr(options.beta2))}));
   useBatchStatistics(step, /*all=*/true);
+  applyDropout(step, /*train=*/true);
   return addLoss(step);
 }
 

@@ -34,8 +34,8 @@ struct TrainOptions {
 bool buildTrainStep(mlir::ModuleOp module, const TrainOptions &options);
 
 // Inference builds: batch norms exported in training mode (ONNX training_mode=1) normalize
-// with the batch's statistics, as ONNX defines.
-void lowerTrainingModeBatchNorms(mlir::ModuleOp module);
+// with the batch's statistics, as ONNX defines; dropouts pass their input through.
+void lowerTrainingModeOps(mlir::ModuleOp module);
 
 } // namespace dlc
 

@@ -383,9 +383,11 @@ static LogicalResult verifySliceBounds(Operation *op, ArrayRef<int64_t> in, Arra
       return op->emitOpError("step must be non-zero");
     if (out[i] == 0)
       continue;
-    auto offset = checkedMul(out[i] - 1, steps[i]);
-    auto last = offset ? checkedAdd(starts[i], *offset) : std::nullopt;
-    if (starts[i] < 0 || starts[i] >= in[i] || !last || *last < 0 || *last >= in[i])
+    // Steps may be negative: signed overflow checks, not the size helpers'.
+    int64_t offset, last;
+    if (starts[i] < 0 || starts[i] >= in[i] ||
+        __builtin_mul_overflow(out[i] - 1, steps[i], &offset) ||
+        __builtin_add_overflow(starts[i], offset, &last) || last < 0 || last >= in[i])
       return op->emitOpError("slice leaves dim ") << i << " bounds";
   }
   return success();
@@ -574,6 +576,13 @@ LogicalResult BatchNormGradParamsOp::verify() {
       failed(verifyChannelRows(*this, getInput(), getOutput(), 2)))
     return failure();
   return sameShapes(*this, {getGrad()}, getInput());
+}
+
+LogicalResult DropoutMaskOp::verify() {
+  float ratio = getRatio().convertToFloat();
+  if (!(ratio >= 0.0f && ratio < 1.0f))
+    return emitOpError("ratio must be in [0, 1), got ") << ratio;
+  return success();
 }
 
 LogicalResult SgdUpdateOp::verify() {

@@ -344,6 +344,27 @@ def Dlc_NllLossGradOp : Dlc_TensorOp<"nll_loss_grad"> {
   let hasVerifier = 1;
 }
 
+def Dlc_DropoutOp : Dlc_TensorOp<"dropout", [Dlc_SameType]> {
+  let summary = "ONNX Dropout exported in training mode: identity at inference";
+  let description = [{
+    A training build's step multiplies by a dlc.dropout_mask; forward() and inference builds
+    pass the input through.
+  }];
+  let arguments = (ins Dlc_F32Tensor:$input, F32Attr:$ratio);
+  let results = (outs Dlc_F32Tensor:$output);
+}
+
+def Dlc_DropoutMaskOp : Dlc_TensorOp<"dropout_mask"> {
+  let summary = "0 with probability `ratio`, else 1 / (1 - ratio), fresh each training step";
+  let description = [{
+    Drawn from a counter-based generator keyed by (`seed`, the step number), so a step's mask
+    is reproducible; each dropout of a model has its own seed.
+  }];
+  let arguments = (ins F32Attr:$ratio, I64Attr:$seed);
+  let results = (outs Dlc_F32Tensor:$output);
+  let hasVerifier = 1;
+}
+
 // Training-mode batch normalization is split so that every op has one result: the batch
 // statistics (mean, 1/sqrt(var + eps), var, each [C]) are a value of their own, saved for
 // the backward pass and for the running-statistics update.

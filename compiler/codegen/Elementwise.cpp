@@ -86,6 +86,14 @@ void addElementwiseEmitters(EmitterTable &table) {
            ", " + floatLiteral(grad.getAlpha().convertToFloat()) + ");");
     return success();
   };
+  // Only in a train step, whose schedule has the step number `step`.
+  table["dlc.dropout_mask"] = [](Operation *op, KernelEmitter &e) {
+    auto mask = cast<DropoutMaskOp>(op);
+    e.line("dlc::rt::dropoutMaskF32(" + std::to_string(mask.getSeed()) + "u, step, " +
+           floatLiteral(mask.getRatio().convertToFloat()) + ", " + e.ptr(mask.getOutput()) +
+           ", " + std::to_string(numElements(mask.getOutput())) + ");");
+    return success();
+  };
   table["dlc.leaky_relu"] = [](Operation *op, KernelEmitter &e) {
     auto relu = cast<LeakyReluOp>(op);
     e.line("dlc::rt::leakyReluF32(" + e.ptr(relu.getInput()) + ", " + e.ptr(relu.getOutput()) +

@@ -60,12 +60,14 @@ class Runner:
         """`dlc run --train`; the outputs by name (loss and trained weights), None on error."""
         d = tempfile.mkdtemp(dir=self.work)
         files = []
-        for i, x in enumerate(list(inputs) + [labels]):
+        for i, x in enumerate(list(inputs) + ([] if labels is None else [labels])):
             files.append(os.path.join(d, "in%d.npy" % i))
             np.save(files[-1], x)
         out = os.path.join(d, "out")
-        r = subprocess.run([self.dlc, "run", onnx] + files[:-1] +
-                           ["--train", "--labels", files[-1], "--steps", str(steps),
+        given = files if labels is None else files[:-1]
+        label_args = [] if labels is None else ["--labels", files[-1]]
+        r = subprocess.run([self.dlc, "run", onnx] + given + ["--train"] + label_args +
+                           ["--steps", str(steps),
                             "--loss", loss, "--optimizer", optimizer, "-o", out] + list(extra),
                            env=self.env, capture_output=True, text=True)
         if r.returncode != 0:
@@ -152,6 +154,95 @@ def gradient_case(run, name, model, inputs, labels, loss="cross_entropy", tol=1e
     check(count > 0 and worst <= tol,
           "%s: %d weight gradients match autograd (worst %.1e)" % (name, count, worst))
     return got
+
+
+def replayed_dropout_mask(seed, step, ratio, shape):
+    """runtime/train.cpp's dropoutMaskF32, in numpy: splitmix64 keyed by (seed, step)."""
+    m64 = np.uint64(0xFFFFFFFFFFFFFFFF)
+    gamma = np.uint64(0x9e3779b97f4a7c15)
+
+    def mix64(z):
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xbf58476d1ce4e5b9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94d049bb133111eb)
+        return z ^ (z >> np.uint64(31))
+    with np.errstate(over="ignore"):
+        stream = mix64(np.uint64(seed) ^ mix64(np.uint64(step) + gamma)) & m64
+        index = np.arange(1, int(np.prod(shape)) + 1, dtype=np.uint64)
+        bits = mix64(stream + index * gamma)
+    u = (bits >> np.uint64(40)).astype(np.float32) * np.float32(1.0 / 16777216.0)
+    keep = np.float32(1.0) / (np.float32(1.0) - np.float32(ratio))
+    return np.where(u < np.float32(ratio), np.float32(0), keep).reshape(shape)
+
+
+class DropoutNet(nn.Module):
+    """Linear, dropout, batch norm, linear; `mask` replaces dropout with a given mask."""
+
+    def __init__(self, p):
+        super().__init__()
+        self.fc1, self.drop, self.bn = nn.Linear(6, 10), nn.Dropout(p), nn.BatchNorm1d(10)
+        self.fc2 = nn.Linear(10, 3)
+        self.mask = None
+
+    def forward(self, x):
+        h = torch.relu(self.fc1(x))
+        h = h * self.mask if self.mask is not None else self.drop(h)
+        return self.fc2(self.bn(h))
+
+
+class OwnLoss(nn.Module):
+    """A model whose output is its loss (`--loss none`): mean squared activation."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(5, 4)
+
+    def forward(self, x):
+        return (torch.tanh(self.fc(x)) ** 2).mean()
+
+
+def own_loss_case(run, f32):
+    model = OwnLoss()
+    x = f32(3, 5)
+    onnx = run.export("own_loss", model, [torch.from_numpy(x)])
+    got = run.train(onnx, [x], None, 1, "none", "sgd:lr=1")
+    if got is None:
+        return check(False, "own_loss: dlc run --train --loss none failed")
+    value = model(torch.from_numpy(x))
+    value.backward()
+    worst = max(relative(q.detach().numpy() - got[n], q.grad.numpy(), q.grad.numpy())
+                for n, q in model.named_parameters())
+    check(abs(got["loss"][0] - value.item()) <= 1e-5 and worst <= 1e-4,
+          "own_loss (--loss none): loss and gradients match autograd (worst %.1e)" % worst)
+
+
+def dropout_cases(run, f32, classes):
+    """Models exported in training mode (Dropout and BatchNormalization with training_mode):
+    p = 0 against PyTorch, and p = 0.3 against PyTorch with dlc's mask replayed."""
+    x, labels = f32(8, 6), classes(8, 3)
+    for p in (0.0, 0.3):
+        name = "dropout_%g" % p
+        model = DropoutNet(p)
+        model.train()
+        old_mode, run.mode = run.mode, torch.onnx.TrainingMode.TRAINING
+        try:
+            onnx = run.export(name, model, [torch.from_numpy(x)])
+        finally:
+            run.mode = old_mode
+        got = run.train(onnx, [x], labels, 1, "cross_entropy", "sgd:lr=1")
+        if got is None:
+            check(False, "%s: dlc run --train failed" % name)
+            continue
+        reference = model_copy(model)
+        reference.train()
+        if p > 0:
+            reference.mask = torch.from_numpy(replayed_dropout_mask(0, 0, p, (8, 10)))
+        value = F.cross_entropy(reference(torch.from_numpy(x)), torch.from_numpy(labels))
+        value.backward()
+        worst = max(relative(q.detach().numpy() - got[n], q.grad.numpy(), q.grad.numpy())
+                    for n, q in reference.named_parameters())
+        check(abs(got["loss"][0] - value.item()) <= 1e-4 * abs(value.item()) and worst <= 1e-4,
+              "%s: loss and gradients match PyTorch%s (worst %.1e)"
+              % (name, " with dlc's mask replayed" if p else "", worst))
 
 
 def finite_difference_case(run, name, model, inputs, labels, loss):
@@ -515,6 +606,8 @@ def main():
         optimizer_case(run, "cnn_bn_sgd", SmallCnn(), [f32(4, 2, 8, 8)], classes(4, 3),
                        "sgd:lr=0.1,momentum=0.9",
                        lambda ps: torch.optim.SGD(ps, lr=0.1, momentum=0.9), steps=10)
+        dropout_cases(run, f32, classes)
+        own_loss_case(run, f32)
         inference_unchanged_case(run)
         state_file_cases(run, f32, classes)
         bad_input_cases(run, f32, classes)

@@ -201,8 +201,9 @@ int main(int argc, char **argv) {
     std::vector<std::string> inputs(positional.begin() + 1, positional.end());
     if (!train.enabled)
       return dlc::runCommand(options, inputs, options.outDir);
-    if (labels.empty())
-      return usageError("run --train needs --labels LABELS.npy");
+    if (labels.empty() != (train.loss == "none"))
+      return usageError(train.loss == "none" ? "--loss none takes no --labels"
+                                             : "run --train needs --labels LABELS.npy");
     char *end = nullptr;
     long count = std::strtol(steps.c_str(), &end, 10);
     if (steps.empty() || *end || count < 1 || count > 1000000)

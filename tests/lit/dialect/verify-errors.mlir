@@ -86,3 +86,19 @@ func.func @tensor_just_over_size_limit(%a: tensor<262145x1048576xf32>) -> tensor
   %r = dlc.relu %a : (tensor<262145x1048576xf32>) -> tensor<262145x1048576xf32>
   return %r : tensor<262145x1048576xf32>
 }
+
+// -----
+
+// Negative steps walk backwards from the start and stay valid.
+func.func @slice_backwards(%x: tensor<10xf32>) -> tensor<5xf32> {
+  %0 = dlc.slice %x {starts = array<i64: 9>, steps = array<i64: -2>} : (tensor<10xf32>) -> tensor<5xf32>
+  return %0 : tensor<5xf32>
+}
+
+// -----
+
+func.func @slice_backwards_too_far(%x: tensor<10xf32>) -> tensor<6xf32> {
+  // expected-error @+1 {{slice leaves dim 0 bounds}}
+  %0 = dlc.slice %x {starts = array<i64: 9>, steps = array<i64: -2>} : (tensor<10xf32>) -> tensor<6xf32>
+  return %0 : tensor<6xf32>
+}
