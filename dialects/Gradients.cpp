@@ -148,6 +148,17 @@ LogicalResult binaryGradient(Operation *op, GradientContext &g) {
       Value logA = g.create<LogOp>(a.getType(), a);
       return toB(g.create<MulOp>(full, g.create<MulOp>(full, g.grad, y), logA));
     });
+  } else if (isa<MaxOp, MinOp>(op)) {
+    // max(a, b) = b + relu(a - b) and min(a, b) = a - relu(a - b): where a > b the gradient
+    // goes to a for max (to b for min), elsewhere to the other operand. At exact ties it goes
+    // to one side (b for max, a for min); PyTorch splits it in halves.
+    Value aWins = g.create<UnaryGradOp>(full, g.grad,
+                                        g.create<ReluOp>(full, g.create<SubOp>(full, a, b)),
+                                        g.b.getStringAttr("Relu"));
+    Value rest = g.create<SubOp>(full, g.grad, aWins);
+    bool max = isa<MaxOp>(op);
+    g.set(0, [&] { return toA(max ? aWins : rest); });
+    g.set(1, [&] { return toB(max ? rest : aWins); });
   } else {
     return op->emitError("no gradient for ") << op->getName();
   }
@@ -400,7 +411,8 @@ template <typename Op> LogicalResult gradientOf(Op op, GradientContext &g) {
     return reduceGradient(op, g);
   else if constexpr (std::is_same_v<Op, AddOp> || std::is_same_v<Op, SubOp> ||
                      std::is_same_v<Op, MulOp> || std::is_same_v<Op, DivOp> ||
-                     std::is_same_v<Op, PowOp>)
+                     std::is_same_v<Op, PowOp> || std::is_same_v<Op, MaxOp> ||
+                     std::is_same_v<Op, MinOp>)
     return binaryGradient(op, g);
   else
     return unaryGradient(op, g);
@@ -424,7 +436,7 @@ template <typename... Ops> void attach(MLIRContext *ctx) {
 void registerGradients(DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *ctx, DlcDialect *) {
     attach<ReluOp, SigmoidOp, TanhOp, ExpOp, LogOp, SqrtOp, NegOp, AbsOp, ErfOp, ReciprocalOp,
-           SoftplusOp, AddOp, SubOp, MulOp, DivOp, PowOp, MatMulOp, GemmOp, ConvOp, MaxPoolOp,
+           SoftplusOp, AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, MatMulOp, GemmOp, ConvOp, MaxPoolOp,
            AvgPoolOp, GlobalAvgPoolOp, SoftmaxOp, ReduceSumOp, ReduceMeanOp, ReshapeOp,
            TransposeOp, ConcatOp, SliceOp, GatherOp, CastOp, ClipOp, LeakyReluOp,
            BatchNormApplyOp, NllLossOp>(ctx);

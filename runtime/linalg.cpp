@@ -69,6 +69,12 @@ void packB(bool trans, const float *b, int64_t ldb, int64_t p0, int64_t j0, int6
 // out = packed A micro-panel (kMR x kc) * packed B panel (kc x kNR). Fully unrolling the
 // fixed-size i/j loops lets GCC's SLP vectoriser keep acc in registers at -O2; left rolled,
 // acc round-trips through memory every iteration.
+//
+// Compiled twice, for any x86-64 and for AVX2, and chosen by the CPU it runs on (an ifunc,
+// resolved once): the library still runs everywhere, and the 8x8 tile becomes eight 8-wide
+// accumulators where the CPU has AVX2. Not FMA: separate multiplies and adds round the same
+// in both clones, so results do not depend on the machine.
+__attribute__((target_clones("avx2", "default")))
 void microKernel(int64_t kc, const float *__restrict a, const float *__restrict b,
                  float *__restrict out) {
   float acc[kMR][kNR] = {};
