@@ -3,8 +3,10 @@ runs from its "//@@ KEY" line to the next and replaces @KEY@ in those templates.
 //@@ TRAIN_INCLUDE
 #include "dlc_state.h"
 //@@ TRAIN_MACROS
-// Training: the state buffer (weights, running statistics, optimizer moments) is allocated
-// at create time; @NAME@_train_step reads and updates it in place.
+// Training: @STATE_BYTES@ bytes of state (trained weights, running statistics, optimizer
+// moments), allocated at create time and updated in place by @NAME@_train_step. Gradients and
+// the activations saved for the backward pass live in the arena, which forward and the train
+// step share (@ARENA_BYTES@ bytes: the larger of the two plans).
 #define @UPPER_NAME@_STATE_BYTES ((size_t)@STATE_BYTES@u)
 #define @UPPER_NAME@_TRAIN_NUM_INPUTS @TRAIN_NUM_INPUTS@
 //@@ TRAIN_C_API

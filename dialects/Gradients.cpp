@@ -265,25 +265,40 @@ LogicalResult softmaxGradient(SoftmaxOp op, GradientContext &g) {
   return success();
 }
 
-// Sum and mean: the gradient spreads back over the reduced axes.
+// Sum and mean spread the gradient back over the reduced axes; max and min share it evenly
+// among the elements equal to the result (PyTorch's amax/amin).
 LogicalResult reduceGradient(Operation *op, GradientContext &g) {
-  if (!isa<ReduceSumOp, ReduceMeanOp>(op))
-    return op->emitError("no gradient for ") << op->getName();
   Value x = op->getOperand(0);
-  auto axes = cast<DenseI64ArrayAttr>(op->getAttr("axes")).asArrayRef();
+  auto axes = cast<DenseI64ArrayAttr>(op->getAttr("axes"));
   SmallVector<int64_t> kept(typeOf(x).getShape());
   int64_t count = 1;
-  for (int64_t axis : axes) {
+  for (int64_t axis : axes.asArrayRef()) {
     count *= kept[axis];
     kept[axis] = 1;
   }
-  g.set(0, [&] {
-    Value grad = g.grad;
-    if (typeOf(grad).getShape() != ArrayRef<int64_t>(kept))
-      grad = g.create<ReshapeOp>(f32Tensor(g.b, kept), grad);
+  auto keptType = f32Tensor(g.b, kept);
+  auto withKeptDims = [&](Value v) {
+    return typeOf(v) == keptType ? v : g.create<ReshapeOp>(keptType, v);
+  };
+  g.set(0, [&]() -> Value {
+    Value grad = withKeptDims(g.grad);
+    if (isa<ReduceSumOp>(op))
+      return g.create<BroadcastOp>(x.getType(), grad);
     if (isa<ReduceMeanOp>(op))
-      grad = g.create<MulOp>(grad.getType(), grad, scalar(g.b, g.loc, 1.0f / float(count)));
-    return g.create<BroadcastOp>(x.getType(), grad);
+      return g.create<BroadcastOp>(
+          x.getType(),
+          g.create<MulOp>(keptType, grad, scalar(g.b, g.loc, 1.0f / float(count))));
+    // gap = |x - extremum| >= 0, zero exactly at the extremum; relu's gradient of ones at
+    // gap is 1 where gap > 0, so `hit` = 1 - that marks the extremum's elements.
+    Value y = g.create<BroadcastOp>(x.getType(), withKeptDims(op->getResult(0)));
+    Value gap = isa<ReduceMaxOp>(op) ? g.create<SubOp>(x.getType(), y, x)
+                                     : g.create<SubOp>(x.getType(), x, y);
+    Value ones = g.create<BroadcastOp>(x.getType(), scalar(g.b, g.loc, 1.0f));
+    Value hit = g.create<SubOp>(
+        x.getType(), ones,
+        g.create<UnaryGradOp>(x.getType(), ones, gap, g.b.getStringAttr("Relu")));
+    Value hits = g.create<ReduceSumOp>(keptType, hit, axes);
+    return g.create<MulOp>(x.getType(), hit, g.create<DivOp>(keptType, grad, hits));
   });
   return success();
 }
@@ -407,7 +422,8 @@ template <typename Op> LogicalResult gradientOf(Op op, GradientContext &g) {
   else if constexpr (std::is_same_v<Op, LeakyReluOp>) return leakyReluGradient(op, g);
   else if constexpr (std::is_same_v<Op, BatchNormApplyOp>) return batchNormApplyGradient(op, g);
   else if constexpr (std::is_same_v<Op, NllLossOp>) return nllLossGradient(op, g);
-  else if constexpr (std::is_same_v<Op, ReduceSumOp> || std::is_same_v<Op, ReduceMeanOp>)
+  else if constexpr (std::is_same_v<Op, ReduceSumOp> || std::is_same_v<Op, ReduceMeanOp> ||
+                     std::is_same_v<Op, ReduceMaxOp> || std::is_same_v<Op, ReduceMinOp>)
     return reduceGradient(op, g);
   else if constexpr (std::is_same_v<Op, AddOp> || std::is_same_v<Op, SubOp> ||
                      std::is_same_v<Op, MulOp> || std::is_same_v<Op, DivOp> ||
@@ -437,7 +453,7 @@ void registerGradients(DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *ctx, DlcDialect *) {
     attach<ReluOp, SigmoidOp, TanhOp, ExpOp, LogOp, SqrtOp, NegOp, AbsOp, ErfOp, ReciprocalOp,
            SoftplusOp, AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, MatMulOp, GemmOp, ConvOp, MaxPoolOp,
-           AvgPoolOp, GlobalAvgPoolOp, SoftmaxOp, ReduceSumOp, ReduceMeanOp, ReshapeOp,
+           AvgPoolOp, GlobalAvgPoolOp, SoftmaxOp, ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReshapeOp,
            TransposeOp, ConcatOp, SliceOp, GatherOp, CastOp, ClipOp, LeakyReluOp,
            BatchNormApplyOp, NllLossOp>(ctx);
   });

@@ -9,6 +9,7 @@
 #include "compiler/Codegen.h"
 #include "compiler/Importer.h"
 #include "compiler/Pipeline.h"
+#include "compiler/Training.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -204,6 +205,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       "/nonexistent-dlc-fuzz/model.onnx", errors);
   if (!module)
     return 0;
+  // The training build of the same model too (dlc compile --train), with a loss and an
+  // optimizer picked by the input's size.
+  mlir::OwningOpRef<mlir::ModuleOp> training = module->clone();
+  dlc::TrainOptions train;
+  train.enabled = true;
+  const char *losses[] = {"mse", "cross_entropy", "l1", "bce_with_logits", "none"};
+  train.loss = losses[size % 5];
+  train.optimizer = size % 3 == 0 ? "adam" : "sgd";
+  train.momentum = size % 2 ? 0.9f : 0.0f;
+  if (dlc::buildTrainStep(*training, train)) {
+    mlir::PassManager trainPm(&context);
+    dlc::buildTrainingPipeline(trainPm, train);
+    dlc::GeneratedModel generated;
+    if (mlir::succeeded(trainPm.run(*training)))
+      dlc::generateCpp(*training, "fuzz", "model.onnx", "fuzz.weights.bin", generated);
+  }
+  dlc::lowerTrainingModeOps(*module);
   mlir::PassManager pm(&context);
   dlc::buildInferencePipeline(pm);
   if (mlir::failed(pm.run(*module)))

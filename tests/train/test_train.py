@@ -553,6 +553,7 @@ class Elementwise(nn.Module):
         h = torch.sqrt(h * h + 1.0) + torch.log(torch.sigmoid(h) + 1.0)
         h = torch.maximum(h, self.shift) - torch.minimum(h * 0.5, self.scale)  # Max, Min
         h = h.t().reshape(5, 3).t()         # transpose / reshape
+        h = h + h.amax(dim=1, keepdim=True) * 0.3 - h.amin(dim=0) * 0.2  # ReduceMax/Min
         return h - h.mean(dim=1, keepdim=True) + h.sum(dim=0) * 0.1
 
 
