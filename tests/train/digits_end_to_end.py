@@ -57,12 +57,17 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--dlc", required=True)
     p.add_argument("--work", required=True)
+    p.add_argument("--check-memory", action="store_true",
+                   help="build the library with -DDLC_CHECK_MEMORY (dead memory poisoned)")
     args = p.parse_args()
+    env = dict(os.environ)
+    if args.check_memory:
+        env["DLC_CXXFLAGS"] = (env.get("DLC_CXXFLAGS", "") + " -DDLC_CHECK_MEMORY").strip()
     r = subprocess.run(["cmake", "-DDLC=" + os.path.abspath(args.dlc), "-DSOURCE_DIR=" + ROOT,
                         "-DBUILD_DIR=" + os.path.abspath(args.work), "-DMODE=train",
                         "-DEPOCHS=%d" % EPOCHS, "-P",
                         os.path.join(ROOT, "examples", "run_example.cmake")],
-                       capture_output=True, text=True)
+                       capture_output=True, text=True, env=env)
     print(r.stdout + r.stderr)
     match = re.search(r"test accuracy: \d+/\d+ = ([0-9.]+)%", r.stdout + r.stderr)
     epoch1 = re.search(r"epoch  1  loss ([0-9.]+)", r.stdout + r.stderr)

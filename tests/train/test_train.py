@@ -537,6 +537,22 @@ class BasicBlock(nn.Module):
         return self.fc(F.adaptive_avg_pool2d(y, 1).flatten(1))
 
 
+class EmbedSlice(nn.Module):
+    """An embedding lookup (Gather of a weight by input indices), strided slices and a
+    squeeze/unsqueeze on the path."""
+
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(11, 6)
+        self.fc = nn.Linear(6, 4)
+
+    def forward(self, ids):
+        e = self.embed(ids)                    # [2, 5, 6]
+        e = e[:, 1:5:2, :] + e.flip(1)[:, ::2, :][:, :2, :]  # slices, one of them reversed
+        e = e.sum(dim=1).unsqueeze(1).squeeze(1)
+        return self.fc(torch.tanh(e))
+
+
 class Elementwise(nn.Module):
     """Broadcasting binaries, unary ops, reductions and a reshape/transpose on the path."""
 
@@ -583,6 +599,8 @@ def main():
         gradient_case(run, "resnet_basic_block", BasicBlock(), [f32(2, 4, 8, 8)],
                       classes(2, 4))
         gradient_case(run, "elementwise", Elementwise(), [f32(3, 4)], f32(3, 5), loss="mse")
+        ids = np.array([[1, 3, 3, 10, 0], [7, 7, 2, 5, 9]], dtype=np.int64)  # repeats add up
+        gradient_case(run, "embedding_slices", EmbedSlice(), [ids], classes(2, 4))
 
         tiny = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 2))
         finite_difference_case(run, "tiny_fd", tiny, [f32(2, 3)], classes(2, 2),
