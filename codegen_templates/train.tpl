@@ -17,7 +17,9 @@ const dlc_model_info *@NAME@_train_info(void);
 // Every state tensor's name, kind, shape and place in the state buffer.
 const dlc_state_info *@NAME@_state_info(void);
 // One step: forward, loss, backward, optimizer update; writes the loss before the update.
-// @NAME@_run evaluates (inference mode) with the current weights.
+// @NAME@_forward (the same as @NAME@_run) evaluates, in inference mode, with the current
+// weights.
+dlc_status @NAME@_forward(@NAME@_model *model, const void *const *inputs, void *const *outputs);
 dlc_status @NAME@_train_step(@NAME@_model *model, const void *const *inputs, float *loss);
 // Like @NAME@_train_step, but first checks each input's dtype and shape.
 dlc_status @NAME@_train_step_checked(@NAME@_model *model, const dlc_tensor *inputs,
@@ -34,6 +36,9 @@ dlc_status @NAME@_load_state(@NAME@_model *model, const char *path);
 //@@ TRAIN_METHODS
 
   // Training (compiled with --train); see the C functions above.
+  dlc_status forward(const void *const *inputs, void *const *outputs) {
+    return run(inputs, outputs);
+  }
   dlc_status trainStep(const void *const *inputs, float *loss);
   dlc_status trainStep(@TRAIN_TYPED_PARAMS@, float *loss);
   dlc_status trainStepChecked(const dlc_tensor *inputs, int numInputs, float *loss);
@@ -153,6 +158,10 @@ extern "C" {
 const dlc_model_info *@NAME@_train_info(void) { return &kTrainInfo; }
 
 const dlc_state_info *@NAME@_state_info(void) { return &kStateInfo; }
+
+dlc_status @NAME@_forward(@NAME@_model *model, const void *const *inputs, void *const *outputs) {
+  return @NAME@_run(model, inputs, outputs);
+}
 
 dlc_status @NAME@_train_step(@NAME@_model *model, const void *const *inputs, float *loss) {
   return model ? model->impl.trainStep(inputs, loss) : DLC_INVALID_ARGUMENT;
