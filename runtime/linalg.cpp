@@ -69,14 +69,9 @@ void packB(bool trans, const float *b, int64_t ldb, int64_t p0, int64_t j0, int6
 // out = packed A micro-panel (kMR x kc) * packed B panel (kc x kNR). Fully unrolling the
 // fixed-size i/j loops lets GCC's SLP vectoriser keep acc in registers at -O2; left rolled,
 // acc round-trips through memory every iteration.
-//
-// Compiled twice, for any x86-64 and for AVX2, and chosen by the CPU it runs on (an ifunc,
-// resolved once): the library still runs everywhere, and the 8x8 tile becomes eight 8-wide
-// accumulators where the CPU has AVX2. Not FMA: separate multiplies and adds round the same
-// in both clones, so results do not depend on the machine.
-__attribute__((target_clones("avx2", "default")))
-void microKernel(int64_t kc, const float *__restrict a, const float *__restrict b,
-                 float *__restrict out) {
+__attribute__((always_inline)) inline void microKernelBody(int64_t kc, const float *__restrict a,
+                                                           const float *__restrict b,
+                                                           float *__restrict out) {
   float acc[kMR][kNR] = {};
   for (int64_t p = 0; p < kc; ++p) {
 #pragma GCC unroll 8
@@ -90,6 +85,26 @@ void microKernel(int64_t kc, const float *__restrict a, const float *__restrict 
   for (int64_t i = 0; i < kMR; ++i)
     for (int64_t j = 0; j < kNR; ++j)
       out[i * kNR + j] = acc[i][j];
+}
+
+using MicroKernel = void (*)(int64_t, const float *, const float *, float *);
+
+void microKernelBaseline(int64_t kc, const float *a, const float *b, float *out) {
+  microKernelBody(kc, a, b, out);
+}
+
+// The same code for AVX2: the 8x8 tile becomes eight 8-wide accumulators. Not FMA: separate
+// multiplies and adds round as the baseline does, so results do not depend on the machine.
+__attribute__((target("avx2"))) void microKernelAvx2(int64_t kc, const float *a, const float *b,
+                                                     float *out) {
+  microKernelBody(kc, a, b, out);
+}
+
+// Chosen by the CPU the library runs on, so it still runs on any x86-64. A plain check rather
+// than an ifunc: ifunc resolvers run before sanitizer runtimes are initialised.
+MicroKernel selectMicroKernel() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") ? microKernelAvx2 : microKernelBaseline;
 }
 
 // C tile = alpha * acc + beta * C; beta == 0 must not read C, which may be uninitialised.
@@ -191,6 +206,7 @@ void sgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float alph
     return;
   }
 
+  static const MicroKernel microKernel = selectMicroKernel();
   alignas(64) float packedA[kMC * kKC];
   alignas(64) float packedB[kKC * kNR];
   alignas(64) float tile[kMR * kNR];
