@@ -99,7 +99,7 @@ bool generate(const CompileOptions &options, const std::string &name,
     return success();
   });
   std::vector<std::string> errors;
-  OwningOpRef<ModuleOp> module = importOnnxFile(context, modelPath, errors);
+  OwningOpRef<ModuleOp> module = importOnnxFile(context, modelPath, errors, options.pins);
   if (!module) {
     for (const auto &e : errors)
       reportError(modelPath, e);
@@ -280,6 +280,13 @@ namespace {
 // Everything of the compile options that changes the generated code.
 std::string optionsKey(const CompileOptions &c) {
   std::string key = std::string(c.reuse ? "reuse" : "no-reuse") + (c.firstFit ? "first-fit" : "");
+  for (const auto &[name, value] : c.pins.dims)
+    key += "|dim " + name + "=" + std::to_string(value);
+  for (const auto &[name, dims] : c.pins.inputShapes) {
+    key += "|shape " + name + "=";
+    for (int64_t d : dims)
+      key += std::to_string(d) + "x";
+  }
   const TrainOptions &t = c.train;
   if (!t.enabled)
     return key;

@@ -3,6 +3,7 @@
 #ifndef DLC_COMPILER_DRIVER_H
 #define DLC_COMPILER_DRIVER_H
 
+#include "compiler/Importer.h"
 #include "compiler/Training.h"
 
 #include <string>
@@ -22,6 +23,7 @@ struct CompileOptions {
   std::string reportJsonPath; // write the memory report as JSON
   std::string reportSvgPath;  // draw the memory plan
   TrainOptions train;         // --train: add a training step
+  ShapePins pins;             // --dim, --input-shape
 };
 
 int compileCommand(const CompileOptions &options);

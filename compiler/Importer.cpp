@@ -58,8 +58,8 @@ public:
   // `bytes` holds the model file's contents; `path` names it in locations and locates its
   // external data.
   Importer(MLIRContext &ctx, const std::string &bytes, std::string path,
-           std::vector<std::string> &errors)
-      : ctx(ctx), bytes(bytes), path(std::move(path)), errors(errors) {}
+           std::vector<std::string> &errors, const ShapePins &pins)
+      : ctx(ctx), bytes(bytes), path(std::move(path)), errors(errors), pins(pins) {}
 
   OwningOpRef<ModuleOp> run();
 
@@ -75,6 +75,7 @@ private:
   const std::string &bytes;
   std::string path;
   std::vector<std::string> &errors;
+  const ShapePins &pins;
   onnx::ModelProto model;
   int opset = 0;
   std::map<std::string, onnx::TypeProto> types;
@@ -116,6 +117,9 @@ bool Importer::load() {
   // and let it see only the ops dlc imports (whose inference functions are guarded).
   loadExternalData(model, path, errors);
   validateModel(model, opset, errors);
+  if (!errors.empty())
+    return false;
+  pinShapes(model, pins, errors);
   if (!errors.empty())
     return false;
   removeDeadNodes(*model.mutable_graph());
@@ -353,7 +357,7 @@ OwningOpRef<ModuleOp> Importer::run() {
 } // namespace
 
 OwningOpRef<ModuleOp> importOnnxFile(MLIRContext &context, const std::string &path,
-                                     std::vector<std::string> &errors) {
+                                     std::vector<std::string> &errors, const ShapePins &pins) {
   std::ifstream file(path, std::ios::binary);
   std::stringstream buffer;
   buffer << file.rdbuf();
@@ -361,16 +365,16 @@ OwningOpRef<ModuleOp> importOnnxFile(MLIRContext &context, const std::string &pa
     errors.push_back("cannot open file");
     return {};
   }
-  return importOnnxModel(context, buffer.str(), path, errors);
+  return importOnnxModel(context, buffer.str(), path, errors, pins);
 }
 
 OwningOpRef<ModuleOp> importOnnxModel(MLIRContext &context, const std::string &bytes,
-                                      const std::string &path,
-                                      std::vector<std::string> &errors) {
+                                      const std::string &path, std::vector<std::string> &errors,
+                                      const ShapePins &pins) {
   // ImportError is handled where it names a node; anything else (protobuf, allocation,
   // out-of-range data) must still end as an error, never an abort.
   try {
-    OwningOpRef<ModuleOp> module = Importer(context, bytes, path, errors).run();
+    OwningOpRef<ModuleOp> module = Importer(context, bytes, path, errors, pins).run();
     if (!module && errors.empty())
       errors.push_back("import failed");
     return module;

@@ -2,6 +2,8 @@
 #ifndef DLC_COMPILER_IMPORTER_H
 #define DLC_COMPILER_IMPORTER_H
 
+#include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -13,18 +15,26 @@ template <typename OpTy> class OwningOpRef;
 
 namespace dlc {
 
+// Values for a model's symbolic (dynamic) input dims, given at compile time.
+struct ShapePins {
+  std::map<std::string, int64_t> dims;                      // --dim NAME=N: every dim NAME
+  std::map<std::string, std::vector<int64_t>> inputShapes; // --input-shape INPUT=AxBxC
+};
+
 // Imports the model at `path` as `func.func @forward`. On failure returns null and fills
 // `errors` with one line per problem, each naming the node and op where there is one; nothing
 // is imported partially.
 mlir::OwningOpRef<mlir::ModuleOp> importOnnxFile(mlir::MLIRContext &context,
                                                  const std::string &path,
-                                                 std::vector<std::string> &errors);
+                                                 std::vector<std::string> &errors,
+                                                 const ShapePins &pins = {});
 // The same for a model already in memory; `path` names it in locations and errors, and
 // external data is looked up beside it.
 mlir::OwningOpRef<mlir::ModuleOp> importOnnxModel(mlir::MLIRContext &context,
                                                   const std::string &bytes,
                                                   const std::string &path,
-                                                  std::vector<std::string> &errors);
+                                                  std::vector<std::string> &errors,
+                                                  const ShapePins &pins = {});
 
 // ONNX op types (default domain) the importer understands.
 std::vector<std::string> supportedOnnxOps();

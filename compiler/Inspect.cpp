@@ -79,6 +79,12 @@ int inspectCommand(const std::string &path) {
     std::cout << "  " << op << ": " << count << "\n";
   std::cout << "parameters: " << params << " (" << paramBytes << " bytes in "
             << graph.initializer_size() << " initializers)\n";
+  std::vector<SymbolicDim> symbolic = symbolicInputDims(graph);
+  std::cout << "symbolic dims:" << (symbolic.empty() ? " none" : "") << "\n";
+  for (const auto &dim : symbolic)
+    std::cout << "  " << dim.input << " dim " << dim.index << " ("
+              << (dim.name.empty() ? "unknown" : "'" + dim.name + "'") << "): pin with "
+              << pinningOption(graph, dim) << "\n";
   return 0;
 }
 

@@ -1,4 +1,5 @@
 #include "compiler/ModelCheck.h"
+#include "compiler/Importer.h"
 #include "dialects/Sizes.h"
 
 #include "onnx/defs/schema.h"
@@ -407,6 +408,128 @@ void validateModel(onnx::ModelProto &model, int opset, std::vector<std::string> 
     if (!defined.count(out.name()))
       errors.push_back("graph output '" + out.name() +
                        "' is not produced by any node, graph input or initializer");
+}
+
+namespace {
+
+// Graph inputs that are not initializers (old models list initializers as inputs too).
+std::vector<onnx::ValueInfoProto *> dataInputs(onnx::GraphProto &graph) {
+  std::set<std::string> initializers;
+  for (const auto &init : graph.initializer())
+    initializers.insert(init.name());
+  std::vector<onnx::ValueInfoProto *> inputs;
+  for (auto &in : *graph.mutable_input())
+    if (!initializers.count(in.name()))
+      inputs.push_back(&in);
+  return inputs;
+}
+
+bool isOpen(const onnx::TensorShapeProto::Dimension &dim) {
+  return !dim.has_dim_value() || dim.dim_value() < 0;
+}
+
+std::string joined(const std::vector<std::string> &names) {
+  std::string out;
+  for (const auto &n : names)
+    out += (out.empty() ? "" : ", ") + n;
+  return out.empty() ? "none" : out;
+}
+
+} // namespace
+
+std::vector<SymbolicDim> symbolicInputDims(const onnx::GraphProto &graph) {
+  std::vector<SymbolicDim> dims;
+  for (auto *in : dataInputs(const_cast<onnx::GraphProto &>(graph))) {
+    if (!in->type().has_tensor_type() || !in->type().tensor_type().has_shape())
+      continue;
+    const auto &shape = in->type().tensor_type().shape();
+    for (int i = 0; i < shape.dim_size(); ++i)
+      if (isOpen(shape.dim(i)))
+        dims.push_back({in->name(), i, shape.dim(i).dim_param()});
+  }
+  return dims;
+}
+
+std::string pinningOption(const onnx::GraphProto &graph, const SymbolicDim &dim) {
+  if (!dim.name.empty())
+    return "--dim " + dim.name + "=N";
+  for (const auto &in : graph.input())
+    if (in.name() == dim.input) {
+      std::string dims;
+      for (const auto &d : in.type().tensor_type().shape().dim())
+        dims += (dims.empty() ? "" : "x") + (isOpen(d) ? "N" : std::to_string(d.dim_value()));
+      return "--input-shape " + dim.input + "=" + dims;
+    }
+  return "--input-shape " + dim.input + "=...";
+}
+
+void pinShapes(onnx::ModelProto &model, const ShapePins &pins, std::vector<std::string> &errors) {
+  auto &graph = *model.mutable_graph();
+  std::vector<onnx::ValueInfoProto *> inputs = dataInputs(graph);
+  std::vector<std::string> inputNames;
+  for (auto *in : inputs)
+    inputNames.push_back(in->name());
+  for (const auto &[name, dims] : pins.inputShapes) {
+    auto it = std::find_if(inputs.begin(), inputs.end(),
+                           [&](auto *in) { return in->name() == name; });
+    if (it == inputs.end()) {
+      errors.push_back("--input-shape: '" + name + "' is not a graph input (inputs: " +
+                       joined(inputNames) + ")");
+      continue;
+    }
+    auto *shape = (*it)->mutable_type()->mutable_tensor_type()->mutable_shape();
+    if (shape->dim_size() && shape->dim_size() != (int)dims.size()) {
+      errors.push_back("--input-shape: input '" + name + "' has rank " +
+                       std::to_string(shape->dim_size()) + ", not " +
+                       std::to_string(dims.size()));
+      continue;
+    }
+    for (size_t i = 0; i < dims.size(); ++i)
+      if (shape->dim_size() && !isOpen(shape->dim(i)) && shape->dim(i).dim_value() != dims[i])
+        errors.push_back("--input-shape: input '" + name + "' declares dim " +
+                         std::to_string(i) + " as " + std::to_string(shape->dim(i).dim_value()) +
+                         ", not " + std::to_string(dims[i]));
+    shape->clear_dim();
+    for (int64_t d : dims)
+      shape->add_dim()->set_dim_value(d);
+  }
+  // Named dims: on the inputs, and on the outputs and declared intermediate types, so that
+  // shape inference does not meet the old name where it now infers a value.
+  std::set<std::string> used;
+  auto pinNamed = [&](onnx::ValueInfoProto &value) {
+    if (!value.type().has_tensor_type() || !value.type().tensor_type().has_shape())
+      return;
+    for (auto &dim : *value.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim())
+      if (auto it = pins.dims.find(dim.dim_param()); !dim.has_dim_value() && it != pins.dims.end()) {
+        used.insert(it->first);
+        dim.set_dim_value(it->second);
+      }
+  };
+  for (auto *in : inputs)
+    pinNamed(*in);
+  for (auto &out : *graph.mutable_output())
+    pinNamed(out);
+  for (auto &info : *graph.mutable_value_info())
+    pinNamed(info);
+  std::vector<std::string> names;
+  for (const auto &dim : symbolicInputDims(graph))
+    if (!dim.name.empty())
+      names.push_back(dim.name);
+  for (const auto &[name, value] : pins.dims) {
+    if (value < 1)
+      errors.push_back("--dim " + name + "=" + std::to_string(value) + ": dims must be >= 1");
+    else if (!used.count(name))
+      errors.push_back("--dim: '" + name + "' is not a symbolic dim of the model's inputs "
+                       "(symbolic: " + joined(names) + ")");
+  }
+  for (const auto &in : pins.inputShapes)
+    for (int64_t d : in.second)
+      if (d < 1)
+        errors.push_back("--input-shape " + in.first + ": dims must be >= 1");
+  for (const auto &dim : symbolicInputDims(graph))
+    errors.push_back("graph input '" + dim.input + "': dim " + std::to_string(dim.index) +
+                     (dim.name.empty() ? " is unknown" : " is symbolic ('" + dim.name + "')") +
+                     "; pin it with " + pinningOption(graph, dim));
 }
 
 } // namespace dlc

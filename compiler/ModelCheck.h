@@ -33,6 +33,24 @@ void loadExternalData(onnx::ModelProto &model, const std::string &modelPath,
 // taken mutable only to share one tensor walk with loadExternalData).
 void validateModel(onnx::ModelProto &model, int opset, std::vector<std::string> &errors);
 
+struct ShapePins;
+
+// A dim of a graph input that has no fixed value: a named (dim_param) or unknown dim.
+struct SymbolicDim {
+  std::string input;
+  int index;
+  std::string name; // "" when unnamed
+};
+std::vector<SymbolicDim> symbolicInputDims(const onnx::GraphProto &graph);
+// The option that pins `dim`: "--dim batch=N", or "--input-shape x=Nx3x224x224" for an
+// unnamed dim (the input's declared dims, N for every open one).
+std::string pinningOption(const onnx::GraphProto &graph, const SymbolicDim &dim);
+
+// Gives the graph inputs (and outputs sharing their dim names) the values of --dim and
+// --input-shape, so shape inference sees static shapes. Appends an error for a pin that names
+// nothing, contradicts a fixed dim, or has the wrong rank, and for every input dim still open.
+void pinShapes(onnx::ModelProto &model, const ShapePins &pins, std::vector<std::string> &errors);
+
 // Drops the nodes no graph output depends on: dlc never runs them, so neither shape inference
 // nor anything after it needs to see them.
 void removeDeadNodes(onnx::GraphProto &graph);

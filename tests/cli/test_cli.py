@@ -131,6 +131,42 @@ def check_cache_sharing(dlc, work, model, inputs, expected):
           "a fallback cache folder open to others is refused (%s)" % r.stderr.strip())
 
 
+def check_symbolic_dims(dlc, work, model):
+    """A symbolic batch dim: refused with the option that pins it, pinned by --dim or
+    --input-shape (compile and run), bad pins refused, and listed by inspect."""
+    expect_error(dlc, work, "dynamic", model,
+                 ["graph input 'x': dim 0 is symbolic ('N'); pin it with --dim N=N"])
+    x = np.linspace(-1, 1, 12, dtype=np.float32).reshape(4, 3)
+    xin = os.path.join(work, "dyn_x.npy")
+    np.save(xin, x)
+    for pin in (["--dim", "N=4"], ["--input-shape", "x=4x3"], ["--dim=N=4"]):
+        out = os.path.join(work, "dyn_run")
+        shutil.rmtree(out, ignore_errors=True)
+        r = run(dlc, "run", model, xin, "-o", out, *pin)
+        check(r.returncode == 0 and np.array_equal(np.load(os.path.join(out, "y.npy")),
+                                                   np.maximum(x, 0)),
+              "%s pins the symbolic batch dim; run matches numpy (%s)"
+              % (" ".join(pin), r.stderr.strip()))
+    for name, pin, message in (
+            ("dim_unknown", ["--dim", "M=4"], "--dim: 'M' is not a symbolic dim of the "
+                                              "model's inputs (symbolic: N)"),
+            ("dim_zero", ["--dim", "N=0"], "--dim N=0: dims must be >= 1"),
+            ("shape_conflict", ["--input-shape", "x=4x5"],
+             "--input-shape: input 'x' declares dim 1 as 3, not 5"),
+            ("shape_rank", ["--input-shape", "x=4"], "--input-shape: input 'x' has rank 2, not 1"),
+            ("shape_unknown", ["--input-shape", "z=4x3"],
+             "--input-shape: 'z' is not a graph input (inputs: x)")):
+        out = os.path.join(work, name)
+        r = run(dlc, "compile", model, "-o", out, *pin)
+        check(r.returncode == 1 and message in r.stderr and not os.path.exists(out),
+              "%s: refused (%s)" % (name, r.stderr.strip().splitlines()[0] if r.stderr else ""))
+    r = run(dlc, "compile", model, "-o", os.path.join(work, "bad_pin"), "--dim", "N4")
+    check(r.returncode == 2 and "--dim wants NAME=N" in r.stderr, "malformed --dim: usage error")
+    r = run(dlc, "inspect", model)
+    check(r.returncode == 0 and "symbolic dims:\n  x dim 0 ('N'): pin with --dim N=N" in r.stdout,
+          "inspect lists the symbolic dim and how to pin it")
+
+
 def check_failed_staticlib(dlc, work, model):
     """The C++ compiler failing during --emit staticlib: exit 1, no -o folder (nor the parents
     this compile created) left behind."""
@@ -171,7 +207,7 @@ def main():
     expect_error(dlc, work, "wrong_dtype", models["wrong_dtype"],
                  ["node 'relu_int' (Relu): 'dlc.relu' op operand #0 must be ranked tensor of 32-bit float"])
 
-    expect_error(dlc, work, "dynamic", models["dynamic"], ["dim 'N' is dynamic"])
+    check_symbolic_dims(dlc, work, models["dynamic"])
     expect_error(dlc, work, "used_half", models["used_half"], ["unsupported element type"])
     r = run(dlc, "compile", models["unused_half"], "-o", os.path.join(work, "unused_half"))
     check(r.returncode == 0, "an unused initializer of an unsupported type is ignored (%s)"

@@ -12,6 +12,7 @@ namespace {
 
 const char kUsage[] = R"(usage:
   dlc compile MODEL -o DIR [--name N] [--emit source|staticlib|mlir] [--target cpu]
+              [--dim NAME=N[,NAME=N]] [--input-shape INPUT=AxBxC]
               [--no-reuse | --first-fit] [--report] [--report-json FILE]
               [--report-memory FILE.svg]
       Compile an ONNX model (.onnx or .pb) to C++ sources (NAME.h, NAME.cpp, weights) or to
@@ -19,6 +20,9 @@ const char kUsage[] = R"(usage:
       bound, bytes without reuse, in-place ops, elided concats and weight bytes; --no-reuse
       gives every value its own memory; --first-fit uses the naive planner (comparisons). Build generated code with -DDLC_CHECK_MEMORY to
       poison memory whose values are dead (reads after reuse show up as NaN).
+      Shapes are static: --dim gives every input dim named NAME (a symbolic dim such as
+      'batch') a value; --input-shape gives one input all its dims (also unnamed ones).
+      dlc inspect lists the symbolic dims and the option that pins each. Both work with run.
       Training (--train): also emit a training step, NAME_train_step(), that runs forward,
       loss, backward and the optimizer update on the model's state with one planned arena.
         --loss mse|cross_entropy|bce_with_logits|l1|none   (required; mean reduction; labels
@@ -49,6 +53,43 @@ const char kUsage[] = R"(usage:
       List the supported ONNX op types.
   dlc --help | --version
 )";
+
+// --dim NAME=N[,NAME=N] or --input-shape INPUT=AxBxC into `pins`; false when malformed.
+bool parsePin(const std::string &flag, const std::string &spec, dlc::ShapePins &pins) {
+  auto number = [](const std::string &text, int64_t &out) {
+    char *end = nullptr;
+    out = std::strtoll(text.c_str(), &end, 10);
+    return !text.empty() && !*end;
+  };
+  if (flag == "--input-shape") {
+    size_t eq = spec.rfind('=');
+    if (eq == std::string::npos || eq == 0)
+      return false;
+    std::vector<int64_t> dims;
+    std::string rest = spec.substr(eq + 1);
+    for (size_t start = 0; start <= rest.size();) {
+      size_t x = std::min(rest.find('x', start), rest.size());
+      int64_t d;
+      if (!number(rest.substr(start, x - start), d))
+        return false;
+      dims.push_back(d);
+      start = x + 1;
+    }
+    pins.inputShapes[spec.substr(0, eq)] = dims;
+    return true;
+  }
+  for (size_t start = 0; start < spec.size();) {
+    size_t comma = std::min(spec.find(',', start), spec.size());
+    std::string item = spec.substr(start, comma - start);
+    size_t eq = item.rfind('=');
+    int64_t value;
+    if (eq == std::string::npos || eq == 0 || !number(item.substr(eq + 1), value))
+      return false;
+    pins.dims[item.substr(0, eq)] = value;
+    start = comma + 1;
+  }
+  return !spec.empty();
+}
 
 int usageError(const std::string &message) {
   std::cerr << "dlc: error: " << message << "\n" << kUsage;
@@ -124,7 +165,14 @@ int main(int argc, char **argv) {
       ok = value(loadState);
     else if (a == "--save-state")
       ok = value(saveState);
-    else if (a == "--freeze" || a == "--trainable") {
+    else if (a == "--dim" || a == "--input-shape") {
+      std::string spec;
+      ok = value(spec);
+      if (ok && !parsePin(a, spec, options.pins))
+        return usageError(a + " wants " +
+                          (a == "--dim" ? "NAME=N" : std::string("INPUT=AxBxC")) + ", got '" +
+                          spec + "'");
+    } else if (a == "--freeze" || a == "--trainable") {
       std::string list;
       ok = value(list);
       addNames(a == "--freeze" ? options.train.freeze : options.train.trainable, list);
@@ -148,6 +196,12 @@ int main(int argc, char **argv) {
       else if (flag == "--steps") steps = v;
       else if (flag == "--load-state") loadState = v;
       else if (flag == "--save-state") saveState = v;
+      else if (flag == "--dim" || flag == "--input-shape") {
+        if (!parsePin(flag, v, options.pins))
+          return usageError(flag + " wants " +
+                            (flag == "--dim" ? "NAME=N" : std::string("INPUT=AxBxC")) +
+                            ", got '" + v + "'");
+      }
       else if (flag == "--freeze") addNames(options.train.freeze, v);
       else if (flag == "--trainable") addNames(options.train.trainable, v);
       else return usageError("unknown option '" + flag + "'");
