@@ -123,13 +123,38 @@ bool Importer::load() {
   if (!errors.empty())
     return false;
   removeDeadNodes(*model.mutable_graph());
+  // Each unsupported op once, at its first node, then one summary line: a model with 19
+  // HardSwish nodes gets two lines, not nineteen.
   const auto &table = opImportTable();
-  for (const auto &node : model.graph().node())
-    if (!node.domain().empty() && node.domain() != "ai.onnx")
-      errors.push_back(nodeLabel(node) + ": op domain '" + node.domain() + "' is not supported");
-    else if (!table.count(node.op_type()))
-      errors.push_back(nodeLabel(node) + ": op " + node.op_type() + " (opset " +
-                       std::to_string(opset) + ") is not supported");
+  std::map<std::string, std::pair<const onnx::NodeProto *, int>> unsupported;
+  std::vector<std::string> order;
+  for (const auto &node : model.graph().node()) {
+    bool foreign = !node.domain().empty() && node.domain() != "ai.onnx";
+    if (!foreign && table.count(node.op_type()))
+      continue;
+    std::string op = (foreign ? node.domain() + "." : "") + node.op_type();
+    auto [it, fresh] = unsupported.try_emplace(op, &node, 0);
+    it->second.second++;
+    if (fresh)
+      order.push_back(op);
+  }
+  std::string summary;
+  for (const std::string &op : order) {
+    auto [node, count] = unsupported[op];
+    std::string more = count > 1 ? " (and " + std::to_string(count - 1) + " more node" +
+                                       (count > 2 ? "s" : "") + ")"
+                                 : "";
+    bool foreign = !node->domain().empty() && node->domain() != "ai.onnx";
+    errors.push_back(nodeLabel(*node) +
+                     (foreign ? ": op domain '" + node->domain() + "' is not supported"
+                              : ": op " + node->op_type() + " (opset " + std::to_string(opset) +
+                                    ") is not supported") +
+                     more);
+    summary += (summary.empty() ? "" : ", ") + op + " x" + std::to_string(count);
+  }
+  if (!order.empty())
+    errors.push_back(std::to_string(order.size()) + " unsupported op" +
+                     (order.size() > 1 ? "s" : "") + ": " + summary);
   if (!errors.empty())
     return false;
   guardShapeInference();

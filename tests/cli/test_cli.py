@@ -201,7 +201,8 @@ def main():
     expect_error(dlc, work, "not_onnx", not_onnx, ["not a valid ONNX model"])
     expect_error(dlc, work, "missing", os.path.join(work, "missing.onnx"), ["cannot open"])
     expect_error(dlc, work, "unsupported", models["unsupported"],
-                 ["node 'hs1' (HardSwish)", "node 'celu1' (Celu)", "opset 13"])
+                 ["node 'hs1' (HardSwish)", "node 'celu1' (Celu)", "opset 13",
+                  "2 unsupported ops: HardSwish x1, Celu x1"])
     expect_error(dlc, work, "mismatch", models["mismatch"],
                  ["node 'mm1' (MatMul): shape inference failed: Incompatible dimensions"])
     expect_error(dlc, work, "wrong_dtype", models["wrong_dtype"],
