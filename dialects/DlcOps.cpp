@@ -412,8 +412,10 @@ static LogicalResult sameShapes(Operation *op, ValueRange values, Value like) {
 }
 
 LogicalResult UnaryGradOp::verify() {
-  static const llvm::StringSet<> kinds = {"Relu", "Sigmoid", "Tanh", "Exp", "Sqrt",
-                                          "Reciprocal", "Log", "Abs", "Erf", "Softplus"};
+  static const llvm::StringSet<> kinds = {
+      "Relu", "Sigmoid", "Tanh",  "Exp",   "Sqrt",  "Reciprocal", "Log",      "Abs",
+      "Erf",  "Softplus", "Sin",  "Cos",   "Tan",   "Asin",       "Acos",     "Atan",
+      "Sinh", "Cosh",    "Asinh", "Acosh", "Atanh", "Softsign",   "HardSwish"};
   if (!kinds.contains(getKind()))
     return emitOpError("no gradient kernel for unary kind '") << getKind() << "'";
   return sameShapes(*this, {getGrad(), getSaved()}, getOutput());

@@ -60,6 +60,21 @@ def Dlc_ReciprocalOp : Dlc_UnaryOp<"reciprocal", "Reciprocal">;
 def Dlc_FloorOp : Dlc_UnaryOp<"floor", "Floor">;
 def Dlc_CeilOp : Dlc_UnaryOp<"ceil", "Ceil">;
 def Dlc_SoftplusOp : Dlc_UnaryOp<"softplus", "Softplus">;
+def Dlc_SinOp : Dlc_UnaryOp<"sin", "Sin">;
+def Dlc_CosOp : Dlc_UnaryOp<"cos", "Cos">;
+def Dlc_TanOp : Dlc_UnaryOp<"tan", "Tan">;
+def Dlc_AsinOp : Dlc_UnaryOp<"asin", "Asin">;
+def Dlc_AcosOp : Dlc_UnaryOp<"acos", "Acos">;
+def Dlc_AtanOp : Dlc_UnaryOp<"atan", "Atan">;
+def Dlc_SinhOp : Dlc_UnaryOp<"sinh", "Sinh">;
+def Dlc_CoshOp : Dlc_UnaryOp<"cosh", "Cosh">;
+def Dlc_AsinhOp : Dlc_UnaryOp<"asinh", "Asinh">;
+def Dlc_AcoshOp : Dlc_UnaryOp<"acosh", "Acosh">;
+def Dlc_AtanhOp : Dlc_UnaryOp<"atanh", "Atanh">;
+def Dlc_SoftsignOp : Dlc_UnaryOp<"softsign", "Softsign">;
+def Dlc_HardSwishOp : Dlc_UnaryOp<"hard_swish", "HardSwish">;
+def Dlc_SignOp : Dlc_UnaryOp<"sign", "Sign">;
+def Dlc_RoundOp : Dlc_UnaryOp<"round", "Round">;
 
 def Dlc_CastOp : Dlc_TensorOp<"cast", [Elementwise]> {
   let summary = "converts each element to the result's element type";
@@ -237,8 +252,8 @@ def Dlc_SliceOp : Dlc_TensorOp<"slice"> {
 def Dlc_UnaryGradOp : Dlc_TensorOp<"unary_grad", [Elementwise, Dlc_InPlaceInterface]> {
   let summary = "gradient of a unary op: dx = dy * f'(saved)";
   let description = [{
-    `saved` is the forward result for Relu, Sigmoid, Tanh, Exp, Sqrt and Reciprocal (so the
-    forward op may still run in place) and the forward input for Log, Abs, Erf and Softplus.
+    `saved` is the forward result for Relu, Sigmoid, Tanh, Exp, Sqrt, Reciprocal and Tan (so
+    the forward op may still run in place) and the forward input for the other kinds.
   }];
   let arguments = (ins Dlc_F32Tensor:$grad, Dlc_F32Tensor:$saved, StrAttr:$kind);
   let results = (outs Dlc_F32Tensor:$output);

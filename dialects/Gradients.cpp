@@ -101,6 +101,13 @@ const llvm::StringMap<UnaryGradient> &unaryGradients() {
       {"dlc.sqrt", {"Sqrt", true}},         {"dlc.reciprocal", {"Reciprocal", true}},
       {"dlc.log", {"Log", false}},          {"dlc.abs", {"Abs", false}},
       {"dlc.erf", {"Erf", false}},          {"dlc.softplus", {"Softplus", false}},
+      {"dlc.sin", {"Sin", false}},          {"dlc.cos", {"Cos", false}},
+      {"dlc.tan", {"Tan", true}},           {"dlc.asin", {"Asin", false}},
+      {"dlc.acos", {"Acos", false}},        {"dlc.atan", {"Atan", false}},
+      {"dlc.sinh", {"Sinh", false}},        {"dlc.cosh", {"Cosh", false}},
+      {"dlc.asinh", {"Asinh", false}},      {"dlc.acosh", {"Acosh", false}},
+      {"dlc.atanh", {"Atanh", false}},      {"dlc.softsign", {"Softsign", false}},
+      {"dlc.hard_swish", {"HardSwish", false}},
   };
   return table;
 }
@@ -452,7 +459,8 @@ template <typename... Ops> void attach(MLIRContext *ctx) {
 void registerGradients(DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *ctx, DlcDialect *) {
     attach<ReluOp, SigmoidOp, TanhOp, ExpOp, LogOp, SqrtOp, NegOp, AbsOp, ErfOp, ReciprocalOp,
-           SoftplusOp, AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, MatMulOp, GemmOp, ConvOp, MaxPoolOp,
+           SoftplusOp, SinOp, CosOp, TanOp, AsinOp, AcosOp, AtanOp, SinhOp, CoshOp, AsinhOp,
+           AcoshOp, AtanhOp, SoftsignOp, HardSwishOp, AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, MatMulOp, GemmOp, ConvOp, MaxPoolOp,
            AvgPoolOp, GlobalAvgPoolOp, SoftmaxOp, ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReshapeOp,
            TransposeOp, ConcatOp, SliceOp, GatherOp, CastOp, ClipOp, LeakyReluOp,
            BatchNormApplyOp, NllLossOp>(ctx);

@@ -92,15 +92,19 @@ void poison(void *ptr, size_t bytes);
 // ---- elementwise -------------------------------------------------------------------------
 enum class UnaryKind {
   Relu, Sigmoid, Tanh, Exp, Log, Sqrt, Neg, Abs, Erf, Reciprocal, Floor, Ceil,
-  Softplus,
+  Softplus, Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh, Softsign,
+  HardSwish, Sign, Round,
 };
 void unaryF32(UnaryKind kind, const float *x, float *y, int64_t n);
 void clipF32(const float *x, float *y, int64_t n, float lo, float hi);
 void leakyReluF32(const float *x, float *y, int64_t n, float alpha);
 // dx = dy * f'(x) for the unary op f of `kind`. `saved` is what f' is cheapest from: the
-// forward output y for Relu, Sigmoid, Tanh, Exp, Sqrt and Reciprocal, the forward input x for
-// Log, Abs, Erf and Softplus. At 0, Relu's and Abs's gradients are 0, as in PyTorch.
-enum class UnaryGradKind { Relu, Sigmoid, Tanh, Exp, Sqrt, Reciprocal, Log, Abs, Erf, Softplus };
+// forward output y for Relu, Sigmoid, Tanh, Exp, Sqrt, Reciprocal and Tan, the forward input x
+// for the others. At 0, Relu's and Abs's gradients are 0, as in PyTorch.
+enum class UnaryGradKind {
+  Relu, Sigmoid, Tanh, Exp, Sqrt, Reciprocal, Log, Abs, Erf, Softplus, Sin, Cos, Tan, Asin,
+  Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh, Softsign, HardSwish,
+};
 void unaryGradF32(UnaryGradKind kind, const float *dy, const float *saved, float *dx, int64_t n);
 // dx = dy where lo <= x <= hi (bounds included, as torch.clamp), else 0.
 void clipGradF32(const float *dy, const float *x, float *dx, int64_t n, float lo, float hi);

@@ -242,6 +242,41 @@ void unaryF32(UnaryKind kind, const float *x, float *y, int64_t n) {
     return mapF32(x, y, n, [](float v) { return std::ceil(v); });
   case UnaryKind::Softplus:
     return mapF32(x, y, n, softplus);
+  case UnaryKind::Sin:
+    return mapF32(x, y, n, [](float v) { return std::sin(v); });
+  case UnaryKind::Cos:
+    return mapF32(x, y, n, [](float v) { return std::cos(v); });
+  case UnaryKind::Tan:
+    return mapF32(x, y, n, [](float v) { return std::tan(v); });
+  case UnaryKind::Asin:
+    return mapF32(x, y, n, [](float v) { return std::asin(v); });
+  case UnaryKind::Acos:
+    return mapF32(x, y, n, [](float v) { return std::acos(v); });
+  case UnaryKind::Atan:
+    return mapF32(x, y, n, [](float v) { return std::atan(v); });
+  case UnaryKind::Sinh:
+    return mapF32(x, y, n, [](float v) { return std::sinh(v); });
+  case UnaryKind::Cosh:
+    return mapF32(x, y, n, [](float v) { return std::cosh(v); });
+  case UnaryKind::Asinh:
+    return mapF32(x, y, n, [](float v) { return std::asinh(v); });
+  case UnaryKind::Acosh:
+    return mapF32(x, y, n, [](float v) { return std::acosh(v); });
+  case UnaryKind::Atanh:
+    return mapF32(x, y, n, [](float v) { return std::atanh(v); });
+  case UnaryKind::Softsign:
+    return mapF32(x, y, n, [](float v) { return v / (1.0f + std::fabs(v)); });
+  case UnaryKind::HardSwish:
+    // x * relu6(x + 3) / 6, ONNX's alpha = 1/6, beta = 0.5 form.
+    return mapF32(x, y, n, [](float v) {
+      float gate = v / 6.0f + 0.5f;
+      return v * (gate < 0.0f ? 0.0f : gate > 1.0f ? 1.0f : gate);
+    });
+  case UnaryKind::Sign:
+    return mapF32(x, y, n, [](float v) { return static_cast<float>((v > 0.0f) - (v < 0.0f)); });
+  case UnaryKind::Round:
+    // Halves to even, as ONNX defines (the default rounding mode).
+    return mapF32(x, y, n, [](float v) { return std::nearbyint(v); });
   }
 }
 
@@ -284,6 +319,38 @@ void unaryGradF32(UnaryGradKind kind, const float *dy, const float *saved, float
     });
   case UnaryGradKind::Softplus:
     return zipF32(dy, saved, dx, n, [](float g, float x) { return g * sigmoid(x); });
+  case UnaryGradKind::Sin:
+    return zipF32(dy, saved, dx, n, [](float g, float x) { return g * std::cos(x); });
+  case UnaryGradKind::Cos:
+    return zipF32(dy, saved, dx, n, [](float g, float x) { return -g * std::sin(x); });
+  case UnaryGradKind::Tan:
+    return zipF32(dy, saved, dx, n, [](float g, float y) { return g * (1.0f + y * y); });
+  case UnaryGradKind::Asin:
+    return zipF32(dy, saved, dx, n, [](float g, float x) { return g / std::sqrt(1.0f - x * x); });
+  case UnaryGradKind::Acos:
+    return zipF32(dy, saved, dx, n, [](float g, float x) { return -g / std::sqrt(1.0f - x * x); });
+  case UnaryGradKind::Atan:
+    return zipF32(dy, saved, dx, n, [](float g, float x) { return g / (1.0f + x * x); });
+  case UnaryGradKind::Sinh:
+    return zipF32(dy, saved, dx, n, [](float g, float x) { return g * std::cosh(x); });
+  case UnaryGradKind::Cosh:
+    return zipF32(dy, saved, dx, n, [](float g, float x) { return g * std::sinh(x); });
+  case UnaryGradKind::Asinh:
+    return zipF32(dy, saved, dx, n, [](float g, float x) { return g / std::sqrt(x * x + 1.0f); });
+  case UnaryGradKind::Acosh:
+    return zipF32(dy, saved, dx, n, [](float g, float x) { return g / std::sqrt(x * x - 1.0f); });
+  case UnaryGradKind::Atanh:
+    return zipF32(dy, saved, dx, n, [](float g, float x) { return g / (1.0f - x * x); });
+  case UnaryGradKind::Softsign:
+    return zipF32(dy, saved, dx, n, [](float g, float x) {
+      float d = 1.0f + std::fabs(x);
+      return g / (d * d);
+    });
+  case UnaryGradKind::HardSwish:
+    // PyTorch's hardswish_backward: 0 below -3, 1 above 3, (2x + 3) / 6 between (inclusive).
+    return zipF32(dy, saved, dx, n, [](float g, float x) {
+      return x < -3.0f ? 0.0f : x <= 3.0f ? g * (2.0f * x + 3.0f) / 6.0f : g;
+    });
   }
 }
 

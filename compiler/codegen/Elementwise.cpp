@@ -45,7 +45,9 @@ LogicalResult emitBinary(Operation *op, KernelEmitter &e) {
 
 void addElementwiseEmitters(EmitterTable &table) {
   for (StringRef name : {"relu", "sigmoid", "tanh", "exp", "log", "sqrt", "neg", "abs", "erf",
-                         "reciprocal", "floor", "ceil", "softplus"})
+                         "reciprocal", "floor", "ceil", "softplus", "sin", "cos", "tan", "asin",
+                         "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "softsign",
+                         "hard_swish", "sign", "round"})
     table["dlc." + name.str()] = emitUnary;
   for (StringRef name : {"add", "sub", "mul", "div", "pow", "max", "min"})
     table["dlc." + name.str()] = emitBinary;

@@ -55,7 +55,7 @@ def make_models(work):
     opset = [helper.make_opsetid("", 13)]
     unsupported = helper.make_model(helper.make_graph(
         [helper.make_node("Relu", ["x"], ["a"], name="relu1"),
-         helper.make_node("HardSwish", ["a"], ["b"], name="hs1"),
+         helper.make_node("HardSigmoid", ["a"], ["b"], name="hs1"),
          helper.make_node("Celu", ["b"], ["y"], name="celu1")],
         "g", [x], [y]), opset_imports=opset)
     w = numpy_helper.from_array(np.ones((4, 5), np.float32), "w")
@@ -201,8 +201,8 @@ def main():
     expect_error(dlc, work, "not_onnx", not_onnx, ["not a valid ONNX model"])
     expect_error(dlc, work, "missing", os.path.join(work, "missing.onnx"), ["cannot open"])
     expect_error(dlc, work, "unsupported", models["unsupported"],
-                 ["node 'hs1' (HardSwish)", "node 'celu1' (Celu)", "opset 13",
-                  "2 unsupported ops: HardSwish x1, Celu x1"])
+                 ["node 'hs1' (HardSigmoid)", "node 'celu1' (Celu)", "opset 13",
+                  "2 unsupported ops: HardSigmoid x1, Celu x1"])
     expect_error(dlc, work, "mismatch", models["mismatch"],
                  ["node 'mm1' (MatMul): shape inference failed: Incompatible dimensions"])
     expect_error(dlc, work, "wrong_dtype", models["wrong_dtype"],

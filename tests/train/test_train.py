@@ -537,6 +537,25 @@ class BasicBlock(nn.Module):
         return self.fc(F.adaptive_avg_pool2d(y, 1).flatten(1))
 
 
+class Activations(nn.Module):
+    """Differentiable unary activations, each on its own branch of a linear layer's output
+    (scaled into each function's domain), summed."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 6)
+
+    def forward(self, x):
+        h = self.fc(x)
+        s = torch.tanh(h) * 0.9  # inside (-1, 1) for asin, acos, atanh
+        # (PyTorch 1.13 exports no Sinh, Cosh, Asinh, Acosh, Atanh, and HardSwish only from
+        # opset 14: those gradients are checked in the unit tests against central differences.)
+        return (torch.sin(h) + torch.cos(h) + torch.tan(s) + torch.asin(s) + torch.acos(s) +
+                torch.atan(h) + F.softsign(h) + torch.erf(h) + F.softplus(h) +
+                torch.sqrt(h * h + 1) + torch.log(h * h + 1) + torch.abs(h) + torch.exp(s) +
+                torch.reciprocal(h * h + 1) + torch.sigmoid(h))
+
+
 class EmbedSlice(nn.Module):
     """An embedding lookup (Gather of a weight by input indices), strided slices and a
     squeeze/unsqueeze on the path."""
@@ -599,6 +618,7 @@ def main():
         gradient_case(run, "resnet_basic_block", BasicBlock(), [f32(2, 4, 8, 8)],
                       classes(2, 4))
         gradient_case(run, "elementwise", Elementwise(), [f32(3, 4)], f32(3, 5), loss="mse")
+        gradient_case(run, "activations", Activations(), [f32(5, 4)], f32(5, 6), loss="mse")
         ids = np.array([[1, 3, 3, 10, 0], [7, 7, 2, 5, 9]], dtype=np.int64)  # repeats add up
         gradient_case(run, "embedding_slices", EmbedSlice(), [ids], classes(2, 4))
 

@@ -51,8 +51,58 @@ double unaryReference(UnaryKind kind, double x) {
     return std::ceil(x);
   case UnaryKind::Softplus:
     return std::log1p(std::exp(x));
+  case UnaryKind::Sin:
+    return std::sin(x);
+  case UnaryKind::Cos:
+    return std::cos(x);
+  case UnaryKind::Tan:
+    return std::tan(x);
+  case UnaryKind::Asin:
+    return std::asin(x);
+  case UnaryKind::Acos:
+    return std::acos(x);
+  case UnaryKind::Atan:
+    return std::atan(x);
+  case UnaryKind::Sinh:
+    return std::sinh(x);
+  case UnaryKind::Cosh:
+    return std::cosh(x);
+  case UnaryKind::Asinh:
+    return std::asinh(x);
+  case UnaryKind::Acosh:
+    return std::acosh(x);
+  case UnaryKind::Atanh:
+    return std::atanh(x);
+  case UnaryKind::Softsign:
+    return x / (1 + std::fabs(x));
+  case UnaryKind::HardSwish:
+    return x * std::clamp(x / 6 + 0.5, 0.0, 1.0);
+  case UnaryKind::Sign:
+    return (x > 0) - (x < 0);
+  case UnaryKind::Round:
+    return std::nearbyint(x);
   }
   return 0;
+}
+
+// Where each kind is defined (and not too steep for float): inputs are drawn from [lo, hi].
+std::pair<float, float> unaryDomain(UnaryKind kind) {
+  switch (kind) {
+  case UnaryKind::Log:
+  case UnaryKind::Sqrt:
+  case UnaryKind::Reciprocal:
+    return {0.01f, 6.0f};
+  case UnaryKind::Asin:
+  case UnaryKind::Acos:
+  case UnaryKind::Atanh:
+    return {-0.99f, 0.99f};
+  case UnaryKind::Acosh:
+    return {1.0f, 6.0f};
+  case UnaryKind::Tan:
+    return {-1.5f, 1.5f};
+  default:
+    return {-6.0f, 6.0f};
+  }
 }
 
 } // namespace
@@ -63,12 +113,19 @@ TEST_CASE("unary kernels match double-precision formulas", "[elementwise]") {
                              UnaryKind::Exp,        UnaryKind::Log,     UnaryKind::Sqrt,
                              UnaryKind::Neg,        UnaryKind::Abs,     UnaryKind::Erf,
                              UnaryKind::Reciprocal, UnaryKind::Floor,   UnaryKind::Ceil,
-                             UnaryKind::Softplus};
+                             UnaryKind::Softplus,   UnaryKind::Sin,     UnaryKind::Cos,
+                             UnaryKind::Tan,        UnaryKind::Asin,    UnaryKind::Acos,
+                             UnaryKind::Atan,       UnaryKind::Sinh,    UnaryKind::Cosh,
+                             UnaryKind::Asinh,      UnaryKind::Acosh,   UnaryKind::Atanh,
+                             UnaryKind::Softsign,   UnaryKind::HardSwish, UnaryKind::Sign,
+                             UnaryKind::Round};
   for (UnaryKind kind : kinds) {
     INFO("kind " << static_cast<int>(kind));
-    bool positiveOnly =
-        kind == UnaryKind::Log || kind == UnaryKind::Sqrt || kind == UnaryKind::Reciprocal;
-    std::vector<float> x = randomFloats(rng, 1001, positiveOnly ? 0.01f : -6.0f, 6.0f);
+    auto [lo, hi] = unaryDomain(kind);
+    std::vector<float> x = randomFloats(rng, 1001, lo, hi);
+    if (kind == UnaryKind::Round) // exact halves round to even
+      for (float v : {-2.5f, -1.5f, -0.5f, 0.5f, 1.5f, 2.5f})
+        x.push_back(v);
     if (kind == UnaryKind::Sigmoid || kind == UnaryKind::Softplus || kind == UnaryKind::Tanh) {
       // Far tails, where naive formulas overflow.
       for (float v : {-100.0f, -87.0f, -20.0f, 20.0f, 87.0f, 100.0f})
