@@ -421,6 +421,18 @@ LogicalResult UnaryGradOp::verify() {
   return sameShapes(*this, {getGrad(), getSaved()}, getOutput());
 }
 
+// A window op's gradient operand has the shape of the forward op's output, `expected` (or
+// the forward op is itself invalid, already reported).
+static LogicalResult checkGradShape(Operation *op, ArrayRef<int64_t> y,
+                                    FailureOr<SmallVector<int64_t>> expected) {
+  if (failed(expected))
+    return failure();
+  if (y != ArrayRef<int64_t>(*expected))
+    return op->emitOpError("gradient shape ") << dimsString(y) << " should be "
+                                              << dimsString(*expected);
+  return success();
+}
+
 // The convolution the gradient belongs to must be valid: input, weight and output types of
 // `convParams` are those of a verified dlc.conv.
 template <typename Op>
@@ -433,14 +445,9 @@ static LogicalResult verifyConvGrad(Op op, ArrayRef<int64_t> x, ArrayRef<int64_t
       y[0] != x[0])
     return op.emitOpError("channels do not match: input ")
            << dimsString(x) << ", weight " << dimsString(w) << ", gradient " << dimsString(y);
-  auto expected = verifyWindow(op, x, w.drop_front(2), op.getStrides(), op.getPads(),
-                               op.getDilations(), w[0], /*ceilMode=*/false);
-  if (failed(expected))
-    return failure();
-  if (y != ArrayRef<int64_t>(*expected))
-    return op.emitOpError("gradient shape ") << dimsString(y) << " should be "
-                                             << dimsString(*expected);
-  return success();
+  return checkGradShape(op, y,
+                        verifyWindow(op, x, w.drop_front(2), op.getStrides(), op.getPads(),
+                                     op.getDilations(), w[0], /*ceilMode=*/false));
 }
 LogicalResult ConvGradInputOp::verify() {
   return verifyConvGrad(*this, tensorType(getOutput()).getShape(),
@@ -460,14 +467,10 @@ int64_t ConvGradWeightOp::getWorkspaceBytes() {
 // `x` is the pool's input shape and `y` its output's.
 template <typename Op>
 static LogicalResult verifyPoolGrad(Op op, ArrayRef<int64_t> x, ArrayRef<int64_t> y) {
-  auto expected = verifyWindow(op, x, op.getKernelShape(), op.getStrides(), op.getPads(),
-                               op.getDilations(), x.size() > 1 ? x[1] : 0, op.getCeilMode());
-  if (failed(expected))
-    return failure();
-  if (y != ArrayRef<int64_t>(*expected))
-    return op.emitOpError("gradient shape ") << dimsString(y) << " should be "
-                                             << dimsString(*expected);
-  return success();
+  return checkGradShape(op, y,
+                        verifyWindow(op, x, op.getKernelShape(), op.getStrides(), op.getPads(),
+                                     op.getDilations(), x.size() > 1 ? x[1] : 0,
+                                     op.getCeilMode()));
 }
 LogicalResult MaxPoolGradOp::verify() {
   if (failed(sameShapes(*this, {getInput()}, getOutput())))
