@@ -49,6 +49,15 @@ class DigitsCNN(nn.Module):
         return self.classifier(self.features(x))
 
 
+def digits_split():
+    """scikit-learn's 8x8 digits scaled to [0, 1], split 75/25 (stratified, seeded):
+    x_train, x_test (float32 [n,1,8,8]), y_train, y_test (int64)."""
+    digits = load_digits()
+    x = (digits.images.astype(np.float32) / 16.0).reshape(-1, 1, 8, 8)
+    y = digits.target.astype(np.int64)
+    return train_test_split(x, y, test_size=0.25, random_state=SEED, stratify=y)
+
+
 def main():
     repo_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     ap = argparse.ArgumentParser(description=__doc__,
@@ -62,11 +71,7 @@ def main():
     np.random.seed(SEED)
     random.seed(SEED)
 
-    digits = load_digits()
-    x = (digits.images.astype(np.float32) / 16.0).reshape(-1, 1, 8, 8)
-    y = digits.target.astype(np.int64)
-    x_train, x_test, y_train, y_test = train_test_split(
-        x, y, test_size=0.25, random_state=SEED, stratify=y)
+    x_train, x_test, y_train, y_test = digits_split()
 
     model = DigitsCNN()
     opt = torch.optim.Adam(model.parameters(), lr=3e-3)

@@ -18,11 +18,9 @@ import sys
 
 import numpy as np
 import torch
-from sklearn.datasets import load_digits
-from sklearn.model_selection import train_test_split
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from make_digits_example import SEED, DigitsCNN  # noqa: E402
+from make_digits_example import SEED, DigitsCNN, digits_split  # noqa: E402
 
 TRAIN_BATCH = 64
 
@@ -34,11 +32,7 @@ def main():
     ap.add_argument("--outdir", default=os.path.join(repo_root, "examples", "digits"))
     args = ap.parse_args()
     torch.manual_seed(SEED)
-    digits = load_digits()
-    x = (digits.images.astype(np.float32) / 16.0).reshape(-1, 1, 8, 8)
-    y = digits.target.astype(np.int64)
-    x_train, x_test, y_train, y_test = train_test_split(
-        x, y, test_size=0.25, random_state=SEED, stratify=y)
+    x_train, x_test, y_train, y_test = digits_split()
     order = np.random.default_rng(SEED).permutation(len(x_train))
     keep = len(x_train) // TRAIN_BATCH * TRAIN_BATCH
     x_train, y_train = x_train[order][:keep], y_train[order][:keep]
