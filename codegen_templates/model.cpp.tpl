@@ -9,6 +9,9 @@
 
 extern "C" const unsigned char dlc_weights_@NAME@[];
 
+// Everything lives in the model's namespace, so that several generated models may share one
+// translation unit.
+namespace @NAME@ {
 namespace {
 
 const int64_t kInputShapes[][@MAX_RANK@] = {@INPUT_SHAPES@};
@@ -29,8 +32,6 @@ const char *schedule(const unsigned char *weights, unsigned char *arena,
 }
 
 } // namespace
-
-namespace @NAME@ {
 
 Model::~Model() {
   if (ownsArena_)
@@ -94,7 +95,7 @@ struct @NAME@_model {
 
 extern "C" {
 
-const dlc_model_info *@NAME@_info(void) { return &kInfo; }
+const dlc_model_info *@NAME@_info(void) { return &@NAME@::kInfo; }
 
 dlc_status @NAME@_create(void *arena, @NAME@_model **model) {
   if (!model)

@@ -72,6 +72,7 @@ dlc_status @NAME@_load_state(@NAME@_model *model, const char *path);
   dlc::rt::alignedFree(state_);
 //@@ TRAIN_DEFINITIONS
 
+namespace @NAME@ {
 namespace {
 
 const int64_t kTrainInputShapes[][@TRAIN_MAX_RANK@] = {@TRAIN_INPUT_SHAPES@};
@@ -102,8 +103,6 @@ const char *trainSchedule(const unsigned char *weights, unsigned char *arena,
 }
 
 } // namespace
-
-namespace @NAME@ {
 
 dlc_status Model::trainStep(const void *const *inputs, float *loss) {
   lastError_ = nullptr;
@@ -155,9 +154,9 @@ dlc_status Model::loadState(const char *path) {
 
 extern "C" {
 
-const dlc_model_info *@NAME@_train_info(void) { return &kTrainInfo; }
+const dlc_model_info *@NAME@_train_info(void) { return &@NAME@::kTrainInfo; }
 
-const dlc_state_info *@NAME@_state_info(void) { return &kStateInfo; }
+const dlc_state_info *@NAME@_state_info(void) { return &@NAME@::kStateInfo; }
 
 dlc_status @NAME@_forward(@NAME@_model *model, const void *const *inputs, void *const *outputs) {
   return @NAME@_run(model, inputs, outputs);

@@ -142,6 +142,148 @@ static ConstTensor constantNodeValue(const onnx::NodeProto &node) {
                     "supported)");
 }
 
+mlir::Type elementTypeFor(mlir::MLIRContext &ctx, int32_t dtype) {
+  using namespace mlir;
+  switch (dtype) {
+  case onnx::TensorProto::FLOAT: return Float32Type::get(&ctx);
+  case onnx::TensorProto::DOUBLE: return Float64Type::get(&ctx);
+  case onnx::TensorProto::INT64: return IntegerType::get(&ctx, 64);
+  case onnx::TensorProto::INT32: return IntegerType::get(&ctx, 32);
+  case onnx::TensorProto::INT8: return IntegerType::get(&ctx, 8);
+  case onnx::TensorProto::UINT8: return IntegerType::get(&ctx, 8, IntegerType::Unsigned);
+  case onnx::TensorProto::BOOL: return IntegerType::get(&ctx, 1);
+  default: return {};
+  }
+}
+
+// Values of integer and bool constants, for shape arithmetic.
+static ConstTensor makeIntegers(int32_t dtype, std::vector<int64_t> shape,
+                                const std::vector<int64_t> &values) {
+  ConstTensor t;
+  t.dtype = dtype;
+  t.shape = std::move(shape);
+  int64_t width = dtypeBytes(dtype);
+  t.bytes.resize(values.size() * width);
+  for (size_t i = 0; i < values.size(); ++i) {
+    switch (dtype) {
+    case onnx::TensorProto::INT64: std::memcpy(&t.bytes[i * 8], &values[i], 8); break;
+    case onnx::TensorProto::INT32: {
+      int32_t v = static_cast<int32_t>(values[i]);
+      std::memcpy(&t.bytes[i * 4], &v, 4);
+      break;
+    }
+    case onnx::TensorProto::BOOL: t.bytes[i] = values[i] != 0; break;
+    default: throw ImportError("internal: not an integer dtype");
+    }
+  }
+  return t;
+}
+
+// Shape arithmetic works on small integer tensors; anything larger is data, not shapes.
+constexpr int64_t kMaxFoldedElements = 4096;
+
+static bool isShapeMathDtype(int32_t dtype) {
+  return dtype == onnx::TensorProto::INT64 || dtype == onnx::TensorProto::INT32 ||
+         dtype == onnx::TensorProto::BOOL;
+}
+
+// numpy broadcasting of two small constants; nullopt when the shapes do not broadcast.
+static std::optional<ConstTensor>
+foldBroadcast(const ConstTensor &a, const ConstTensor &b, int32_t resultDtype,
+              const std::function<int64_t(int64_t, int64_t)> &f) {
+  size_t rank = std::max(a.shape.size(), b.shape.size());
+  std::vector<int64_t> shape(rank);
+  auto dimOf = [&](const ConstTensor &t, size_t d) {
+    size_t offset = rank - t.shape.size();
+    return d < offset ? int64_t(1) : t.shape[d - offset];
+  };
+  for (size_t d = 0; d < rank; ++d) {
+    int64_t x = dimOf(a, d), y = dimOf(b, d);
+    if (x != y && x != 1 && y != 1)
+      return std::nullopt;
+    shape[d] = std::max(x, y);
+  }
+  auto av = a.asInts(), bv = b.asInts();
+  int64_t count = 1;
+  for (int64_t d : shape)
+    count *= d;
+  std::vector<int64_t> out(count);
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t rest = i, ai = 0, bi = 0, aStride = 1, bStride = 1;
+    for (size_t d = rank; d-- > 0;) {
+      int64_t index = rest % shape[d];
+      rest /= shape[d];
+      int64_t ad = dimOf(a, d), bd = dimOf(b, d);
+      ai += (ad == 1 ? 0 : index) * aStride;
+      bi += (bd == 1 ? 0 : index) * bStride;
+      aStride *= ad;
+      bStride *= bd;
+    }
+    out[i] = f(av[ai], bv[bi]);
+  }
+  return makeIntegers(resultDtype, shape, out);
+}
+
+// Floor division and modulo as numpy's, on what shape arithmetic divides (never by 0).
+static int64_t floorDiv(int64_t a, int64_t b) {
+  if (b == 0)
+    throw ImportError("division by zero in shape arithmetic");
+  int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+
+static std::optional<ConstTensor>
+foldElementwise(const std::string &op, const std::vector<const ConstTensor *> &in) {
+  using F = std::function<int64_t(int64_t, int64_t)>;
+  static const std::map<std::string, F> arithmetic = {
+      {"Add", [](int64_t a, int64_t b) { return int64_t(uint64_t(a) + uint64_t(b)); }},
+      {"Sub", [](int64_t a, int64_t b) { return int64_t(uint64_t(a) - uint64_t(b)); }},
+      {"Mul", [](int64_t a, int64_t b) { return int64_t(uint64_t(a) * uint64_t(b)); }},
+      {"Div", [](int64_t a, int64_t b) {
+         if (b == 0)
+           throw ImportError("division by zero in shape arithmetic");
+         return a / b; // ONNX integer Div truncates
+       }},
+      {"Mod", [](int64_t a, int64_t b) { return a - floorDiv(a, b) * b; }},
+      {"Max", [](int64_t a, int64_t b) { return std::max(a, b); }},
+      {"Min", [](int64_t a, int64_t b) { return std::min(a, b); }},
+      {"And", [](int64_t a, int64_t b) { return int64_t(a && b); }},
+      {"Or", [](int64_t a, int64_t b) { return int64_t(a || b); }},
+  };
+  static const std::map<std::string, F> comparisons = {
+      {"Equal", [](int64_t a, int64_t b) { return int64_t(a == b); }},
+      {"Less", [](int64_t a, int64_t b) { return int64_t(a < b); }},
+      {"Greater", [](int64_t a, int64_t b) { return int64_t(a > b); }},
+      {"LessOrEqual", [](int64_t a, int64_t b) { return int64_t(a <= b); }},
+      {"GreaterOrEqual", [](int64_t a, int64_t b) { return int64_t(a >= b); }},
+  };
+  if (in.size() == 2 && in[0]->dtype == in[1]->dtype) {
+    if (auto it = arithmetic.find(op); it != arithmetic.end())
+      return foldBroadcast(*in[0], *in[1], in[0]->dtype, it->second);
+    if (auto it = comparisons.find(op); it != comparisons.end())
+      return foldBroadcast(*in[0], *in[1], onnx::TensorProto::BOOL, it->second);
+  }
+  if (in.size() == 1 && (op == "Neg" || op == "Abs" || op == "Not")) {
+    auto v = in[0]->asInts();
+    for (int64_t &x : v)
+      x = op == "Neg" ? -x : op == "Abs" ? std::abs(x) : int64_t(!x);
+    return makeIntegers(in[0]->dtype, in[0]->shape, v);
+  }
+  if (op == "Where" && in.size() == 3 && in[0]->dtype == onnx::TensorProto::BOOL &&
+      in[1]->dtype == in[2]->dtype) {
+    // Two broadcasts: pick = cond ? 1 : 0 against each branch.
+    auto left = foldBroadcast(*in[0], *in[1], in[1]->dtype,
+                              [](int64_t c, int64_t a) { return c ? a : 0; });
+    auto right = foldBroadcast(*in[0], *in[2], in[2]->dtype,
+                               [](int64_t c, int64_t b) { return c ? 0 : b; });
+    if (!left || !right)
+      return std::nullopt;
+    return foldBroadcast(*left, *right, in[1]->dtype,
+                         [](int64_t a, int64_t b) { return int64_t(uint64_t(a) + uint64_t(b)); });
+  }
+  return std::nullopt;
+}
+
 int64_t normalizeAxis(int64_t axis, int64_t rank) {
   if (axis < -rank || axis >= std::max<int64_t>(rank, 1))
     throw ImportError("axis " + std::to_string(axis) + " out of range for rank " +
@@ -149,10 +291,85 @@ int64_t normalizeAxis(int64_t axis, int64_t rank) {
   return axis < 0 ? axis + rank : axis;
 }
 
-std::optional<ConstTensor>
-foldShapeNode(const onnx::NodeProto &node,
-              const std::function<const ConstTensor *(const std::string &)> &constOf,
-              const std::function<mlir::RankedTensorType(const std::string &)> &typeOf) {
+// The largest tensor ConstantOfShape folds into the weights.
+constexpr int64_t kMaxFoldedBytes = int64_t(64) << 20;
+
+static std::optional<ConstTensor> foldConstantOfShape(const onnx::NodeProto &node,
+                                                      ValueScope &scope) {
+  const ConstTensor *shape = node.input_size() ? scope.constant(node.input(0)) : nullptr;
+  if (!shape)
+    return std::nullopt;
+  ConstTensor value = makeIntegers(onnx::TensorProto::BOOL, {}, {0});
+  value.dtype = onnx::TensorProto::FLOAT; // default: one float 0
+  value.bytes.assign(4, 0);
+  for (const auto &a : node.attribute())
+    if (a.name() == "value")
+      value = constFromProto(a.t());
+  if (value.numElements() != 1)
+    throw ImportError("value must hold one element");
+  std::vector<int64_t> dims = shape->asInts();
+  auto bytes = checkedTensorBytes(dims, value.bytes.size());
+  if (!bytes || *bytes > kMaxFoldedBytes)
+    throw ImportError("shape " + dimsString(dims) + " is too large to fill at compile time");
+  ConstTensor t;
+  t.dtype = value.dtype;
+  t.shape = dims;
+  t.bytes.reserve(*bytes);
+  for (int64_t i = 0; i < *bytes / int64_t(value.bytes.size()); ++i)
+    t.bytes.insert(t.bytes.end(), value.bytes.begin(), value.bytes.end());
+  return t;
+}
+
+// start, start + delta, ... up to limit (exclusive); integer or floating point.
+static std::optional<ConstTensor> foldRange(const onnx::NodeProto &node, ValueScope &scope) {
+  std::vector<const ConstTensor *> in;
+  for (const auto &name : node.input()) {
+    const ConstTensor *c = name.empty() ? nullptr : scope.constant(name);
+    if (!c)
+      return std::nullopt;
+    if (c->numElements() != 1)
+      throw ImportError("start, limit and delta must be scalars");
+    in.push_back(c);
+  }
+  if (in.size() != 3)
+    return std::nullopt;
+  int32_t dtype = in[0]->dtype;
+  double start = in[0]->asDoubles()[0], limit = in[1]->asDoubles()[0],
+         delta = in[2]->asDoubles()[0];
+  if (delta == 0)
+    throw ImportError("delta must be non-zero");
+  double steps = std::ceil((limit - start) / delta);
+  if (!(steps < double(kMaxFoldedBytes)))
+    throw ImportError("the range is too long to fold at compile time");
+  int64_t count = std::max<int64_t>(0, int64_t(steps));
+  if (isShapeMathDtype(dtype)) {
+    std::vector<int64_t> v(count);
+    int64_t first = in[0]->asInts()[0], step = in[2]->asInts()[0];
+    for (int64_t i = 0; i < count; ++i)
+      v[i] = first + i * step;
+    return makeIntegers(dtype, {count}, v);
+  }
+  ConstTensor t;
+  t.dtype = dtype;
+  t.shape = {count};
+  for (int64_t i = 0; i < count; ++i) {
+    char buffer[8];
+    if (dtype == onnx::TensorProto::FLOAT) {
+      // As ONNX's reference: the float start plus i float steps.
+      float f = float(start) + float(i) * float(delta);
+      std::memcpy(buffer, &f, 4);
+    } else if (dtype == onnx::TensorProto::DOUBLE) {
+      double d = start + double(i) * delta;
+      std::memcpy(buffer, &d, 8);
+    } else {
+      throw ImportError("Range of " + dtypeName(dtype) + " is not supported");
+    }
+    t.bytes.insert(t.bytes.end(), buffer, buffer + dtypeBytes(dtype));
+  }
+  return t;
+}
+
+std::optional<ConstTensor> foldShapeNode(const onnx::NodeProto &node, ValueScope &scope) {
   const std::string &op = node.op_type();
   if (node.output_size() < 1)
     return std::nullopt;
@@ -167,7 +384,7 @@ foldShapeNode(const onnx::NodeProto &node,
   if ((op == "Shape" || op == "Size") && node.input_size() == 1) {
     mlir::RankedTensorType type;
     try {
-      type = typeOf(node.input(0));
+      type = scope.type(node.input(0));
     } catch (const ImportError &) {
       return std::nullopt; // not static: the node stays and is reported if it is needed
     }
@@ -181,34 +398,93 @@ foldShapeNode(const onnx::NodeProto &node,
     std::vector<int64_t> sliced(dims.begin() + start, dims.begin() + std::max(start, end));
     return makeInt64({(int64_t)sliced.size()}, sliced);
   }
-  // The rest fold only int64 index math whose inputs are all constants.
+  if (op == "ConstantOfShape")
+    return foldConstantOfShape(node, scope);
+  if (op == "Range")
+    return foldRange(node, scope);
+  // The rest fold small integer and bool tensors whose inputs are all constants.
   std::vector<const ConstTensor *> inputs;
   for (const auto &name : node.input()) {
-    const ConstTensor *c = name.empty() ? nullptr : constOf(name);
-    if (!c || c->dtype != onnx::TensorProto::INT64)
+    const ConstTensor *c = name.empty() ? nullptr : scope.constant(name);
+    if (!c || !isShapeMathDtype(c->dtype) || c->numElements() > kMaxFoldedElements)
       return std::nullopt;
     inputs.push_back(c);
   }
   if (inputs.empty())
     return std::nullopt;
+  if (auto folded = foldElementwise(op, inputs))
+    return folded;
+  if (op == "Cast") {
+    int64_t to = intAttr("to", 0);
+    if (isShapeMathDtype(to))
+      return makeIntegers(to, inputs[0]->shape, inputs[0]->asInts());
+    if (to == onnx::TensorProto::FLOAT || to == onnx::TensorProto::DOUBLE) {
+      ConstTensor t;
+      t.dtype = to;
+      t.shape = inputs[0]->shape;
+      for (int64_t v : inputs[0]->asInts()) {
+        char buffer[8];
+        if (to == onnx::TensorProto::FLOAT) {
+          float f = float(v);
+          std::memcpy(buffer, &f, 4);
+        } else {
+          double d = double(v);
+          std::memcpy(buffer, &d, 8);
+        }
+        t.bytes.insert(t.bytes.end(), buffer, buffer + dtypeBytes(to));
+      }
+      return t;
+    }
+    return std::nullopt;
+  }
   const ConstTensor &x = *inputs[0];
   if (op == "Identity")
     return x;
   if (op == "Concat") {
     std::vector<int64_t> all;
     for (const auto *in : inputs) {
-      if (in->shape.size() != 1)
+      if (in->shape.size() != 1 || in->dtype != x.dtype)
         return std::nullopt;
       auto v = in->asInts();
       all.insert(all.end(), v.begin(), v.end());
     }
-    return makeInt64({(int64_t)all.size()}, all);
+    return makeIntegers(x.dtype, {(int64_t)all.size()}, all);
   }
   // Scalar <-> one-element vector, the shape-math idiom exporters emit.
   if (op == "Unsqueeze" && x.shape.empty())
-    return makeInt64({1}, x.asInts());
+    return makeIntegers(x.dtype, {1}, x.asInts());
   if (op == "Squeeze" && x.shape == std::vector<int64_t>{1})
-    return makeInt64({}, x.asInts());
+    return makeIntegers(x.dtype, {}, x.asInts());
+  if (op == "Slice" && x.shape.size() == 1 && inputs.size() >= 3) {
+    auto data = x.asInts();
+    int64_t size = data.size();
+    auto bound = [&](int i, int64_t fallback) {
+      return (int)inputs.size() > i ? inputs[i]->asInts().at(0) : fallback;
+    };
+    if (inputs[1]->numElements() != 1 || inputs[2]->numElements() != 1 ||
+        (inputs.size() > 3 && bound(3, 0) != 0 && bound(3, 0) != -1))
+      return std::nullopt;
+    int64_t step = bound(4, 1);
+    if (step == 0)
+      throw ImportError("slice step must be non-zero");
+    // Clamped before any arithmetic: bounds and steps come from the file and may be extreme.
+    auto clampIndex = [&](int64_t v, int64_t lo, int64_t hi) {
+      v = std::clamp<int64_t>(v, -size - 1, size + 1);
+      return std::clamp<int64_t>(v < 0 ? v + size : v, lo, hi);
+    };
+    std::vector<int64_t> out;
+    if (step > 0) {
+      int64_t end = clampIndex(bound(2, size), 0, size);
+      for (int64_t i = clampIndex(bound(1, 0), 0, size); i < end; i += std::min(step, size))
+        out.push_back(data[i]);
+    } else {
+      int64_t end = clampIndex(bound(2, -size - 1), -1, size - 1);
+      for (int64_t i = clampIndex(bound(1, size), -1, size - 1); i > end;
+           i -= std::min(-(step + 1), size - 1) + 1)
+        out.push_back(data[i]);
+    }
+    return makeIntegers(x.dtype, {(int64_t)out.size()}, out);
+  }
   if (op == "Gather" && x.shape.size() == 1 && inputs.size() == 2) {
     auto data = x.asInts(), idx = inputs[1]->asInts();
     std::vector<int64_t> out;
@@ -220,7 +496,7 @@ foldShapeNode(const onnx::NodeProto &node,
       out.push_back(data[j]);
     }
     normalizeAxis(intAttr("axis", 0), 1);
-    return makeInt64(inputs[1]->shape, out);
+    return makeIntegers(x.dtype, inputs[1]->shape, out);
   }
   return std::nullopt;
 }

@@ -33,29 +33,45 @@ struct ConstTensor {
 
 ConstTensor constFromProto(const onnx::TensorProto &proto);
 
+// The MLIR element type of an ONNX TensorProto data type; null when dlc does not support it.
+mlir::Type elementTypeFor(mlir::MLIRContext &ctx, int32_t dtype);
+
 // Maps an ONNX axis in [-rank, rank) to [0, rank); throws when out of range.
 int64_t normalizeAxis(int64_t axis, int64_t rank);
+
+// What a node's import function may ask about the values it reads.
+class ValueScope {
+public:
+  virtual ~ValueScope() = default;
+  virtual mlir::Value value(const std::string &name) = 0;
+  // The value when it is known at compile time, else null.
+  virtual const ConstTensor *constant(const std::string &name) = 0;
+  virtual mlir::RankedTensorType type(const std::string &name) = 0;
+  // Why `name` is not known at compile time, for errors.
+  virtual std::string whyNotConstant(const std::string &name) = 0;
+};
 
 class NodeImporter {
 public:
   NodeImporter(mlir::OpBuilder &builder, mlir::Location location, const onnx::NodeProto &node,
-               int opset,
-               std::function<mlir::Value(const std::string &)> valueOf,
-               std::function<const ConstTensor *(const std::string &)> constOf,
-               std::function<mlir::RankedTensorType(const std::string &)> typeOf)
-      : b(builder), location(location), node(node), opset(opset), valueOf(std::move(valueOf)),
-        constOf(std::move(constOf)), typeOf(std::move(typeOf)) {}
+               int opset, int version, ValueScope &scope)
+      : b(builder), location(location), node(node), opset(opset), version(version),
+        scope(scope) {}
 
   mlir::OpBuilder &b;
   mlir::Location location;
   const onnx::NodeProto &node;
   int opset;
+  // The opset at which the op's definition in force was introduced (ReduceMax at opset 19:
+  // 18); import functions branch on it where an op's meaning changed.
+  int version;
 
   mlir::Location loc() const { return location; }
-  bool hasInput(int i) const { return i < node.input_size() && !node.input(i).empty(); }
+  bool hasInput(int i) const {
+    return i >= 0 && i < node.input_size() && !node.input(i).empty();
+  }
   mlir::Value input(int i) const;
   mlir::RankedTensorType inputType(int i) const;
-  mlir::RankedTensorType outputType(int i = 0) const { return typeOf(node.output(i)); }
   // A compile-time input (shape, axes, bounds); throws when it is not a constant.
   const ConstTensor &constInput(int i) const;
   // The input's value when it is a compile-time constant, else null.
@@ -71,16 +87,35 @@ public:
                                 std::vector<int64_t> fallback = {}) const;
 
 private:
-  std::function<mlir::Value(const std::string &)> valueOf;
-  std::function<const ConstTensor *(const std::string &)> constOf;
-  std::function<mlir::RankedTensorType(const std::string &)> typeOf;
+  ValueScope &scope;
 };
 
+// How one op is imported. Result types come from the import function itself (from its input
+// types and attributes), never from ONNX's shape inference: the library dlc links knows only
+// the schemas of its own release.
 struct OpImport {
+  using Results = llvm::SmallVector<mlir::Value, 2>;
+  OpImport(std::vector<int> staticInputs, std::function<Results(NodeImporter &)> build)
+      : staticInputs(std::move(staticInputs)), build(std::move(build)) {}
+  // Most ops have a single result.
+  OpImport(std::vector<int> staticInputs, std::function<mlir::Value(NodeImporter &)> single)
+      : staticInputs(std::move(staticInputs)),
+        build([single = std::move(single)](NodeImporter &n) { return Results{single(n)}; }) {}
+
+  // The import also handles the op's versions before opset 7 (their legacy broadcast
+  // attributes, say); other ops are accepted from older models only where their definition
+  // did not change up to opset 7.
+  OpImport withLegacyVersions() && {
+    legacyVersions = true;
+    return std::move(*this);
+  }
+
   // Inputs read at compile time rather than as tensors; they create no data dependency.
   std::vector<int> staticInputs;
-  // Builds the node's single result.
-  std::function<mlir::Value(NodeImporter &)> build;
+  bool legacyVersions = false;
+  // Builds the node's results, in the order of its outputs (trailing ones may be missing:
+  // those outputs are then unsupported).
+  std::function<Results(NodeImporter &)> build;
 };
 
 // The op table: ONNX op type -> how to import it.
@@ -88,10 +123,7 @@ const std::map<std::string, OpImport> &opImportTable();
 
 // Evaluates shape arithmetic (Shape, Gather, Concat, ...) on constants; nullopt when `node`
 // is not foldable. Only int64 index math is folded: weights are never computed here.
-std::optional<ConstTensor>
-foldShapeNode(const onnx::NodeProto &node,
-              const std::function<const ConstTensor *(const std::string &)> &constOf,
-              const std::function<mlir::RankedTensorType(const std::string &)> &typeOf);
+std::optional<ConstTensor> foldShapeNode(const onnx::NodeProto &node, ValueScope &scope);
 
 } // namespace dlc
 

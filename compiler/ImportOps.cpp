@@ -14,25 +14,27 @@ namespace dlc {
 Value NodeImporter::input(int i) const {
   if (!hasInput(i))
     throw ImportError("missing input #" + std::to_string(i));
-  return valueOf(node.input(i));
+  return scope.value(node.input(i));
 }
 
 RankedTensorType NodeImporter::inputType(int i) const {
   if (!hasInput(i))
     throw ImportError("missing input #" + std::to_string(i));
-  return typeOf(node.input(i));
+  return scope.type(node.input(i));
 }
 
 const ConstTensor *NodeImporter::constantOrNull(int i) const {
-  return hasInput(i) ? constOf(node.input(i)) : nullptr;
+  return hasInput(i) ? scope.constant(node.input(i)) : nullptr;
 }
 
 const ConstTensor &NodeImporter::constInput(int i) const {
-  const ConstTensor *c = hasInput(i) ? constOf(node.input(i)) : nullptr;
+  if (!hasInput(i))
+    throw ImportError("missing input #" + std::to_string(i) + " (a compile-time constant)");
+  const ConstTensor *c = scope.constant(node.input(i));
   if (!c)
-    throw ImportError("input #" + std::to_string(i) + " ('" +
-                      (hasInput(i) ? node.input(i) : std::string()) +
-                      "') must be a compile-time constant");
+    throw ImportError("input #" + std::to_string(i) + " ('" + node.input(i) +
+                      "') must be a compile-time constant: " +
+                      scope.whyNotConstant(node.input(i)));
   return *c;
 }
 
@@ -76,8 +78,10 @@ std::vector<int64_t> NodeImporter::intsAttr(const std::string &name,
 
 namespace {
 
+RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
+
 Value reshape(NodeImporter &n, Value v, ArrayRef<int64_t> shape) {
-  auto type = RankedTensorType::get(shape, cast<RankedTensorType>(v.getType()).getElementType());
+  auto type = typeOf(v).clone(shape);
   if (type == v.getType())
     return v;
   return n.b.create<ReshapeOp>(n.loc(), type, v);
@@ -85,22 +89,46 @@ Value reshape(NodeImporter &n, Value v, ArrayRef<int64_t> shape) {
 
 template <typename Op> OpImport unary() {
   return {{}, [](NodeImporter &n) -> Value {
-            return n.b.create<Op>(n.loc(), n.outputType(), n.input(0));
+            return n.b.create<Op>(n.loc(), n.inputType(0), n.input(0));
           }};
+}
+
+// The broadcast shape of two operands of one element type.
+SmallVector<int64_t> broadcastOperands(Value a, Value b) {
+  auto shape = broadcastShapes(typeOf(a).getShape(), typeOf(b).getShape());
+  if (failed(shape))
+    throw ImportError("operand shapes " + dimsString(typeOf(a).getShape()) + " and " +
+                      dimsString(typeOf(b).getShape()) + " do not broadcast");
+  if (typeOf(a).getElementType() != typeOf(b).getElementType())
+    throw ImportError("operand element types differ");
+  return *shape;
+}
+
+template <typename Op> Value bin(NodeImporter &n, Value a, Value b);
+
+// Before opset 7, B of a binary op broadcast only with broadcast=1, its dims matched against
+// A's from `axis` on (numpy's trailing alignment when axis is absent).
+Value legacyBroadcastOperand(NodeImporter &n, Value b) {
+  if (n.version >= 7 || !n.intAttr("broadcast", 0) || !n.attr("axis"))
+    return b;
+  auto a = n.inputType(0).getShape(), bShape = n.inputType(1).getShape();
+  int64_t axis = normalizeAxis(n.intAttr("axis", 0), a.size());
+  if (axis + bShape.size() > a.size())
+    throw ImportError("B " + dimsString(bShape) + " does not fit A " + dimsString(a) +
+                      " from axis " + std::to_string(axis));
+  SmallVector<int64_t> aligned(bShape);
+  aligned.append(a.size() - axis - bShape.size(), 1);
+  return reshape(n, b, aligned);
 }
 
 // ONNX's variadic Max/Min and binary arithmetic all fold left to right.
 template <typename Op> OpImport binary() {
   return {{}, [](NodeImporter &n) -> Value {
+            if (n.node.input_size() == 2 && n.version < 7)
+              return bin<Op>(n, n.input(0), legacyBroadcastOperand(n, n.input(1)));
             Value acc = n.input(0);
-            for (int i = 1; i < n.node.input_size(); ++i) {
-              auto lhs = cast<RankedTensorType>(acc.getType());
-              auto shape = broadcastShapes(lhs.getShape(), n.inputType(i).getShape());
-              if (failed(shape))
-                throw ImportError("operand shapes do not broadcast");
-              auto type = RankedTensorType::get(*shape, lhs.getElementType());
-              acc = n.b.create<Op>(n.loc(), type, acc, n.input(i));
-            }
+            for (int i = 1; i < n.node.input_size(); ++i)
+              acc = bin<Op>(n, acc, n.input(i));
             return acc;
           }};
 }
@@ -108,30 +136,89 @@ template <typename Op> OpImport binary() {
 // ONNX Pow may raise to an exponent of another type; dlc's binary ops want one type.
 OpImport pow() {
   return {{}, [](NodeImporter &n) -> Value {
-            Value exponent = n.input(1);
-            auto expType = n.inputType(1);
+            Value exponent = legacyBroadcastOperand(n, n.input(1));
+            auto expType = typeOf(exponent);
             Type base = n.inputType(0).getElementType();
             if (expType.getElementType() != base)
               exponent = n.b.create<CastOp>(n.loc(), expType.clone(base), exponent);
-            return n.b.create<PowOp>(n.loc(), n.outputType(), n.input(0), exponent);
+            return bin<PowOp>(n, n.input(0), exponent);
           }};
 }
 
-// Everything that keeps the elements and changes only the shape.
-OpImport view(std::vector<int> staticInputs) {
-  return {std::move(staticInputs),
-          [](NodeImporter &n) { return reshape(n, n.input(0), n.outputType().getShape()); }};
+OpImport identity() {
+  return {{}, [](NodeImporter &n) { return n.input(0); }};
 }
 
-// Squeeze and Unsqueeze: when the axes are known (an attribute before opset 13, a constant
-// input after), the result shape comes from them, not from shape inference, which ignores
-// axes outside the rank. Axes given at run time leave the inferred (declared) shape.
+OpImport flatten() {
+  return {{}, [](NodeImporter &n) {
+            auto shape = n.inputType(0).getShape();
+            int64_t rank = shape.size();
+            int64_t axis = n.intAttr("axis", 1);
+            if (axis < -rank || axis > rank)
+              throw ImportError("axis " + std::to_string(axis) + " is out of range for rank " +
+                                std::to_string(rank));
+            if (axis < 0)
+              axis += rank;
+            int64_t outer = 1, inner = 1;
+            for (int64_t i = 0; i < rank; ++i)
+              (i < axis ? outer : inner) *= shape[i];
+            return reshape(n, n.input(0), {outer, inner});
+          }};
+}
+
+// Reshape's target: 0 copies the input's dim (unless allowzero, opset 14), -1 takes what is
+// left.
+OpImport reshapeOp() {
+  return {{1}, [](NodeImporter &n) {
+            auto in = n.inputType(0).getShape();
+            std::vector<int64_t> target =
+                n.version < 5 ? n.intsAttr("shape") : n.constInput(1).asInts();
+            bool allowZero = n.version >= 14 && n.intAttr("allowzero", 0) != 0;
+            SmallVector<int64_t> out;
+            int inferred = -1;
+            int64_t known = 1;
+            for (size_t i = 0; i < target.size(); ++i) {
+              int64_t d = target[i];
+              if (d == 0 && !allowZero) {
+                if (i >= in.size())
+                  throw ImportError("shape entry " + std::to_string(i) +
+                                    " is 0 (copy the input's dim) but the input has rank " +
+                                    std::to_string(in.size()));
+                d = in[i];
+              } else if (d == -1) {
+                if (inferred >= 0)
+                  throw ImportError("shape has more than one -1");
+                inferred = i;
+                out.push_back(-1);
+                continue;
+              } else if (d < -1) {
+                throw ImportError("shape entry " + std::to_string(d) + " is invalid");
+              }
+              auto next = checkedMul(known, d);
+              if (!next)
+                throw ImportError("shape " + dimsString(target) + " is too large");
+              known = *next;
+              out.push_back(d);
+            }
+            int64_t count = n.inputType(0).getNumElements();
+            if (inferred >= 0) {
+              if (known == 0 || count % known != 0)
+                throw ImportError("cannot reshape " + dimsString(in) + " to " +
+                                  dimsString(target));
+              out[inferred] = count / known;
+            } else if (known != count) {
+              throw ImportError("cannot reshape " + dimsString(in) + " (" +
+                                std::to_string(count) + " elements) to " + dimsString(out));
+            }
+            return reshape(n, n.input(0), out);
+          }};
+}
+
+// Squeeze and Unsqueeze: the axes are an attribute before opset 13, a constant input after.
 template <bool isSqueeze> OpImport squeezeLike() {
   return {{1}, [](NodeImporter &n) -> Value {
             auto in = n.inputType(0).getShape();
-            if (n.opset >= 13 && n.hasInput(1) && !n.constantOrNull(1))
-              return reshape(n, n.input(0), n.outputType().getShape());
-            std::vector<int64_t> axes = n.opset >= 13 ? (n.hasInput(1) ? n.constInput(1).asInts()
+            std::vector<int64_t> axes = n.version >= 13 ? (n.hasInput(1) ? n.constInput(1).asInts()
                                                                        : std::vector<int64_t>())
                                                       : n.intsAttr("axes");
             int64_t rank = isSqueeze ? in.size() : in.size() + axes.size();
@@ -219,16 +306,32 @@ Window resolveWindow(NodeImporter &n, ArrayRef<int64_t> inputShape,
   return w;
 }
 
+// [N, channels, spatial output sizes] of a window op over `x`.
+RankedTensorType windowResultType(RankedTensorType x, int64_t channels, const Window &w,
+                                  bool ceilMode) {
+  auto in = x.getShape();
+  SmallVector<int64_t> shape{in[0], channels};
+  for (size_t i = 0; i < w.kernel.size(); ++i)
+    shape.push_back(windowOutputSize(in[i + 2], w.kernel[i], w.strides[i], w.pads[i],
+                                     w.pads[i + w.kernel.size()], w.dilations[i], ceilMode));
+  return x.clone(shape);
+}
+
 OpImport conv() {
   return {{}, [](NodeImporter &n) -> Value {
             auto x = n.inputType(0).getShape();
             auto wShape = n.inputType(1).getShape();
-            if (x.size() < 3 || x.size() > 5 || wShape.size() != x.size())
-              throw ImportError("only 1-D to 3-D convolutions with matching weight rank");
+            if (wShape.size() != x.size())
+              throw ImportError("the weight has rank " + std::to_string(wShape.size()) +
+                                " but the input has rank " + std::to_string(x.size()) +
+                                "; they must be equal");
+            if (x.size() < 3 || x.size() > 5)
+              throw ImportError("only 1-D to 3-D convolutions");
             Window w = resolveWindow(
                 n, x, n.intsAttr("kernel_shape", {wShape.begin() + 2, wShape.end()}));
             Value bias = n.hasInput(2) ? n.input(2) : Value();
-            return n.b.create<ConvOp>(n.loc(), n.outputType(), n.input(0), n.input(1), bias,
+            auto type = windowResultType(n.inputType(0), wShape[0], w, false);
+            return n.b.create<ConvOp>(n.loc(), type, n.input(0), n.input(1), bias,
                                       w.strides, w.pads, w.dilations, n.intAttr("group", 1));
           }};
 }
@@ -242,13 +345,13 @@ template <typename Op> OpImport pool() {
               throw ImportError("storage_order=1 is not supported");
             Window w = resolveWindow(n, x, n.intsAttr("kernel_shape"));
             bool ceil = n.intAttr("ceil_mode", 0) != 0;
+            auto type = windowResultType(n.inputType(0), x[1], w, ceil);
             if constexpr (std::is_same_v<Op, AvgPoolOp>)
-              return n.b.create<Op>(n.loc(), n.outputType(), n.input(0), w.kernel, w.strides,
-                                    w.pads, w.dilations, ceil,
-                                    n.intAttr("count_include_pad", 0) != 0);
+              return n.b.create<Op>(n.loc(), type, n.input(0), w.kernel, w.strides, w.pads,
+                                    w.dilations, ceil, n.intAttr("count_include_pad", 0) != 0);
             else
-              return n.b.create<Op>(n.loc(), n.outputType(), n.input(0), w.kernel, w.strides,
-                                    w.pads, w.dilations, ceil);
+              return n.b.create<Op>(n.loc(), type, n.input(0), w.kernel, w.strides, w.pads,
+                                    w.dilations, ceil);
           }};
 }
 
@@ -258,6 +361,9 @@ OpImport matmul() {
             SmallVector<int64_t> a(n.inputType(0).getShape()), b(n.inputType(1).getShape());
             if (a.empty() || b.empty())
               throw ImportError("MatMul operands must have rank >= 1");
+            bool vectorA = a.size() == 1, vectorB = b.size() == 1;
+            if (a.back() != b[b.size() == 1 ? 0 : b.size() - 2])
+              throw ImportError("inner dims differ: " + dimsString(a) + " x " + dimsString(b));
             if (a.size() == 1)
               a.insert(a.begin(), 1);
             if (b.size() == 1)
@@ -268,19 +374,28 @@ OpImport matmul() {
               throw ImportError("batch dims do not broadcast");
             SmallVector<int64_t> shape(*batch);
             shape.append({a[a.size() - 2], b.back()});
-            auto type = RankedTensorType::get(shape, n.outputType().getElementType());
+            auto type = n.inputType(0).clone(shape);
             Value product = n.b.create<MatMulOp>(n.loc(), type, reshape(n, n.input(0), a),
                                                  reshape(n, n.input(1), b));
-            return reshape(n, product, n.outputType().getShape());
+            if (vectorB)
+              shape.pop_back();
+            if (vectorA)
+              shape.erase(shape.end() - (vectorB ? 1 : 2));
+            return reshape(n, product, shape);
           }};
 }
 
 OpImport gemm() {
   return {{}, [](NodeImporter &n) -> Value {
             Value c = n.hasInput(2) ? n.input(2) : Value();
-            return n.b.create<GemmOp>(n.loc(), n.outputType(), n.input(0), n.input(1), c,
-                                      n.b.getBoolAttr(n.intAttr("transA", 0) != 0),
-                                      n.b.getBoolAttr(n.intAttr("transB", 0) != 0),
+            auto a = n.inputType(0).getShape(), b = n.inputType(1).getShape();
+            if (a.size() != 2 || b.size() != 2)
+              throw ImportError("A and B must be matrices (ranks " + std::to_string(a.size()) +
+                                " and " + std::to_string(b.size()) + ")");
+            bool transA = n.intAttr("transA", 0) != 0, transB = n.intAttr("transB", 0) != 0;
+            auto type = n.inputType(0).clone({a[transA ? 1 : 0], b[transB ? 0 : 1]});
+            return n.b.create<GemmOp>(n.loc(), type, n.input(0), n.input(1), c,
+                                      n.b.getBoolAttr(transA), n.b.getBoolAttr(transB),
                                       n.b.getF32FloatAttr(n.floatAttr("alpha", 1.0f)),
                                       n.b.getF32FloatAttr(n.floatAttr("beta", 1.0f)));
           }};
@@ -289,9 +404,10 @@ OpImport gemm() {
 OpImport clip() {
   return {{}, [](NodeImporter &n) -> Value {
             Value x = n.input(0);
+            auto type = n.inputType(0);
             float lo = -std::numeric_limits<float>::infinity(), hi = -lo;
-            if (n.opset < 11)
-              return n.b.create<ClipOp>(n.loc(), n.outputType(), x,
+            if (n.version < 11)
+              return n.b.create<ClipOp>(n.loc(), type, x,
                                         n.b.getF32FloatAttr(n.floatAttr("min", lo)),
                                         n.b.getF32FloatAttr(n.floatAttr("max", hi)));
             const ConstTensor *min = n.hasInput(1) ? n.constantOrNull(1) : nullptr;
@@ -300,15 +416,15 @@ OpImport clip() {
               if (bound && bound->numElements() != 1)
                 throw ImportError("min and max must be scalars");
             bool boundsKnown = (!n.hasInput(1) || min) && (!n.hasInput(2) || max);
-            if (boundsKnown && n.outputType().getElementType().isF32())
-              return n.b.create<ClipOp>(n.loc(), n.outputType(), x,
+            if (boundsKnown && type.getElementType().isF32())
+              return n.b.create<ClipOp>(n.loc(), type, x,
                                         n.b.getF32FloatAttr(min ? min->asDoubles().at(0) : lo),
                                         n.b.getF32FloatAttr(max ? max->asDoubles().at(0) : hi));
             // Bounds known only at run time (or non-float data): clip = min(max(x, lo), hi).
             if (n.hasInput(1))
-              x = n.b.create<MaxOp>(n.loc(), n.outputType(), x, n.input(1));
+              x = n.b.create<MaxOp>(n.loc(), type, x, n.input(1));
             if (n.hasInput(2))
-              x = n.b.create<MinOp>(n.loc(), n.outputType(), x, n.input(2));
+              x = n.b.create<MinOp>(n.loc(), type, x, n.input(2));
             return x;
           }};
 }
@@ -317,9 +433,9 @@ OpImport softmax(bool log) {
   return {{}, [log](NodeImporter &n) -> Value {
             auto shape = n.inputType(0).getShape();
             int64_t rank = shape.size();
-            int64_t axis = normalizeAxis(n.intAttr("axis", n.opset < 13 ? 1 : -1), rank);
-            if (n.opset >= 13)
-              return n.b.create<SoftmaxOp>(n.loc(), n.outputType(), n.input(0), axis, log);
+            int64_t axis = normalizeAxis(n.intAttr("axis", n.version < 13 ? 1 : -1), rank);
+            if (n.version >= 13)
+              return n.b.create<SoftmaxOp>(n.loc(), n.inputType(0), n.input(0), axis, log);
             // Before opset 13 softmax ran over all dims from `axis` on, flattened.
             int64_t outer = 1, inner = 1;
             for (int64_t i = 0; i < rank; ++i)
@@ -330,45 +446,49 @@ OpImport softmax(bool log) {
           }};
 }
 
-template <typename Op> OpImport reduce() {
-  return {{1}, [](NodeImporter &n) -> Value {
-            int64_t rank = n.inputType(0).getRank();
-            bool axesFromInput = n.opset >= 13 && std::is_same_v<Op, ReduceSumOp>;
-            std::vector<int64_t> axes =
-                axesFromInput ? (n.hasInput(1) ? n.constInput(1).asInts() : std::vector<int64_t>{})
-                              : n.intsAttr("axes");
-            if (axes.empty()) {
-              if (n.intAttr("noop_with_empty_axes", 0))
-                return reshape(n, n.input(0), n.outputType().getShape());
-              for (int64_t i = 0; i < rank; ++i)
-                axes.push_back(i);
-            }
-            for (int64_t &axis : axes)
-              axis = normalizeAxis(axis, rank);
-            std::sort(axes.begin(), axes.end());
-            axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
-            return n.b.create<Op>(n.loc(), n.outputType(), n.input(0), axes);
-          }};
-}
-
 OpImport transpose() {
   return {{}, [](NodeImporter &n) -> Value {
-            int64_t rank = n.inputType(0).getRank();
+            auto in = n.inputType(0).getShape();
+            int64_t rank = in.size();
             std::vector<int64_t> reversed;
             for (int64_t i = rank - 1; i >= 0; --i)
               reversed.push_back(i);
-            return n.b.create<TransposeOp>(n.loc(), n.outputType(), n.input(0),
-                                           n.intsAttr("perm", reversed));
+            std::vector<int64_t> perm = n.intsAttr("perm", reversed);
+            std::vector<char> seen(rank, 0);
+            SmallVector<int64_t> shape;
+            for (int64_t p : perm) {
+              if ((int64_t)perm.size() != rank || p < 0 || p >= rank || seen[p]++)
+                throw ImportError("perm " + dimsString(perm) + " is not a permutation of " +
+                                  std::to_string(rank) + " axes");
+              shape.push_back(in[p]);
+            }
+            return n.b.create<TransposeOp>(n.loc(), n.inputType(0).clone(shape), n.input(0),
+                                           perm);
           }};
 }
 
 OpImport concat() {
   return {{}, [](NodeImporter &n) -> Value {
             SmallVector<Value> inputs;
-            for (int i = 0; i < n.node.input_size(); ++i)
+            auto first = n.inputType(0);
+            int64_t axis = normalizeAxis(n.intAttr("axis", 0), first.getRank());
+            SmallVector<int64_t> shape(first.getShape());
+            shape[axis] = 0;
+            for (int i = 0; i < n.node.input_size(); ++i) {
+              auto type = n.inputType(i);
+              bool fits = type.getRank() == first.getRank() &&
+                          type.getElementType() == first.getElementType();
+              for (int64_t d = 0; fits && d < first.getRank(); ++d)
+                fits = d == axis || type.getDimSize(d) == first.getDimSize(d);
+              if (!fits)
+                throw ImportError("input #" + std::to_string(i) + " " +
+                                  dimsString(type.getShape()) + " does not fit input #0 " +
+                                  dimsString(first.getShape()) + " along axis " +
+                                  std::to_string(axis));
+              shape[axis] += type.getDimSize(axis);
               inputs.push_back(n.input(i));
-            int64_t axis = normalizeAxis(n.intAttr("axis", 0), n.inputType(0).getRank());
-            return n.b.create<ConcatOp>(n.loc(), n.outputType(), inputs, axis);
+            }
+            return n.b.create<ConcatOp>(n.loc(), first.clone(shape), inputs, axis);
           }};
 }
 
@@ -381,7 +501,12 @@ OpImport gather() {
                 if (i < -size || i >= size)
                   throw ImportError("index " + std::to_string(i) + " is out of range for axis " +
                                     std::to_string(axis) + " of size " + std::to_string(size));
-            return n.b.create<GatherOp>(n.loc(), n.outputType(), n.input(0), n.input(1), axis);
+            auto data = n.inputType(0).getShape();
+            SmallVector<int64_t> shape(data.begin(), data.begin() + axis);
+            llvm::append_range(shape, n.inputType(1).getShape());
+            shape.append(data.begin() + axis + 1, data.end());
+            return n.b.create<GatherOp>(n.loc(), n.inputType(0).clone(shape), n.input(0),
+                                        n.input(1), axis);
           }};
 }
 
@@ -390,7 +515,7 @@ OpImport slice() {
             auto shape = n.inputType(0).getShape();
             int64_t rank = shape.size();
             std::vector<int64_t> starts, ends, axes, steps;
-            if (n.opset < 10) {
+            if (n.version < 10) {
               starts = n.intsAttr("starts");
               ends = n.intsAttr("ends");
               axes = n.intsAttr("axes");
@@ -436,7 +561,7 @@ OpImport slice() {
               outStep[axis] = step;
               outShape[axis] = size;
             }
-            auto type = RankedTensorType::get(outShape, n.outputType().getElementType());
+            auto type = n.inputType(0).clone(outShape);
             return n.b.create<SliceOp>(n.loc(), type, n.input(0), outStart, outStep);
           }};
 }
@@ -445,34 +570,555 @@ OpImport slice() {
 // and later) it becomes dlc.dropout, which a training build's step applies with a mask.
 OpImport dropout() {
   return {{1, 2}, [](NodeImporter &n) -> Value {
-            if (n.opset >= 12 && n.hasInput(2) && !n.constantOrNull(2))
+            if (n.version >= 12 && n.hasInput(2) && !n.constantOrNull(2))
               throw ImportError("training_mode must be a constant");
-            bool training = n.opset >= 12 && n.hasInput(2) &&
+            bool training = n.version >= 12 && n.hasInput(2) &&
                             !n.constInput(2).asInts().empty() && n.constInput(2).asInts()[0];
             // Outside training mode the ratio does not matter (it may even be a run-time input).
             if (!training)
-              return reshape(n, n.input(0), n.outputType().getShape());
+              return n.input(0);
             double ratio = 0.5;
-            if (n.opset >= 12 && n.hasInput(1)) {
+            if (n.version >= 12 && n.hasInput(1)) {
               if (!n.constantOrNull(1) || n.constInput(1).asDoubles().size() != 1)
                 throw ImportError("ratio must be a constant scalar");
               ratio = n.constInput(1).asDoubles()[0];
-            } else if (n.opset < 12) {
+            } else if (n.version < 12) {
               ratio = n.floatAttr("ratio", 0.5f);
             }
             if (!(ratio >= 0.0 && ratio < 1.0))
               throw ImportError("ratio must be in [0, 1), got " + std::to_string(ratio));
             if (ratio == 0.0)
-              return reshape(n, n.input(0), n.outputType().getShape());
-            return n.b.create<DropoutOp>(n.loc(), n.outputType(), n.input(0),
+              return n.input(0);
+            return n.b.create<DropoutOp>(n.loc(), n.inputType(0), n.input(0),
                                          n.b.getF32FloatAttr(float(ratio)));
           }};
 }
 
+// ---- Compositions: ops whose meaning is written with existing dlc ops, which brings their
+// kernels, memory planning and gradients along (a fusion pass may merge them later).
+
+// A rank-0 constant of `element` type, broadcast by the binary ops.
+Value scalar(NodeImporter &n, double v, Type element) {
+  auto type = RankedTensorType::get({}, element);
+  Attribute value = isa<FloatType>(element)
+                        ? Attribute(FloatAttr::get(element, v))
+                        : Attribute(IntegerAttr::get(element, static_cast<int64_t>(v)));
+  return n.b.create<ConstantOp>(n.loc(), type, DenseElementsAttr::get(type, value));
+}
+
+// Elementwise binary op with numpy broadcasting.
+template <typename Op> Value bin(NodeImporter &n, Value a, Value b) {
+  return n.b.create<Op>(n.loc(), typeOf(a).clone(broadcastOperands(a, b)), a, b);
+}
+
+template <typename Op> Value un(NodeImporter &n, Value x) {
+  return n.b.create<Op>(n.loc(), typeOf(x), x);
+}
+
+// Reduction over sorted, unique, non-negative axes.
+template <typename Op> Value red(NodeImporter &n, Value x, ArrayRef<int64_t> axes, bool keep) {
+  SmallVector<int64_t> shape;
+  for (auto [d, size] : llvm::enumerate(typeOf(x).getShape())) {
+    bool reduced = llvm::is_contained(axes, (int64_t)d);
+    if (!reduced || keep)
+      shape.push_back(reduced ? 1 : size);
+  }
+  return n.b.create<Op>(n.loc(), typeOf(x).clone(shape), x, axes);
+}
+
+void requireFloat32(NodeImporter &n, int input = 0) {
+  Type element = n.inputType(input).getElementType();
+  if (!element.isF32()) {
+    std::string text;
+    llvm::raw_string_ostream(text) << element;
+    throw ImportError("element type " + text + " is not supported (float32 only)");
+  }
+}
+
+// relu(x) + alpha * (exp(min(x, 0) / scale) - 1): Elu at scale 1, Celu at scale alpha.
+Value eluLike(NodeImporter &n, Value x, double alpha, double scale) {
+  Type f = typeOf(x).getElementType();
+  Value negativePart = un<NegOp>(n, un<ReluOp>(n, un<NegOp>(n, x))); // min(x, 0)
+  if (scale != 1.0)
+    negativePart = bin<DivOp>(n, negativePart, scalar(n, scale, f));
+  Value expm1 = bin<SubOp>(n, un<ExpOp>(n, negativePart), scalar(n, 1.0, f));
+  return bin<AddOp>(n, un<ReluOp>(n, x), bin<MulOp>(n, scalar(n, alpha, f), expm1));
+}
+
+template <typename Build> OpImport floatComposition(Build build) {
+  return {{}, [build](NodeImporter &n) -> Value {
+            requireFloat32(n);
+            return build(n, n.input(0), n.inputType(0).getElementType());
+          }};
+}
+
+OpImport elu() {
+  return floatComposition([](NodeImporter &n, Value x, Type) {
+    return eluLike(n, x, n.floatAttr("alpha", 1.0f), 1.0);
+  });
+}
+
+OpImport celu() {
+  return floatComposition([](NodeImporter &n, Value x, Type) {
+    double alpha = n.floatAttr("alpha", 1.0f);
+    if (alpha == 0.0)
+      throw ImportError("alpha must be non-zero");
+    return eluLike(n, x, alpha, alpha);
+  });
+}
+
+OpImport selu() {
+  return floatComposition([](NodeImporter &n, Value x, Type f) {
+    Value elu = eluLike(n, x, n.floatAttr("alpha", 1.67326319217681884765625f), 1.0);
+    return bin<MulOp>(n, scalar(n, n.floatAttr("gamma", 1.05070102214813232421875f), f), elu);
+  });
+}
+
+OpImport hardSigmoid() {
+  return floatComposition([](NodeImporter &n, Value x, Type f) -> Value {
+    Value linear = bin<AddOp>(n, bin<MulOp>(n, scalar(n, n.floatAttr("alpha", 0.2f), f), x),
+                              scalar(n, n.floatAttr("beta", 0.5f), f));
+    return n.b.create<ClipOp>(n.loc(), typeOf(linear), linear, n.b.getF32FloatAttr(0.0f),
+                              n.b.getF32FloatAttr(1.0f));
+  });
+}
+
+// x * tanh(softplus(x))
+OpImport mish() {
+  return floatComposition([](NodeImporter &n, Value x, Type) {
+    return bin<MulOp>(n, x, un<TanhOp>(n, un<SoftplusOp>(n, x)));
+  });
+}
+
+// 0.5 x (1 + erf(x / sqrt 2)), or with approximate="tanh"
+// 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))).
+OpImport gelu() {
+  return floatComposition([](NodeImporter &n, Value x, Type f) {
+    std::string approximate = n.stringAttr("approximate", "none");
+    Value inner;
+    if (approximate == "none") {
+      inner = un<ErfOp>(n, bin<MulOp>(n, x, scalar(n, M_SQRT1_2, f)));
+    } else if (approximate == "tanh") {
+      Value cube = bin<MulOp>(n, x, bin<MulOp>(n, x, x));
+      Value poly = bin<AddOp>(n, x, bin<MulOp>(n, scalar(n, 0.044715, f), cube));
+      inner = un<TanhOp>(n, bin<MulOp>(n, scalar(n, std::sqrt(2.0 / M_PI), f), poly));
+    } else {
+      throw ImportError("approximate must be 'none' or 'tanh', got '" + approximate + "'");
+    }
+    Value half = bin<MulOp>(n, scalar(n, 0.5, f), x);
+    return bin<MulOp>(n, half, bin<AddOp>(n, scalar(n, 1.0, f), inner));
+  });
+}
+
+// relu(x) - slope * relu(-x), the slope broadcast onto x.
+OpImport prelu() {
+  return floatComposition([](NodeImporter &n, Value x, Type) {
+    Value slope = n.input(1);
+    auto shape = broadcastShapes(typeOf(x).getShape(), typeOf(slope).getShape());
+    if (failed(shape) || ArrayRef<int64_t>(*shape) != typeOf(x).getShape())
+      throw ImportError("slope " + dimsString(typeOf(slope).getShape()) +
+                        " does not broadcast to the input " + dimsString(typeOf(x).getShape()));
+    Value negative = bin<MulOp>(n, slope, un<ReluOp>(n, un<NegOp>(n, x)));
+    return bin<SubOp>(n, un<ReluOp>(n, x), negative);
+  });
+}
+
+// The normalized axes [from, rank).
+std::vector<int64_t> trailingAxes(int64_t from, int64_t rank) {
+  std::vector<int64_t> axes;
+  for (int64_t d = from; d < rank; ++d)
+    axes.push_back(d);
+  return axes;
+}
+
+struct Standardized {
+  Value y, mean, invStdDev; // the statistics keep the reduced axes as size-1 dims
+};
+
+// (x - mean) / sqrt(var + eps) over `axes`.
+Standardized standardizeWithStatistics(NodeImporter &n, Value x, ArrayRef<int64_t> axes,
+                                       double epsilon) {
+  Type f = typeOf(x).getElementType();
+  Value mean = red<ReduceMeanOp>(n, x, axes, true);
+  Value centered = bin<SubOp>(n, x, mean);
+  Value variance = red<ReduceMeanOp>(n, bin<MulOp>(n, centered, centered), axes, true);
+  Value invStdDev =
+      un<ReciprocalOp>(n, un<SqrtOp>(n, bin<AddOp>(n, variance, scalar(n, epsilon, f))));
+  return {bin<MulOp>(n, centered, invStdDev), mean, invStdDev};
+}
+
+Value standardize(NodeImporter &n, Value x, ArrayRef<int64_t> axes, double epsilon) {
+  return standardizeWithStatistics(n, x, axes, epsilon).y;
+}
+
+// Scale (and bias) broadcast over the normalized trailing axes.
+Value scaleAndShift(NodeImporter &n, Value y, int scaleInput,
+                    std::optional<int> biasInput = std::nullopt) {
+  y = bin<MulOp>(n, y, n.input(scaleInput));
+  if (biasInput && n.hasInput(*biasInput))
+    y = bin<AddOp>(n, y, n.input(*biasInput));
+  if (typeOf(y) != n.inputType(0))
+    throw ImportError("scale or bias do not broadcast to the input's shape");
+  return y;
+}
+
+// Y, and the Mean and InvStdDev outputs.
+OpImport layerNorm() {
+  return {{}, [](NodeImporter &n) -> OpImport::Results {
+            requireFloat32(n);
+            Value x = n.input(0);
+            int64_t rank = typeOf(x).getRank();
+            int64_t axis = normalizeAxis(n.intAttr("axis", -1), rank);
+            if (n.intAttr("stash_type", 1) != 1)
+              throw ImportError("stash_type other than float32 is not supported");
+            Standardized s = standardizeWithStatistics(n, x, trailingAxes(axis, rank),
+                                                       n.floatAttr("epsilon", 1e-5f));
+            return {scaleAndShift(n, s.y, 1, 2), s.mean, s.invStdDev};
+          }};
+}
+
+// x / sqrt(mean(x^2) + eps) * scale
+OpImport rmsNorm() {
+  return floatComposition([](NodeImporter &n, Value x, Type f) {
+    int64_t rank = typeOf(x).getRank();
+    int64_t axis = normalizeAxis(n.intAttr("axis", -1), rank);
+    if (n.intAttr("stash_type", 1) != 1)
+      throw ImportError("stash_type other than float32 is not supported");
+    Value meanSquare = red<ReduceMeanOp>(n, bin<MulOp>(n, x, x), trailingAxes(axis, rank), true);
+    Value rms = un<SqrtOp>(n, bin<AddOp>(n, meanSquare, scalar(n, n.floatAttr("epsilon", 1e-5f), f)));
+    return scaleAndShift(n, bin<DivOp>(n, x, rms), 1);
+  });
+}
+
+// Per sample and channel over the spatial dims; scale and bias are per channel.
+OpImport instanceNorm() {
+  return floatComposition([](NodeImporter &n, Value x, Type) {
+    auto shape = typeOf(x).getShape();
+    if (shape.size() < 3)
+      throw ImportError("input must have rank >= 3 (N, C, spatial)");
+    Value y = standardize(n, x, trailingAxes(2, shape.size()), n.floatAttr("epsilon", 1e-5f));
+    SmallVector<int64_t> perChannel(shape.size() - 1, 1);
+    perChannel[0] = shape[1];
+    y = bin<MulOp>(n, y, reshape(n, n.input(1), perChannel));
+    y = bin<AddOp>(n, y, reshape(n, n.input(2), perChannel));
+    if (typeOf(y) != typeOf(x))
+      throw ImportError("scale and bias must have one value per channel");
+    return y;
+  });
+}
+
+// Channels split into groups, each standardized over its channels and the spatial dims; scale
+// and bias per channel (opset 21; opset 18 had them per group).
+OpImport groupNorm() {
+  return floatComposition([](NodeImporter &n, Value x, Type) {
+    auto shape = typeOf(x).getShape();
+    int64_t groups = n.intAttr("num_groups", 0);
+    if (shape.size() < 3)
+      throw ImportError("input must have rank >= 3 (N, C, spatial)");
+    if (groups <= 0 || shape[1] % groups)
+      throw ImportError("num_groups " + std::to_string(groups) + " does not divide " +
+                        std::to_string(shape[1]) + " channels");
+    int64_t spatial = 1;
+    for (size_t d = 2; d < shape.size(); ++d)
+      spatial *= shape[d];
+    Value grouped = reshape(n, x, {shape[0], groups, shape[1] / groups * spatial});
+    Value y = reshape(n, standardize(n, grouped, {2}, n.floatAttr("epsilon", 1e-5f)), shape);
+    int64_t perScale = n.version >= 21 ? shape[1] : groups;
+    if (n.inputType(1).getNumElements() != perScale || n.inputType(2).getNumElements() != perScale)
+      throw ImportError("scale and bias must have " + std::to_string(perScale) + " values");
+    auto expand = [&](Value v) {
+      if (perScale == shape[1])
+        return reshape(n, v, {shape[1], 1});
+      // One value per group, repeated over the group's channels.
+      Value perGroup = reshape(n, v, {groups, 1, 1});
+      Value ones = n.b.create<BroadcastOp>(n.loc(), typeOf(perGroup).clone({groups, shape[1] / groups, 1}), perGroup);
+      return reshape(n, ones, {shape[1], 1});
+    };
+    SmallVector<int64_t> channelShape(shape.size() - 1, 1);
+    channelShape[0] = shape[1];
+    y = bin<MulOp>(n, y, reshape(n, expand(n.input(1)), channelShape));
+    return bin<AddOp>(n, y, reshape(n, expand(n.input(2)), channelShape));
+  });
+}
+
+// (x - mean) / sqrt(var), over `axes` (default N and the spatial dims), epsilon 1e-9.
+OpImport meanVarianceNorm() {
+  return floatComposition([](NodeImporter &n, Value x, Type) {
+    int64_t rank = typeOf(x).getRank();
+    std::vector<int64_t> axes = n.intsAttr("axes", {0, 2, 3});
+    for (int64_t &a : axes)
+      a = normalizeAxis(a, rank);
+    std::sort(axes.begin(), axes.end());
+    axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
+    return standardize(n, x, axes, 1e-9);
+  });
+}
+
+// x / ||x||_p along one axis (p = 1 or 2).
+OpImport lpNorm() {
+  return floatComposition([](NodeImporter &n, Value x, Type) {
+    int64_t axis = normalizeAxis(n.intAttr("axis", -1), typeOf(x).getRank());
+    int64_t p = n.intAttr("p", 2);
+    Value norm;
+    if (p == 1)
+      norm = red<ReduceSumOp>(n, un<AbsOp>(n, x), {axis}, true);
+    else if (p == 2)
+      norm = un<SqrtOp>(n, red<ReduceSumOp>(n, bin<MulOp>(n, x, x), {axis}, true));
+    else
+      throw ImportError("p must be 1 or 2, got " + std::to_string(p));
+    return bin<DivOp>(n, x, norm);
+  });
+}
+
+Value castTo(NodeImporter &n, Value x, Type element) {
+  if (typeOf(x).getElementType() == element)
+    return x;
+  return n.b.create<CastOp>(n.loc(), typeOf(x).clone(element), x);
+}
+
+OpImport castOp() {
+  return {{}, [](NodeImporter &n) {
+            int64_t to = n.intAttr("to", 0);
+            Type element = elementTypeFor(*n.b.getContext(), to);
+            if (!element)
+              throw ImportError("cast to " + dtypeName(to) + " is not supported");
+            return castTo(n, n.input(0), element);
+          }};
+}
+
+OpImport castLike() {
+  return {{}, [](NodeImporter &n) {
+            return castTo(n, n.input(0), n.inputType(1).getElementType());
+          }};
+}
+
+// ---- Comparisons, logic and selection.
+
+template <typename Op> Value comparison(NodeImporter &n, Value a, Value b) {
+  return n.b.create<Op>(n.loc(), RankedTensorType::get(broadcastOperands(a, b), n.b.getI1Type()),
+                        a, b);
+}
+
+template <typename Op> OpImport compare() {
+  return {{}, [](NodeImporter &n) { return comparison<Op>(n, n.input(0), n.input(1)); }};
+}
+
+// An all-ones constant: true for bool, ~0 for integers.
+Value allOnes(NodeImporter &n, Type element) {
+  auto type = RankedTensorType::get({}, element);
+  APInt ones = APInt::getAllOnes(element.getIntOrFloatBitWidth());
+  return n.b.create<ConstantOp>(n.loc(), type,
+                                DenseElementsAttr::get(type, IntegerAttr::get(element, ones)));
+}
+
+void requireInteger(NodeImporter &n, bool allowBool) {
+  Type element = n.inputType(0).getElementType();
+  if (!element.isInteger() || (!allowBool && element.isInteger(1)))
+    throw ImportError("needs integer" + std::string(allowBool ? " or bool" : "") + " inputs");
+}
+
+// Logical ops take bool, the bitwise ones integers: both run on the same kernels.
+template <typename Op> OpImport logical(bool onBool) {
+  return {{}, [onBool](NodeImporter &n) -> Value {
+            if (n.inputType(0).getElementType().isInteger(1) != onBool)
+              throw ImportError(onBool ? "needs bool inputs" : "needs integer inputs");
+            requireInteger(n, onBool);
+            return bin<Op>(n, n.input(0), n.input(1));
+          }};
+}
+
+// Not and BitwiseNot: x xor all-ones.
+OpImport invert(bool onBool) {
+  return {{}, [onBool](NodeImporter &n) -> Value {
+            Type element = n.inputType(0).getElementType();
+            if (element.isInteger(1) != onBool)
+              throw ImportError(onBool ? "needs a bool input" : "needs an integer input");
+            requireInteger(n, onBool);
+            return bin<XorOp>(n, n.input(0), allOnes(n, element));
+          }};
+}
+
+OpImport bitShift() {
+  return {{}, [](NodeImporter &n) -> Value {
+            if (!n.inputType(0).getElementType().isUnsignedInteger())
+              throw ImportError("needs unsigned integer inputs");
+            std::string direction = n.stringAttr("direction", "");
+            if (direction == "LEFT")
+              return bin<ShiftLeftOp>(n, n.input(0), n.input(1));
+            if (direction == "RIGHT")
+              return bin<ShiftRightOp>(n, n.input(0), n.input(1));
+            throw ImportError("direction must be LEFT or RIGHT, got '" + direction + "'");
+          }};
+}
+
+OpImport mod() {
+  return {{}, [](NodeImporter &n) -> Value {
+            bool fmod = n.intAttr("fmod", 0) != 0;
+            return fmod ? bin<FModOp>(n, n.input(0), n.input(1))
+                        : bin<ModOp>(n, n.input(0), n.input(1));
+          }};
+}
+
+OpImport where() {
+  return {{}, [](NodeImporter &n) -> Value {
+            if (!n.inputType(0).getElementType().isInteger(1))
+              throw ImportError("the condition must be bool");
+            if (n.inputType(1).getElementType() != n.inputType(2).getElementType())
+              throw ImportError("X and Y element types differ");
+            auto shape = broadcastShapes(n.inputType(0).getShape(), n.inputType(1).getShape());
+            if (succeeded(shape))
+              shape = broadcastShapes(*shape, n.inputType(2).getShape());
+            if (failed(shape))
+              throw ImportError("condition, X and Y shapes do not broadcast");
+            return n.b.create<WhereOp>(n.loc(), n.inputType(1).clone(*shape), n.input(0),
+                                       n.input(1), n.input(2));
+          }};
+}
+
+// x != x
+OpImport isNaN() {
+  return {{}, [](NodeImporter &n) -> Value {
+            Value x = n.input(0);
+            if (!isa<FloatType>(typeOf(x).getElementType()))
+              throw ImportError("needs a floating-point input");
+            Value same = comparison<EqualOp>(n, x, x);
+            return bin<XorOp>(n, same, allOnes(n, n.b.getI1Type()));
+          }};
+}
+
+OpImport isInf() {
+  return {{}, [](NodeImporter &n) -> Value {
+            Value x = n.input(0);
+            Type f = typeOf(x).getElementType();
+            if (!isa<FloatType>(f))
+              throw ImportError("needs a floating-point input");
+            bool positive = n.intAttr("detect_positive", 1), negative = n.intAttr("detect_negative", 1);
+            double inf = std::numeric_limits<double>::infinity();
+            Value result;
+            if (positive)
+              result = comparison<EqualOp>(n, x, scalar(n, inf, f));
+            if (negative) {
+              Value isNegative = comparison<EqualOp>(n, x, scalar(n, -inf, f));
+              result = result ? bin<OrOp>(n, result, isNegative) : isNegative;
+            }
+            if (!result) // neither: all false
+              result = comparison<LessOp>(n, x, x);
+            return result;
+          }};
+}
+
+// Expand: numpy broadcast of the input and the shape (either may have the larger dims).
+OpImport expand() {
+  return {{1}, [](NodeImporter &n) -> Value {
+            std::vector<int64_t> target = n.constInput(1).asInts();
+            for (int64_t d : target)
+              if (d < 0)
+                throw ImportError("shape " + dimsString(target) + " has a negative dim");
+            auto shape = broadcastShapes(n.inputType(0).getShape(), target);
+            if (failed(shape))
+              throw ImportError("input " + dimsString(n.inputType(0).getShape()) +
+                                " does not broadcast to " + dimsString(target));
+            auto type = n.inputType(0).clone(*shape);
+            if (!checkedTensorBytes(type))
+              throw ImportError("result " + dimsString(*shape) + " exceeds dlc's limit of " +
+                                kMaxTensorBytesText);
+            if (type == n.inputType(0))
+              return n.input(0);
+            if (type.getNumElements() == n.inputType(0).getNumElements())
+              return reshape(n, n.input(0), *shape);
+            return n.b.create<BroadcastOp>(n.loc(), type, n.input(0));
+          }};
+}
+
+// Sum and Mean of any number of inputs, broadcast.
+OpImport variadicSum(bool mean) {
+  return {{}, [mean](NodeImporter &n) -> Value {
+            Value acc = n.input(0);
+            for (int i = 1; i < n.node.input_size(); ++i)
+              acc = bin<AddOp>(n, acc, n.input(i));
+            if (!mean)
+              return acc;
+            requireFloat32(n);
+            return bin<DivOp>(n, acc, scalar(n, n.node.input_size(), typeOf(acc).getElementType()));
+          }};
+}
+
+// Reductions: the axes (an attribute, or an input from opset 13 for ReduceSum and 18 for the
+// others; none means all, unless noop_with_empty_axes) and keepdims, then `build` over them.
+// Axes come sorted and unique; with no axes `build` only transforms elementwise.
+template <typename Build> OpImport reduction(Build build) {
+  return {{1}, [build](NodeImporter &n) -> Value {
+            auto in = n.inputType(0);
+            int64_t rank = in.getRank();
+            bool axesFromInput = n.version >= (n.node.op_type() == "ReduceSum" ? 13 : 18);
+            std::vector<int64_t> axes =
+                axesFromInput ? (n.hasInput(1) ? n.constInput(1).asInts() : std::vector<int64_t>{})
+                              : n.intsAttr("axes");
+            if (axes.empty() && !n.intAttr("noop_with_empty_axes", 0))
+              axes = trailingAxes(0, rank);
+            for (int64_t &axis : axes)
+              axis = normalizeAxis(axis, rank);
+            std::sort(axes.begin(), axes.end());
+            axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
+            if (!in.getElementType().isF32())
+              requireFloat32(n);
+            return build(n, n.input(0), ArrayRef<int64_t>(axes), n.intAttr("keepdims", 1) != 0);
+          }};
+}
+
+template <typename Op> Value reduceOrKeep(NodeImporter &n, Value x, ArrayRef<int64_t> axes,
+                                          bool keep) {
+  return axes.empty() ? x : red<Op>(n, x, axes, keep);
+}
+
+template <typename Op> OpImport reduce() {
+  return reduction([](NodeImporter &n, Value x, ArrayRef<int64_t> axes, bool keep) {
+    return reduceOrKeep<Op>(n, x, axes, keep);
+  });
+}
+
+OpImport reduceL1() {
+  return reduction([](NodeImporter &n, Value x, ArrayRef<int64_t> axes, bool keep) {
+    return reduceOrKeep<ReduceSumOp>(n, un<AbsOp>(n, x), axes, keep);
+  });
+}
+
+OpImport reduceSumSquare() {
+  return reduction([](NodeImporter &n, Value x, ArrayRef<int64_t> axes, bool keep) {
+    return reduceOrKeep<ReduceSumOp>(n, bin<MulOp>(n, x, x), axes, keep);
+  });
+}
+
+OpImport reduceL2() {
+  return reduction([](NodeImporter &n, Value x, ArrayRef<int64_t> axes, bool keep) {
+    return un<SqrtOp>(n, reduceOrKeep<ReduceSumOp>(n, bin<MulOp>(n, x, x), axes, keep));
+  });
+}
+
+OpImport reduceLogSum() {
+  return reduction([](NodeImporter &n, Value x, ArrayRef<int64_t> axes, bool keep) {
+    return un<LogOp>(n, reduceOrKeep<ReduceSumOp>(n, x, axes, keep));
+  });
+}
+
+// max + log(sum(exp(x - max))), stable for large inputs.
+OpImport reduceLogSumExp() {
+  return reduction([](NodeImporter &n, Value x, ArrayRef<int64_t> axes, bool keep) -> Value {
+    if (axes.empty())
+      return x;
+    Value max = red<ReduceMaxOp>(n, x, axes, true);
+    Value sum = red<ReduceSumOp>(n, un<ExpOp>(n, bin<SubOp>(n, x, max)), axes, keep);
+    Value shift = keep ? max : reshape(n, max, typeOf(sum).getShape());
+    return bin<AddOp>(n, un<LogOp>(n, sum), shift);
+  });
+}
+
 OpImport batchNorm() {
   return {{}, [](NodeImporter &n) -> Value {
+            if (n.version < 9 && n.intAttr("spatial", 1) != 1)
+              throw ImportError("spatial=0 (statistics per element) is not supported");
             auto bn = n.b.create<BatchNormOp>(
-                n.loc(), n.outputType(), n.input(0), n.input(1), n.input(2), n.input(3),
+                n.loc(), n.inputType(0), n.input(0), n.input(1), n.input(2), n.input(3),
                 n.input(4), n.b.getF32FloatAttr(n.floatAttr("epsilon", 1e-5f)));
             bn->setAttr(kMomentumAttr, n.b.getF32FloatAttr(n.floatAttr("momentum", 0.9f)));
             if (n.intAttr("training_mode", 0))
@@ -514,26 +1160,73 @@ const std::map<std::string, OpImport> &opImportTable() {
       {"Ceil", unary<CeilOp>()},
       {"Softplus", unary<SoftplusOp>()},
       {"LeakyRelu", {{}, [](NodeImporter &n) -> Value {
-                       return n.b.create<LeakyReluOp>(n.loc(), n.outputType(), n.input(0),
+                       return n.b.create<LeakyReluOp>(n.loc(), n.inputType(0), n.input(0),
                                                       n.b.getF32FloatAttr(n.floatAttr("alpha", 0.01f)));
                      }}},
       {"Clip", clip()},
-      {"Add", binary<AddOp>()},
-      {"Sub", binary<SubOp>()},
-      {"Mul", binary<MulOp>()},
-      {"Div", binary<DivOp>()},
-      {"Pow", pow()},
+      {"Elu", elu()},
+      {"Celu", celu()},
+      {"Selu", selu()},
+      {"HardSigmoid", hardSigmoid()},
+      {"Mish", mish()},
+      {"Gelu", gelu()},
+      {"PRelu", prelu().withLegacyVersions()},
+      {"Sum", variadicSum(false)},
+      {"Cast", castOp()},
+      {"Equal", compare<EqualOp>()},
+      {"Less", compare<LessOp>()},
+      {"LessOrEqual", compare<LessEqualOp>()},
+      {"Greater", compare<GreaterOp>()},
+      {"GreaterOrEqual", compare<GreaterEqualOp>()},
+      {"And", logical<AndOp>(true)},
+      {"Or", logical<OrOp>(true)},
+      {"Xor", logical<XorOp>(true)},
+      {"Not", invert(true)},
+      {"BitwiseAnd", logical<AndOp>(false)},
+      {"BitwiseOr", logical<OrOp>(false)},
+      {"BitwiseXor", logical<XorOp>(false)},
+      {"BitwiseNot", invert(false)},
+      {"BitShift", bitShift()},
+      {"Mod", mod()},
+      {"Where", where()},
+      {"IsNaN", isNaN()},
+      {"IsInf", isInf()},
+      {"Expand", expand()},
+      {"CastLike", castLike()},
+      {"Mean", variadicSum(true)},
+      {"LayerNormalization", layerNorm()},
+      {"RMSNormalization", rmsNorm()},
+      {"InstanceNormalization", instanceNorm()},
+      {"GroupNormalization", groupNorm()},
+      {"MeanVarianceNormalization", meanVarianceNorm()},
+      {"LpNormalization", lpNorm()},
+      {"ReduceL1", reduceL1()},
+      {"ReduceL2", reduceL2()},
+      {"ReduceSumSquare", reduceSumSquare()},
+      {"ReduceLogSum", reduceLogSum()},
+      {"ReduceLogSumExp", reduceLogSumExp()},
+      {"Add", binary<AddOp>().withLegacyVersions()},
+      {"Sub", binary<SubOp>().withLegacyVersions()},
+      {"Mul", binary<MulOp>().withLegacyVersions()},
+      {"Div", binary<DivOp>().withLegacyVersions()},
+      {"Pow", pow().withLegacyVersions()},
       {"Max", binary<MaxOp>()},
       {"Min", binary<MinOp>()},
       {"MatMul", matmul()},
-      {"Gemm", gemm()},
+      {"Gemm", gemm().withLegacyVersions()},
       {"Conv", conv()},
-      {"BatchNormalization", batchNorm()},
+      {"BatchNormalization", batchNorm().withLegacyVersions()},
       {"Dropout", dropout()},
       {"MaxPool", pool<MaxPoolOp>()},
-      {"AveragePool", pool<AvgPoolOp>()},
+      {"AveragePool", pool<AvgPoolOp>().withLegacyVersions()},
       {"GlobalAveragePool", {{}, [](NodeImporter &n) -> Value {
-                               return n.b.create<GlobalAvgPoolOp>(n.loc(), n.outputType(),
+                               auto x = n.inputType(0);
+                               if (x.getRank() < 3)
+                                 throw ImportError("input must have rank >= 3 (N, C, spatial)");
+                               SmallVector<int64_t> shape(x.getRank(), 1);
+                               shape[0] = x.getDimSize(0);
+                               shape[1] = x.getDimSize(1);
+                               return n.b.create<GlobalAvgPoolOp>(n.loc(), x.clone(shape),
                                                                   n.input(0));
                              }}},
       {"Softmax", softmax(false)},
@@ -542,11 +1235,11 @@ const std::map<std::string, OpImport> &opImportTable() {
       {"ReduceMean", reduce<ReduceMeanOp>()},
       {"ReduceMax", reduce<ReduceMaxOp>()},
       {"ReduceMin", reduce<ReduceMinOp>()},
-      {"Reshape", view({1})},
-      {"Flatten", view({})},
+      {"Reshape", reshapeOp()},
+      {"Flatten", flatten()},
       {"Squeeze", squeezeLike<true>()},
       {"Unsqueeze", squeezeLike<false>()},
-      {"Identity", view({})},
+      {"Identity", identity()},
       {"Transpose", transpose()},
       {"Concat", concat()},
       {"Gather", gather()},

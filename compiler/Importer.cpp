@@ -1,6 +1,7 @@
 #include "compiler/Importer.h"
 #include "compiler/ImportContext.h"
 #include "compiler/ModelCheck.h"
+#include "compiler/OnnxVersions.h"
 #include "dialects/DlcDialect.h"
 #include "dialects/Sizes.h"
 
@@ -8,7 +9,8 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/BuiltinDialect.h"
-#include "onnx/shape_inference/implementation.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "onnx/defs/schema.h"
 
 #include <fstream>
 #include <set>
@@ -19,41 +21,9 @@ using namespace mlir;
 namespace dlc {
 namespace {
 
-constexpr int kMinOpset = 7, kMaxOpset = 17;
+constexpr int kMinOpset = 7;
 
-Type elementTypeFor(MLIRContext &ctx, int32_t dtype) {
-  switch (dtype) {
-  case onnx::TensorProto::FLOAT: return Float32Type::get(&ctx);
-  case onnx::TensorProto::DOUBLE: return Float64Type::get(&ctx);
-  case onnx::TensorProto::INT64: return IntegerType::get(&ctx, 64);
-  case onnx::TensorProto::INT32: return IntegerType::get(&ctx, 32);
-  case onnx::TensorProto::INT8: return IntegerType::get(&ctx, 8);
-  case onnx::TensorProto::UINT8: return IntegerType::get(&ctx, 8, IntegerType::Unsigned);
-  case onnx::TensorProto::BOOL: return IntegerType::get(&ctx, 1);
-  default: return {};
-  }
-}
-
-// ONNX reports "... (op_type:Conv, node name: c1): reason"; dlc's form is
-// "node 'c1' (Conv): shape inference failed: reason".
-std::string describeInferenceError(std::string message) {
-  message = message.substr(0, message.find('\n'));
-  const std::string opKey = "(op_type:", nameKey = ", node name: ";
-  size_t op = message.rfind(opKey);
-  size_t name = op == std::string::npos ? op : message.find(nameKey, op);
-  size_t close = name == std::string::npos ? name : message.find("): ", name);
-  if (close == std::string::npos)
-    return "shape inference failed: " + message;
-  std::string opType = message.substr(op + opKey.size(), name - op - opKey.size());
-  std::string nodeName = message.substr(name + nameKey.size(), close - name - nameKey.size());
-  std::string reason = message.substr(close + 3);
-  const std::string tag = "[ShapeInferenceError] ";
-  if (reason.rfind(tag, 0) == 0)
-    reason = reason.substr(tag.size());
-  return "node '" + nodeName + "' (" + opType + "): shape inference failed: " + reason;
-}
-
-class Importer {
+class Importer : public ValueScope {
 public:
   // `bytes` holds the model file's contents; `path` names it in locations and locates its
   // external data.
@@ -63,13 +33,23 @@ public:
 
   OwningOpRef<ModuleOp> run();
 
+  Value value(const std::string &name) override { return materialize(name); }
+  const ConstTensor *constant(const std::string &name) override {
+    auto it = constants.find(name);
+    return it == constants.end() ? nullptr : &it->second;
+  }
+  RankedTensorType type(const std::string &name) override { return typeOf(name); }
+  std::string whyNotConstant(const std::string &name) override;
+
 private:
   bool load();
-  void collectTypes();
   void collectConstants();
-  std::vector<const onnx::NodeProto *> liveNodes();
+  std::set<const onnx::NodeProto *> nodesToImport();
+  RankedTensorType declaredType(const onnx::ValueInfoProto &info);
   RankedTensorType typeOf(const std::string &name);
   Value materialize(const std::string &name);
+  void importNode(const onnx::NodeProto &node, const std::set<std::string> &read);
+  void checkDeclaredOutputs(func::FuncOp func);
 
   MLIRContext &ctx;
   const std::string &bytes;
@@ -78,10 +58,10 @@ private:
   const ShapePins &pins;
   onnx::ModelProto model;
   int opset = 0;
-  std::map<std::string, onnx::TypeProto> types;
   std::map<std::string, ConstTensor> constants;
   std::map<std::string, std::string> unusable; // initializers that failed to decode, why
   std::map<std::string, Value> values;
+  std::map<std::string, const onnx::NodeProto *> producers;
   OpBuilder *builder = nullptr;
   Block *entry = nullptr;
 };
@@ -94,27 +74,34 @@ bool Importer::load() {
   for (const auto &entry : model.opset_import())
     if (entry.domain().empty() || entry.domain() == "ai.onnx")
       opset = static_cast<int>(entry.version());
-  if (opset > kMaxOpset || opset < 1) {
+  const int maxOpset = onnxMaxOpset();
+  // A model of other domains' ops only may import no default-domain opset; its ops are
+  // reported below.
+  bool defaultDomainNodes = false;
+  for (const auto &node : model.graph().node())
+    defaultDomainNodes |= node.domain().empty() || node.domain() == "ai.onnx";
+  if (opset > maxOpset || (opset < 1 && defaultDomainNodes)) {
     errors.push_back("default-domain opset " + std::to_string(opset) + " is not supported (" +
-                     std::to_string(kMinOpset) + " to " + std::to_string(kMaxOpset) + ")");
+                     std::to_string(kMinOpset) + " to " + std::to_string(maxOpset) + ")");
     return false;
   }
-  if (opset < kMinOpset) {
-    // An older model is accepted when each of its ops means the same at opset 7.
+  if (opset < kMinOpset && defaultDomainNodes) {
+    // An older model is accepted when each of its ops means the same at opset 7, or its
+    // import reads the old version's attributes.
     for (const auto &node : model.graph().node()) {
-      const auto *old = onnx::OpSchemaRegistry::Schema(node.op_type(), opset, node.domain());
-      const auto *at7 = onnx::OpSchemaRegistry::Schema(node.op_type(), kMinOpset, node.domain());
-      if (!old || !at7 || old->since_version() != at7->since_version())
+      auto op = opImportTable().find(node.op_type());
+      bool legacy = op != opImportTable().end() && op->second.legacyVersions;
+      if (!legacy &&
+          onnxOpVersion(node.op_type(), opset) != onnxOpVersion(node.op_type(), kMinOpset))
         errors.push_back(nodeLabel(node) + ": opset " + std::to_string(opset) +
                          " semantics differ from opset " + std::to_string(kMinOpset) +
                          " (supported: " + std::to_string(kMinOpset) + " to " +
-                         std::to_string(kMaxOpset) + ")");
+                         std::to_string(maxOpset) + ")");
     }
     if (!errors.empty())
       return false;
   }
-  // ONNX's shape inference trusts the model's structure and data sizes: check them first,
-  // and let it see only the ops dlc imports (whose inference functions are guarded).
+  // The importer trusts the model's structure and data sizes: check them first.
   loadExternalData(model, path, errors);
   validateModel(model, opset, errors);
   if (!errors.empty())
@@ -130,6 +117,12 @@ bool Importer::load() {
   std::vector<std::string> order;
   for (const auto &node : model.graph().node()) {
     bool foreign = !node.domain().empty() && node.domain() != "ai.onnx";
+    if (!foreign && !onnxOpVersion(node.op_type(), opset) && onnxOpFirstVersion(node.op_type())) {
+      errors.push_back(nodeLabel(node) + ": op " + node.op_type() + " is not defined at opset " +
+                       std::to_string(opset) + " (it first appears at opset " +
+                       std::to_string(onnxOpFirstVersion(node.op_type())) + ")");
+      continue;
+    }
     if (!foreign && table.count(node.op_type()))
       continue;
     std::string op = (foreign ? node.domain() + "." : "") + node.op_type();
@@ -155,30 +148,7 @@ bool Importer::load() {
   if (!order.empty())
     errors.push_back(std::to_string(order.size()) + " unsupported op" +
                      (order.size() > 1 ? "s" : "") + ": " + summary);
-  if (!errors.empty())
-    return false;
-  guardShapeInference();
-  try {
-    onnx::ShapeInferenceOptions options(/*check_type=*/true, /*error_mode=*/1,
-                                        /*data_prop=*/true);
-    onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), options);
-  } catch (const std::exception &e) {
-    errors.push_back(describeInferenceError(e.what()));
-    return false;
-  }
-  return true;
-}
-
-void Importer::collectTypes() {
-  const auto &graph = model.graph();
-  auto collect = [&](const auto &infos) {
-    for (const auto &info : infos)
-      if (info.has_type())
-        types[info.name()] = info.type();
-  };
-  collect(graph.input());
-  collect(graph.output());
-  collect(graph.value_info());
+  return errors.empty();
 }
 
 void Importer::collectConstants() {
@@ -189,46 +159,23 @@ void Importer::collectConstants() {
       unusable[init.name()] = e.what(); // an error only if a live node reads it
     }
   }
-  auto constOf = [&](const std::string &name) -> const ConstTensor * {
-    auto it = constants.find(name);
-    return it == constants.end() ? nullptr : &it->second;
-  };
-  auto typeOfName = [&](const std::string &name) { return typeOf(name); };
-  for (const auto &node : model.graph().node()) {
-    if (!node.domain().empty() && node.domain() != "ai.onnx")
-      continue; // other domains' ops only share names with ONNX's
-    try {
-      if (auto folded = foldShapeNode(node, constOf, typeOfName))
-        constants[node.output(0)] = std::move(*folded);
-    } catch (const ImportError &e) {
-      errors.push_back(nodeLabel(node) + ": " + e.what());
-    }
-  }
 }
 
-RankedTensorType Importer::typeOf(const std::string &name) {
-  if (auto it = constants.find(name); it != constants.end()) {
-    Type element = elementTypeFor(ctx, it->second.dtype);
-    if (!element)
-      throw ImportError("constant '" + name + "' has unsupported element type " +
-                        dtypeName(it->second.dtype));
-    return RankedTensorType::get(it->second.shape, element);
-  }
-  auto it = types.find(name);
-  if (it == types.end() || !it->second.has_tensor_type())
-    throw ImportError("no tensor type known for '" + name + "'");
-  const auto &tensor = it->second.tensor_type();
+RankedTensorType Importer::declaredType(const onnx::ValueInfoProto &info) {
+  const std::string &name = info.name();
+  if (!info.type().has_tensor_type())
+    throw ImportError("'" + name + "' is not a tensor");
+  const auto &tensor = info.type().tensor_type();
   Type element = elementTypeFor(ctx, tensor.elem_type());
   if (!element)
     throw ImportError("'" + name + "' has unsupported element type " +
                       dtypeName(tensor.elem_type()));
   if (!tensor.has_shape())
-    throw ImportError("cannot infer a static shape for '" + name + "'");
+    throw ImportError("'" + name + "' has no declared shape");
   SmallVector<int64_t> shape;
   for (const auto &dim : tensor.shape().dim()) {
     if (!dim.has_dim_value() || dim.dim_value() < 0)
-      throw ImportError("cannot infer a static shape for '" + name + "' (dim '" +
-                        dim.dim_param() + "' is dynamic)");
+      throw ImportError("'" + name + "' has dynamic dim '" + dim.dim_param() + "'");
     shape.push_back(dim.dim_value());
   }
   auto type = RankedTensorType::get(shape, element);
@@ -239,21 +186,42 @@ RankedTensorType Importer::typeOf(const std::string &name) {
   return type;
 }
 
-std::vector<const onnx::NodeProto *> Importer::liveNodes() {
+RankedTensorType Importer::typeOf(const std::string &name) {
+  if (auto it = constants.find(name); it != constants.end()) {
+    Type element = elementTypeFor(ctx, it->second.dtype);
+    if (!element)
+      throw ImportError("constant '" + name + "' has unsupported element type " +
+                        dtypeName(it->second.dtype));
+    return RankedTensorType::get(it->second.shape, element);
+  }
+  if (auto it = values.find(name); it != values.end())
+    return cast<RankedTensorType>(it->second.getType());
+  if (auto bad = unusable.find(name); bad != unusable.end())
+    throw ImportError(bad->second);
+  throw ImportError("the type of '" + name + "' is not known (its node was not imported)");
+}
+
+// The nodes whose results are needed as data (reachable from a graph output through inputs
+// that are not read at compile time), and the producers of values whose type a Shape or Size
+// node reads. Shape arithmetic that folds to constants is never imported.
+std::set<const onnx::NodeProto *> Importer::nodesToImport() {
   const auto &table = opImportTable();
   std::map<std::string, const onnx::NodeProto *> producer;
-  for (const auto &node : model.graph().node())
+  std::vector<std::string> work;
+  for (const auto &node : model.graph().node()) {
     for (const auto &out : node.output())
       producer[out] = &node;
-  std::set<const onnx::NodeProto *> live;
-  std::vector<std::string> work;
+    if ((node.op_type() == "Shape" || node.op_type() == "Size") && node.input_size())
+      work.push_back(node.input(0));
+  }
   for (const auto &out : model.graph().output())
     work.push_back(out.name());
+  std::set<const onnx::NodeProto *> needed;
   while (!work.empty()) {
     std::string name = work.back();
     work.pop_back();
     auto it = producer.find(name);
-    if (constants.count(name) || it == producer.end() || !live.insert(it->second).second)
+    if (it == producer.end() || !needed.insert(it->second).second)
       continue;
     const onnx::NodeProto &node = *it->second;
     auto op = table.find(node.op_type());
@@ -264,11 +232,7 @@ std::vector<const onnx::NodeProto *> Importer::liveNodes() {
         work.push_back(node.input(i));
     }
   }
-  std::vector<const onnx::NodeProto *> ordered;
-  for (const auto &node : model.graph().node())
-    if (live.count(&node))
-      ordered.push_back(&node);
-  return ordered;
+  return needed;
 }
 
 Value Importer::materialize(const std::string &name) {
@@ -288,17 +252,85 @@ Value Importer::materialize(const std::string &name) {
   return result;
 }
 
+void Importer::importNode(const onnx::NodeProto &node, const std::set<std::string> &read) {
+  OpBuilder &b = *builder;
+  std::string name = node.name().empty() ? node.output(0) : node.name();
+  Location fileLoc = FileLineColLoc::get(&ctx, path, 0, 0);
+  // The node's name (for diagnostics) and its output's name (for memory reports).
+  Location loc = FusedLoc::get(&ctx,
+                               {NameLoc::get(b.getStringAttr(name), fileLoc),
+                                NameLoc::get(b.getStringAttr(node.output(0)))},
+                               b.getStringAttr(node.op_type()));
+  NodeImporter importer(b, loc, node, opset, onnxOpVersion(node.op_type(), opset), *this);
+  try {
+    OpImport::Results results = opImportTable().at(node.op_type()).build(importer);
+    for (int i = results.size(); i < node.output_size(); ++i)
+      if (read.count(node.output(i)))
+        throw ImportError("output #" + std::to_string(i) + " ('" + node.output(i) +
+                          "') is not supported");
+    for (auto [i, result] : llvm::enumerate(results))
+      if (i < (size_t)node.output_size() && !node.output(i).empty())
+        values[node.output(i)] = result;
+  } catch (const ImportError &e) {
+    errors.push_back(nodeLabel(node) + ": " + e.what());
+  }
+}
+
+std::string Importer::whyNotConstant(const std::string &name) {
+  auto it = producers.find(name);
+  if (it == producers.end())
+    return "it is a graph input, known only at run time (an initializer holding the value "
+           "would make it a constant)";
+  return "it is computed at run time by " + nodeLabel(*it->second) +
+         " (dlc evaluates Constant nodes and shape arithmetic on the static shapes of "
+         "tensors at compile time, nothing that reads tensor data given at run time)";
+}
+
+// A model may declare its outputs' shapes; one that contradicts what dlc computed means the
+// model and dlc disagree about an op, which must not pass silently.
+void Importer::checkDeclaredOutputs(func::FuncOp func) {
+  for (auto [i, out] : llvm::enumerate(model.graph().output())) {
+    if (!out.type().has_tensor_type())
+      continue;
+    const auto &tensor = out.type().tensor_type();
+    auto computed = cast<RankedTensorType>(func.getResultTypes()[i]);
+    Type element = elementTypeFor(ctx, tensor.elem_type());
+    bool elementDiffers = tensor.elem_type() != onnx::TensorProto::UNDEFINED &&
+                          element != computed.getElementType();
+    bool shapeDiffers = false;
+    if (tensor.has_shape()) {
+      shapeDiffers = tensor.shape().dim_size() != computed.getRank();
+      for (int d = 0; !shapeDiffers && d < tensor.shape().dim_size(); ++d) {
+        const auto &dim = tensor.shape().dim(d);
+        shapeDiffers = dim.has_dim_value() && dim.dim_value() != computed.getDimSize(d);
+      }
+    }
+    if (!elementDiffers && !shapeDiffers)
+      continue;
+    std::string declared = dtypeName(tensor.elem_type());
+    if (tensor.has_shape()) {
+      declared += " [";
+      for (int d = 0; d < tensor.shape().dim_size(); ++d) {
+        const auto &dim = tensor.shape().dim(d);
+        declared += (d ? "," : "") + (dim.has_dim_value() ? std::to_string(dim.dim_value())
+                                                          : dim.dim_param().empty()
+                                                              ? std::string("?")
+                                                              : dim.dim_param());
+      }
+      declared += "]";
+    }
+    std::string computedText;
+    llvm::raw_string_ostream(computedText) << computed;
+    errors.push_back("graph output '" + out.name() + "': the model declares " + declared +
+                     " but its nodes compute " + computedText);
+  }
+}
+
 OwningOpRef<ModuleOp> Importer::run() {
   ctx.loadDialect<DlcDialect, func::FuncDialect>();
   if (!load())
     return {};
-  collectTypes();
   collectConstants();
-  if (!errors.empty())
-    return {};
-  const auto &table = opImportTable();
-  std::vector<const onnx::NodeProto *> nodes = liveNodes();
-
   const auto &graph = model.graph();
   Location fileLoc = FileLineColLoc::get(&ctx, path, 0, 0);
   OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
@@ -308,9 +340,9 @@ OwningOpRef<ModuleOp> Importer::run() {
   std::vector<std::string> argNames;
   try {
     for (const auto &in : graph.input()) {
-      if (constants.count(in.name()))
+      if (constants.count(in.name()) || unusable.count(in.name()))
         continue; // old-style models list initializers as inputs too
-      argTypes.push_back(typeOf(in.name()));
+      argTypes.push_back(declaredType(in));
       argNames.push_back(in.name());
     }
   } catch (const ImportError &e) {
@@ -318,8 +350,7 @@ OwningOpRef<ModuleOp> Importer::run() {
     return {};
   }
   b.setInsertionPointToEnd(module->getBody());
-  // The results' types are set once the nodes are imported: a node's own error (a window
-  // larger than its input, say) explains an output without a valid shape better.
+  // The results' types are set once the nodes are imported.
   auto func = b.create<func::FuncOp>(fileLoc, "forward", b.getFunctionType(argTypes, {}));
   entry = func.addEntryBlock();
   for (auto [i, name] : llvm::enumerate(argNames)) {
@@ -329,38 +360,31 @@ OwningOpRef<ModuleOp> Importer::run() {
   }
   b.setInsertionPointToEnd(entry);
 
-  auto valueOf = [&](const std::string &name) { return materialize(name); };
-  auto constOf = [&](const std::string &name) -> const ConstTensor * {
-    auto it = constants.find(name);
-    return it == constants.end() ? nullptr : &it->second;
-  };
-  auto typeOfName = [&](const std::string &name) { return typeOf(name); };
-  // Values some live node or the graph reads: a node's extra outputs must not be among them.
+  std::set<const onnx::NodeProto *> needed = nodesToImport();
+  // Values some imported node or the graph reads: a node's unsupported extra outputs must not
+  // be among them.
   std::set<std::string> read;
-  for (const auto *node : nodes)
+  for (const auto *node : needed)
     read.insert(node->input().begin(), node->input().end());
   for (const auto &out : graph.output())
     read.insert(out.name());
-  for (const auto *node : nodes) {
-    std::string name = node->name().empty() ? node->output(0) : node->name();
-    // The node's name (for diagnostics) and its output's name (for memory reports).
-    Location loc = FusedLoc::get(&ctx,
-                                 {NameLoc::get(b.getStringAttr(name), fileLoc),
-                                  NameLoc::get(b.getStringAttr(node->output(0)))},
-                                 b.getStringAttr(node->op_type()));
-    NodeImporter importer(b, loc, *node, opset, valueOf, constOf, typeOfName);
+  for (const auto &node : graph.node())
+    for (const auto &out : node.output())
+      producers[out] = &node;
+  // One walk in graph order: shape arithmetic folds as soon as its inputs are known (a Shape
+  // node reads the type of an already imported value), everything else needed is imported.
+  for (const auto &node : graph.node()) {
     try {
-      for (int i = 1; i < node->output_size(); ++i)
-        if (read.count(node->output(i)))
-          throw ImportError("only the first output is supported ('" + node->output(i) +
-                            "' is used)");
-      Value result = table.at(node->op_type()).build(importer);
-      if (result.getType() != importer.outputType())
-        throw ImportError("internal: built type differs from the inferred type");
-      values[node->output(0)] = result;
+      if (auto folded = foldShapeNode(node, *this)) {
+        constants[node.output(0)] = std::move(*folded);
+        continue;
+      }
     } catch (const ImportError &e) {
-      errors.push_back(nodeLabel(*node) + ": " + e.what());
+      errors.push_back(nodeLabel(node) + ": " + e.what());
+      continue;
     }
+    if (needed.count(&node))
+      importNode(node, read);
   }
   if (!errors.empty())
     return {};
@@ -376,6 +400,13 @@ OwningOpRef<ModuleOp> Importer::run() {
   func.setType(b.getFunctionType(argTypes, ValueRange(results).getTypes()));
   for (auto [i, out] : llvm::enumerate(graph.output()))
     func.setResultAttr(i, kTensorNameAttr, b.getStringAttr(out.name()));
+  checkDeclaredOutputs(func);
+  if (!errors.empty())
+    return {};
+  // Producers imported only so that a Shape node could read their type.
+  for (Operation &op : llvm::make_early_inc_range(llvm::reverse(*entry)))
+    if (isOpTriviallyDead(&op))
+      op.erase();
   return module;
 }
 

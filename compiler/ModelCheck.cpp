@@ -1,4 +1,5 @@
 #include "compiler/ModelCheck.h"
+#include "compiler/OnnxVersions.h"
 #include "compiler/Importer.h"
 #include "dialects/Sizes.h"
 
@@ -22,9 +23,15 @@ std::string nodeLabel(const onnx::NodeProto &node) {
 }
 
 std::string dtypeName(int32_t dtype) {
-  return onnx::TensorProto::DataType_IsValid(dtype)
-             ? onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(dtype))
-             : std::to_string(dtype);
+  if (onnx::TensorProto::DataType_IsValid(dtype))
+    return onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(dtype));
+  // Types newer than Debian's onnx.proto (1.12), numbered as in onnx 1.23.
+  static const char *const newer[] = {"FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2",
+                                      "FLOAT8E5M2FNUZ", "UINT4", "INT4", "FLOAT4E2M1",
+                                      "FLOAT8E8M0", "UINT2", "INT2"};
+  if (dtype >= 17 && dtype < 17 + int32_t(std::size(newer)))
+    return newer[dtype - 17];
+  return std::to_string(dtype);
 }
 
 int64_t dtypeBytes(int32_t dtype) {
@@ -214,7 +221,7 @@ std::string checkTensor(const TensorProto &t) {
   return "";
 }
 
-// Attributes that shape inference divides by or loops over, by name: conv and pooling ops
+// Attributes that window arithmetic divides by or loops over, by name: conv and pooling ops
 // use these names for these meanings only.
 std::string checkAttributeRange(const onnx::NodeProto &node, const AttributeProto &attr) {
   const std::string &name = attr.name();
@@ -237,6 +244,10 @@ void validateNodeAttributes(const onnx::NodeProto &node, int opset,
   bool defaultDomain = node.domain().empty() || node.domain() == "ai.onnx";
   const onnx::OpSchema *schema =
       defaultDomain ? onnx::OpSchemaRegistry::Schema(node.op_type(), opset, "") : nullptr;
+  // Debian's library knows ops up to opset 17: its schema checks a node only when it is the
+  // version the model's opset selects.
+  if (schema && schema->since_version() != onnxOpVersion(node.op_type(), opset))
+    schema = nullptr;
   size_t before = errors.size();
   std::set<std::string> seen;
   for (const auto &attr : node.attribute()) {
@@ -351,11 +362,18 @@ void validateModel(onnx::ModelProto &model, int opset, std::vector<std::string> 
       errors.push_back("a graph input has no name");
     else if (!inputs.insert(in.name()).second)
       errors.push_back("graph input '" + in.name() + "' is declared twice");
-    // Shape inference dereferences the type of every input a node reads (initializers,
-    // listed as inputs by old exporters, bring their own).
+    // Every input needs a tensor type (initializers, listed as inputs by old exporters,
+    // bring their own).
     bool typed = in.type().has_tensor_type() &&
                  in.type().tensor_type().elem_type() != TensorProto::UNDEFINED;
-    if (!typed && !initializers.count(in.name()))
+    const char *kind = in.type().has_sequence_type()   ? "a sequence"
+                       : in.type().has_optional_type() ? "an optional"
+                       : in.type().has_map_type()      ? "a map"
+                                                       : nullptr;
+    if (kind)
+      errors.push_back("graph input '" + in.name() + "' is " + kind +
+                       "; dlc supports tensor inputs only");
+    else if (!typed && !initializers.count(in.name()))
       errors.push_back("graph input '" + in.name() + "' has no tensor type");
     validateValueInfo(in, "graph input '" + in.name() + "'", errors);
   }
@@ -493,8 +511,8 @@ void pinShapes(onnx::ModelProto &model, const ShapePins &pins, std::vector<std::
     for (int64_t d : dims)
       shape->add_dim()->set_dim_value(d);
   }
-  // Named dims: on the inputs, and on the outputs and declared intermediate types, so that
-  // shape inference does not meet the old name where it now infers a value.
+  // Named dims: on the inputs, and on the outputs and declared intermediate types, so that the
+  // declared output types the importer checks carry the pinned values.
   std::set<std::string> used;
   auto pinNamed = [&](onnx::ValueInfoProto &value) {
     if (!value.type().has_tensor_type() || !value.type().tensor_type().has_shape())

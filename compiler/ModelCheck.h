@@ -1,6 +1,6 @@
 // Structural checks of an untrusted ModelProto: everything the importer and the ONNX library
-// (shape inference, schema checks) rely on is verified here first, so a hostile file gets a
-// clear error instead of reaching library code that crashes on it.
+// (schema checks) rely on is verified here first, so a hostile file gets a clear error instead
+// of reaching code that crashes on it.
 #ifndef DLC_COMPILER_MODELCHECK_H
 #define DLC_COMPILER_MODELCHECK_H
 
@@ -29,7 +29,7 @@ void loadExternalData(onnx::ModelProto &model, const std::string &modelPath,
 
 // Graph structure (SSA names, topological order, defined inputs and outputs), tensor data
 // sizes against dims, attribute types against the op schemas at `opset`, and the attribute
-// ranges shape inference divides by. Appends every error found; changes nothing (the model is
+// ranges window arithmetic divides by. Appends every error found; changes nothing (the model is
 // taken mutable only to share one tensor walk with loadExternalData).
 void validateModel(onnx::ModelProto &model, int opset, std::vector<std::string> &errors);
 
@@ -47,17 +47,13 @@ std::vector<SymbolicDim> symbolicInputDims(const onnx::GraphProto &graph);
 std::string pinningOption(const onnx::GraphProto &graph, const SymbolicDim &dim);
 
 // Gives the graph inputs (and outputs sharing their dim names) the values of --dim and
-// --input-shape, so shape inference sees static shapes. Appends an error for a pin that names
+// --input-shape, so the importer sees static shapes. Appends an error for a pin that names
 // nothing, contradicts a fixed dim, or has the wrong rank, and for every input dim still open.
 void pinShapes(onnx::ModelProto &model, const ShapePins &pins, std::vector<std::string> &errors);
 
-// Drops the nodes no graph output depends on: dlc never runs them, so neither shape inference
+// Drops the nodes no graph output depends on: dlc never runs them, so neither the importer
 // nor anything after it needs to see them.
 void removeDeadNodes(onnx::GraphProto &graph);
-
-// Wraps the ONNX shape-inference functions of the ops dlc imports with the checks they lack
-// (e.g. Conv reads its weight's dims by the input's rank). Idempotent, thread-safe.
-void guardShapeInference();
 
 } // namespace dlc
 

@@ -71,7 +71,11 @@ int64_t windowOutputSize(int64_t in, int64_t kernel, int64_t stride, int64_t pad
   int64_t span = *padded - *extent - 1;
   if (span < 0)
     return 0;
-  return span / stride + (ceilMode && span % stride != 0) + 1;
+  int64_t out = span / stride + 1;
+  // Ceil mode adds a partial last window, unless it would start in the end padding.
+  if (ceilMode && span % stride != 0 && out * stride < in + padBegin)
+    ++out;
+  return out;
 }
 
 static RankedTensorType tensorType(Value v) { return cast<RankedTensorType>(v.getType()); }
@@ -84,12 +88,19 @@ static LogicalResult checkResultShape(Operation *op, ArrayRef<int64_t> expected)
   return success();
 }
 
-static LogicalResult verifyBinary(Operation *op) {
+static LogicalResult verifyBinary(Operation *op, bool boolResult = false) {
   auto lhs = tensorType(op->getOperand(0)), rhs = tensorType(op->getOperand(1));
   auto out = tensorType(op->getResult(0));
   if (lhs.getElementType() != rhs.getElementType() ||
-      lhs.getElementType() != out.getElementType())
+      (!boolResult && lhs.getElementType() != out.getElementType()))
     return op->emitOpError("operand and result element types differ");
+  Type element = lhs.getElementType();
+  StringRef kind = cast<KernelKindInterface>(op).getKernelKind();
+  bool integerOnly = kind == "And" || kind == "Or" || kind == "Xor" || kind == "ShiftLeft" ||
+                     kind == "ShiftRight";
+  bool arithmetic = !integerOnly && !boolResult;
+  if ((integerOnly && !element.isInteger()) || (arithmetic && element.isInteger(1)))
+    return op->emitOpError("no ") << kind << " for element type " << element;
   auto shape = broadcastShapes(lhs.getShape(), rhs.getShape());
   if (failed(shape))
     return op->emitOpError("operand shapes ")
@@ -100,6 +111,33 @@ static LogicalResult verifyBinary(Operation *op) {
 
 #define DLC_BINARY_VERIFIER(OP)                                                                \
   LogicalResult OP::verify() { return verifyBinary(*this); }
+#define DLC_COMPARE_VERIFIER(OP)                                                               \
+  LogicalResult OP::verify() { return verifyBinary(*this, /*boolResult=*/true); }
+DLC_BINARY_VERIFIER(AndOp)
+DLC_BINARY_VERIFIER(OrOp)
+DLC_BINARY_VERIFIER(XorOp)
+DLC_BINARY_VERIFIER(ShiftLeftOp)
+DLC_BINARY_VERIFIER(ShiftRightOp)
+DLC_BINARY_VERIFIER(ModOp)
+DLC_BINARY_VERIFIER(FModOp)
+DLC_COMPARE_VERIFIER(EqualOp)
+DLC_COMPARE_VERIFIER(LessOp)
+DLC_COMPARE_VERIFIER(LessEqualOp)
+DLC_COMPARE_VERIFIER(GreaterOp)
+DLC_COMPARE_VERIFIER(GreaterEqualOp)
+
+LogicalResult WhereOp::verify() {
+  auto lhs = tensorType(getLhs()), rhs = tensorType(getRhs()), out = tensorType(getOutput());
+  if (lhs.getElementType() != rhs.getElementType() ||
+      lhs.getElementType() != out.getElementType())
+    return emitOpError("operand and result element types differ");
+  auto shape = broadcastShapes(tensorType(getCondition()).getShape(), lhs.getShape());
+  if (succeeded(shape))
+    shape = broadcastShapes(*shape, rhs.getShape());
+  if (failed(shape))
+    return emitOpError("operand shapes do not broadcast");
+  return checkResultShape(*this, *shape);
+}
 DLC_BINARY_VERIFIER(AddOp)
 DLC_BINARY_VERIFIER(SubOp)
 DLC_BINARY_VERIFIER(MulOp)

@@ -27,6 +27,7 @@ def Dlc_SameType : NativeOpTrait<"SameOperandsAndResultType">;
 def Dlc_AnyTensor : RankedTensorOf<[F32, F64, I1, I8, I32, I64, UI8]>;
 def Dlc_F32Tensor : RankedTensorOf<[F32]>;
 def Dlc_IndexTensor : RankedTensorOf<[I32, I64]>;
+def Dlc_BoolTensor : RankedTensorOf<[I1]>;
 
 class Dlc_KindOp<string mnemonic, string kind, list<Trait> traits = []>
     : Dlc_TensorOp<mnemonic, !listconcat(
@@ -111,6 +112,35 @@ def Dlc_DivOp : Dlc_BinaryOp<"div", "Div">;
 def Dlc_PowOp : Dlc_BinaryOp<"pow", "Pow">;
 def Dlc_MaxOp : Dlc_BinaryOp<"max", "Max">;
 def Dlc_MinOp : Dlc_BinaryOp<"min", "Min">;
+// Bitwise on integers, logical on bool; the shifts on unsigned integers.
+def Dlc_AndOp : Dlc_BinaryOp<"and", "And">;
+def Dlc_OrOp : Dlc_BinaryOp<"or", "Or">;
+def Dlc_XorOp : Dlc_BinaryOp<"xor", "Xor">;
+def Dlc_ShiftLeftOp : Dlc_BinaryOp<"shift_left", "ShiftLeft">;
+def Dlc_ShiftRightOp : Dlc_BinaryOp<"shift_right", "ShiftRight">;
+// Remainder with the divisor's sign (mod) or the dividend's (fmod).
+def Dlc_ModOp : Dlc_BinaryOp<"mod", "Mod">;
+def Dlc_FModOp : Dlc_BinaryOp<"fmod", "FMod">;
+
+class Dlc_CompareOp<string mnemonic, string kind> : Dlc_KindOp<mnemonic, kind> {
+  let summary = "elementwise " # mnemonic # " with broadcasting, a bool result";
+  let arguments = (ins Dlc_AnyTensor:$lhs, Dlc_AnyTensor:$rhs);
+  let results = (outs Dlc_BoolTensor:$output);
+  let hasVerifier = 1;
+}
+
+def Dlc_EqualOp : Dlc_CompareOp<"equal", "Equal">;
+def Dlc_LessOp : Dlc_CompareOp<"less", "Less">;
+def Dlc_LessEqualOp : Dlc_CompareOp<"less_equal", "LessEqual">;
+def Dlc_GreaterOp : Dlc_CompareOp<"greater", "Greater">;
+def Dlc_GreaterEqualOp : Dlc_CompareOp<"greater_equal", "GreaterEqual">;
+
+def Dlc_WhereOp : Dlc_TensorOp<"where"> {
+  let summary = "lhs where the condition holds, else rhs; all three broadcast";
+  let arguments = (ins Dlc_BoolTensor:$condition, Dlc_AnyTensor:$lhs, Dlc_AnyTensor:$rhs);
+  let results = (outs Dlc_AnyTensor:$output);
+  let hasVerifier = 1;
+}
 
 //===----------------------------------------------------------------------------------------===//
 // Linear algebra, convolution, pooling, normalization
@@ -317,8 +347,8 @@ def Dlc_GlobalAvgPoolGradOp : Dlc_TensorOp<"global_avg_pool_grad"> {
 
 def Dlc_BroadcastOp : Dlc_TensorOp<"broadcast"> {
   let summary = "numpy-style broadcast of the input to the result's shape";
-  let arguments = (ins Dlc_F32Tensor:$input);
-  let results = (outs Dlc_F32Tensor:$output);
+  let arguments = (ins Dlc_AnyTensor:$input);
+  let results = (outs Dlc_AnyTensor:$output);
   let hasVerifier = 1;
 }
 

@@ -231,6 +231,60 @@ void gatherGradF32(const float *dy, const Index *indices, int64_t numIndices, fl
   }
 }
 
+namespace {
+
+// Walks up to three broadcast operands over `outShape` in output order, calling
+// visit(out element index, element offset of each operand); a null stride array is an unused
+// operand. Recursion over the dims needs no index storage, so any rank works.
+template <typename Visit>
+void walkBroadcast(int dim, const int64_t *outShape, int rank, const int64_t *const strides[3],
+                   const int64_t offsets[3], int64_t &next, Visit &visit) {
+  if (dim == rank) {
+    visit(next++, offsets);
+    return;
+  }
+  int64_t at[3] = {offsets[0], offsets[1], offsets[2]};
+  for (int64_t i = 0; i < outShape[dim]; ++i) {
+    walkBroadcast(dim + 1, outShape, rank, strides, at, next, visit);
+    for (int k = 0; k < 3; ++k)
+      if (strides[k])
+        at[k] += strides[k][dim];
+  }
+}
+
+template <typename Visit>
+void walkBroadcast(const int64_t *outShape, int rank, const int64_t *const strides[3],
+                   Visit visit) {
+  const int64_t start[3] = {0, 0, 0};
+  int64_t next = 0;
+  walkBroadcast(0, outShape, rank, strides, start, next, visit);
+}
+
+} // namespace
+
+void select(const uint8_t *cond, const int64_t *condStrides, const void *a,
+            const int64_t *aStrides, const void *b, const int64_t *bStrides, void *out,
+            const int64_t *outShape, int rank, int64_t elementBytes) {
+  const int64_t *strides[3] = {condStrides, aStrides, bStrides};
+  const char *aBytes = static_cast<const char *>(a), *bBytes = static_cast<const char *>(b);
+  char *outBytes = static_cast<char *>(out);
+  walkBroadcast(outShape, rank, strides, [&](int64_t i, const int64_t *o) {
+    const char *src = cond[o[0]] ? aBytes + o[1] * elementBytes : bBytes + o[2] * elementBytes;
+    std::memcpy(outBytes + i * elementBytes, src, static_cast<size_t>(elementBytes));
+  });
+}
+
+void broadcastBytes(const void *x, const int64_t *xStrides, void *y, const int64_t *outShape,
+                    int rank, int64_t elementBytes) {
+  const int64_t *strides[3] = {xStrides, nullptr, nullptr};
+  const char *src = static_cast<const char *>(x);
+  char *dst = static_cast<char *>(y);
+  walkBroadcast(outShape, rank, strides, [&](int64_t i, const int64_t *o) {
+    std::memcpy(dst + i * elementBytes, src + o[0] * elementBytes,
+                static_cast<size_t>(elementBytes));
+  });
+}
+
 template void gatherGradF32<int32_t>(const float *, const int32_t *, int64_t, float *, int64_t,
                                      int64_t, int64_t);
 template void gatherGradF32<int64_t>(const float *, const int64_t *, int64_t, float *, int64_t,

@@ -114,12 +114,30 @@ void leakyReluGradF32(const float *dy, const float *x, float *dx, int64_t n, flo
 // Converts n elements; float to integer truncates toward zero, anything to bool is != 0.
 void cast(dlc_dtype from, const void *x, dlc_dtype to, void *y, int64_t n);
 
-enum class BinaryKind { Add, Sub, Mul, Div, Pow, Max, Min };
+// Integer division and remainder by 0 (and MIN / -1) give 0 instead of trapping. And, Or, Xor
+// and the shifts are for integers and bool only; Mod takes the divisor's sign, FMod the
+// dividend's.
+enum class BinaryKind {
+  Add, Sub, Mul, Div, Pow, Max, Min, And, Or, Xor, ShiftLeft, ShiftRight, Mod, FMod,
+};
 // out[i] = a[ia] op b[ib] over `rank` dims of `outShape`; aStrides/bStrides are element strides
 // of each operand mapped onto the output's dims (0 where the operand is broadcast).
 template <typename T>
 void binary(BinaryKind kind, const T *a, const int64_t *aStrides, const T *b,
             const int64_t *bStrides, T *out, const int64_t *outShape, int rank);
+enum class CompareKind { Equal, Less, LessEqual, Greater, GreaterEqual };
+// As binary(), with a bool (0/1 byte) result.
+template <typename T>
+void compare(CompareKind kind, const T *a, const int64_t *aStrides, const T *b,
+             const int64_t *bStrides, uint8_t *out, const int64_t *outShape, int rank);
+// out = cond ? a : b elementwise, all three broadcast (strides as in binary()), for elements of
+// `elementBytes` bytes.
+void select(const uint8_t *cond, const int64_t *condStrides, const void *a,
+            const int64_t *aStrides, const void *b, const int64_t *bStrides, void *out,
+            const int64_t *outShape, int rank, int64_t elementBytes);
+// y = x broadcast to outShape (strides as in binary()), for elements of `elementBytes` bytes.
+void broadcastBytes(const void *x, const int64_t *xStrides, void *y, const int64_t *outShape,
+                    int rank, int64_t elementBytes);
 // y = x broadcast to outShape, xStrides as in binary().
 void broadcastF32(const float *x, const int64_t *xStrides, float *y, const int64_t *outShape,
                   int rank);

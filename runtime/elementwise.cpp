@@ -28,8 +28,8 @@ template <typename F> void mapF32(const float *x, float *y, int64_t n, F f) {
 }
 
 // out[i] = op(a[i * SA], b[i * SB]) with each stride 0 (broadcast) or 1.
-template <int64_t SA, int64_t SB, typename T, typename Op>
-void binaryRun(Op op, const T *a, const T *b, T *out, int64_t n) {
+template <int64_t SA, int64_t SB, typename T, typename R, typename Op>
+void binaryRun(Op op, const T *a, const T *b, R *out, int64_t n) {
   int64_t i = 0;
   for (; i + kLanes <= n; i += kLanes) {
     T ta[kLanes], tb[kLanes];
@@ -136,6 +136,89 @@ struct MaxOp {
 struct MinOp {
   template <typename T> T operator()(T a, T b) const { return (a < b || isNan(a)) ? a : b; }
 };
+// Bitwise on integers; on bool (0/1 bytes) the same operations are logical And, Or, Xor. The
+// dialect only allows them on integer and bool tensors.
+struct AndOp {
+  template <typename T> T operator()(T a, T b) const {
+    if constexpr (std::is_integral_v<T>)
+      return a & b;
+    else
+      return T(0);
+  }
+};
+struct OrOp {
+  template <typename T> T operator()(T a, T b) const {
+    if constexpr (std::is_integral_v<T>)
+      return a | b;
+    else
+      return T(0);
+  }
+};
+struct XorOp {
+  template <typename T> T operator()(T a, T b) const {
+    if constexpr (std::is_integral_v<T>)
+      return a ^ b;
+    else
+      return T(0);
+  }
+};
+// Shifts of unsigned integers; a shift by the width or more gives 0, as NumPy's does.
+struct ShiftLeftOp {
+  template <typename T> T operator()(T a, T b) const {
+    if constexpr (std::is_integral_v<T>)
+      return (b < 0 || uint64_t(b) >= sizeof(T) * 8) ? T(0) : T(Unsigned<T>(a) << b);
+    else
+      return T(0);
+  }
+};
+struct ShiftRightOp {
+  template <typename T> T operator()(T a, T b) const {
+    if constexpr (std::is_integral_v<T>)
+      return (b < 0 || uint64_t(b) >= sizeof(T) * 8) ? T(0) : T(Unsigned<T>(a) >> b);
+    else
+      return T(0);
+  }
+};
+// The remainder with the divisor's sign (Python's %, ONNX Mod with fmod=0) ...
+struct ModOp {
+  template <typename T> T operator()(T a, T b) const {
+    if constexpr (std::is_integral_v<T>) {
+      if (b == 0)
+        return 0;
+      if (b == -1) // MIN % -1 traps on x86
+        return 0;
+      T r = a % b;
+      return (r != 0 && ((r < 0) != (b < 0))) ? T(r + b) : r;
+    } else {
+      T r = std::fmod(a, b);
+      return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+    }
+  }
+};
+// ... and with the dividend's sign (C's fmod and %, ONNX Mod with fmod=1).
+struct FModOp {
+  template <typename T> T operator()(T a, T b) const {
+    if constexpr (std::is_integral_v<T>)
+      return (b == 0 || b == -1) ? T(0) : T(a % b);
+    else
+      return std::fmod(a, b);
+  }
+};
+struct EqualOp {
+  template <typename T> uint8_t operator()(T a, T b) const { return a == b; }
+};
+struct LessOp {
+  template <typename T> uint8_t operator()(T a, T b) const { return a < b; }
+};
+struct LessEqualOp {
+  template <typename T> uint8_t operator()(T a, T b) const { return a <= b; }
+};
+struct GreaterOp {
+  template <typename T> uint8_t operator()(T a, T b) const { return a > b; }
+};
+struct GreaterEqualOp {
+  template <typename T> uint8_t operator()(T a, T b) const { return a >= b; }
+};
 // Broadcasting is binary()'s walk with an operation that ignores its second operand.
 struct FirstOp {
   float operator()(float a, float) const { return a; }
@@ -145,7 +228,7 @@ struct FirstOp {
 // run so the common cases (same shape, scalar or row broadcast) become flat loops the compiler
 // vectorises; the remaining outer dims are walked recursively, which needs no index storage
 // and so handles any rank.
-template <typename T, typename Op> class BinaryWalker {
+template <typename T, typename R, typename Op> class BinaryWalker {
 public:
   BinaryWalker(Op op, const int64_t *aStrides, const int64_t *bStrides, const int64_t *shape,
                int rank)
@@ -166,7 +249,7 @@ public:
     }
   }
 
-  void run(const T *a, const T *b, T *out) {
+  void run(const T *a, const T *b, R *out) {
     for (int d = 0; d < outerRank; ++d)
       if (shape[d] == 0)
         return;
@@ -176,7 +259,7 @@ public:
   }
 
 private:
-  void walk(int dim, const T *a, const T *b, T *&out) {
+  void walk(int dim, const T *a, const T *b, R *&out) {
     if (dim == outerRank) {
       inner(a, b, out);
       out += innerLen;
@@ -186,7 +269,7 @@ private:
       walk(dim + 1, a + i * aStrides[dim], b + i * bStrides[dim], out);
   }
 
-  void inner(const T *a, const T *b, T *out) const {
+  void inner(const T *a, const T *b, R *out) const {
     int64_t n = innerLen;
     if (innerA == 1 && innerB == 1) {
       binaryRun<1, 1>(op, a, b, out, n);
@@ -206,10 +289,10 @@ private:
   int64_t innerLen = 1, innerA = 0, innerB = 0;
 };
 
-template <typename T, typename Op>
+template <typename T, typename R, typename Op>
 void runBinary(Op op, const T *a, const int64_t *aStrides, const T *b, const int64_t *bStrides,
-               T *out, const int64_t *outShape, int rank) {
-  BinaryWalker<T, Op>(op, aStrides, bStrides, outShape, rank).run(a, b, out);
+               R *out, const int64_t *outShape, int rank) {
+  BinaryWalker<T, R, Op>(op, aStrides, bStrides, outShape, rank).run(a, b, out);
 }
 
 } // namespace
@@ -381,21 +464,52 @@ void binary(BinaryKind kind, const T *a, const int64_t *aStrides, const T *b,
     return runBinary(MaxOp{}, a, aStrides, b, bStrides, out, outShape, rank);
   case BinaryKind::Min:
     return runBinary(MinOp{}, a, aStrides, b, bStrides, out, outShape, rank);
+  case BinaryKind::And:
+    return runBinary(AndOp{}, a, aStrides, b, bStrides, out, outShape, rank);
+  case BinaryKind::Or:
+    return runBinary(OrOp{}, a, aStrides, b, bStrides, out, outShape, rank);
+  case BinaryKind::Xor:
+    return runBinary(XorOp{}, a, aStrides, b, bStrides, out, outShape, rank);
+  case BinaryKind::ShiftLeft:
+    return runBinary(ShiftLeftOp{}, a, aStrides, b, bStrides, out, outShape, rank);
+  case BinaryKind::ShiftRight:
+    return runBinary(ShiftRightOp{}, a, aStrides, b, bStrides, out, outShape, rank);
+  case BinaryKind::Mod:
+    return runBinary(ModOp{}, a, aStrides, b, bStrides, out, outShape, rank);
+  case BinaryKind::FMod:
+    return runBinary(FModOp{}, a, aStrides, b, bStrides, out, outShape, rank);
   }
 }
 
-template void binary<float>(BinaryKind, const float *, const int64_t *, const float *,
-                            const int64_t *, float *, const int64_t *, int);
-template void binary<double>(BinaryKind, const double *, const int64_t *, const double *,
-                             const int64_t *, double *, const int64_t *, int);
-template void binary<int32_t>(BinaryKind, const int32_t *, const int64_t *, const int32_t *,
-                              const int64_t *, int32_t *, const int64_t *, int);
-template void binary<int64_t>(BinaryKind, const int64_t *, const int64_t *, const int64_t *,
-                              const int64_t *, int64_t *, const int64_t *, int);
-template void binary<int8_t>(BinaryKind, const int8_t *, const int64_t *, const int8_t *,
-                             const int64_t *, int8_t *, const int64_t *, int);
-template void binary<uint8_t>(BinaryKind, const uint8_t *, const int64_t *, const uint8_t *,
-                              const int64_t *, uint8_t *, const int64_t *, int);
+template <typename T>
+void compare(CompareKind kind, const T *a, const int64_t *aStrides, const T *b,
+             const int64_t *bStrides, uint8_t *out, const int64_t *outShape, int rank) {
+  switch (kind) {
+  case CompareKind::Equal:
+    return runBinary(EqualOp{}, a, aStrides, b, bStrides, out, outShape, rank);
+  case CompareKind::Less:
+    return runBinary(LessOp{}, a, aStrides, b, bStrides, out, outShape, rank);
+  case CompareKind::LessEqual:
+    return runBinary(LessEqualOp{}, a, aStrides, b, bStrides, out, outShape, rank);
+  case CompareKind::Greater:
+    return runBinary(GreaterOp{}, a, aStrides, b, bStrides, out, outShape, rank);
+  case CompareKind::GreaterEqual:
+    return runBinary(GreaterEqualOp{}, a, aStrides, b, bStrides, out, outShape, rank);
+  }
+}
+
+#define DLC_INSTANTIATE_BINARY(T)                                                           \
+  template void binary<T>(BinaryKind, const T *, const int64_t *, const T *, const int64_t *,  \
+                          T *, const int64_t *, int);                                          \
+  template void compare<T>(CompareKind, const T *, const int64_t *, const T *,                 \
+                           const int64_t *, uint8_t *, const int64_t *, int);
+DLC_INSTANTIATE_BINARY(float)
+DLC_INSTANTIATE_BINARY(double)
+DLC_INSTANTIATE_BINARY(int32_t)
+DLC_INSTANTIATE_BINARY(int64_t)
+DLC_INSTANTIATE_BINARY(int8_t)
+DLC_INSTANTIATE_BINARY(uint8_t)
+#undef DLC_INSTANTIATE_BINARY
 
 void broadcastF32(const float *x, const int64_t *xStrides, float *y, const int64_t *outShape,
                   int rank) {

@@ -26,7 +26,8 @@ packages=(
 # models), clang with libFuzzer (fuzzing, sanitized compiler) and valgrind.
 [[ "$job" == test ]] && packages+=(
   git catch2 libonnx-testdata python3 python3-numpy python3-onnx python3-torch
-  python3-torchvision python3-sklearn clang-19 libclang-rt-19-dev valgrind
+  python3-torchvision python3-sklearn python3-venv python3-pip clang-19 libclang-rt-19-dev
+  valgrind
 )
 missing=()
 for p in "${packages[@]}"; do
@@ -42,6 +43,17 @@ fi
 
 fuzz_args=()
 if [[ "$job" == test ]]; then
+  # onnx 1.23.2 (its node tests) from PyPI, beside Debian's packages. numpy stays below 2:
+  # Debian's torch and scipy, visible through --system-site-packages, are built against 1.x.
+  venv="$build/onnx-venv"
+  if ! "$venv/bin/python" -c 'import onnx, sys; sys.exit(onnx.__version__ != "1.23.2")' \
+      2>/dev/null; then
+    echo "== installing onnx 1.23.2 into $venv"
+    mkdir -p "$build"
+    /usr/bin/python3 -m venv --system-site-packages "$venv"
+    "$venv/bin/pip" install -q --disable-pip-version-check onnx==1.23.2 'numpy<2'
+  fi
+
   # dlc_fuzz and a sanitized dlc come from a second tree built by clang with ASan+UBSan.
   fuzz_build="$build-fuzz"
   echo "== configuring and building the fuzz target and a sanitized dlc in $fuzz_build"

@@ -103,8 +103,15 @@ LogicalResult emitBroadcast(Operation *op, KernelEmitter &e) {
   std::string strides =
       e.array(broadcastStrides(tensorType(op->getOperand(0)).getShape(), out));
   std::string shape = e.array(out);
-  e.line("dlc::rt::broadcastF32(" + e.ptr(op->getOperand(0)) + ", " + strides + ", " +
-         e.ptr(op->getResult(0)) + ", " + shape + ", " + std::to_string(out.size()) + ");");
+  Type element = tensorType(op->getResult(0)).getElementType();
+  if (element.isF32()) {
+    e.line("dlc::rt::broadcastF32(" + e.ptr(op->getOperand(0)) + ", " + strides + ", " +
+           e.ptr(op->getResult(0)) + ", " + shape + ", " + std::to_string(out.size()) + ");");
+  } else {
+    e.line("dlc::rt::broadcastBytes(" + e.ptr(op->getOperand(0)) + ", " + strides + ", " +
+           e.ptr(op->getResult(0)) + ", " + shape + ", " + std::to_string(out.size()) + ", " +
+           std::to_string(elementBytes(element)) + ");");
+  }
   return success();
 }
 

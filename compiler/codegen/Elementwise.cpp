@@ -26,18 +26,26 @@ LogicalResult emitUnary(Operation *op, KernelEmitter &e) {
   return success();
 }
 
-LogicalResult emitBinary(Operation *op, KernelEmitter &e) {
-  Type element = tensorType(op->getResult(0)).getElementType();
-  if (element.isInteger(1))
-    return op->emitError("no CPU kernel for element type ") << element;
+// Operand pointers with their broadcast strides, then the output, its shape and rank: the
+// argument tail every broadcasting kernel shares.
+std::string broadcastArguments(Operation *op, KernelEmitter &e) {
   auto outShape = tensorType(op->getResult(0)).getShape();
-  std::string aStrides = e.array(broadcastStrides(tensorType(op->getOperand(0)).getShape(), outShape));
-  std::string bStrides = e.array(broadcastStrides(tensorType(op->getOperand(1)).getShape(), outShape));
-  std::string shape = e.array(outShape);
-  e.line("dlc::rt::binary<" + cType(element) + ">(dlc::rt::BinaryKind::" +
-         cast<KernelKindInterface>(op).getKernelKind().str() + ", " + e.ptr(op->getOperand(0)) +
-         ", " + aStrides + ", " + e.ptr(op->getOperand(1)) + ", " + bStrides + ", " +
-         e.ptr(op->getResult(0)) + ", " + shape + ", " + std::to_string(outShape.size()) + ");");
+  std::string args;
+  for (Value operand : op->getOperands())
+    args += e.ptr(operand) + ", " +
+            e.array(broadcastStrides(tensorType(operand).getShape(), outShape)) + ", ";
+  return args + e.ptr(op->getResult(0)) + ", " + e.array(outShape) + ", " +
+         std::to_string(outShape.size());
+}
+
+// Binary ops (dlc::rt::binary) and comparisons (dlc::rt::compare, a bool result).
+LogicalResult emitBinary(Operation *op, KernelEmitter &e) {
+  Type element = tensorType(op->getOperand(0)).getElementType();
+  bool comparison = isa<EqualOp, LessOp, LessEqualOp, GreaterOp, GreaterEqualOp>(op);
+  e.line(std::string("dlc::rt::") + (comparison ? "compare<" : "binary<") + cType(element) +
+         ">(dlc::rt::" + (comparison ? "CompareKind::" : "BinaryKind::") +
+         cast<KernelKindInterface>(op).getKernelKind().str() + ", " +
+         broadcastArguments(op, e) + ");");
   return success();
 }
 
@@ -49,8 +57,15 @@ void addElementwiseEmitters(EmitterTable &table) {
                          "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "softsign",
                          "hard_swish", "sign", "round"})
     table["dlc." + name.str()] = emitUnary;
-  for (StringRef name : {"add", "sub", "mul", "div", "pow", "max", "min"})
+  for (StringRef name : {"add", "sub", "mul", "div", "pow", "max", "min", "and", "or", "xor",
+                         "shift_left", "shift_right", "mod", "fmod", "equal", "less",
+                         "less_equal", "greater", "greater_equal"})
     table["dlc." + name.str()] = emitBinary;
+  table["dlc.where"] = [](Operation *op, KernelEmitter &e) {
+    e.line("dlc::rt::select(" + broadcastArguments(op, e) + ", " +
+           std::to_string(elementBytes(tensorType(op->getResult(0)).getElementType())) + ");");
+    return success();
+  };
   table["dlc.cast"] = [](Operation *op, KernelEmitter &e) {
     e.line("dlc::rt::cast(" + dtypeEnum(tensorType(op->getOperand(0)).getElementType()) + ", " +
            e.ptr(op->getOperand(0)) + ", " + dtypeEnum(tensorType(op->getResult(0)).getElementType()) +

@@ -55,8 +55,8 @@ def make_models(work):
     opset = [helper.make_opsetid("", 13)]
     unsupported = helper.make_model(helper.make_graph(
         [helper.make_node("Relu", ["x"], ["a"], name="relu1"),
-         helper.make_node("HardSigmoid", ["a"], ["b"], name="hs1"),
-         helper.make_node("Celu", ["b"], ["y"], name="celu1")],
+         helper.make_node("StringNormalizer", ["a"], ["b"], name="sn1"),
+         helper.make_node("Det", ["b"], ["y"], name="det1")],
         "g", [x], [y]), opset_imports=opset)
     w = numpy_helper.from_array(np.ones((4, 5), np.float32), "w")
     mismatch = helper.make_model(helper.make_graph(
@@ -201,10 +201,10 @@ def main():
     expect_error(dlc, work, "not_onnx", not_onnx, ["not a valid ONNX model"])
     expect_error(dlc, work, "missing", os.path.join(work, "missing.onnx"), ["cannot open"])
     expect_error(dlc, work, "unsupported", models["unsupported"],
-                 ["node 'hs1' (HardSigmoid)", "node 'celu1' (Celu)", "opset 13",
-                  "2 unsupported ops: HardSigmoid x1, Celu x1"])
+                 ["node 'sn1' (StringNormalizer)", "node 'det1' (Det)", "opset 13",
+                  "2 unsupported ops: StringNormalizer x1, Det x1"])
     expect_error(dlc, work, "mismatch", models["mismatch"],
-                 ["node 'mm1' (MatMul): shape inference failed: Incompatible dimensions"])
+                 ["node 'mm1' (MatMul): inner dims differ: [2,3] x [4,5]"])
     expect_error(dlc, work, "wrong_dtype", models["wrong_dtype"],
                  ["node 'relu_int' (Relu): 'dlc.relu' op operand #0 must be ranked tensor of 32-bit float"])
 

@@ -1,22 +1,26 @@
 #!/usr/bin/python3
-"""ONNX backend node tests through dlc: compile, build, run, compare with the shipped outputs.
+"""ONNX backend tests through dlc: compile, build, run, compare with the shipped outputs.
 
-Selects every test in the ONNX test data whose ops dlc supports (`dlc ops`), compiles each
-model with `dlc compile --emit source`, builds all of them into one harness binary (runtime
-built once), runs it, and compares each output with numpy at rtol 1e-3 / atol 1e-5. Prints a
-line per test, a pass/fail table per op, and `N passed, M failed`; exits non-zero on any
-failure. Tests listed in expected_failures.txt are reported as such and must still fail
-(a fixed test makes the run fail until the list is updated).
+Runs every test of one suite (a folder of <test>/model.onnx + test_data_set_0): compiles each
+model with `dlc compile --emit source`, builds all that compile into one harness binary (the
+runtime built once, the generated models batched a few dozen to a translation unit), runs it,
+and compares each output with numpy at rtol 1e-3 / atol 1e-5. Prints a line per test, a
+pass/fail table per op, and the suite's counts; exits non-zero on any unexpected result.
+
+Every test either passes or is listed with its reason in tests/onnx/expected/<suite>.txt (an
+unsupported op, an element type, a sequence input, ...); a listed test that starts passing
+fails the run until the list is updated. `--update-expected` rewrites the list from this run,
+keeping the reasons already written and deriving one for each new failure from its error.
 
 With --sanitize address,undefined the harness (generated code, runtime, harness) is compiled and
 linked with -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer and
 run with leak detection on; any sanitizer report, or any other crash of the harness, fails the
 run.
 
-Tests whose integer graph inputs decide output shapes (Slice bounds, ReduceSum axes given as
-runtime inputs) cannot compile to static shapes; each also runs as a `<name>_frozen` variant in
-which those inputs become initializers holding the test's own values, so the op is still checked
-against the same reference outputs.
+Tests whose integer graph inputs decide output shapes (Slice bounds, Reshape's shape, axes given
+as run-time inputs) cannot compile to static shapes; each also runs as a `<name>_frozen` variant
+in which those inputs become initializers holding the test's own values, so the op is still
+checked against the same reference outputs.
 """
 import argparse
 import collections
@@ -39,8 +43,14 @@ def parse_args():
     p.add_argument("--dlc", required=True)
     p.add_argument("--runtime-dir", required=True, help="directory of the runtime sources")
     p.add_argument("--work", required=True)
-    p.add_argument("--data", default="/usr/share/libonnx-testdata/data/node")
-    p.add_argument("--expected-failures", default=os.path.join(here, "expected_failures.txt"))
+    p.add_argument("--suite", required=True, help="suite name: node, node-1.23.2, simple, ...")
+    p.add_argument("--data", required=True, help="folder of the suite's test folders")
+    p.add_argument("--expected-failures",
+                   help="default: expected/<suite>.txt beside this script")
+    p.add_argument("--update-expected", action="store_true",
+                   help="rewrite the expected-failures list from this run")
+    p.add_argument("--batch", type=int, default=40,
+                   help="generated models per translation unit")
     p.add_argument("--filter", default="", help="regex on test names")
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     p.add_argument("--cxx", default=os.environ.get("CXX", "c++"))
@@ -49,7 +59,51 @@ def parse_args():
     p.add_argument("--sanitize", default="", metavar="LIST",
                    help="build the harness with -fsanitize=LIST (e.g. address,undefined); "
                         "any sanitizer report fails the run")
-    return p.parse_args()
+    args = p.parse_args()
+    if not args.expected_failures:
+        args.expected_failures = os.path.join(here, "expected", args.suite + ".txt")
+    return args
+
+
+def derive_reason(error):
+    """A short, stable reason for a new entry of the expected-failures list."""
+    m = re.search(r"(\d+) unsupported ops?: (.*)$", error, re.M)
+    if m:
+        return "unsupported op%s: %s" % ("s" if int(m.group(1)) > 1 else "",
+                                         re.sub(r" x\d+", "", m.group(2)))
+    m = re.search(r"op (\S+) \(opset \d+\) is not supported", error)
+    if m:
+        return "unsupported op: " + m.group(1)
+    m = re.search(r"op domain '([^']+)' is not supported", error)
+    if m:
+        return "domain " + m.group(1)
+    m = re.search(r"unsupported element type (\w+)", error)
+    if m:
+        return "element type " + m.group(1)
+    if "must be a compile-time constant" in error:
+        return "shape-deciding input fed at run time"
+    if "is not a tensor" in error:
+        return "non-tensor value (sequence/optional/map)"
+    first = error.splitlines()[0] if error else ""
+    first = re.sub(r"^.*?model\.onnx: ", "", first)
+    return first[:110]
+
+
+def write_expected_failures(path, suite, failures, old):
+    """Rewrites the list: one `name  # reason` line per failing test, grouped by reason."""
+    by_reason = collections.defaultdict(list)
+    for name, error in failures.items():
+        by_reason[old.get(name) or derive_reason(error)].append(name)
+    lines = ["# ONNX %s tests that do not pass, with the reason (run_node_tests.py fails when"
+             % suite,
+             "# one starts passing; --update-expected rewrites this file and keeps its reasons).",
+             ""]
+    for reason in sorted(by_reason):
+        for name in sorted(by_reason[reason]):
+            lines.append("%s  # %s" % (name, reason))
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
 
 
 def load_expected_failures(path):
@@ -66,7 +120,14 @@ def load_expected_failures(path):
 Test = collections.namedtuple("Test", "name source ops model frozen")
 
 # Ops whose listed inputs decide the output shape.
-SHAPE_INPUTS = {"Slice": (1, 2, 3, 4), "ReduceSum": (1,)}
+SHAPE_INPUTS = {
+    "Slice": (1, 2, 3, 4), "Reshape": (1,), "Squeeze": (1,), "Unsqueeze": (1,), "Expand": (1,),
+    "Tile": (1,), "ConstantOfShape": (0,), "Range": (0, 1, 2), "Pad": (1, 3), "Split": (1,),
+    "TopK": (1,), "OneHot": (1,), "Resize": (1, 2, 3), "Upsample": (1,), "CenterCropPad": (1,),
+    "ReduceSum": (1,), "ReduceMean": (1,), "ReduceMax": (1,), "ReduceMin": (1,),
+    "ReduceProd": (1,), "ReduceL1": (1,), "ReduceL2": (1,), "ReduceLogSum": (1,),
+    "ReduceLogSumExp": (1,), "ReduceSumSquare": (1,), "CumSum": (1,),
+}
 
 
 def test_data(test_dir):
@@ -102,17 +163,14 @@ def frozen_variant(model, test_dir):
     return frozen, kept
 
 
-def select_tests(data_dir, supported, name_filter, work):
+def select_tests(data_dir, name_filter, work):
     selected = []
     for name in sorted(os.listdir(data_dir)):
         model_path = os.path.join(data_dir, name, "model.onnx")
         if not os.path.exists(model_path) or not re.search(name_filter, name):
             continue
         model = onnx.load(model_path)
-        ops = sorted({n.op_type for n in model.graph.node})
-        domains = {n.domain for n in model.graph.node} - {"", "ai.onnx"}
-        if not ops or not set(ops) <= supported or domains:
-            continue
+        ops = sorted({n.op_type for n in model.graph.node}) or ["(no node)"]
         source = os.path.join(data_dir, name)
         selected.append(Test(name, source, ops, model_path, None))
         frozen, kept = frozen_variant(model, source)
@@ -143,7 +201,7 @@ def compile_model(dlc, work, test):
     gen = os.path.join(work, test.name, "gen")
     r = subprocess.run([dlc, "compile", test.model, "-o", gen, "--name", test.name,
                         "--emit", "source"], capture_output=True, text=True)
-    return r.returncode, (r.stderr.strip().splitlines() or [""])[0]
+    return r.returncode, r.stderr.strip()
 
 
 def sanitizer_flags(sanitize):
@@ -171,7 +229,7 @@ def sanitizer_env():
     return env
 
 
-def write_build(work, names, runtime_dir, here, cxx, check_memory, sanitize):
+def write_build(work, names, runtime_dir, here, cxx, check_memory, sanitize, batch):
     lines = ["#include \"registry.h\"\n"]
     for n in names:
         lines.append('#include "%s/%s/gen/%s.h"' % (work, n, n))
@@ -201,9 +259,15 @@ def write_build(work, names, runtime_dir, here, cxx, check_memory, sanitize):
     sources = [os.path.join(runtime_dir, f) for f in sorted(os.listdir(runtime_dir))
                if f.endswith(".cpp")]
     sources += [os.path.join(here, "harness.cpp"), os.path.join(work, "registry.cpp")]
-    for n in names:
-        sources += [os.path.join(work, n, "gen", n + ".cpp"),
-                    os.path.join(work, n, "gen", n + "_weights.cpp")]
+    # Generated models keep their internals in their own namespace, so a few dozen share one
+    # translation unit: the runtime headers and the standard library are parsed once per batch.
+    for b in range(0, len(names), batch):
+        path = os.path.join(work, "batch_%d.cpp" % (b // batch))
+        with open(path, "w") as f:
+            for n in names[b:b + batch]:
+                f.write('#include "%s/%s/gen/%s.cpp"\n' % (work, n, n))
+                f.write('#include "%s/%s/gen/%s_weights.cpp"\n' % (work, n, n))
+        sources.append(path)
     ninja = ["cxx = %s" % cxx, "flags = %s" % flags, "ldflags = %s" % san,
              "rule cc\n  command = $cxx $flags -MMD -MF $out.d -c $in -o $out\n"
              "  depfile = $out.d\n  deps = gcc",
@@ -245,12 +309,10 @@ def main():
     here = os.path.dirname(os.path.abspath(__file__))
     work = os.path.abspath(args.work)
     os.makedirs(work, exist_ok=True)
-    supported = set(subprocess.run([args.dlc, "ops"], capture_output=True, text=True,
-                                   check=True).stdout.split())
     expected_failures = load_expected_failures(args.expected_failures)
-    tests = select_tests(args.data, supported, args.filter, work)
-    print("selected %d ONNX node tests whose ops dlc supports (%d of them frozen variants)"
-          % (len(tests), sum(t.frozen is not None for t in tests)))
+    tests = select_tests(args.data, args.filter, work)
+    print("suite %s: %d tests (%d of them frozen variants)"
+          % (args.suite, len(tests), sum(t.frozen is not None for t in tests)))
 
     results = {}
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
@@ -258,13 +320,13 @@ def main():
         for f in concurrent.futures.as_completed(futures):
             rc, err = f.result()
             if rc != 0:
-                results[futures[f]] = "compile: " + err
+                results[futures[f]] = "compile: " + (err or "exit status %d" % rc)
     compiled = [t.name for t in tests if t.name not in results]
     for t in tests:
         if t.name in compiled:
             convert_data(t, os.path.join(work, t.name))
     write_build(work, compiled, os.path.abspath(args.runtime_dir), here, args.cxx,
-                args.check_memory, args.sanitize)
+                args.check_memory, args.sanitize, args.batch)
     build = subprocess.run(["ninja", "-C", work, "-j", str(args.jobs)], capture_output=True,
                            text=True)
     if build.returncode != 0:
@@ -286,27 +348,43 @@ def main():
 
     per_op = collections.defaultdict(lambda: [0, 0])
     passed = failed = xfailed = 0
+    failures = {}
     for name, _, ops, _, _ in tests:
         error = results.get(name)
+        if error:
+            failures[name] = error
+        shown = error.splitlines()[0] if error else ""
+        for op in ops:
+            per_op[op][0 if not error else 1] += 1
         if name in expected_failures:
             if error:
                 xfailed += 1
-                print("XFAIL %s: %s (%s)" % (name, error, expected_failures[name]))
+                print("XFAIL %s: %s (%s)" % (name, shown, expected_failures[name]))
                 continue
-            error = "passes but is listed in expected_failures.txt; remove it there"
-        for op in ops:
-            per_op[op][0 if not error else 1] += 1
-        if error:
+            shown = "passes but is listed in %s; remove it there" % args.expected_failures
+        if shown:
             failed += 1
-            print("FAIL  %s: %s" % (name, error))
+            print("FAIL  %s: %s" % (name, shown))
         else:
             passed += 1
             print("PASS  %s" % name)
-    print("\n%-20s %6s %6s" % ("op", "pass", "fail"))
+    print("\n%-26s %6s %6s" % ("op", "pass", "fail"))
     for op in sorted(per_op):
-        print("%-20s %6d %6d" % (op, per_op[op][0], per_op[op][1]))
-    print("\nexpected failures (listed with reasons): %d" % xfailed)
+        print("%-26s %6d %6d" % (op, per_op[op][0], per_op[op][1]))
+    originals = [t.name for t in tests if t.frozen is None]
+    direct = sum(n not in failures for n in originals)
+    via_frozen = sum(n in failures and (n + "_frozen") in results and
+                     not results[n + "_frozen"] for n in originals)
+    print("\nsuite %s: %d of %d tests pass (%.1f%%); %d more pass as frozen variants "
+          "(%.1f%% with them)" % (args.suite, direct, len(originals),
+                                  100.0 * direct / max(1, len(originals)), via_frozen,
+                                  100.0 * (direct + via_frozen) / max(1, len(originals))))
+    print("expected failures (listed with reasons): %d" % xfailed)
     print("%d passed, %d failed" % (passed, failed))
+    if args.update_expected:
+        write_expected_failures(args.expected_failures, args.suite, failures, expected_failures)
+        print("rewrote %s: %d entries" % (args.expected_failures, len(failures)))
+        failed = 0
     if reports:
         print("FAILED: %d sanitizer report(s), the first: %s" % (len(reports), reports[0]))
     if crashed:

@@ -197,6 +197,26 @@ template <typename T> T binaryReference(BinaryKind kind, T a, T b) {
     return a > b ? a : b;
   case BinaryKind::Min:
     return a < b ? a : b;
+  case BinaryKind::Mod:
+  case BinaryKind::FMod: {
+    // Remainders from the exact quotient, then the divisor's sign for Mod (Python's %).
+    double q = std::trunc(double(a) / double(b));
+    T r = static_cast<T>(double(a) - q * double(b));
+    if (kind == BinaryKind::Mod && r != 0 && ((r < 0) != (b < 0)))
+      r = static_cast<T>(r + b);
+    return r;
+  }
+  default:
+    if constexpr (std::is_integral_v<T>) {
+      switch (kind) {
+      case BinaryKind::And: return a & b;
+      case BinaryKind::Or: return a | b;
+      case BinaryKind::Xor: return a ^ b;
+      case BinaryKind::ShiftLeft: return b >= T(sizeof(T) * 8) ? T(0) : T(a << b);
+      case BinaryKind::ShiftRight: return b >= T(sizeof(T) * 8) ? T(0) : T(a >> b);
+      default: break;
+      }
+    }
   }
   return 0;
 }
@@ -206,7 +226,13 @@ template <typename T> T binaryOperand(std::mt19937 &rng, BinaryKind kind, bool r
   if constexpr (std::is_integral_v<T>) {
     if (kind == BinaryKind::Pow)
       return static_cast<T>(rhs ? randomInt(rng, 0, 6) : randomInt(rng, -5, 5));
-    if (kind == BinaryKind::Div && rhs) {
+    bool divides = kind == BinaryKind::Div || kind == BinaryKind::Mod || kind == BinaryKind::FMod;
+    if (std::is_unsigned_v<T>) {
+      if (kind == BinaryKind::ShiftLeft || kind == BinaryKind::ShiftRight)
+        return static_cast<T>(rhs ? randomInt(rng, 0, 9) : randomInt(rng, 0, 255));
+      return static_cast<T>(divides && rhs ? randomInt(rng, 1, 9) : randomInt(rng, 0, 100));
+    }
+    if (divides && rhs) {
       T v = static_cast<T>(randomInt(rng, 1, 9));
       return randomInt(rng, 0, 1) ? v : static_cast<T>(-v);
     }
@@ -215,7 +241,7 @@ template <typename T> T binaryOperand(std::mt19937 &rng, BinaryKind kind, bool r
     std::uniform_real_distribution<T> dist(-4, 4);
     if (kind == BinaryKind::Pow)
       return rhs ? dist(rng) : std::uniform_real_distribution<T>(T(0.25), T(3))(rng);
-    if (kind == BinaryKind::Div && rhs) {
+    if ((kind == BinaryKind::Div || kind == BinaryKind::Mod || kind == BinaryKind::FMod) && rhs) {
       T v = std::uniform_real_distribution<T>(T(0.5), T(4))(rng);
       return randomInt(rng, 0, 1) ? v : -v;
     }
@@ -279,14 +305,21 @@ void checkBinaryCase(std::mt19937 &rng, BinaryKind kind, const Shape &out, const
     requireEqual(y, want);
   } else {
     std::vector<double> wantD(want.begin(), want.end());
-    requireClose(y, wantD, kind == BinaryKind::Pow ? 1e-6 : 0.0);
+    bool remainder = kind == BinaryKind::Mod || kind == BinaryKind::FMod;
+    requireClose(y, wantD, kind == BinaryKind::Pow ? 1e-6 : remainder ? 1e-5 : 0.0);
   }
 }
 
 template <typename T> void checkBinaryRandom(uint32_t seed) {
   std::mt19937 rng(seed);
-  const BinaryKind kinds[] = {BinaryKind::Add, BinaryKind::Sub, BinaryKind::Mul, BinaryKind::Div,
-                              BinaryKind::Pow, BinaryKind::Max, BinaryKind::Min};
+  std::vector<BinaryKind> kinds = {BinaryKind::Add, BinaryKind::Sub, BinaryKind::Mul,
+                                   BinaryKind::Div, BinaryKind::Pow, BinaryKind::Max,
+                                   BinaryKind::Min, BinaryKind::Mod, BinaryKind::FMod};
+  if (std::is_integral_v<T>)
+    kinds.insert(kinds.end(), {BinaryKind::And, BinaryKind::Or, BinaryKind::Xor});
+  if (std::is_unsigned_v<T>)
+    kinds = {BinaryKind::Add, BinaryKind::Max, BinaryKind::Mod, BinaryKind::And,
+             BinaryKind::Or, BinaryKind::Xor, BinaryKind::ShiftLeft, BinaryKind::ShiftRight};
   for (BinaryKind kind : kinds) {
     for (int trial = 0; trial < 40; ++trial) {
       Shape out(static_cast<size_t>(randomInt(rng, 0, 5)));
@@ -319,6 +352,46 @@ TEST_CASE("binary kernels broadcast like NumPy (int32)", "[elementwise]") {
 }
 TEST_CASE("binary kernels broadcast like NumPy (int64)", "[elementwise]") {
   checkBinaryRandom<int64_t>(6);
+}
+TEST_CASE("binary kernels broadcast like NumPy (uint8: bitwise, shifts)", "[elementwise]") {
+  checkBinaryRandom<uint8_t>(7);
+}
+
+TEST_CASE("comparisons, select and byte broadcast follow NumPy", "[elementwise]") {
+  std::mt19937 rng(8);
+  Shape out = {3, 4, 5};
+  for (int trial = 0; trial < 30; ++trial) {
+    Shape aShape = broadcastableShape(rng, out), bShape = broadcastableShape(rng, out),
+          cShape = broadcastableShape(rng, out);
+    std::vector<int64_t> a(numElements(aShape)), b(numElements(bShape));
+    std::vector<uint8_t> c(numElements(cShape));
+    for (auto &v : a)
+      v = randomInt(rng, -3, 3);
+    for (auto &v : b)
+      v = randomInt(rng, -3, 3);
+    for (auto &v : c)
+      v = static_cast<uint8_t>(randomInt(rng, 0, 1));
+    Shape aS = broadcastStrides(aShape, out), bS = broadcastStrides(bShape, out),
+          cS = broadcastStrides(cShape, out);
+    std::vector<uint8_t> less(numElements(out)), equal(numElements(out));
+    std::vector<int64_t> picked(numElements(out)), spread(numElements(out));
+    compare<int64_t>(CompareKind::Less, a.data(), aS.data(), b.data(), bS.data(), less.data(),
+                     out.data(), 3);
+    compare<int64_t>(CompareKind::Equal, a.data(), aS.data(), b.data(), bS.data(), equal.data(),
+                     out.data(), 3);
+    select(c.data(), cS.data(), a.data(), aS.data(), b.data(), bS.data(), picked.data(),
+           out.data(), 3, sizeof(int64_t));
+    broadcastBytes(a.data(), aS.data(), spread.data(), out.data(), 3, sizeof(int64_t));
+    for (int64_t i = 0; i < numElements(out); ++i) {
+      Shape idx = unravel(i, out);
+      int64_t x = a[broadcastSource(idx, aShape)], y = b[broadcastSource(idx, bShape)];
+      bool cond = c[broadcastSource(idx, cShape)];
+      REQUIRE(less[i] == (x < y));
+      REQUIRE(equal[i] == (x == y));
+      REQUIRE(picked[i] == (cond ? x : y));
+      REQUIRE(spread[i] == x);
+    }
+  }
 }
 
 TEST_CASE("binary kernels accept arbitrary operand strides", "[elementwise]") {
