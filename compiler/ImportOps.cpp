@@ -1030,6 +1030,462 @@ OpImport expand() {
           }};
 }
 
+// ---- Search, scans and data movement built from slices, concats and broadcasts.
+
+template <typename Op>
+Value reduceOrKeep(NodeImporter &n, Value x, ArrayRef<int64_t> axes, bool keep);
+
+// ArgMax/ArgMin: int64 indices along one axis.
+template <typename Op> OpImport argReduce() {
+  return {{}, [](NodeImporter &n) -> Value {
+            requireFloat32(n);
+            auto in = n.inputType(0);
+            int64_t axis = normalizeAxis(n.intAttr("axis", 0), in.getRank());
+            bool keep = n.intAttr("keepdims", 1) != 0;
+            SmallVector<int64_t> shape;
+            for (int64_t d = 0; d < in.getRank(); ++d)
+              if (d != axis || keep)
+                shape.push_back(d == axis ? 1 : in.getDimSize(d));
+            return n.b.create<Op>(n.loc(), RankedTensorType::get(shape, n.b.getI64Type()),
+                                  n.input(0), axis, n.intAttr("select_last_index", 0) != 0);
+          }};
+}
+
+OpImport cumSum() {
+  return {{1}, [](NodeImporter &n) -> Value {
+            const ConstTensor &axisValue = n.constInput(1);
+            if (axisValue.numElements() != 1)
+              throw ImportError("axis must be a scalar");
+            int64_t axis = normalizeAxis(axisValue.asInts()[0], n.inputType(0).getRank());
+            Type element = n.inputType(0).getElementType();
+            if (!element.isF32() && !element.isF64() && !element.isInteger(32) &&
+                !element.isInteger(64))
+              throw ImportError("needs float, double, int32 or int64 input");
+            return n.b.create<CumSumOp>(n.loc(), n.inputType(0), n.input(0), axis,
+                                        n.intAttr("exclusive", 0) != 0,
+                                        n.intAttr("reverse", 0) != 0);
+          }};
+}
+
+Value gatherElements(NodeImporter &n, Value data, Value indices, int64_t axis) {
+  auto type = typeOf(indices).clone(typeOf(data).getElementType());
+  return n.b.create<GatherElementsOp>(n.loc(), type, data, indices, axis);
+}
+
+OpImport gatherElementsOp() {
+  return {{}, [](NodeImporter &n) -> Value {
+            auto data = n.inputType(0), idx = n.inputType(1);
+            int64_t axis = normalizeAxis(n.intAttr("axis", 0), data.getRank());
+            bool fits = data.getRank() == idx.getRank();
+            for (int64_t d = 0; fits && d < data.getRank(); ++d)
+              fits = d == axis || idx.getDimSize(d) <= data.getDimSize(d);
+            if (!fits)
+              throw ImportError("indices " + dimsString(idx.getShape()) + " do not fit data " +
+                                dimsString(data.getShape()));
+            if (const ConstTensor *c = n.constantOrNull(1))
+              for (int64_t i : c->asInts())
+                if (i < -data.getDimSize(axis) || i >= data.getDimSize(axis))
+                  throw ImportError("index " + std::to_string(i) + " is out of range for axis " +
+                                    std::to_string(axis) + " of size " +
+                                    std::to_string(data.getDimSize(axis)));
+            return gatherElements(n, n.input(0), n.input(1), axis);
+          }};
+}
+
+// `count` elements along `axis` from `start`, `step` apart.
+Value sliceAxis(NodeImporter &n, Value v, int64_t axis, int64_t start, int64_t step,
+                int64_t count) {
+  auto type = typeOf(v);
+  SmallVector<int64_t> starts(type.getRank(), 0), steps(type.getRank(), 1),
+      shape(type.getShape());
+  starts[axis] = count ? start : 0;
+  steps[axis] = step;
+  shape[axis] = count;
+  return n.b.create<SliceOp>(n.loc(), type.clone(shape), v, starts, steps);
+}
+
+Value concatAxis(NodeImporter &n, ArrayRef<Value> parts, int64_t axis) {
+  if (parts.size() == 1)
+    return parts[0];
+  SmallVector<int64_t> shape(typeOf(parts[0]).getShape());
+  shape[axis] = 0;
+  for (Value p : parts)
+    shape[axis] += typeOf(p).getDimSize(axis);
+  return n.b.create<ConcatOp>(n.loc(), typeOf(parts[0]).clone(shape), parts, axis);
+}
+
+Value broadcastTo(NodeImporter &n, Value v, ArrayRef<int64_t> shape) {
+  auto type = typeOf(v).clone(shape);
+  if (type == v.getType())
+    return v;
+  return n.b.create<BroadcastOp>(n.loc(), type, v);
+}
+
+// Outputs along `axis`: sizes from the `split` input (opset 13) or attribute, else
+// num_outputs (opset 18) parts of ceil(dim / n), else equal parts for each output.
+OpImport split() {
+  return {{1}, [](NodeImporter &n) -> OpImport::Results {
+            auto in = n.inputType(0);
+            int64_t axis = normalizeAxis(n.intAttr("axis", 0), in.getRank());
+            int64_t dim = in.getDimSize(axis), outputs = n.node.output_size();
+            std::vector<int64_t> sizes;
+            if (n.version >= 13 && n.hasInput(1))
+              sizes = n.constInput(1).asInts();
+            else if (n.version < 13)
+              sizes = n.intsAttr("split");
+            if (sizes.empty()) {
+              int64_t parts = n.version >= 18 && n.attr("num_outputs")
+                                  ? n.intAttr("num_outputs", 0)
+                                  : outputs;
+              if (parts <= 0)
+                throw ImportError("num_outputs must be positive");
+              int64_t each = n.attr("num_outputs") ? (dim + parts - 1) / parts : dim / parts;
+              if (!n.attr("num_outputs") && dim % parts)
+                throw ImportError("axis of size " + std::to_string(dim) + " does not split into " +
+                                  std::to_string(parts) + " equal parts");
+              for (int64_t i = 0, left = dim; i < parts; ++i, left -= each)
+                sizes.push_back(std::max<int64_t>(0, std::min(each, left)));
+            }
+            int64_t total = 0;
+            for (int64_t size : sizes) {
+              if (size < 0)
+                throw ImportError("split sizes must be non-negative");
+              total += size;
+            }
+            if (total != dim || (int64_t)sizes.size() != outputs)
+              throw ImportError("split sizes " + dimsString(sizes) + " do not cover axis " +
+                                std::to_string(axis) + " of size " + std::to_string(dim) +
+                                " with " + std::to_string(outputs) + " outputs");
+            OpImport::Results results;
+            int64_t offset = 0;
+            for (int64_t size : sizes) {
+              results.push_back(sliceAxis(n, n.input(0), axis, offset, 1, size));
+              offset += size;
+            }
+            return results;
+          }};
+}
+
+// Tile: x viewed [1, d0, 1, d1, ...], broadcast to [r0, d0, r1, d1, ...], merged.
+OpImport tile() {
+  return {{1}, [](NodeImporter &n) -> Value {
+            auto shape = n.inputType(0).getShape();
+            std::vector<int64_t> repeats = n.constInput(1).asInts();
+            if (repeats.size() != shape.size())
+              throw ImportError("repeats has " + std::to_string(repeats.size()) +
+                                " entries for rank " + std::to_string(shape.size()));
+            SmallVector<int64_t> spread, tiled, result;
+            for (size_t d = 0; d < shape.size(); ++d) {
+              if (repeats[d] < 0)
+                throw ImportError("repeats must be non-negative");
+              spread.append({1, shape[d]});
+              tiled.append({repeats[d], shape[d]});
+              auto product = checkedMul(repeats[d], shape[d]);
+              if (!product)
+                throw ImportError("the result is too large");
+              result.push_back(*product);
+            }
+            if (!checkedTensorBytes(n.inputType(0).clone(result)))
+              throw ImportError("result " + dimsString(result) + " exceeds dlc's limit of " +
+                                kMaxTensorBytesText);
+            Value spreadOut = reshape(n, n.input(0), spread);
+            return reshape(n, broadcastTo(n, spreadOut, tiled), result);
+          }};
+}
+
+// A bool constant of `shape`, true where `keep(index)` holds.
+template <typename Keep>
+Value boolMask(NodeImporter &n, ArrayRef<int64_t> shape, Keep keep) {
+  auto type = RankedTensorType::get(shape, n.b.getI1Type());
+  std::vector<char> bytes(type.getNumElements());
+  for (int64_t i = 0; i < (int64_t)bytes.size(); ++i)
+    bytes[i] = keep(i);
+  return ConstantOp::fromBytes(n.b, n.loc(), type, bytes, "mask");
+}
+
+// Trilu: the elements on and above (upper) or below the k-th diagonal; others 0.
+OpImport trilu() {
+  return {{1}, [](NodeImporter &n) -> Value {
+            auto in = n.inputType(0);
+            if (in.getRank() < 2)
+              throw ImportError("input must have rank >= 2");
+            int64_t k = 0;
+            if (n.hasInput(1)) {
+              if (n.constInput(1).numElements() != 1)
+                throw ImportError("k must be a scalar");
+              k = n.constInput(1).asInts()[0];
+            }
+            bool upper = n.intAttr("upper", 1) != 0;
+            int64_t rows = in.getDimSize(in.getRank() - 2), cols = in.getDimSize(in.getRank() - 1);
+            Value mask = boolMask(n, {rows, cols}, [&](int64_t i) {
+              int64_t diagonal = i % cols - i / cols; // column minus row
+              return upper ? diagonal >= k : diagonal <= k;
+            });
+            Value zero = scalar(n, 0, in.getElementType());
+            return n.b.create<WhereOp>(n.loc(), in, mask, n.input(0), zero);
+          }};
+}
+
+// A rank-0 constant holding ConstTensor `c`'s single value, converted to `element`.
+Value scalarOf(NodeImporter &n, const ConstTensor &c, Type element) {
+  if (c.numElements() != 1)
+    throw ImportError("the value must be a single element");
+  return scalar(n, c.asDoubles()[0], element);
+}
+
+// Pad, by axis: negative pads slice; constant pads concat filled blocks; edge broadcasts the
+// border element; reflect and wrap concat slices of the input.
+OpImport pad() {
+  return {{1, 2, 3}, [](NodeImporter &n) -> Value {
+            auto in = n.inputType(0);
+            int64_t rank = in.getRank();
+            std::string mode = n.stringAttr("mode", "constant");
+            std::vector<int64_t> pads =
+                n.version >= 11 ? n.constInput(1).asInts()
+                                : n.intsAttr(n.version < 2 ? "paddings" : "pads");
+            std::vector<int64_t> axes;
+            if (n.version >= 18 && n.hasInput(3)) {
+              for (int64_t a : n.constInput(3).asInts())
+                axes.push_back(normalizeAxis(a, rank));
+            } else {
+              axes = trailingAxes(0, rank);
+            }
+            if (pads.size() != 2 * axes.size())
+              throw ImportError("pads has " + std::to_string(pads.size()) + " entries for " +
+                                std::to_string(axes.size()) + " axes");
+            Value fill;
+            if (mode == "constant") {
+              if (n.version >= 11 && n.hasInput(2))
+                fill = scalarOf(n, n.constInput(2), in.getElementType());
+              else
+                fill = scalar(n, n.version < 11 ? n.floatAttr("value", 0.0f) : 0.0,
+                              in.getElementType());
+            } else if (mode != "reflect" && mode != "edge" && mode != "wrap") {
+              throw ImportError("unknown mode '" + mode + "'");
+            }
+            Value x = n.input(0);
+            for (size_t i = 0; i < axes.size(); ++i) {
+              int64_t axis = axes[i], before = pads[i], after = pads[i + axes.size()];
+              int64_t dim = typeOf(x).getDimSize(axis);
+              if (before < 0 || after < 0) { // crop first
+                int64_t start = std::max<int64_t>(0, -before), end = dim - std::max<int64_t>(0, -after);
+                if (end < start)
+                  throw ImportError("negative pads remove more than axis " + std::to_string(axis) + " holds");
+                x = sliceAxis(n, x, axis, start, 1, end - start);
+                dim = end - start;
+                before = std::max<int64_t>(0, before);
+                after = std::max<int64_t>(0, after);
+              }
+              if (!before && !after)
+                continue;
+              if (mode != "constant" && dim == 0)
+                throw ImportError("cannot pad an empty axis in mode '" + mode + "'");
+              if ((mode == "reflect" && (before >= dim || after >= dim)) ||
+                  (mode == "wrap" && (before > dim || after > dim)))
+                throw ImportError("pads larger than axis " + std::to_string(axis) + " of size " +
+                                  std::to_string(dim) + " in mode '" + mode + "'");
+              auto block = [&](int64_t size, bool atStart) -> Value {
+                SmallVector<int64_t> shape(typeOf(x).getShape());
+                shape[axis] = size;
+                if (mode == "constant")
+                  return broadcastTo(n, fill, shape);
+                if (mode == "edge")
+                  return broadcastTo(n, sliceAxis(n, x, axis, atStart ? 0 : dim - 1, 1, 1), shape);
+                if (mode == "reflect") // mirrored, without the border element
+                  return atStart ? sliceAxis(n, x, axis, size, -1, size)
+                                 : sliceAxis(n, x, axis, dim - 2, -1, size);
+                return atStart ? sliceAxis(n, x, axis, dim - size, 1, size) // wrap
+                               : sliceAxis(n, x, axis, 0, 1, size);
+              };
+              SmallVector<Value> parts;
+              if (before)
+                parts.push_back(block(before, true));
+              parts.push_back(x);
+              if (after)
+                parts.push_back(block(after, false));
+              x = concatAxis(n, parts, axis);
+            }
+            return x;
+          }};
+}
+
+Value transposeValue(NodeImporter &n, Value v, ArrayRef<int64_t> perm) {
+  SmallVector<int64_t> shape;
+  for (int64_t p : perm)
+    shape.push_back(typeOf(v).getDimSize(p));
+  return n.b.create<TransposeOp>(n.loc(), typeOf(v).clone(shape), v, perm);
+}
+
+// DepthToSpace and SpaceToDepth: a reshape, a transpose and a reshape.
+OpImport depthToSpace(bool toSpace) {
+  return {{}, [toSpace](NodeImporter &n) -> Value {
+            auto shape = n.inputType(0).getShape();
+            int64_t b = n.intAttr("blocksize", 0);
+            if (shape.size() != 4 || b <= 0)
+              throw ImportError("needs a 4-D input and a positive blocksize");
+            int64_t N = shape[0], C = shape[1], H = shape[2], W = shape[3];
+            if (toSpace) {
+              if (C % (b * b))
+                throw ImportError("channels " + std::to_string(C) + " are not divisible by blocksize^2");
+              bool crd = n.stringAttr("mode", "DCR") == "CRD";
+              Value v = reshape(n, n.input(0), crd ? SmallVector<int64_t>{N, C / (b * b), b, b, H, W}
+                                                   : SmallVector<int64_t>{N, b, b, C / (b * b), H, W});
+              v = transposeValue(n, v, crd ? ArrayRef<int64_t>{0, 1, 4, 2, 5, 3}
+                                           : ArrayRef<int64_t>{0, 3, 4, 1, 5, 2});
+              return reshape(n, v, {N, C / (b * b), H * b, W * b});
+            }
+            if (H % b || W % b)
+              throw ImportError("spatial dims are not divisible by blocksize");
+            Value v = reshape(n, n.input(0), {N, C, H / b, b, W / b, b});
+            v = transposeValue(n, v, {0, 3, 5, 1, 2, 4});
+            return reshape(n, v, {N, C * b * b, H / b, W / b});
+          }};
+}
+
+// int64 class indices 0..depth-1 laid along `axis` of a rank-`rank` tensor.
+Value classIndices(NodeImporter &n, int64_t depth, int64_t axis, int64_t rank) {
+  SmallVector<int64_t> shape(rank, 1);
+  shape[axis] = depth;
+  auto type = RankedTensorType::get(shape, n.b.getI64Type());
+  std::vector<char> bytes(depth * 8);
+  for (int64_t i = 0; i < depth; ++i)
+    std::memcpy(&bytes[i * 8], &i, 8);
+  return ConstantOp::fromBytes(n.b, n.loc(), type, bytes, "classes");
+}
+
+Value insertUnitDim(NodeImporter &n, Value v, int64_t axis) {
+  SmallVector<int64_t> shape(typeOf(v).getShape());
+  shape.insert(shape.begin() + axis, 1);
+  return reshape(n, v, shape);
+}
+
+// OneHot: (indices with a unit dim at axis) == classes, then on or off values.
+OpImport oneHot() {
+  return {{1}, [](NodeImporter &n) -> Value {
+            const ConstTensor &depthValue = n.constInput(1);
+            if (depthValue.numElements() != 1)
+              throw ImportError("depth must be a scalar");
+            int64_t depth = int64_t(depthValue.asDoubles()[0]);
+            if (depth <= 0)
+              throw ImportError("depth must be positive");
+            int64_t rank = n.inputType(0).getRank() + 1;
+            int64_t axis = normalizeAxis(n.intAttr("axis", -1), rank);
+            Value idx = castTo(n, n.input(0), n.b.getI64Type());
+            Value depthScalar = scalar(n, depth, n.b.getI64Type());
+            Value negative = comparison<LessOp>(n, idx, scalar(n, 0, n.b.getI64Type()));
+            Value wrapped = bin<AddOp>(n, idx, depthScalar);
+            idx = n.b.create<WhereOp>(n.loc(), typeOf(idx), negative, wrapped, idx);
+            Value hot = comparison<EqualOp>(n, insertUnitDim(n, idx, axis),
+                                            classIndices(n, depth, axis, rank));
+            if (n.inputType(2).getNumElements() != 2)
+              throw ImportError("values must hold [off, on]");
+            Value values = reshape(n, n.input(2), {2});
+            Value off = reshape(n, sliceAxis(n, values, 0, 0, 1, 1), {});
+            Value on = reshape(n, sliceAxis(n, values, 0, 1, 1, 1), {});
+            return n.b.create<WhereOp>(n.loc(), typeOf(hot).clone(typeOf(on).getElementType()),
+                                       hot, on, off);
+          }};
+}
+
+// EyeLike: ones on the k-th diagonal of the input's 2-D shape, in `dtype` (or the input's).
+OpImport eyeLike() {
+  return {{}, [](NodeImporter &n) -> Value {
+            auto in = n.inputType(0);
+            if (in.getRank() != 2)
+              throw ImportError("input must be 2-D");
+            Type element = in.getElementType();
+            if (n.attr("dtype")) {
+              element = elementTypeFor(*n.b.getContext(), n.intAttr("dtype", 0));
+              if (!element)
+                throw ImportError("dtype " + dtypeName(n.intAttr("dtype", 0)) + " is not supported");
+            }
+            int64_t k = n.intAttr("k", 0), cols = in.getDimSize(1);
+            Value mask = boolMask(n, in.getShape(), [&](int64_t i) { return i % cols - i / cols == k; });
+            return castTo(n, mask, element);
+          }};
+}
+
+// Hardmax: 1 at the first maximum along the axis, else 0 (flattened from axis before 13).
+OpImport hardmax() {
+  return {{}, [](NodeImporter &n) -> Value {
+            requireFloat32(n);
+            auto shape = n.inputType(0).getShape();
+            int64_t rank = shape.size();
+            int64_t axis = normalizeAxis(n.intAttr("axis", n.version < 13 ? 1 : -1), rank);
+            Value x = n.input(0);
+            if (n.version < 13) {
+              int64_t outer = 1, inner = 1;
+              for (int64_t i = 0; i < rank; ++i)
+                (i < axis ? outer : inner) *= shape[i];
+              x = reshape(n, x, {outer, inner});
+              axis = 1;
+            }
+            auto xType = typeOf(x);
+            SmallVector<int64_t> kept(xType.getShape());
+            kept[axis] = 1;
+            Value best = n.b.create<ArgMaxOp>(
+                n.loc(), RankedTensorType::get(kept, n.b.getI64Type()), x, axis, false);
+            Value hot = comparison<EqualOp>(n, best, classIndices(n, xType.getDimSize(axis), axis, xType.getRank()));
+            return reshape(n, castTo(n, hot, xType.getElementType()), shape);
+          }};
+}
+
+// NegativeLogLikelihoodLoss over log-probabilities [N, C, d...] and targets [N, d...]:
+// -input[n, target, d...] * weight[target], ignore_index masked, then none/sum/mean
+// (mean divides by the summed weights).
+Value nllLoss(NodeImporter &n, Value logProbs, Value target, int weightInput) {
+  auto in = typeOf(logProbs);
+  if (in.getRank() < 2 || typeOf(target).getRank() != in.getRank() - 1)
+    throw ImportError("input must be [N, C, ...] and target [N, ...]");
+  Type f = in.getElementType();
+  Value t = castTo(n, target, n.b.getI64Type());
+  Value valid;
+  if (n.attr("ignore_index")) {
+    Value ignored = comparison<EqualOp>(n, t, scalar(n, n.intAttr("ignore_index", 0), n.b.getI64Type()));
+    valid = bin<XorOp>(n, ignored, allOnes(n, n.b.getI1Type()));
+    t = n.b.create<WhereOp>(n.loc(), typeOf(t), valid, t, scalar(n, 0, n.b.getI64Type()));
+  }
+  Value picked = gatherElements(n, logProbs, insertUnitDim(n, t, 1), 1);
+  picked = reshape(n, picked, typeOf(t).getShape());
+  Value weight;
+  if (n.hasInput(weightInput))
+    weight = n.b.create<GatherOp>(n.loc(), typeOf(t).clone(f), n.input(weightInput), t, 0);
+  if (valid) {
+    Value one = weight ? weight : broadcastTo(n, scalar(n, 1.0, f), typeOf(t).getShape());
+    weight = n.b.create<WhereOp>(n.loc(), typeOf(one), valid, one, scalar(n, 0.0, f));
+  }
+  Value loss = un<NegOp>(n, weight ? bin<MulOp>(n, picked, weight) : picked);
+  std::string reduction = n.stringAttr("reduction", "mean");
+  std::vector<int64_t> all = trailingAxes(0, typeOf(loss).getRank());
+  if (reduction == "none")
+    return loss;
+  if (reduction == "sum")
+    return reduceOrKeep<ReduceSumOp>(n, loss, all, false);
+  if (reduction != "mean")
+    throw ImportError("reduction must be none, sum or mean, got '" + reduction + "'");
+  if (!weight)
+    return reduceOrKeep<ReduceMeanOp>(n, loss, all, false);
+  return bin<DivOp>(n, reduceOrKeep<ReduceSumOp>(n, loss, all, false),
+                    reduceOrKeep<ReduceSumOp>(n, weight, all, false));
+}
+
+OpImport nllLossOp() {
+  return {{}, [](NodeImporter &n) -> Value {
+            requireFloat32(n);
+            return nllLoss(n, n.input(0), n.input(1), 2);
+          }};
+}
+
+// SoftmaxCrossEntropyLoss: NLL of the log-softmax over dim 1; the log-probabilities are the
+// optional second output.
+OpImport softmaxCrossEntropy() {
+  return {{}, [](NodeImporter &n) -> OpImport::Results {
+            requireFloat32(n);
+            Value logProbs = n.b.create<SoftmaxOp>(n.loc(), n.inputType(0), n.input(0), 1, true);
+            return {nllLoss(n, logProbs, n.input(1), 2), logProbs};
+          }};
+}
+
 // Sum and Mean of any number of inputs, broadcast.
 OpImport variadicSum(bool mean) {
   return {{}, [mean](NodeImporter &n) -> Value {
@@ -1192,6 +1648,22 @@ const std::map<std::string, OpImport> &opImportTable() {
       {"IsNaN", isNaN()},
       {"IsInf", isInf()},
       {"Expand", expand()},
+      {"ReduceProd", reduce<ReduceProdOp>()},
+      {"ArgMax", argReduce<ArgMaxOp>()},
+      {"ArgMin", argReduce<ArgMinOp>()},
+      {"CumSum", cumSum()},
+      {"GatherElements", gatherElementsOp()},
+      {"Split", split()},
+      {"Tile", tile()},
+      {"Trilu", trilu()},
+      {"Pad", pad()},
+      {"DepthToSpace", depthToSpace(true)},
+      {"SpaceToDepth", depthToSpace(false)},
+      {"OneHot", oneHot()},
+      {"EyeLike", eyeLike()},
+      {"Hardmax", hardmax()},
+      {"NegativeLogLikelihoodLoss", nllLossOp()},
+      {"SoftmaxCrossEntropyLoss", softmaxCrossEntropy()},
       {"CastLike", castLike()},
       {"Mean", variadicSum(true)},
       {"LayerNormalization", layerNorm()},

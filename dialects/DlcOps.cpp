@@ -287,6 +287,41 @@ DLC_REDUCE_VERIFIER(ReduceSumOp)
 DLC_REDUCE_VERIFIER(ReduceMeanOp)
 DLC_REDUCE_VERIFIER(ReduceMaxOp)
 DLC_REDUCE_VERIFIER(ReduceMinOp)
+DLC_REDUCE_VERIFIER(ReduceProdOp)
+
+static LogicalResult verifyArgReduce(Operation *op, int64_t axis) {
+  auto x = tensorType(op->getOperand(0)).getShape();
+  if (axis < 0 || axis >= (int64_t)x.size())
+    return op->emitOpError("axis ") << axis << " is outside [0, " << x.size() << ")";
+  if (x[axis] == 0)
+    return op->emitOpError("the axis is empty");
+  int64_t reduced[] = {axis};
+  return verifyReduce(op, reduced);
+}
+LogicalResult ArgMaxOp::verify() { return verifyArgReduce(*this, int64_t(getAxis())); }
+LogicalResult ArgMinOp::verify() { return verifyArgReduce(*this, int64_t(getAxis())); }
+
+LogicalResult CumSumOp::verify() {
+  int64_t axis = static_cast<int64_t>(getAxis()), rank = tensorType(getInput()).getRank();
+  if (axis < 0 || axis >= rank)
+    return emitOpError("axis ") << axis << " is outside [0, " << rank << ")";
+  return success();
+}
+
+LogicalResult GatherElementsOp::verify() {
+  auto x = tensorType(getInput()), idx = tensorType(getIndices());
+  if (x.getRank() != idx.getRank() || x.getRank() == 0)
+    return emitOpError("input and indices must have the same non-zero rank");
+  int64_t axis = static_cast<int64_t>(getAxis());
+  if (axis < 0 || axis >= x.getRank())
+    return emitOpError("axis out of range");
+  for (int64_t d = 0; d < x.getRank(); ++d)
+    if (d != axis && idx.getDimSize(d) > x.getDimSize(d))
+      return emitOpError("indices dim ") << d << " exceeds the input's";
+  if (tensorType(getOutput()) != idx.clone(x.getElementType()))
+    return emitOpError("result must have the indices' shape and the input's element type");
+  return success();
+}
 #undef DLC_REDUCE_VERIFIER
 
 OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }

@@ -216,6 +216,25 @@ def Dlc_ReduceSumOp : Dlc_ReduceOp<"reduce_sum", "Sum">;
 def Dlc_ReduceMeanOp : Dlc_ReduceOp<"reduce_mean", "Mean">;
 def Dlc_ReduceMaxOp : Dlc_ReduceOp<"reduce_max", "Max">;
 def Dlc_ReduceMinOp : Dlc_ReduceOp<"reduce_min", "Min">;
+def Dlc_ReduceProdOp : Dlc_ReduceOp<"reduce_prod", "Prod">;
+
+class Dlc_ArgReduceOp<string mnemonic, string kind> : Dlc_KindOp<mnemonic, kind> {
+  let summary = "index of the extreme element along `axis`; the result type says keepdims";
+  let arguments = (ins Dlc_F32Tensor:$input, I64Attr:$axis, BoolAttr:$select_last_index);
+  let results = (outs RankedTensorOf<[I64]>:$output);
+  let hasVerifier = 1;
+}
+
+def Dlc_ArgMaxOp : Dlc_ArgReduceOp<"arg_max", "Max">;
+def Dlc_ArgMinOp : Dlc_ArgReduceOp<"arg_min", "Min">;
+
+def Dlc_CumSumOp : Dlc_TensorOp<"cumsum", [Dlc_SameType]> {
+  let summary = "running sum along `axis` (exclusive: without the element; reverse: from the end)";
+  let arguments = (ins RankedTensorOf<[F32, F64, I32, I64]>:$input, I64Attr:$axis,
+                   BoolAttr:$exclusive, BoolAttr:$reverse);
+  let results = (outs RankedTensorOf<[F32, F64, I32, I64]>:$output);
+  let hasVerifier = 1;
+}
 
 //===----------------------------------------------------------------------------------------===//
 // Data movement and constants
@@ -261,6 +280,13 @@ def Dlc_ConcatOp : Dlc_TensorOp<"concat"> {
 
 def Dlc_GatherOp : Dlc_TensorOp<"gather"> {
   let summary = "ONNX Gather; negative indices count from the end";
+  let arguments = (ins Dlc_AnyTensor:$input, Dlc_IndexTensor:$indices, I64Attr:$axis);
+  let results = (outs Dlc_AnyTensor:$output);
+  let hasVerifier = 1;
+}
+
+def Dlc_GatherElementsOp : Dlc_TensorOp<"gather_elements"> {
+  let summary = "ONNX GatherElements: the result has the indices' shape";
   let arguments = (ins Dlc_AnyTensor:$input, Dlc_IndexTensor:$indices, I64Attr:$axis);
   let results = (outs Dlc_AnyTensor:$output);
   let hasVerifier = 1;

@@ -285,6 +285,39 @@ void broadcastBytes(const void *x, const int64_t *xStrides, void *y, const int64
   });
 }
 
+template <typename Index>
+bool gatherElements(const void *x, const int64_t *xShape, const Index *indices,
+                    const int64_t *indexShape, void *y, int rank, int axis, size_t elemSize) {
+  int64_t count = 1;
+  for (int d = 0; d < rank; ++d)
+    count *= indexShape[d];
+  const int64_t axisDim = xShape[axis];
+  for (int64_t i = 0; i < count; ++i)
+    if (indices[i] < -axisDim || indices[i] >= axisDim)
+      return false;
+  const char *src = static_cast<const char *>(x);
+  char *dst = static_cast<char *>(y);
+  for (int64_t i = 0; i < count; ++i) {
+    // The output element's multi-index (the index tensor's), mapped onto x's strides.
+    int64_t rest = i, offset = 0, stride = 1;
+    for (int d = rank - 1; d >= 0; --d) {
+      int64_t at = rest % indexShape[d];
+      rest /= indexShape[d];
+      if (d == axis)
+        at = indices[i] < 0 ? indices[i] + axisDim : indices[i];
+      offset += at * stride;
+      stride *= xShape[d];
+    }
+    std::memcpy(dst + i * elemSize, src + offset * elemSize, elemSize);
+  }
+  return true;
+}
+
+template bool gatherElements<int32_t>(const void *, const int64_t *, const int32_t *,
+                                      const int64_t *, void *, int, int, size_t);
+template bool gatherElements<int64_t>(const void *, const int64_t *, const int64_t *,
+                                      const int64_t *, void *, int, int, size_t);
+
 template void gatherGradF32<int32_t>(const float *, const int32_t *, int64_t, float *, int64_t,
                                      int64_t, int64_t);
 template void gatherGradF32<int64_t>(const float *, const int64_t *, int64_t, float *, int64_t,

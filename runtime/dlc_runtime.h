@@ -229,11 +229,22 @@ bool nllLossF32(const float *logp, const int64_t *labels, float *loss, int64_t o
 // dlogp = -*dloss / (outer * inner) at each label's class, 0 elsewhere; false as nllLossF32.
 bool nllLossGradF32(const float *dloss, const int64_t *labels, float *dlogp, int64_t outer,
                     int64_t classes, int64_t inner);
-enum class ReduceKind { Sum, Mean, Max, Min };
+enum class ReduceKind { Sum, Mean, Max, Min, Prod };
 // Reduces x (shape inShape, `rank` dims) into y; outStrides maps each input dim onto y's
 // elements (0 for reduced dims). reducedCount = number of input elements per output element.
 void reduceF32(ReduceKind kind, const float *x, const int64_t *inShape, const int64_t *outStrides,
                int rank, float *y, int64_t outCount, int64_t reducedCount);
+
+// y[o, i] = index of the max (or min) of x[o, :, i] over an [outer, n, inner] view; the first
+// such index, or the last with selectLast. NaN counts as larger than (and, for the min,
+// smaller than) everything, as in NumPy's argmax/argmin.
+void argReduceF32(bool max, bool selectLast, const float *x, int64_t *y, int64_t outer,
+                  int64_t n, int64_t inner);
+// Running sums along the middle dim of an [outer, n, inner] view; `exclusive` leaves out the
+// element itself, `reverse` runs from the end.
+template <typename T>
+void cumsum(const T *x, T *y, int64_t outer, int64_t n, int64_t inner, bool exclusive,
+            bool reverse);
 
 // ---- data movement (type-agnostic, elemSize bytes per element) --------------------------
 void copyBytes(const void *x, void *y, size_t bytes);
@@ -252,6 +263,12 @@ bool gather(const void *x, const Index *indices, int64_t numIndices, void *y, in
 template <typename Index>
 void gatherGradF32(const float *dy, const Index *indices, int64_t numIndices, float *dx,
                    int64_t outer, int64_t axisDim, int64_t inner);
+// ONNX GatherElements: y[i...] = x[i... with i_axis = idx[i...]] (negative indices wrap);
+// y has the shape of `indices`, x's other dims are at least as large. False, with nothing
+// written, when an index is outside [-x's axis dim, x's axis dim).
+template <typename Index>
+bool gatherElements(const void *x, const int64_t *xShape, const Index *indices,
+                    const int64_t *indexShape, void *y, int rank, int axis, size_t elemSize);
 // Strided slice: y[i...] = x[starts + i*steps ...]; steps may be negative.
 void slice(const void *x, void *y, size_t elemSize, const int64_t *inShape,
            const int64_t *starts, const int64_t *steps, const int64_t *outShape, int rank);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 namespace dlc {
 namespace rt {
@@ -108,6 +109,9 @@ struct MaxOp {
 };
 struct MinOp {
   float operator()(float acc, float v) const { return (v < acc || std::isnan(v)) ? v : acc; }
+};
+struct ProdOp {
+  float operator()(float acc, float v) const { return acc * v; }
 };
 
 // Walks x in order. Trailing input dims whose output strides compose are merged into one inner
@@ -241,8 +245,68 @@ void reduceF32(ReduceKind kind, const float *x, const int64_t *inShape, const in
     return reduceWith(MaxOp{}, -inf, x, inShape, outStrides, rank, y, outCount);
   case ReduceKind::Min:
     return reduceWith(MinOp{}, inf, x, inShape, outStrides, rank, y, outCount);
+  case ReduceKind::Prod:
+    return reduceWith(ProdOp{}, 1.0f, x, inShape, outStrides, rank, y, outCount);
   }
 }
+
+void argReduceF32(bool max, bool selectLast, const float *x, int64_t *y, int64_t outer,
+                  int64_t n, int64_t inner) {
+  // `candidate` replaces `best` when strictly better, or equal and the last index is wanted.
+  auto better = [max](float candidate, float best) {
+    if (std::isnan(best))
+      return false;
+    if (std::isnan(candidate))
+      return true;
+    return max ? candidate > best : candidate < best;
+  };
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      const float *row = x + o * n * inner + i;
+      int64_t best = 0;
+      for (int64_t j = 1; j < n; ++j) {
+        float v = row[j * inner], b = row[best * inner];
+        if (better(v, b) || (selectLast && (v == b || (std::isnan(v) && std::isnan(b)))))
+          best = j;
+      }
+      y[o * inner + i] = best;
+    }
+}
+
+// Integer sums wrap (as NumPy's do) instead of invoking signed-overflow UB.
+template <typename T> T wrappingAdd(T a, T b) {
+  if constexpr (std::is_integral_v<T>)
+    return static_cast<T>(static_cast<std::make_unsigned_t<T>>(a) +
+                          static_cast<std::make_unsigned_t<T>>(b));
+  else
+    return a + b;
+}
+
+template <typename T>
+void cumsum(const T *x, T *y, int64_t outer, int64_t n, int64_t inner, bool exclusive,
+            bool reverse) {
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      T sum = T(0);
+      for (int64_t step = 0; step < n; ++step) {
+        int64_t j = reverse ? n - 1 - step : step;
+        int64_t at = (o * n + j) * inner + i;
+        T v = x[at]; // read first: y may alias x
+        if (exclusive) {
+          y[at] = sum;
+          sum = wrappingAdd(sum, v);
+        } else {
+          sum = wrappingAdd(sum, v);
+          y[at] = sum;
+        }
+      }
+    }
+}
+
+template void cumsum<float>(const float *, float *, int64_t, int64_t, int64_t, bool, bool);
+template void cumsum<double>(const double *, double *, int64_t, int64_t, int64_t, bool, bool);
+template void cumsum<int32_t>(const int32_t *, int32_t *, int64_t, int64_t, int64_t, bool, bool);
+template void cumsum<int64_t>(const int64_t *, int64_t *, int64_t, int64_t, int64_t, bool, bool);
 
 } // namespace rt
 } // namespace dlc

@@ -18,6 +18,18 @@ Models (random weights, torch.manual_seed(0); no pretrained downloads):
                (Fire modules: channel concats of two branches)
   resnet50     torchvision.models.resnet50(weights=None), input [1,3,224,224]
                (not exported by default: used by bench/memory)
+  densenet121  torchvision.models.densenet121(weights=None), input [1,3,96,96]
+  shufflenetv2 torchvision.models.shufflenet_v2_x0_5(weights=None), input [1,3,224,224]
+  mobilenetv3  torchvision.models.mobilenet_v3_small(weights=None), input [1,3,224,224]
+  convnext     a small torchvision ConvNeXt (3 stages of 1 block, 32-64-128 channels),
+               input [2,3,64,64] (LayerNorm over channels, GELU, layer scale)
+  vit          a small torchvision VisionTransformer (32x32 images, 8x8 patches, 2 layers,
+               4 heads, width 64), input [2,3,32,32]
+  transformer  nn.TransformerEncoder (2 layers, d_model 64, 4 heads, batch_first),
+               input [2,10,64]
+
+The models from densenet121 on are exported with a symbolic batch dim ("batch"), the way
+exported models usually come; tests pin it with `dlc run --dim batch=N`.
 
 BatchNorm running_mean/running_var/weight/bias are set to seeded, non-trivial
 values (var > 0) so inference-mode BN is really exercised.
@@ -78,6 +90,39 @@ def make_resnet50():
     return torchvision.models.resnet50(weights=None), (1, 3, 224, 224)
 
 
+def make_densenet121():
+    import torchvision
+    return torchvision.models.densenet121(weights=None), (1, 3, 96, 96)
+
+
+def make_shufflenetv2():
+    import torchvision
+    return torchvision.models.shufflenet_v2_x0_5(weights=None), (1, 3, 224, 224)
+
+
+def make_mobilenetv3():
+    import torchvision
+    return torchvision.models.mobilenet_v3_small(weights=None), (1, 3, 224, 224)
+
+
+def make_convnext():
+    from torchvision.models.convnext import CNBlockConfig, ConvNeXt
+    blocks = [CNBlockConfig(32, 64, 1), CNBlockConfig(64, 128, 1), CNBlockConfig(128, None, 1)]
+    return ConvNeXt(blocks, num_classes=10), (2, 3, 64, 64)
+
+
+def make_vit():
+    from torchvision.models.vision_transformer import VisionTransformer
+    return VisionTransformer(image_size=32, patch_size=8, num_layers=2, num_heads=4,
+                             hidden_dim=64, mlp_dim=128, num_classes=10), (2, 3, 32, 32)
+
+
+def make_transformer():
+    layer = nn.TransformerEncoderLayer(d_model=64, nhead=4, dim_feedforward=128, dropout=0.0,
+                                       batch_first=True)
+    return nn.TransformerEncoder(layer, num_layers=2), (2, 10, 64)
+
+
 # Exported keeping BatchNormalization nodes (PyTorch folds them into Conv by default), so
 # dlc's own batch-norm folding and kernel meet a real network.
 KEEP_BATCHNORM = {"resnet18_bn"}
@@ -89,8 +134,17 @@ MODELS = {
     "mobilenetv2": make_mobilenetv2,
     "squeezenet": make_squeezenet,
     "resnet50": make_resnet50,
+    "densenet121": make_densenet121,
+    "shufflenetv2": make_shufflenetv2,
+    "mobilenetv3": make_mobilenetv3,
+    "convnext": make_convnext,
+    "vit": make_vit,
+    "transformer": make_transformer,
 }
-DEFAULT_MODELS = ["mlp", "resnet18", "resnet18_bn", "mobilenetv2", "squeezenet"]
+DEFAULT_MODELS = ["mlp", "resnet18", "resnet18_bn", "mobilenetv2", "squeezenet", "densenet121",
+                  "shufflenetv2", "mobilenetv3", "convnext", "vit", "transformer"]
+# Exported with a symbolic batch dim named "batch".
+SYMBOLIC_BATCH = {"densenet121", "shufflenetv2", "mobilenetv3", "convnext", "vit", "transformer"}
 ALIASES = {"mobilenet_v2": "mobilenetv2", "resnet": "resnet18"}
 
 
@@ -132,6 +186,8 @@ def export_one(name, outdir):
         model, torch.from_numpy(x), onnx_path + ".tmp",
         opset_version=OPSET, do_constant_folding=True,
         input_names=["input"], output_names=["output"],
+        dynamic_axes=({"input": {0: "batch"}, "output": {0: "batch"}}
+                      if name in SYMBOLIC_BATCH else None),
         training=(torch.onnx.TrainingMode.PRESERVE if name in KEEP_BATCHNORM
                   else torch.onnx.TrainingMode.EVAL))
     for fname, arr in (("input.npy", x), ("expected.npy", y)):

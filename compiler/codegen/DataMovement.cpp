@@ -60,6 +60,21 @@ LogicalResult emitGather(Operation *op, KernelEmitter &e) {
   return success();
 }
 
+LogicalResult emitGatherElements(Operation *op, KernelEmitter &e) {
+  auto gather = cast<GatherElementsOp>(op);
+  auto indexShape = tensorType(gather.getIndices()).getShape();
+  if (tensorType(gather.getOutput()).getNumElements() == 0)
+    return success();
+  e.fallibleCall("dlc::rt::gatherElements(" + e.ptr(gather.getInput()) + ", " +
+                     e.array(tensorType(gather.getInput()).getShape()) + ", " +
+                     e.ptr(gather.getIndices()) + ", " + e.array(indexShape) + ", " +
+                     e.ptr(gather.getOutput()) + ", " + std::to_string(indexShape.size()) +
+                     ", " + std::to_string(gather.getAxis()) + ", " +
+                     std::to_string(elementSize(gather.getInput())) + ")",
+                 "index out of range");
+  return success();
+}
+
 LogicalResult emitSlice(Operation *op, KernelEmitter &e) {
   auto slice = cast<SliceOp>(op);
   auto in = tensorType(slice.getInput()).getShape();
@@ -120,6 +135,7 @@ LogicalResult emitBroadcast(Operation *op, KernelEmitter &e) {
 void addDataMovementEmitters(EmitterTable &table) {
   table["dlc.reshape"] = emitReshape;
   table["dlc.transpose"] = emitTranspose;
+  table["dlc.gather_elements"] = emitGatherElements;
   table["dlc.concat"] = emitConcat;
   table["dlc.gather"] = emitGather;
   table["dlc.slice"] = emitSlice;

@@ -66,14 +66,35 @@ LogicalResult emitReduce(Operation *op, KernelEmitter &e) {
   return success();
 }
 
+LogicalResult emitArgReduce(Operation *op, KernelEmitter &e) {
+  int64_t axis = cast<IntegerAttr>(op->getAttr("axis")).getInt();
+  bool last = cast<BoolAttr>(op->getAttr("select_last_index")).getValue();
+  e.line(std::string("dlc::rt::argReduceF32(") + (isa<ArgMaxOp>(op) ? "true" : "false") + ", " +
+         (last ? "true" : "false") + ", " + e.ptr(op->getOperand(0)) + ", " +
+         e.ptr(op->getResult(0)) + aroundAxis(op->getOperand(0), axis) + ");");
+  return success();
+}
+
+LogicalResult emitCumSum(Operation *op, KernelEmitter &e) {
+  auto cumsum = cast<CumSumOp>(op);
+  e.line("dlc::rt::cumsum(" + e.ptr(cumsum.getInput()) + ", " + e.ptr(cumsum.getOutput()) +
+         aroundAxis(cumsum.getInput(), cumsum.getAxis()) + ", " +
+         (cumsum.getExclusive() ? "true" : "false") + ", " +
+         (cumsum.getReverse() ? "true" : "false") + ");");
+  return success();
+}
+
 } // namespace
 
 void addReductionEmitters(EmitterTable &table) {
+  table["dlc.arg_max"] = emitArgReduce;
+  table["dlc.arg_min"] = emitArgReduce;
+  table["dlc.cumsum"] = emitCumSum;
   table["dlc.softmax"] = emitSoftmax;
   table["dlc.softmax_grad"] = emitSoftmaxGrad;
   table["dlc.nll_loss"] = emitNllLoss;
   table["dlc.nll_loss_grad"] = emitNllLoss;
-  for (StringRef name : {"reduce_sum", "reduce_mean", "reduce_max", "reduce_min"})
+  for (StringRef name : {"reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod"})
     table["dlc." + name.str()] = emitReduce;
 }
 

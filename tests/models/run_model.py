@@ -18,6 +18,8 @@ def main():
     p.add_argument("--model-dir", required=True)
     p.add_argument("--compare", required=True, help="scripts/compare_npy.py")
     p.add_argument("--tol", default="1e-4")
+    p.add_argument("--dim", action="append", default=[],
+                   help="NAME=N, passed to dlc run (pins a symbolic dim)")
     p.add_argument("--check-memory", action="store_true",
                    help="build with -DDLC_CHECK_MEMORY: memory of dead values is poisoned")
     p.add_argument("--sanitize", default="", metavar="LIST",
@@ -42,8 +44,9 @@ def main():
             env[var] = ":".join(o for o in (env.get(var, ""), extra) if o)
     subprocess.run(["rm", "-rf", env["DLC_CACHE_DIR"], out], check=True)
     start = time.time()
+    pins = [a for dim in args.dim for a in ("--dim", dim)]
     r = subprocess.run([args.dlc, "run", os.path.join(d, "model.onnx"),
-                        os.path.join(d, "input.npy"), "-o", out], env=env)
+                        os.path.join(d, "input.npy"), "-o", out] + pins, env=env)
     print("%s (%s): dlc compile + build + run: %.1f s"
           % (os.path.basename(d), tag, time.time() - start))
     if r.returncode != 0:

@@ -293,3 +293,73 @@ TEST_CASE("slice with positive and negative steps", "[data]") {
     requireEqual(y, want);
   }
 }
+
+TEST_CASE("product reduction", "[reduce]") {
+  // [2, 3] reduced over dim 1 and over both dims.
+  std::vector<float> x = {1, 2, 3, -4, 0.5f, 2};
+  Shape shape = {2, 3}, rowStrides = {1, 0}, allStrides = {0, 0};
+  std::vector<float> rows(2), all(1);
+  reduceF32(ReduceKind::Prod, x.data(), shape.data(), rowStrides.data(), 2, rows.data(), 2, 3);
+  reduceF32(ReduceKind::Prod, x.data(), shape.data(), allStrides.data(), 2, all.data(), 1, 6);
+  CHECK(rows == std::vector<float>{6, -4});
+  CHECK(all == std::vector<float>{-24});
+}
+
+TEST_CASE("argmax and argmin: first or last extreme, NaN wins", "[reduce]") {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  // [outer 2, n 4, inner 1].
+  std::vector<float> x = {1, 5, 5, 0, 2, nan, 7, nan};
+  std::vector<int64_t> y(2);
+  argReduceF32(true, false, x.data(), y.data(), 2, 4, 1);
+  CHECK(y == std::vector<int64_t>{1, 1});
+  argReduceF32(true, true, x.data(), y.data(), 2, 4, 1);
+  CHECK(y == std::vector<int64_t>{2, 3});
+  argReduceF32(false, false, x.data(), y.data(), 2, 4, 1);
+  CHECK(y == std::vector<int64_t>{3, 1});
+  // Along the first of two dims: [n 2, inner 3].
+  std::vector<float> m = {1, 9, 3, 4, 2, 3};
+  std::vector<int64_t> columns(3);
+  argReduceF32(true, false, m.data(), columns.data(), 1, 2, 3);
+  CHECK(columns == std::vector<int64_t>{1, 0, 0});
+  argReduceF32(true, true, m.data(), columns.data(), 1, 2, 3);
+  CHECK(columns == std::vector<int64_t>{1, 0, 1});
+}
+
+TEST_CASE("cumsum: inclusive, exclusive, reverse, in place", "[reduce]") {
+  // [outer 1, n 4, inner 2].
+  std::vector<int64_t> x = {1, 10, 2, 20, 3, 30, 4, 40}, y(8);
+  cumsum(x.data(), y.data(), 1, 4, 2, false, false);
+  CHECK(y == std::vector<int64_t>{1, 10, 3, 30, 6, 60, 10, 100});
+  cumsum(x.data(), y.data(), 1, 4, 2, true, false);
+  CHECK(y == std::vector<int64_t>{0, 0, 1, 10, 3, 30, 6, 60});
+  cumsum(x.data(), y.data(), 1, 4, 2, false, true);
+  CHECK(y == std::vector<int64_t>{10, 100, 9, 90, 7, 70, 4, 40});
+  cumsum(x.data(), y.data(), 1, 4, 2, true, true);
+  CHECK(y == std::vector<int64_t>{9, 90, 7, 70, 4, 40, 0, 0});
+  std::vector<float> f = {0.5f, 1.5f, 2.0f};
+  cumsum(f.data(), f.data(), 1, 3, 1, false, false);
+  CHECK(f == std::vector<float>{0.5f, 2.0f, 4.0f});
+}
+
+TEST_CASE("gatherElements picks along an axis; bad indices write nothing", "[data]") {
+  // data [2, 3]; indices [2, 2] along axis 1, with a negative index.
+  std::vector<int32_t> data = {1, 2, 3, 4, 5, 6};
+  std::vector<int64_t> idx = {2, 0, -1, 1};
+  Shape dataShape = {2, 3}, idxShape = {2, 2};
+  std::vector<int32_t> y(4, -7);
+  REQUIRE(gatherElements(data.data(), dataShape.data(), idx.data(), idxShape.data(), y.data(), 2,
+                         1, sizeof(int32_t)));
+  CHECK(y == std::vector<int32_t>{3, 1, 6, 5});
+  // Along axis 0: y[i][j] = data[idx[i][j]][j].
+  std::vector<int64_t> rows = {1, 0, 0, 1, 1, 1};
+  Shape rowsShape = {2, 3};
+  std::vector<int32_t> z(6);
+  REQUIRE(gatherElements(data.data(), dataShape.data(), rows.data(), rowsShape.data(), z.data(),
+                         2, 0, sizeof(int32_t)));
+  CHECK(z == std::vector<int32_t>{4, 2, 3, 4, 5, 6});
+  std::vector<int64_t> bad = {0, 3, 0, 0};
+  std::fill(y.begin(), y.end(), -7);
+  CHECK(!gatherElements(data.data(), dataShape.data(), bad.data(), idxShape.data(), y.data(), 2,
+                        1, sizeof(int32_t)));
+  CHECK(y == std::vector<int32_t>(4, -7));
+}
