@@ -341,12 +341,12 @@ static std::optional<ConstTensor> foldRange(const onnx::NodeProto &node, ValueSc
   double steps = std::ceil((limit - start) / delta);
   if (!(steps < double(kMaxFoldedBytes)))
     throw ImportError("the range is too long to fold at compile time");
-  int64_t count = std::max<int64_t>(0, int64_t(steps));
+  int64_t count = steps > 0 ? int64_t(steps) : 0;
   if (isShapeMathDtype(dtype)) {
     std::vector<int64_t> v(count);
     int64_t first = in[0]->asInts()[0], step = in[2]->asInts()[0];
     for (int64_t i = 0; i < count; ++i)
-      v[i] = first + i * step;
+      v[i] = int64_t(uint64_t(first) + uint64_t(i) * uint64_t(step)); // wraps, never UB
     return makeIntegers(dtype, {count}, v);
   }
   ConstTensor t;
@@ -369,6 +369,57 @@ static std::optional<ConstTensor> foldRange(const onnx::NodeProto &node, ValueSc
   return t;
 }
 
+// The result shape of Reshape, Squeeze or Unsqueeze of a constant (the axes an input from
+// opset 13, else an attribute); nullopt when the node is malformed, which its import reports.
+static std::optional<std::vector<int64_t>>
+foldedViewShape(const onnx::NodeProto &node, const std::vector<const ConstTensor *> &inputs,
+                const std::function<std::vector<int64_t>(const std::string &)> &intsAttr) {
+  const std::vector<int64_t> &in = inputs[0]->shape;
+  const int64_t count = inputs[0]->numElements();
+  const std::string &op = node.op_type();
+  if (op == "Reshape") {
+    if (inputs.size() != 2)
+      return std::nullopt;
+    std::vector<int64_t> out = inputs[1]->asInts();
+    int64_t known = 1, inferred = -1;
+    for (size_t i = 0; i < out.size(); ++i) {
+      if (out[i] == 0 && i < in.size())
+        out[i] = in[i];
+      if (out[i] == -1 && inferred < 0)
+        inferred = i;
+      else if (out[i] >= 0 && out[i] <= kMaxFoldedElements)
+        known *= out[i];
+      else
+        return std::nullopt;
+    }
+    if (inferred >= 0 && known > 0 && count % known == 0)
+      out[inferred] = count / known;
+    else if (inferred >= 0 || known != count)
+      return std::nullopt;
+    return out;
+  }
+  std::vector<int64_t> axes = inputs.size() > 1 ? inputs[1]->asInts() : intsAttr("axes");
+  int64_t rank = in.size() + (op == "Unsqueeze" ? axes.size() : 0);
+  std::vector<char> marked(std::max<int64_t>(rank, 1), 0);
+  for (int64_t a : axes) {
+    if (a < -rank || a >= rank || marked[a < 0 ? a + rank : a]++)
+      return std::nullopt;
+  }
+  std::vector<int64_t> out;
+  if (op == "Squeeze") {
+    for (int64_t d = 0; d < rank; ++d)
+      if (axes.empty() ? in[d] != 1 : !marked[d])
+        out.push_back(in[d]);
+      else if (in[d] != 1)
+        return std::nullopt;
+    return out;
+  }
+  auto next = in.begin();
+  for (int64_t d = 0; d < rank; ++d)
+    out.push_back(marked[d] ? 1 : *next++);
+  return out;
+}
+
 std::optional<ConstTensor> foldShapeNode(const onnx::NodeProto &node, ValueScope &scope) {
   const std::string &op = node.op_type();
   if (node.output_size() < 1)
@@ -380,6 +431,12 @@ std::optional<ConstTensor> foldShapeNode(const onnx::NodeProto &node, ValueScope
       if (a.name() == name)
         return (int64_t)a.i();
     return fallback;
+  };
+  auto intsAttr = [&](const std::string &name) {
+    for (const auto &a : node.attribute())
+      if (a.name() == name)
+        return std::vector<int64_t>(a.ints().begin(), a.ints().end());
+    return std::vector<int64_t>();
   };
   if ((op == "Shape" || op == "Size") && node.input_size() == 1) {
     mlir::RankedTensorType type;
@@ -450,11 +507,15 @@ std::optional<ConstTensor> foldShapeNode(const onnx::NodeProto &node, ValueScope
     }
     return makeIntegers(x.dtype, {(int64_t)all.size()}, all);
   }
-  // Scalar <-> one-element vector, the shape-math idiom exporters emit.
-  if (op == "Unsqueeze" && x.shape.empty())
-    return makeIntegers(x.dtype, {1}, x.asInts());
-  if (op == "Squeeze" && x.shape == std::vector<int64_t>{1})
-    return makeIntegers(x.dtype, {}, x.asInts());
+  // Reshape, Squeeze and Unsqueeze keep the values and change the shape.
+  if (op == "Reshape" || op == "Squeeze" || op == "Unsqueeze") {
+    auto shape = foldedViewShape(node, inputs, intsAttr);
+    if (!shape)
+      return std::nullopt;
+    ConstTensor t = x;
+    t.shape = *shape;
+    return t;
+  }
   if (op == "Slice" && x.shape.size() == 1 && inputs.size() >= 3) {
     auto data = x.asInts();
     int64_t size = data.size();

@@ -80,6 +80,15 @@ namespace {
 
 RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
 
+void requireFloat32(NodeImporter &n, int input = 0) {
+  Type element = n.inputType(input).getElementType();
+  if (!element.isF32()) {
+    std::string text;
+    llvm::raw_string_ostream(text) << element;
+    throw ImportError("element type " + text + " is not supported (float32 only)");
+  }
+}
+
 Value reshape(NodeImporter &n, Value v, ArrayRef<int64_t> shape) {
   auto type = typeOf(v).clone(shape);
   if (type == v.getType())
@@ -247,8 +256,14 @@ template <bool isSqueeze> OpImport squeezeLike() {
           }};
 }
 
+// Ops dlc only evaluates at compile time (foldShapeNode): reaching the import means an input
+// was not known then.
 OpImport notFolded() {
-  return {{}, [](NodeImporter &) -> Value {
+  return {{}, [](NodeImporter &n) -> Value {
+            for (int i = 0; i < n.node.input_size(); ++i)
+              if (n.hasInput(i) && !n.constantOrNull(i) && n.node.op_type() != "Shape" &&
+                  n.node.op_type() != "Size")
+                n.constInput(i); // throws, saying why the input is not a constant
             throw ImportError("its value depends on a tensor whose shape is not static");
           }};
 }
@@ -333,6 +348,81 @@ OpImport conv() {
             auto type = windowResultType(n.inputType(0), wShape[0], w, false);
             return n.b.create<ConvOp>(n.loc(), type, n.input(0), n.input(1), bias,
                                       w.strides, w.pads, w.dilations, n.intAttr("group", 1));
+          }};
+}
+
+// ConvTranspose is the gradient of a convolution with respect to its input: its input plays the
+// convolution's output gradient, its weight [C_in, C_out / group, k...] the convolution's.
+OpImport convTranspose() {
+  return {{}, [](NodeImporter &n) -> Value {
+            requireFloat32(n);
+            auto x = n.inputType(0).getShape(), wShape = n.inputType(1).getShape();
+            if (wShape.size() != x.size())
+              throw ImportError("the weight has rank " + std::to_string(wShape.size()) +
+                                " but the input has rank " + std::to_string(x.size()));
+            if (x.size() < 3 || x.size() > 5)
+              throw ImportError("only 1-D to 3-D transposed convolutions");
+            size_t spatial = x.size() - 2;
+            int64_t group = n.intAttr("group", 1);
+            if (group < 1 || x[1] != wShape[0] || wShape[0] % group)
+              throw ImportError("input channels " + std::to_string(x[1]) +
+                                " do not match the weight " + dimsString(wShape) + " and group " +
+                                std::to_string(group));
+            auto ones = std::vector<int64_t>(spatial, 1);
+            std::vector<int64_t> kernel = n.intsAttr("kernel_shape", {wShape.begin() + 2, wShape.end()});
+            std::vector<int64_t> strides = n.intsAttr("strides", ones),
+                                 dilations = n.intsAttr("dilations", ones),
+                                 outputPadding = n.intsAttr("output_padding", std::vector<int64_t>(spatial, 0)),
+                                 pads = n.intsAttr("pads", std::vector<int64_t>(2 * spatial, 0)),
+                                 outputShape = n.intsAttr("output_shape");
+            if (kernel.size() != spatial || strides.size() != spatial || dilations.size() != spatial ||
+                outputPadding.size() != spatial || pads.size() != 2 * spatial)
+              throw ImportError("kernel_shape, strides, dilations, output_padding or pads do not "
+                                "match the input's spatial rank");
+            if (!outputShape.empty() && outputShape.size() != spatial)
+              outputShape.erase(outputShape.begin(), outputShape.end() - std::min(outputShape.size(), spatial));
+            std::string autoPad = n.stringAttr("auto_pad", "NOTSET");
+            SmallVector<int64_t> shape{x[0], wShape[1] * group};
+            for (size_t i = 0; i < spatial; ++i) {
+              if (strides[i] < 1 || dilations[i] < 1 || kernel[i] < 1 || outputPadding[i] < 0 ||
+                  kernel[i] != wShape[i + 2])
+                throw ImportError("kernel, strides and dilations must be positive and match the weight");
+              int64_t extent = (kernel[i] - 1) * dilations[i] + 1;
+              int64_t full = strides[i] * (x[i + 2] - 1) + outputPadding[i] + extent;
+              bool samePad = autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER";
+              if (!outputShape.empty() || samePad) {
+                int64_t target = outputShape.empty() ? x[i + 2] * strides[i] : outputShape[i];
+                // Split as ONNX's reference does (floor halves); a negative total grows the
+                // output at the end, like output_padding.
+                int64_t total = full - target;
+                int64_t half = total >= 0 ? total / 2 : -((1 - total) / 2);
+                pads[i] = autoPad == "SAME_UPPER" ? half : total - half;
+                pads[i + spatial] = total - pads[i];
+                if (pads[i] < 0)
+                  throw ImportError("output_shape needs padding before the first element");
+                if (pads[i + spatial] < 0) {
+                  full -= pads[i + spatial];
+                  pads[i + spatial] = 0;
+                }
+              } else if (autoPad == "VALID") {
+                pads[i] = pads[i + spatial] = 0;
+              } else if (autoPad != "NOTSET") {
+                throw ImportError("unknown auto_pad '" + autoPad + "'");
+              }
+              int64_t out = full - pads[i] - pads[i + spatial];
+              if (out < 1)
+                throw ImportError("pads leave no output on spatial axis " + std::to_string(i));
+              shape.push_back(out);
+            }
+            auto type = n.inputType(0).clone(shape);
+            Value y = n.b.create<ConvGradInputOp>(n.loc(), type, n.input(0), n.input(1), strides,
+                                                  pads, dilations, group);
+            if (n.hasInput(2)) {
+              SmallVector<int64_t> perChannel(shape.size() - 1, 1);
+              perChannel[0] = shape[1];
+              y = bin<AddOp>(n, y, reshape(n, n.input(2), perChannel));
+            }
+            return y;
           }};
 }
 
@@ -597,18 +687,35 @@ OpImport dropout() {
 // ---- Compositions: ops whose meaning is written with existing dlc ops, which brings their
 // kernels, memory planning and gradients along (a fusion pass may merge them later).
 
-// A rank-0 constant of `element` type, broadcast by the binary ops.
+// A rank-0 integer constant (bool, signed or unsigned, truncated to the type's width).
+Value intScalar(NodeImporter &n, int64_t v, Type element) {
+  auto type = RankedTensorType::get({}, element);
+  APInt bits = APInt(64, static_cast<uint64_t>(v)).trunc(element.getIntOrFloatBitWidth());
+  return n.b.create<ConstantOp>(n.loc(), type,
+                                DenseElementsAttr::get(type, IntegerAttr::get(element, bits)));
+}
+
+// A rank-0 constant of `element` type, broadcast by the binary ops. A value for an integer
+// type must be integral and in int64's range (it may come from a file).
 Value scalar(NodeImporter &n, double v, Type element) {
   auto type = RankedTensorType::get({}, element);
-  Attribute value = isa<FloatType>(element)
-                        ? Attribute(FloatAttr::get(element, v))
-                        : Attribute(IntegerAttr::get(element, static_cast<int64_t>(v)));
-  return n.b.create<ConstantOp>(n.loc(), type, DenseElementsAttr::get(type, value));
+  if (isa<FloatType>(element))
+    return n.b.create<ConstantOp>(n.loc(), type,
+                                  DenseElementsAttr::get(type, FloatAttr::get(element, v)));
+  if (!(v >= -9.2e18 && v <= 9.2e18) || v != std::trunc(v))
+    throw ImportError("value " + std::to_string(v) + " does not fit the integer element type");
+  return intScalar(n, static_cast<int64_t>(v), element);
 }
 
 // Elementwise binary op with numpy broadcasting.
 template <typename Op> Value bin(NodeImporter &n, Value a, Value b) {
   return n.b.create<Op>(n.loc(), typeOf(a).clone(broadcastOperands(a, b)), a, b);
+}
+
+// Comparison with numpy broadcasting: a bool result.
+template <typename Op> Value comparison(NodeImporter &n, Value a, Value b) {
+  return n.b.create<Op>(n.loc(), RankedTensorType::get(broadcastOperands(a, b), n.b.getI1Type()),
+                        a, b);
 }
 
 template <typename Op> Value un(NodeImporter &n, Value x) {
@@ -624,15 +731,6 @@ template <typename Op> Value red(NodeImporter &n, Value x, ArrayRef<int64_t> axe
       shape.push_back(reduced ? 1 : size);
   }
   return n.b.create<Op>(n.loc(), typeOf(x).clone(shape), x, axes);
-}
-
-void requireFloat32(NodeImporter &n, int input = 0) {
-  Type element = n.inputType(input).getElementType();
-  if (!element.isF32()) {
-    std::string text;
-    llvm::raw_string_ostream(text) << element;
-    throw ImportError("element type " + text + " is not supported (float32 only)");
-  }
 }
 
 // relu(x) + alpha * (exp(min(x, 0) / scale) - 1): Elu at scale 1, Celu at scale alpha.
@@ -714,6 +812,14 @@ OpImport gelu() {
 OpImport prelu() {
   return floatComposition([](NodeImporter &n, Value x, Type) {
     Value slope = n.input(1);
+    // Before opset 7 a slope of one value per channel lined up with dim 1.
+    auto xShape = typeOf(x).getShape();
+    if (n.version < 7 && typeOf(slope).getRank() == 1 && xShape.size() > 2 &&
+        typeOf(slope).getDimSize(0) == xShape[1]) {
+      SmallVector<int64_t> perChannel(xShape.size() - 1, 1);
+      perChannel[0] = xShape[1];
+      slope = reshape(n, slope, perChannel);
+    }
     auto shape = broadcastShapes(typeOf(x).getShape(), typeOf(slope).getShape());
     if (failed(shape) || ArrayRef<int64_t>(*shape) != typeOf(x).getShape())
       throw ImportError("slope " + dimsString(typeOf(slope).getShape()) +
@@ -854,7 +960,7 @@ OpImport meanVarianceNorm() {
   });
 }
 
-// x / ||x||_p along one axis (p = 1 or 2).
+// x / ||x||_p along one axis (p = 1 or 2); 0 where the norm is 0.
 OpImport lpNorm() {
   return floatComposition([](NodeImporter &n, Value x, Type) {
     int64_t axis = normalizeAxis(n.intAttr("axis", -1), typeOf(x).getRank());
@@ -866,7 +972,12 @@ OpImport lpNorm() {
       norm = un<SqrtOp>(n, red<ReduceSumOp>(n, bin<MulOp>(n, x, x), {axis}, true));
     else
       throw ImportError("p must be 1 or 2, got " + std::to_string(p));
-    return bin<DivOp>(n, x, norm);
+    // A zero norm gives 0, not 0 / 0, as ONNX's reference does.
+    Type f = typeOf(x).getElementType();
+    Value zero = comparison<EqualOp>(n, norm, scalar(n, 0.0, f));
+    Value safeNorm = n.b.create<WhereOp>(n.loc(), typeOf(norm), zero, scalar(n, 1.0, f), norm);
+    Value y = bin<DivOp>(n, x, safeNorm);
+    return n.b.create<WhereOp>(n.loc(), typeOf(y), zero, scalar(n, 0.0, f), y);
   });
 }
 
@@ -894,10 +1005,6 @@ OpImport castLike() {
 
 // ---- Comparisons, logic and selection.
 
-template <typename Op> Value comparison(NodeImporter &n, Value a, Value b) {
-  return n.b.create<Op>(n.loc(), RankedTensorType::get(broadcastOperands(a, b), n.b.getI1Type()),
-                        a, b);
-}
 
 template <typename Op> OpImport compare() {
   return {{}, [](NodeImporter &n) { return comparison<Op>(n, n.input(0), n.input(1)); }};
@@ -1365,14 +1472,15 @@ OpImport oneHot() {
             const ConstTensor &depthValue = n.constInput(1);
             if (depthValue.numElements() != 1)
               throw ImportError("depth must be a scalar");
-            int64_t depth = int64_t(depthValue.asDoubles()[0]);
-            if (depth <= 0)
-              throw ImportError("depth must be positive");
+            double depthValueAsDouble = depthValue.asDoubles()[0];
+            if (!(depthValueAsDouble >= 1 && depthValueAsDouble <= double(kMaxTensorBytes)))
+              throw ImportError("depth must be positive and at most 2^40");
+            int64_t depth = int64_t(depthValueAsDouble);
             int64_t rank = n.inputType(0).getRank() + 1;
             int64_t axis = normalizeAxis(n.intAttr("axis", -1), rank);
             Value idx = castTo(n, n.input(0), n.b.getI64Type());
-            Value depthScalar = scalar(n, depth, n.b.getI64Type());
-            Value negative = comparison<LessOp>(n, idx, scalar(n, 0, n.b.getI64Type()));
+            Value depthScalar = intScalar(n, depth, n.b.getI64Type());
+            Value negative = comparison<LessOp>(n, idx, intScalar(n, 0, n.b.getI64Type()));
             Value wrapped = bin<AddOp>(n, idx, depthScalar);
             idx = n.b.create<WhereOp>(n.loc(), typeOf(idx), negative, wrapped, idx);
             Value hot = comparison<EqualOp>(n, insertUnitDim(n, idx, axis),
@@ -1441,9 +1549,10 @@ Value nllLoss(NodeImporter &n, Value logProbs, Value target, int weightInput) {
   Value t = castTo(n, target, n.b.getI64Type());
   Value valid;
   if (n.attr("ignore_index")) {
-    Value ignored = comparison<EqualOp>(n, t, scalar(n, n.intAttr("ignore_index", 0), n.b.getI64Type()));
+    Value ignored = comparison<EqualOp>(
+        n, t, intScalar(n, n.intAttr("ignore_index", 0), n.b.getI64Type()));
     valid = bin<XorOp>(n, ignored, allOnes(n, n.b.getI1Type()));
-    t = n.b.create<WhereOp>(n.loc(), typeOf(t), valid, t, scalar(n, 0, n.b.getI64Type()));
+    t = n.b.create<WhereOp>(n.loc(), typeOf(t), valid, t, intScalar(n, 0, n.b.getI64Type()));
   }
   Value picked = gatherElements(n, logProbs, insertUnitDim(n, t, 1), 1);
   picked = reshape(n, picked, typeOf(t).getShape());
@@ -1484,6 +1593,32 @@ OpImport softmaxCrossEntropy() {
             Value logProbs = n.b.create<SoftmaxOp>(n.loc(), n.inputType(0), n.input(0), 1, true);
             return {nllLoss(n, logProbs, n.input(1), 2), logProbs};
           }};
+}
+
+// Shrink: x + bias below -lambd, x - bias above lambd, 0 between.
+OpImport shrink() {
+  return {{}, [](NodeImporter &n) -> Value {
+            Value x = n.input(0);
+            Type t = typeOf(x).getElementType();
+            if (!isa<FloatType>(t))
+              throw ImportError("needs a floating-point input");
+            double lambd = n.floatAttr("lambd", 0.5f), bias = n.floatAttr("bias", 0.0f);
+            Value below = comparison<LessOp>(n, x, scalar(n, -lambd, t));
+            Value above = comparison<GreaterOp>(n, x, scalar(n, lambd, t));
+            Value zero = broadcastTo(n, scalar(n, 0.0, t), typeOf(x).getShape());
+            Value high = n.b.create<WhereOp>(n.loc(), typeOf(x), above,
+                                             bin<SubOp>(n, x, scalar(n, bias, t)), zero);
+            return n.b.create<WhereOp>(n.loc(), typeOf(x), below,
+                                       bin<AddOp>(n, x, scalar(n, bias, t)), high);
+          }};
+}
+
+// ThresholdedRelu: x above alpha, else 0.
+OpImport thresholdedRelu() {
+  return floatComposition([](NodeImporter &n, Value x, Type f) -> Value {
+    Value above = comparison<GreaterOp>(n, x, scalar(n, n.floatAttr("alpha", 1.0f), f));
+    return n.b.create<WhereOp>(n.loc(), typeOf(x), above, x, scalar(n, 0.0, f));
+  });
 }
 
 // Sum and Mean of any number of inputs, broadcast.
@@ -1648,6 +1783,8 @@ const std::map<std::string, OpImport> &opImportTable() {
       {"IsNaN", isNaN()},
       {"IsInf", isInf()},
       {"Expand", expand()},
+      {"Shrink", shrink()},
+      {"ThresholdedRelu", thresholdedRelu()},
       {"ReduceProd", reduce<ReduceProdOp>()},
       {"ArgMax", argReduce<ArgMaxOp>()},
       {"ArgMin", argReduce<ArgMinOp>()},
@@ -1687,6 +1824,7 @@ const std::map<std::string, OpImport> &opImportTable() {
       {"MatMul", matmul()},
       {"Gemm", gemm().withLegacyVersions()},
       {"Conv", conv()},
+      {"ConvTranspose", convTranspose()},
       {"BatchNormalization", batchNorm().withLegacyVersions()},
       {"Dropout", dropout()},
       {"MaxPool", pool<MaxPoolOp>()},
@@ -1719,6 +1857,8 @@ const std::map<std::string, OpImport> &opImportTable() {
       {"Constant", notFolded()},
       {"Shape", notFolded()},
       {"Size", notFolded()},
+      {"ConstantOfShape", notFolded()},
+      {"Range", notFolded()},
   };
   return table;
 }

@@ -62,6 +62,9 @@ private:
   std::map<std::string, std::string> unusable; // initializers that failed to decode, why
   std::map<std::string, Value> values;
   std::map<std::string, const onnx::NodeProto *> producers;
+  // Values of nodes that failed, or read such a value: their readers stay silent, so each
+  // problem is reported once, at its root.
+  std::set<std::string> failedValues;
   OpBuilder *builder = nullptr;
   Block *entry = nullptr;
 };
@@ -253,6 +256,10 @@ Value Importer::materialize(const std::string &name) {
 }
 
 void Importer::importNode(const onnx::NodeProto &node, const std::set<std::string> &read) {
+  auto fail = [&] { failedValues.insert(node.output().begin(), node.output().end()); };
+  for (const auto &in : node.input())
+    if (failedValues.count(in))
+      return fail();
   OpBuilder &b = *builder;
   std::string name = node.name().empty() ? node.output(0) : node.name();
   Location fileLoc = FileLineColLoc::get(&ctx, path, 0, 0);
@@ -273,6 +280,7 @@ void Importer::importNode(const onnx::NodeProto &node, const std::set<std::strin
         values[node.output(i)] = result;
   } catch (const ImportError &e) {
     errors.push_back(nodeLabel(node) + ": " + e.what());
+    fail();
   }
 }
 
@@ -381,6 +389,7 @@ OwningOpRef<ModuleOp> Importer::run() {
       }
     } catch (const ImportError &e) {
       errors.push_back(nodeLabel(node) + ": " + e.what());
+      failedValues.insert(node.output().begin(), node.output().end());
       continue;
     }
     if (needed.count(&node))

@@ -113,8 +113,11 @@ def make_convnext():
 
 def make_vit():
     from torchvision.models.vision_transformer import VisionTransformer
-    return VisionTransformer(image_size=32, patch_size=8, num_layers=2, num_heads=4,
-                             hidden_dim=64, mlp_dim=128, num_classes=10), (2, 3, 32, 32)
+    model = VisionTransformer(image_size=32, patch_size=8, num_layers=2, num_heads=4,
+                              hidden_dim=64, mlp_dim=128, num_classes=10)
+    # torchvision zero-initialises the classifier, which would make every output 0.
+    nn.init.normal_(model.heads.head.weight, std=0.5)
+    return model, (2, 3, 32, 32)
 
 
 def make_transformer():

@@ -219,3 +219,74 @@ TEST_CASE("importer accepts pre-opset-7 models only where op semantics are uncha
       CHECK(imp.errors.at(0).find("semantics differ") != std::string::npos);
   }
 }
+
+TEST_CASE("importer reports a failing node once, not the nodes that read its result") {
+  // Reshape's shape is a graph input: the root cause. Relu, Add and the graph output depend on
+  // it and must stay silent.
+  onnx::ModelProto m = makeModel();
+  auto &g = *m.mutable_graph();
+  *g.add_input() = tensorInfo("x", {2, 6});
+  *g.add_input() = tensorInfo("shape", {2}, onnx::TensorProto::INT64);
+  *g.add_output() = tensorInfo("y", {3, 4});
+  addNode(g, "Reshape", "reshape", {"x", "shape"}, {"r"});
+  addNode(g, "Relu", "relu", {"r"}, {"a"});
+  addNode(g, "Add", "add", {"a", "r"}, {"y"});
+  Imported imp;
+  importModel(imp, m.SerializeAsString());
+  CHECK(!imp.module);
+  REQUIRE(imp.errors.size() == 1);
+  CHECK(imp.errors[0].rfind("node 'reshape' (Reshape): input #1 ('shape') must be a "
+                            "compile-time constant: it is a graph input",
+                            0) == 0);
+}
+
+TEST_CASE("importer folds shape arithmetic through Reshape, Where and ConstantOfShape") {
+  // The exporter idiom for expand's target: Where(Equal(s, -1 * ones), ones, s), with s the
+  // reshaped Concat of a folded dim and -1.
+  onnx::ModelProto m = makeModel();
+  auto &g = *m.mutable_graph();
+  *g.add_input() = tensorInfo("x", {3, 1});
+  *g.add_output() = tensorInfo("y", {3, 4});
+  auto addInt64 = [&](const std::string &name, std::vector<int64_t> values) {
+    auto *t = g.add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::INT64);
+    t->add_dims(values.size());
+    for (int64_t v : values)
+      t->add_int64_data(v);
+  };
+  addInt64("minus_one", {-1});
+  addInt64("four", {4});
+  addInt64("flat", {-1});
+  addNode(g, "Concat", "concat", {"minus_one", "four"}, {"c"})->add_attribute()->CopyFrom([] {
+    onnx::AttributeProto a;
+    a.set_name("axis");
+    a.set_type(onnx::AttributeProto::INT);
+    a.set_i(0);
+    return a;
+  }());
+  addNode(g, "Reshape", "reshape", {"c", "flat"}, {"s"});
+  addNode(g, "Shape", "shape", {"s"}, {"len"});
+  auto *fill = addNode(g, "ConstantOfShape", "ones", {"len"}, {"ones"});
+  auto *value = fill->add_attribute();
+  value->set_name("value");
+  value->set_type(onnx::AttributeProto::TENSOR);
+  value->mutable_t()->set_data_type(onnx::TensorProto::INT64);
+  value->mutable_t()->add_dims(1);
+  value->mutable_t()->add_int64_data(1);
+  addInt64("neg", {-1});
+  addNode(g, "Mul", "mul", {"ones", "neg"}, {"minus_ones"});
+  addNode(g, "Equal", "equal", {"s", "minus_ones"}, {"is_open"});
+  addNode(g, "Where", "where", {"is_open", "ones", "s"}, {"target"});
+  addNode(g, "Expand", "expand", {"x", "target"}, {"y"});
+  Imported imp;
+  importModel(imp, m.SerializeAsString());
+  INFO((imp.errors.empty() ? std::string() : imp.errors[0]));
+  REQUIRE(imp.module);
+  int ops = 0;
+  imp.module->walk([&](mlir::Operation *op) {
+    if (op->getDialect() && op->getDialect()->getNamespace() == "dlc")
+      ++ops;
+  });
+  CHECK(ops == 1); // the broadcast: everything else was evaluated at compile time
+}
