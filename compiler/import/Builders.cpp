@@ -1,0 +1,139 @@
+#include "compiler/import/Builders.h"
+
+using namespace mlir;
+
+namespace dlc {
+
+RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
+
+void requireFloat32(NodeImporter &n, int input) {
+  Type element = n.inputType(input).getElementType();
+  if (!element.isF32()) {
+    std::string text;
+    llvm::raw_string_ostream(text) << element;
+    throw ImportError("element type " + text + " is not supported (float32 only)");
+  }
+}
+
+Value reshape(NodeImporter &n, Value v, ArrayRef<int64_t> shape) {
+  auto type = typeOf(v).clone(shape);
+  if (type == v.getType())
+    return v;
+  return n.b.create<ReshapeOp>(n.loc(), type, v);
+}
+
+SmallVector<int64_t> broadcastOperands(Value a, Value b) {
+  auto shape = broadcastShapes(typeOf(a).getShape(), typeOf(b).getShape());
+  if (failed(shape))
+    throw ImportError("operand shapes " + dimsString(typeOf(a).getShape()) + " and " +
+                      dimsString(typeOf(b).getShape()) + " do not broadcast");
+  if (typeOf(a).getElementType() != typeOf(b).getElementType())
+    throw ImportError("operand element types differ");
+  return *shape;
+}
+
+Value intScalar(NodeImporter &n, int64_t v, Type element) {
+  auto type = RankedTensorType::get({}, element);
+  APInt bits = APInt(64, static_cast<uint64_t>(v)).trunc(element.getIntOrFloatBitWidth());
+  return n.b.create<ConstantOp>(n.loc(), type,
+                                DenseElementsAttr::get(type, IntegerAttr::get(element, bits)));
+}
+
+Value scalar(NodeImporter &n, double v, Type element) {
+  auto type = RankedTensorType::get({}, element);
+  if (isa<FloatType>(element))
+    return n.b.create<ConstantOp>(n.loc(), type,
+                                  DenseElementsAttr::get(type, FloatAttr::get(element, v)));
+  if (!(v >= -9.2e18 && v <= 9.2e18) || v != std::trunc(v))
+    throw ImportError("value " + std::to_string(v) + " does not fit the integer element type");
+  return intScalar(n, static_cast<int64_t>(v), element);
+}
+
+std::vector<int64_t> trailingAxes(int64_t from, int64_t rank) {
+  std::vector<int64_t> axes;
+  for (int64_t d = from; d < rank; ++d)
+    axes.push_back(d);
+  return axes;
+}
+
+Value castTo(NodeImporter &n, Value x, Type element) {
+  if (typeOf(x).getElementType() == element)
+    return x;
+  return n.b.create<CastOp>(n.loc(), typeOf(x).clone(element), x);
+}
+
+Value allOnes(NodeImporter &n, Type element) {
+  auto type = RankedTensorType::get({}, element);
+  APInt ones = APInt::getAllOnes(element.getIntOrFloatBitWidth());
+  return n.b.create<ConstantOp>(n.loc(), type,
+                                DenseElementsAttr::get(type, IntegerAttr::get(element, ones)));
+}
+
+void requireInteger(NodeImporter &n, bool allowBool) {
+  Type element = n.inputType(0).getElementType();
+  if (!element.isInteger() || (!allowBool && element.isInteger(1)))
+    throw ImportError("needs integer" + std::string(allowBool ? " or bool" : "") + " inputs");
+}
+
+Value gatherElements(NodeImporter &n, Value data, Value indices, int64_t axis) {
+  auto type = typeOf(indices).clone(typeOf(data).getElementType());
+  return n.b.create<GatherElementsOp>(n.loc(), type, data, indices, axis);
+}
+
+Value sliceAxis(NodeImporter &n, Value v, int64_t axis, int64_t start, int64_t step,
+                int64_t count) {
+  auto type = typeOf(v);
+  SmallVector<int64_t> starts(type.getRank(), 0), steps(type.getRank(), 1), shape(type.getShape());
+  starts[axis] = count ? start : 0;
+  steps[axis] = step;
+  shape[axis] = count;
+  return n.b.create<SliceOp>(n.loc(), type.clone(shape), v, starts, steps);
+}
+
+Value concatAxis(NodeImporter &n, ArrayRef<Value> parts, int64_t axis) {
+  if (parts.size() == 1)
+    return parts[0];
+  SmallVector<int64_t> shape(typeOf(parts[0]).getShape());
+  shape[axis] = 0;
+  for (Value p : parts)
+    shape[axis] += typeOf(p).getDimSize(axis);
+  return n.b.create<ConcatOp>(n.loc(), typeOf(parts[0]).clone(shape), parts, axis);
+}
+
+Value broadcastTo(NodeImporter &n, Value v, ArrayRef<int64_t> shape) {
+  auto type = typeOf(v).clone(shape);
+  if (type == v.getType())
+    return v;
+  return n.b.create<BroadcastOp>(n.loc(), type, v);
+}
+
+Value scalarOf(NodeImporter &n, const ConstTensor &c, Type element) {
+  if (c.numElements() != 1)
+    throw ImportError("the value must be a single element");
+  return scalar(n, c.asDoubles()[0], element);
+}
+
+Value transposeValue(NodeImporter &n, Value v, ArrayRef<int64_t> perm) {
+  SmallVector<int64_t> shape;
+  for (int64_t p : perm)
+    shape.push_back(typeOf(v).getDimSize(p));
+  return n.b.create<TransposeOp>(n.loc(), typeOf(v).clone(shape), v, perm);
+}
+
+Value classIndices(NodeImporter &n, int64_t depth, int64_t axis, int64_t rank) {
+  SmallVector<int64_t> shape(rank, 1);
+  shape[axis] = depth;
+  auto type = RankedTensorType::get(shape, n.b.getI64Type());
+  std::vector<char> bytes(depth * 8);
+  for (int64_t i = 0; i < depth; ++i)
+    std::memcpy(&bytes[i * 8], &i, 8);
+  return ConstantOp::fromBytes(n.b, n.loc(), type, bytes, "classes");
+}
+
+Value insertUnitDim(NodeImporter &n, Value v, int64_t axis) {
+  SmallVector<int64_t> shape(typeOf(v).getShape());
+  shape.insert(shape.begin() + axis, 1);
+  return reshape(n, v, shape);
+}
+
+} // namespace dlc

@@ -1,0 +1,124 @@
+// Shared by the import files (compiler/import/*.cpp): small builders that emit dlc ops with
+// computed result types, so an op's import (and the compositions written with existing ops)
+// reads as the ONNX definition. Each family file registers its ops with add<Family>Imports.
+#ifndef DLC_COMPILER_IMPORT_BUILDERS_H
+#define DLC_COMPILER_IMPORT_BUILDERS_H
+
+#include "compiler/ImportContext.h"
+#include "compiler/ModelCheck.h"
+#include "dialects/DlcDialect.h"
+#include "dialects/Sizes.h"
+
+#include <map>
+#include <string>
+
+namespace dlc {
+
+// The import files speak MLIR's and LLVM's vocabulary throughout.
+using llvm::ArrayRef;
+using llvm::SmallVector;
+using mlir::RankedTensorType;
+using mlir::Type;
+using mlir::Value;
+
+using ImportTable = std::map<std::string, OpImport>;
+void addElementwiseImports(ImportTable &table);
+void addLinalgImports(ImportTable &table);
+void addReductionImports(ImportTable &table);
+void addDataMovementImports(ImportTable &table);
+
+RankedTensorType typeOf(Value v);
+
+void requireFloat32(NodeImporter &n, int input = 0);
+
+Value reshape(NodeImporter &n, Value v, ArrayRef<int64_t> shape);
+
+// The broadcast shape of two operands of one element type.
+SmallVector<int64_t> broadcastOperands(Value a, Value b);
+
+// A rank-0 integer constant (bool, signed or unsigned, truncated to the type's width).
+Value intScalar(NodeImporter &n, int64_t v, Type element);
+
+// A rank-0 constant of `element` type, broadcast by the binary ops. A value for an integer
+// type must be integral and in int64's range (it may come from a file).
+Value scalar(NodeImporter &n, double v, Type element);
+
+// The normalized axes [from, rank).
+std::vector<int64_t> trailingAxes(int64_t from, int64_t rank);
+
+Value castTo(NodeImporter &n, Value x, Type element);
+
+// An all-ones constant: true for bool, ~0 for integers.
+Value allOnes(NodeImporter &n, Type element);
+
+void requireInteger(NodeImporter &n, bool allowBool);
+
+Value gatherElements(NodeImporter &n, Value data, Value indices, int64_t axis);
+
+// `count` elements along `axis` from `start`, `step` apart.
+Value sliceAxis(NodeImporter &n, Value v, int64_t axis, int64_t start, int64_t step, int64_t count);
+
+Value concatAxis(NodeImporter &n, ArrayRef<Value> parts, int64_t axis);
+
+Value broadcastTo(NodeImporter &n, Value v, ArrayRef<int64_t> shape);
+
+// A rank-0 constant holding ConstTensor `c`'s single value, converted to `element`.
+Value scalarOf(NodeImporter &n, const ConstTensor &c, Type element);
+
+Value transposeValue(NodeImporter &n, Value v, ArrayRef<int64_t> perm);
+
+// int64 class indices 0..depth-1 laid along `axis` of a rank-`rank` tensor.
+Value classIndices(NodeImporter &n, int64_t depth, int64_t axis, int64_t rank);
+
+Value insertUnitDim(NodeImporter &n, Value v, int64_t axis);
+
+// Elementwise binary op with numpy broadcasting.
+template <typename Op> Value bin(NodeImporter &n, Value a, Value b) {
+  return n.b.create<Op>(n.loc(), typeOf(a).clone(broadcastOperands(a, b)), a, b);
+}
+
+// Comparison with numpy broadcasting: a bool result.
+template <typename Op> Value comparison(NodeImporter &n, Value a, Value b) {
+  return n.b.create<Op>(n.loc(), RankedTensorType::get(broadcastOperands(a, b), n.b.getI1Type()), a,
+                        b);
+}
+
+template <typename Op> Value un(NodeImporter &n, Value x) {
+  return n.b.create<Op>(n.loc(), typeOf(x), x);
+}
+
+// Reduction over sorted, unique, non-negative axes.
+template <typename Op> Value red(NodeImporter &n, Value x, ArrayRef<int64_t> axes, bool keep) {
+  SmallVector<int64_t> shape;
+  for (auto [d, size] : llvm::enumerate(typeOf(x).getShape())) {
+    bool reduced = llvm::is_contained(axes, (int64_t)d);
+    if (!reduced || keep)
+      shape.push_back(reduced ? 1 : size);
+  }
+  return n.b.create<Op>(n.loc(), typeOf(x).clone(shape), x, axes);
+}
+
+template <typename Build> OpImport floatComposition(Build build) {
+  return {{}, [build](NodeImporter &n) -> Value {
+            requireFloat32(n);
+            return build(n, n.input(0), n.inputType(0).getElementType());
+          }};
+}
+
+// A bool constant of `shape`, true where `keep(index)` holds.
+template <typename Keep> Value boolMask(NodeImporter &n, ArrayRef<int64_t> shape, Keep keep) {
+  auto type = RankedTensorType::get(shape, n.b.getI1Type());
+  std::vector<char> bytes(type.getNumElements());
+  for (int64_t i = 0; i < (int64_t)bytes.size(); ++i)
+    bytes[i] = keep(i);
+  return ConstantOp::fromBytes(n.b, n.loc(), type, bytes, "mask");
+}
+
+template <typename Op>
+Value reduceOrKeep(NodeImporter &n, Value x, ArrayRef<int64_t> axes, bool keep) {
+  return axes.empty() ? x : red<Op>(n, x, axes, keep);
+}
+
+} // namespace dlc
+
+#endif

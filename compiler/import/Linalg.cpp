@@ -1,0 +1,288 @@
+// How ONNX matrix products, convolutions, pooling and batch normalization become dlc ops.
+#include "compiler/import/Builders.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+using namespace mlir;
+
+namespace dlc {
+namespace {
+
+struct Window {
+  std::vector<int64_t> kernel, strides, pads, dilations;
+};
+
+Window resolveWindow(NodeImporter &n, ArrayRef<int64_t> inputShape, std::vector<int64_t> kernel) {
+  size_t spatial = inputShape.size() - 2;
+  if (kernel.size() != spatial)
+    throw ImportError("kernel_shape needs " + std::to_string(spatial) + " entries");
+  Window w{kernel, n.intsAttr("strides", std::vector<int64_t>(spatial, 1)),
+           n.intsAttr("pads", std::vector<int64_t>(2 * spatial, 0)),
+           n.intsAttr("dilations", std::vector<int64_t>(spatial, 1))};
+  if (w.strides.size() != spatial || w.dilations.size() != spatial || w.pads.size() != 2 * spatial)
+    throw ImportError("strides/dilations/pads do not match the input's spatial rank");
+  std::vector<int64_t> window(spatial); // dilated kernel extent
+  for (size_t i = 0; i < spatial; ++i) {
+    if (w.strides[i] < 1 || w.dilations[i] < 1 || kernel[i] < 1)
+      throw ImportError("kernel, strides and dilations must be positive");
+    auto dilated = checkedMul(kernel[i] - 1, w.dilations[i]);
+    if (!dilated || *dilated >= kMaxTensorBytes)
+      throw ImportError("kernel and dilations are too large on spatial axis " + std::to_string(i));
+    window[i] = *dilated + 1;
+  }
+  std::string autoPad = n.stringAttr("auto_pad", "NOTSET");
+  if (autoPad == "VALID") {
+    std::fill(w.pads.begin(), w.pads.end(), 0);
+  } else if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+    for (size_t i = 0; i < spatial; ++i) {
+      int64_t in = inputShape[i + 2], stride = w.strides[i];
+      int64_t out = in / stride + (in % stride != 0); // ceil, without overflow at huge strides
+      int64_t total = std::max<int64_t>(0, (out - 1) * stride + window[i] - in);
+      int64_t small = total / 2;
+      w.pads[i] = autoPad == "SAME_UPPER" ? small : total - small;
+      w.pads[i + spatial] = total - w.pads[i];
+    }
+  } else if (autoPad != "NOTSET") {
+    throw ImportError("unknown auto_pad '" + autoPad + "'");
+  }
+  for (size_t i = 0; i < spatial; ++i) {
+    auto padded = checkedAdd(inputShape[i + 2], w.pads[i]);
+    padded = padded ? checkedAdd(*padded, w.pads[i + spatial]) : std::nullopt;
+    if (!padded)
+      throw ImportError("pads overflow on spatial axis " + std::to_string(i));
+    if (window[i] > *padded)
+      throw ImportError("dilated kernel extent " + std::to_string(window[i]) +
+                        " is larger than the padded input " + std::to_string(*padded) +
+                        " on spatial axis " + std::to_string(i));
+  }
+  return w;
+}
+
+// [N, channels, spatial output sizes] of a window op over `x`.
+RankedTensorType windowResultType(RankedTensorType x, int64_t channels, const Window &w,
+                                  bool ceilMode) {
+  auto in = x.getShape();
+  SmallVector<int64_t> shape{in[0], channels};
+  for (size_t i = 0; i < w.kernel.size(); ++i)
+    shape.push_back(windowOutputSize(in[i + 2], w.kernel[i], w.strides[i], w.pads[i],
+                                     w.pads[i + w.kernel.size()], w.dilations[i], ceilMode));
+  return x.clone(shape);
+}
+
+OpImport conv() {
+  return {{}, [](NodeImporter &n) -> Value {
+            auto x = n.inputType(0).getShape();
+            auto wShape = n.inputType(1).getShape();
+            if (wShape.size() != x.size())
+              throw ImportError("the weight has rank " + std::to_string(wShape.size()) +
+                                " but the input has rank " + std::to_string(x.size()) +
+                                "; they must be equal");
+            if (x.size() < 3 || x.size() > 5)
+              throw ImportError("only 1-D to 3-D convolutions");
+            Window w =
+                resolveWindow(n, x, n.intsAttr("kernel_shape", {wShape.begin() + 2, wShape.end()}));
+            Value bias = n.hasInput(2) ? n.input(2) : Value();
+            auto type = windowResultType(n.inputType(0), wShape[0], w, false);
+            return n.b.create<ConvOp>(n.loc(), type, n.input(0), n.input(1), bias, w.strides,
+                                      w.pads, w.dilations, n.intAttr("group", 1));
+          }};
+}
+
+// ConvTranspose is the gradient of a convolution with respect to its input: its input plays the
+// convolution's output gradient, its weight [C_in, C_out / group, k...] the convolution's.
+OpImport convTranspose() {
+  return {
+      {}, [](NodeImporter &n) -> Value {
+        requireFloat32(n);
+        auto x = n.inputType(0).getShape(), wShape = n.inputType(1).getShape();
+        if (wShape.size() != x.size())
+          throw ImportError("the weight has rank " + std::to_string(wShape.size()) +
+                            " but the input has rank " + std::to_string(x.size()));
+        if (x.size() < 3 || x.size() > 5)
+          throw ImportError("only 1-D to 3-D transposed convolutions");
+        size_t spatial = x.size() - 2;
+        int64_t group = n.intAttr("group", 1);
+        if (group < 1 || x[1] != wShape[0] || wShape[0] % group)
+          throw ImportError("input channels " + std::to_string(x[1]) + " do not match the weight " +
+                            dimsString(wShape) + " and group " + std::to_string(group));
+        auto ones = std::vector<int64_t>(spatial, 1);
+        std::vector<int64_t> kernel =
+            n.intsAttr("kernel_shape", {wShape.begin() + 2, wShape.end()});
+        std::vector<int64_t> strides = n.intsAttr("strides", ones),
+                             dilations = n.intsAttr("dilations", ones),
+                             outputPadding =
+                                 n.intsAttr("output_padding", std::vector<int64_t>(spatial, 0)),
+                             pads = n.intsAttr("pads", std::vector<int64_t>(2 * spatial, 0)),
+                             outputShape = n.intsAttr("output_shape");
+        if (kernel.size() != spatial || strides.size() != spatial || dilations.size() != spatial ||
+            outputPadding.size() != spatial || pads.size() != 2 * spatial)
+          throw ImportError("kernel_shape, strides, dilations, output_padding or pads do not "
+                            "match the input's spatial rank");
+        if (!outputShape.empty() && outputShape.size() != spatial)
+          outputShape.erase(outputShape.begin(),
+                            outputShape.end() - std::min(outputShape.size(), spatial));
+        std::string autoPad = n.stringAttr("auto_pad", "NOTSET");
+        SmallVector<int64_t> shape{x[0], wShape[1] * group};
+        for (size_t i = 0; i < spatial; ++i) {
+          if (strides[i] < 1 || dilations[i] < 1 || kernel[i] < 1 || outputPadding[i] < 0 ||
+              kernel[i] != wShape[i + 2])
+            throw ImportError(
+                "kernel, strides and dilations must be positive and match the weight");
+          // Attributes come from the file: every product and sum is checked.
+          auto dilated = checkedMul(kernel[i] - 1, dilations[i]);
+          auto strided = checkedMul(strides[i], std::max<int64_t>(0, x[i + 2] - 1));
+          auto sum = dilated && strided ? checkedAdd(*dilated, *strided) : std::nullopt;
+          sum = sum ? checkedAdd(*sum, outputPadding[i]) : std::nullopt;
+          if (!sum || *sum >= kMaxTensorBytes)
+            throw ImportError("the output is too large on spatial axis " + std::to_string(i));
+          int64_t full = *sum + 1;
+          bool samePad = autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER";
+          if (!outputShape.empty() || samePad) {
+            auto target = outputShape.empty() ? checkedMul(x[i + 2], strides[i])
+                                              : std::optional<int64_t>(outputShape[i]);
+            if (!target || *target < 1 || *target >= kMaxTensorBytes)
+              throw ImportError("output_shape is out of range on spatial axis " +
+                                std::to_string(i));
+            // Split as ONNX's reference does (floor halves); a negative total grows the
+            // output at the end, like output_padding.
+            int64_t total = full - *target;
+            int64_t half = total >= 0 ? total / 2 : -((1 - total) / 2);
+            pads[i] = autoPad == "SAME_UPPER" ? half : total - half;
+            pads[i + spatial] = total - pads[i];
+            if (pads[i] < 0)
+              throw ImportError("output_shape needs padding before the first element");
+            if (pads[i + spatial] < 0) {
+              full -= pads[i + spatial];
+              pads[i + spatial] = 0;
+            }
+          } else if (autoPad == "VALID") {
+            pads[i] = pads[i + spatial] = 0;
+          } else if (autoPad != "NOTSET") {
+            throw ImportError("unknown auto_pad '" + autoPad + "'");
+          }
+          if (pads[i] >= kMaxTensorBytes || pads[i + spatial] >= kMaxTensorBytes)
+            throw ImportError("pads are too large on spatial axis " + std::to_string(i));
+          int64_t out = full - pads[i] - pads[i + spatial];
+          if (out < 1)
+            throw ImportError("pads leave no output on spatial axis " + std::to_string(i));
+          shape.push_back(out);
+        }
+        auto type = n.inputType(0).clone(shape);
+        Value y = n.b.create<ConvGradInputOp>(n.loc(), type, n.input(0), n.input(1), strides, pads,
+                                              dilations, group);
+        if (n.hasInput(2)) {
+          SmallVector<int64_t> perChannel(shape.size() - 1, 1);
+          perChannel[0] = shape[1];
+          y = bin<AddOp>(n, y, reshape(n, n.input(2), perChannel));
+        }
+        return y;
+      }};
+}
+
+template <typename Op> OpImport pool() {
+  return {{}, [](NodeImporter &n) -> Value {
+            auto x = n.inputType(0).getShape();
+            if (x.size() < 3 || x.size() > 5)
+              throw ImportError("only 1-D to 3-D pooling");
+            if (n.intAttr("storage_order", 0) != 0)
+              throw ImportError("storage_order=1 is not supported");
+            Window w = resolveWindow(n, x, n.intsAttr("kernel_shape"));
+            bool ceil = n.intAttr("ceil_mode", 0) != 0;
+            auto type = windowResultType(n.inputType(0), x[1], w, ceil);
+            if constexpr (std::is_same_v<Op, AvgPoolOp>)
+              return n.b.create<Op>(n.loc(), type, n.input(0), w.kernel, w.strides, w.pads,
+                                    w.dilations, ceil, n.intAttr("count_include_pad", 0) != 0);
+            else
+              return n.b.create<Op>(n.loc(), type, n.input(0), w.kernel, w.strides, w.pads,
+                                    w.dilations, ceil);
+          }};
+}
+
+OpImport matmul() {
+  return {{}, [](NodeImporter &n) -> Value {
+            // 1-D operands are promoted to matrices and the extra dim dropped afterwards.
+            SmallVector<int64_t> a(n.inputType(0).getShape()), b(n.inputType(1).getShape());
+            if (a.empty() || b.empty())
+              throw ImportError("MatMul operands must have rank >= 1");
+            bool vectorA = a.size() == 1, vectorB = b.size() == 1;
+            if (a.back() != b[b.size() == 1 ? 0 : b.size() - 2])
+              throw ImportError("inner dims differ: " + dimsString(a) + " x " + dimsString(b));
+            if (a.size() == 1)
+              a.insert(a.begin(), 1);
+            if (b.size() == 1)
+              b.push_back(1);
+            auto batch = broadcastShapes(ArrayRef<int64_t>(a).drop_back(2),
+                                         ArrayRef<int64_t>(b).drop_back(2));
+            if (failed(batch))
+              throw ImportError("batch dims do not broadcast");
+            SmallVector<int64_t> shape(*batch);
+            shape.append({a[a.size() - 2], b.back()});
+            auto type = n.inputType(0).clone(shape);
+            Value product = n.b.create<MatMulOp>(n.loc(), type, reshape(n, n.input(0), a),
+                                                 reshape(n, n.input(1), b));
+            if (vectorB)
+              shape.pop_back();
+            if (vectorA)
+              shape.erase(shape.end() - (vectorB ? 1 : 2));
+            return reshape(n, product, shape);
+          }};
+}
+
+OpImport gemm() {
+  return {{}, [](NodeImporter &n) -> Value {
+            Value c = n.hasInput(2) ? n.input(2) : Value();
+            auto a = n.inputType(0).getShape(), b = n.inputType(1).getShape();
+            if (a.size() != 2 || b.size() != 2)
+              throw ImportError("A and B must be matrices (ranks " + std::to_string(a.size()) +
+                                " and " + std::to_string(b.size()) + ")");
+            bool transA = n.intAttr("transA", 0) != 0, transB = n.intAttr("transB", 0) != 0;
+            auto type = n.inputType(0).clone({a[transA ? 1 : 0], b[transB ? 0 : 1]});
+            return n.b.create<GemmOp>(n.loc(), type, n.input(0), n.input(1), c,
+                                      n.b.getBoolAttr(transA), n.b.getBoolAttr(transB),
+                                      n.b.getF32FloatAttr(n.floatAttr("alpha", 1.0f)),
+                                      n.b.getF32FloatAttr(n.floatAttr("beta", 1.0f)));
+          }};
+}
+
+OpImport batchNorm() {
+  return {{}, [](NodeImporter &n) -> Value {
+            if (n.version < 9 && n.intAttr("spatial", 1) != 1)
+              throw ImportError("spatial=0 (statistics per element) is not supported");
+            auto bn = n.b.create<BatchNormOp>(n.loc(), n.inputType(0), n.input(0), n.input(1),
+                                              n.input(2), n.input(3), n.input(4),
+                                              n.b.getF32FloatAttr(n.floatAttr("epsilon", 1e-5f)));
+            bn->setAttr(kMomentumAttr, n.b.getF32FloatAttr(n.floatAttr("momentum", 0.9f)));
+            if (n.intAttr("training_mode", 0))
+              bn->setAttr(kBatchStatisticsAttr, n.b.getUnitAttr());
+            return bn;
+          }};
+}
+
+} // namespace
+
+void addLinalgImports(ImportTable &table) {
+  table.insert({
+      {"MatMul", matmul()},
+      {"Gemm", gemm().withLegacyVersions()},
+      {"Conv", conv()},
+      {"ConvTranspose", convTranspose()},
+      {"BatchNormalization", batchNorm().withLegacyVersions()},
+      {"MaxPool", pool<MaxPoolOp>()},
+      {"AveragePool", pool<AvgPoolOp>().withLegacyVersions()},
+      {"GlobalAveragePool",
+       {{},
+        [](NodeImporter &n) -> Value {
+          auto x = n.inputType(0);
+          if (x.getRank() < 3)
+            throw ImportError("input must have rank >= 3 (N, C, spatial)");
+          SmallVector<int64_t> shape(x.getRank(), 1);
+          shape[0] = x.getDimSize(0);
+          shape[1] = x.getDimSize(1);
+          return n.b.create<GlobalAvgPoolOp>(n.loc(), x.clone(shape), n.input(0));
+        }}},
+  });
+}
+
+} // namespace dlc
