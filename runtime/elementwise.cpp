@@ -162,7 +162,8 @@ struct XorOp {
       return T(0);
   }
 };
-// Shifts of unsigned integers; a shift by the width or more gives 0, as NumPy's does.
+// Shifts; a shift by a negative amount or the width or more gives 0 (-1 for a negative
+// value shifted right), as ONNX's reference does. Right shifts of signed values keep the sign.
 struct ShiftLeftOp {
   template <typename T> T operator()(T a, T b) const {
     if constexpr (std::is_integral_v<T>)
@@ -173,10 +174,15 @@ struct ShiftLeftOp {
 };
 struct ShiftRightOp {
   template <typename T> T operator()(T a, T b) const {
-    if constexpr (std::is_integral_v<T>)
-      return (b < 0 || uint64_t(b) >= sizeof(T) * 8) ? T(0) : T(Unsigned<T>(a) >> b);
-    else
+    if constexpr (std::is_integral_v<T>) {
+      bool negative = std::is_signed_v<T> && a < 0;
+      if (b < 0 || uint64_t(b) >= sizeof(T) * 8)
+        return negative ? T(-1) : T(0);
+      // Sign-filling without relying on the implementation's >> of negative values.
+      return negative ? T(~(Unsigned<T>(~a) >> b)) : T(Unsigned<T>(a) >> b);
+    } else {
       return T(0);
+    }
   }
 };
 // The remainder with the divisor's sign (Python's %, ONNX Mod with fmod=0) ...

@@ -248,8 +248,12 @@ OpImport invert(bool onBool) {
 
 OpImport bitShift() {
   return {{}, [](NodeImporter &n) -> Value {
-            if (!n.inputType(0).getElementType().isUnsignedInteger())
-              throw ImportError("needs unsigned integer inputs");
+            // Signed integers shift too from opset 28.
+            Type element = n.inputType(0).getElementType();
+            if (!element.isInteger() || element.isInteger(1) ||
+                (n.version < 28 && !element.isUnsignedInteger()))
+              throw ImportError(n.version < 28 ? "needs unsigned integer inputs"
+                                               : "needs integer inputs");
             std::string direction = n.stringAttr("direction", "");
             if (direction == "LEFT")
               return bin<ShiftLeftOp>(n, n.input(0), n.input(1));

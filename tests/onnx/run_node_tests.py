@@ -10,7 +10,7 @@ pass/fail table per op, and the suite's counts; exits non-zero on any unexpected
 Every test either passes or is listed with its reason in tests/onnx/expected/<suite>.txt (an
 unsupported op, an element type, a sequence input, ...); a listed test that starts passing
 fails the run until the list is updated. `--update-expected` rewrites the list from this run,
-keeping the reasons already written and deriving one for each new failure from its error.
+deriving each reason from the test's error.
 
 With --sanitize address,undefined the harness (generated code, runtime, harness) is compiled and
 linked with -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer and
@@ -89,14 +89,16 @@ def derive_reason(error):
     return first[:110]
 
 
-def write_expected_failures(path, suite, failures, old):
-    """Rewrites the list: one `name  # reason` line per failing test, grouped by reason."""
+def write_expected_failures(path, suite, failures):
+    """Rewrites the list: one `name  # reason` line per failing test, grouped by reason, each
+    reason derived from the test's current error (so a list never explains a failure by a
+    cause that has since been fixed)."""
     by_reason = collections.defaultdict(list)
     for name, error in failures.items():
-        by_reason[old.get(name) or derive_reason(error)].append(name)
+        by_reason[derive_reason(error)].append(name)
     lines = ["# ONNX %s tests that do not pass, with the reason (run_node_tests.py fails when"
              % suite,
-             "# one starts passing; --update-expected rewrites this file and keeps its reasons).",
+             "# one starts passing; --update-expected rewrites this file from a run).",
              ""]
     for reason in sorted(by_reason):
         for name in sorted(by_reason[reason]):
@@ -382,7 +384,7 @@ def main():
     print("expected failures (listed with reasons): %d" % xfailed)
     print("%d passed, %d failed" % (passed, failed))
     if args.update_expected:
-        write_expected_failures(args.expected_failures, args.suite, failures, expected_failures)
+        write_expected_failures(args.expected_failures, args.suite, failures)
         print("rewrote %s: %d entries" % (args.expected_failures, len(failures)))
         failed = 0
     if reports:

@@ -212,8 +212,13 @@ template <typename T> T binaryReference(BinaryKind kind, T a, T b) {
       case BinaryKind::And: return a & b;
       case BinaryKind::Or: return a | b;
       case BinaryKind::Xor: return a ^ b;
-      case BinaryKind::ShiftLeft: return b >= T(sizeof(T) * 8) ? T(0) : T(a << b);
-      case BinaryKind::ShiftRight: return b >= T(sizeof(T) * 8) ? T(0) : T(a >> b);
+      case BinaryKind::ShiftLeft:
+        return b >= T(sizeof(T) * 8) ? T(0)
+                                     : T(static_cast<std::make_unsigned_t<T>>(a) << b);
+      case BinaryKind::ShiftRight:
+        if (b >= T(sizeof(T) * 8))
+          return a < 0 ? T(-1) : T(0);
+        return a < 0 ? T(-((-(a + 1)) >> b) - 1) : T(a >> b); // floor(a / 2^b)
       default: break;
       }
     }
@@ -227,6 +232,9 @@ template <typename T> T binaryOperand(std::mt19937 &rng, BinaryKind kind, bool r
     if (kind == BinaryKind::Pow)
       return static_cast<T>(rhs ? randomInt(rng, 0, 6) : randomInt(rng, -5, 5));
     bool divides = kind == BinaryKind::Div || kind == BinaryKind::Mod || kind == BinaryKind::FMod;
+    if (kind == BinaryKind::ShiftLeft || kind == BinaryKind::ShiftRight)
+      return static_cast<T>(rhs ? randomInt(rng, 0, sizeof(T) * 8 + 2)
+                                : randomInt(rng, std::is_unsigned_v<T> ? 0 : -100, 100));
     if (std::is_unsigned_v<T>) {
       if (kind == BinaryKind::ShiftLeft || kind == BinaryKind::ShiftRight)
         return static_cast<T>(rhs ? randomInt(rng, 0, 9) : randomInt(rng, 0, 255));
@@ -316,7 +324,8 @@ template <typename T> void checkBinaryRandom(uint32_t seed) {
                                    BinaryKind::Div, BinaryKind::Pow, BinaryKind::Max,
                                    BinaryKind::Min, BinaryKind::Mod, BinaryKind::FMod};
   if (std::is_integral_v<T>)
-    kinds.insert(kinds.end(), {BinaryKind::And, BinaryKind::Or, BinaryKind::Xor});
+    kinds.insert(kinds.end(), {BinaryKind::And, BinaryKind::Or, BinaryKind::Xor,
+                               BinaryKind::ShiftLeft, BinaryKind::ShiftRight});
   if (std::is_unsigned_v<T>)
     kinds = {BinaryKind::Add, BinaryKind::Max, BinaryKind::Mod, BinaryKind::And,
              BinaryKind::Or, BinaryKind::Xor, BinaryKind::ShiftLeft, BinaryKind::ShiftRight};
