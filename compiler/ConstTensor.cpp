@@ -203,12 +203,12 @@ foldBroadcast(const ConstTensor &a, const ConstTensor &b, int32_t resultDtype,
       return std::nullopt;
     shape[d] = std::max(x, y);
   }
+  auto count = checkedElementCount(shape);
+  if (!count || *count > kMaxFoldedElements)
+    return std::nullopt; // data, not shape arithmetic
   auto av = a.asInts(), bv = b.asInts();
-  int64_t count = 1;
-  for (int64_t d : shape)
-    count *= d;
-  std::vector<int64_t> out(count);
-  for (int64_t i = 0; i < count; ++i) {
+  std::vector<int64_t> out(*count);
+  for (int64_t i = 0; i < *count; ++i) {
     int64_t rest = i, ai = 0, bi = 0, aStride = 1, bStride = 1;
     for (size_t d = rank; d-- > 0;) {
       int64_t index = rest % shape[d];
@@ -387,7 +387,7 @@ foldedViewShape(const onnx::NodeProto &node, const std::vector<const ConstTensor
         out[i] = in[i];
       if (out[i] == -1 && inferred < 0)
         inferred = i;
-      else if (out[i] >= 0 && out[i] <= kMaxFoldedElements)
+      else if (out[i] >= 0 && out[i] <= kMaxFoldedElements && checkedMul(known, out[i]))
         known *= out[i];
       else
         return std::nullopt;

@@ -209,22 +209,18 @@ RankedTensorType Importer::typeOf(const std::string &name) {
 // node reads. Shape arithmetic that folds to constants is never imported.
 std::set<const onnx::NodeProto *> Importer::nodesToImport() {
   const auto &table = opImportTable();
-  std::map<std::string, const onnx::NodeProto *> producer;
   std::vector<std::string> work;
-  for (const auto &node : model.graph().node()) {
-    for (const auto &out : node.output())
-      producer[out] = &node;
+  for (const auto &node : model.graph().node())
     if ((node.op_type() == "Shape" || node.op_type() == "Size") && node.input_size())
       work.push_back(node.input(0));
-  }
   for (const auto &out : model.graph().output())
     work.push_back(out.name());
   std::set<const onnx::NodeProto *> needed;
   while (!work.empty()) {
     std::string name = work.back();
     work.pop_back();
-    auto it = producer.find(name);
-    if (it == producer.end() || !needed.insert(it->second).second)
+    auto it = producers.find(name);
+    if (it == producers.end() || !needed.insert(it->second).second)
       continue;
     const onnx::NodeProto &node = *it->second;
     auto op = table.find(node.op_type());
@@ -368,6 +364,9 @@ OwningOpRef<ModuleOp> Importer::run() {
   }
   b.setInsertionPointToEnd(entry);
 
+  for (const auto &node : graph.node())
+    for (const auto &out : node.output())
+      producers[out] = &node;
   std::set<const onnx::NodeProto *> needed = nodesToImport();
   // Values some imported node or the graph reads: a node's unsupported extra outputs must not
   // be among them.
@@ -376,9 +375,6 @@ OwningOpRef<ModuleOp> Importer::run() {
     read.insert(node->input().begin(), node->input().end());
   for (const auto &out : graph.output())
     read.insert(out.name());
-  for (const auto &node : graph.node())
-    for (const auto &out : node.output())
-      producers[out] = &node;
   // One walk in graph order: shape arithmetic folds as soon as its inputs are known (a Shape
   // node reads the type of an already imported value), everything else needed is imported.
   for (const auto &node : graph.node()) {

@@ -4,6 +4,21 @@ using namespace mlir;
 
 namespace dlc {
 
+int64_t dimsProduct(ArrayRef<int64_t> dims) {
+  int64_t product = 1;
+  for (int64_t d : dims) {
+    auto next = checkedMul(product, d);
+    if (!next)
+      throw ImportError("dims " + dimsString(dims) + " multiply beyond int64");
+    product = *next;
+  }
+  return product;
+}
+
+std::pair<int64_t, int64_t> flattenedAt(ArrayRef<int64_t> shape, int64_t axis) {
+  return {dimsProduct(shape.take_front(axis)), dimsProduct(shape.drop_front(axis))};
+}
+
 RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
 
 void requireFloat32(NodeImporter &n, int input) {
@@ -123,6 +138,8 @@ Value transposeValue(NodeImporter &n, Value v, ArrayRef<int64_t> perm) {
 Value classIndices(NodeImporter &n, int64_t depth, int64_t axis, int64_t rank) {
   SmallVector<int64_t> shape(rank, 1);
   shape[axis] = depth;
+  if (depth > kMaxBuiltConstantElements)
+    throw ImportError("depth " + std::to_string(depth) + " is too large");
   auto type = RankedTensorType::get(shape, n.b.getI64Type());
   std::vector<char> bytes(depth * 8);
   for (int64_t i = 0; i < depth; ++i)

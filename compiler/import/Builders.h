@@ -29,6 +29,13 @@ void addDataMovementImports(ImportTable &table);
 
 RankedTensorType typeOf(Value v);
 
+// The product of `dims`; an error when it leaves int64 (a tensor with a 0 dim passes the size
+// limit whatever its other dims, so partial products of its shape may overflow).
+int64_t dimsProduct(ArrayRef<int64_t> dims);
+
+// `shape` as [product of the dims before `axis`, product of the rest].
+std::pair<int64_t, int64_t> flattenedAt(ArrayRef<int64_t> shape, int64_t axis);
+
 void requireFloat32(NodeImporter &n, int input = 0);
 
 Value reshape(NodeImporter &n, Value v, ArrayRef<int64_t> shape);
@@ -106,9 +113,16 @@ template <typename Build> OpImport floatComposition(Build build) {
 }
 
 // A bool constant of `shape`, true where `keep(index)` holds.
+// Masks and index tables built at compile time become weights; beyond this many elements the
+// model is refused rather than the compiler's memory exhausted.
+constexpr int64_t kMaxBuiltConstantElements = int64_t(1) << 26;
+
 template <typename Keep> Value boolMask(NodeImporter &n, ArrayRef<int64_t> shape, Keep keep) {
+  int64_t count = dimsProduct(shape);
+  if (count > kMaxBuiltConstantElements)
+    throw ImportError("the mask of shape " + dimsString(shape) + " is too large to build");
   auto type = RankedTensorType::get(shape, n.b.getI1Type());
-  std::vector<char> bytes(type.getNumElements());
+  std::vector<char> bytes(count);
   for (int64_t i = 0; i < (int64_t)bytes.size(); ++i)
     bytes[i] = keep(i);
   return ConstantOp::fromBytes(n.b, n.loc(), type, bytes, "mask");

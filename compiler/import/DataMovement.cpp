@@ -24,9 +24,7 @@ OpImport flatten() {
                                 std::to_string(rank));
             if (axis < 0)
               axis += rank;
-            int64_t outer = 1, inner = 1;
-            for (int64_t i = 0; i < rank; ++i)
-              (i < axis ? outer : inner) *= shape[i];
+            auto [outer, inner] = flattenedAt(shape, axis);
             return reshape(n, n.input(0), {outer, inner});
           }};
 }
@@ -301,8 +299,9 @@ OpImport split() {
             if (sizes.empty()) {
               int64_t parts =
                   n.version >= 18 && n.attr("num_outputs") ? n.intAttr("num_outputs", 0) : outputs;
-              if (parts <= 0)
-                throw ImportError("num_outputs must be positive");
+              if (parts <= 0 || parts != outputs)
+                throw ImportError("num_outputs " + std::to_string(parts) + " differs from the " +
+                                  std::to_string(outputs) + " outputs");
               int64_t each = n.attr("num_outputs") ? (dim + parts - 1) / parts : dim / parts;
               if (!n.attr("num_outputs") && dim % parts)
                 throw ImportError("axis of size " + std::to_string(dim) + " does not split into " +
@@ -312,8 +311,9 @@ OpImport split() {
             }
             int64_t total = 0;
             for (int64_t size : sizes) {
-              if (size < 0)
-                throw ImportError("split sizes must be non-negative");
+              if (size < 0 || size > dim)
+                throw ImportError("split size " + std::to_string(size) + " is outside [0, " +
+                                  std::to_string(dim) + "]");
               total += size;
             }
             if (total != dim || (int64_t)sizes.size() != outputs)
@@ -413,6 +413,9 @@ OpImport pad() {
             Value x = n.input(0);
             for (size_t i = 0; i < axes.size(); ++i) {
               int64_t axis = axes[i], before = pads[i], after = pads[i + axes.size()];
+              if (before <= -kMaxTensorBytes || before >= kMaxTensorBytes ||
+                  after <= -kMaxTensorBytes || after >= kMaxTensorBytes)
+                throw ImportError("pads " + dimsString(pads) + " are out of range");
               int64_t dim = typeOf(x).getDimSize(axis);
               if (before < 0 || after < 0) { // crop first
                 int64_t start = std::max<int64_t>(0, -before),
@@ -465,25 +468,26 @@ OpImport depthToSpace(bool toSpace) {
             int64_t b = n.intAttr("blocksize", 0);
             if (shape.size() != 4 || b <= 0)
               throw ImportError("needs a 4-D input and a positive blocksize");
+            int64_t bb = dimsProduct({b, b});
             int64_t N = shape[0], C = shape[1], H = shape[2], W = shape[3];
             if (toSpace) {
-              if (C % (b * b))
+              if (C % bb)
                 throw ImportError("channels " + std::to_string(C) +
                                   " are not divisible by blocksize^2");
               bool crd = n.stringAttr("mode", "DCR") == "CRD";
               Value v = reshape(n, n.input(0),
-                                crd ? SmallVector<int64_t>{N, C / (b * b), b, b, H, W}
-                                    : SmallVector<int64_t>{N, b, b, C / (b * b), H, W});
+                                crd ? SmallVector<int64_t>{N, C / bb, b, b, H, W}
+                                    : SmallVector<int64_t>{N, b, b, C / bb, H, W});
               v = transposeValue(n, v,
                                  crd ? ArrayRef<int64_t>{0, 1, 4, 2, 5, 3}
                                      : ArrayRef<int64_t>{0, 3, 4, 1, 5, 2});
-              return reshape(n, v, {N, C / (b * b), H * b, W * b});
+              return reshape(n, v, {N, C / bb, dimsProduct({H, b}), dimsProduct({W, b})});
             }
             if (H % b || W % b)
               throw ImportError("spatial dims are not divisible by blocksize");
             Value v = reshape(n, n.input(0), {N, C, H / b, b, W / b, b});
             v = transposeValue(n, v, {0, 3, 5, 1, 2, 4});
-            return reshape(n, v, {N, C * b * b, H / b, W / b});
+            return reshape(n, v, {N, dimsProduct({C, b, b}), H / b, W / b});
           }};
 }
 

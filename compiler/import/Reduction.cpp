@@ -18,9 +18,7 @@ OpImport softmax(bool log) {
             if (n.version >= 13)
               return n.b.create<SoftmaxOp>(n.loc(), n.inputType(0), n.input(0), axis, log);
             // Before opset 13 softmax ran over all dims from `axis` on, flattened.
-            int64_t outer = 1, inner = 1;
-            for (int64_t i = 0; i < rank; ++i)
-              (i < axis ? outer : inner) *= shape[i];
+            auto [outer, inner] = flattenedAt(shape, axis);
             Value flat = reshape(n, n.input(0), {outer, inner});
             Value result = n.b.create<SoftmaxOp>(n.loc(), flat.getType(), flat, 1, log);
             return reshape(n, result, shape);
@@ -115,10 +113,8 @@ OpImport groupNorm() {
     if (groups <= 0 || shape[1] % groups)
       throw ImportError("num_groups " + std::to_string(groups) + " does not divide " +
                         std::to_string(shape[1]) + " channels");
-    int64_t spatial = 1;
-    for (size_t d = 2; d < shape.size(); ++d)
-      spatial *= shape[d];
-    Value grouped = reshape(n, x, {shape[0], groups, shape[1] / groups * spatial});
+    int64_t spatial = dimsProduct(shape.drop_front(2));
+    Value grouped = reshape(n, x, {shape[0], groups, dimsProduct({shape[1] / groups, spatial})});
     Value y = reshape(n, standardize(n, grouped, {2}, n.floatAttr("epsilon", 1e-5f)), shape);
     int64_t perScale = n.version >= 21 ? shape[1] : groups;
     if (n.inputType(1).getNumElements() != perScale || n.inputType(2).getNumElements() != perScale)
@@ -214,9 +210,7 @@ OpImport hardmax() {
             int64_t axis = normalizeAxis(n.intAttr("axis", n.version < 13 ? 1 : -1), rank);
             Value x = n.input(0);
             if (n.version < 13) {
-              int64_t outer = 1, inner = 1;
-              for (int64_t i = 0; i < rank; ++i)
-                (i < axis ? outer : inner) *= shape[i];
+              auto [outer, inner] = flattenedAt(shape, axis);
               x = reshape(n, x, {outer, inner});
               axis = 1;
             }

@@ -40,6 +40,23 @@ onnx::NodeProto *addNode(onnx::GraphProto &g, const std::string &op, const std::
   return n;
 }
 
+onnx::AttributeProto intAttribute(const std::string &name, int64_t value) {
+  onnx::AttributeProto a;
+  a.set_name(name);
+  a.set_type(onnx::AttributeProto::INT);
+  a.set_i(value);
+  return a;
+}
+
+int countDlcOps(mlir::ModuleOp module) {
+  int ops = 0;
+  module->walk([&](mlir::Operation *op) {
+    if (op->getDialect() && op->getDialect()->getNamespace() == "dlc")
+      ++ops;
+  });
+  return ops;
+}
+
 onnx::ModelProto makeModel(int opset = 13) {
   onnx::ModelProto m;
   m.set_ir_version(8);
@@ -157,24 +174,15 @@ TEST_CASE("importer ignores unsupported ops that only compute folded shapes") {
   axes->add_dims(1);
   axes->add_int64_data(0);
   addNode(g, "Unsqueeze", "unsq", {"b", "axes0"}, {"b1"});
-  addNode(g, "Concat", "cat", {"b1", "minus1"}, {"target"})->add_attribute()->CopyFrom([] {
-    onnx::AttributeProto a;
-    a.set_name("axis");
-    a.set_type(onnx::AttributeProto::INT);
-    a.set_i(0);
-    return a;
-  }());
+  *addNode(g, "Concat", "cat", {"b1", "minus1"}, {"target"})->add_attribute() =
+      intAttribute("axis", 0);
   addNode(g, "Reshape", "flat", {"x", "target"}, {"y"});
   Imported imp;
   importModel(imp, m.SerializeAsString());
   INFO((imp.errors.empty() ? std::string() : imp.errors[0]));
   REQUIRE(imp.module);
-  int ops = 0;
-  imp.module->walk([&](mlir::Operation *op) {
-    if (op->getDialect() && op->getDialect()->getNamespace() == "dlc")
-      ++ops;
-  });
-  CHECK(ops == 1); // only the reshape; the shape math was evaluated at compile time
+  // Only the reshape: the shape math was evaluated at compile time.
+  CHECK(countDlcOps(*imp.module) == 1);
 }
 
 TEST_CASE("importer rejects bad files with one clear error") {
@@ -258,13 +266,8 @@ TEST_CASE("importer folds shape arithmetic through Reshape, Where and ConstantOf
   addInt64("minus_one", {-1});
   addInt64("four", {4});
   addInt64("flat", {-1});
-  addNode(g, "Concat", "concat", {"minus_one", "four"}, {"c"})->add_attribute()->CopyFrom([] {
-    onnx::AttributeProto a;
-    a.set_name("axis");
-    a.set_type(onnx::AttributeProto::INT);
-    a.set_i(0);
-    return a;
-  }());
+  *addNode(g, "Concat", "concat", {"minus_one", "four"}, {"c"})->add_attribute() =
+      intAttribute("axis", 0);
   addNode(g, "Reshape", "reshape", {"c", "flat"}, {"s"});
   addNode(g, "Shape", "shape", {"s"}, {"len"});
   auto *fill = addNode(g, "ConstantOfShape", "ones", {"len"}, {"ones"});
@@ -283,10 +286,6 @@ TEST_CASE("importer folds shape arithmetic through Reshape, Where and ConstantOf
   importModel(imp, m.SerializeAsString());
   INFO((imp.errors.empty() ? std::string() : imp.errors[0]));
   REQUIRE(imp.module);
-  int ops = 0;
-  imp.module->walk([&](mlir::Operation *op) {
-    if (op->getDialect() && op->getDialect()->getNamespace() == "dlc")
-      ++ops;
-  });
-  CHECK(ops == 1); // the broadcast: everything else was evaluated at compile time
+  // The broadcast: everything else was evaluated at compile time.
+  CHECK(countDlcOps(*imp.module) == 1);
 }
