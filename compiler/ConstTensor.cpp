@@ -62,13 +62,26 @@ std::vector<int64_t> ConstTensor::asInts() const {
   return std::vector<int64_t>(values.begin(), values.end());
 }
 
-static ConstTensor makeInt64(std::vector<int64_t> shape, const std::vector<int64_t> &values) {
+// Values of integer and bool constants, for shape arithmetic.
+static ConstTensor makeIntegers(int32_t dtype, std::vector<int64_t> shape,
+                                const std::vector<int64_t> &values) {
   ConstTensor t;
-  t.dtype = onnx::TensorProto::INT64;
+  t.dtype = dtype;
   t.shape = std::move(shape);
-  t.bytes.resize(values.size() * 8);
-  if (!values.empty())
-    std::memcpy(t.bytes.data(), values.data(), t.bytes.size());
+  int64_t width = dtypeBytes(dtype);
+  t.bytes.resize(values.size() * width);
+  for (size_t i = 0; i < values.size(); ++i) {
+    switch (dtype) {
+    case onnx::TensorProto::INT64: std::memcpy(&t.bytes[i * 8], &values[i], 8); break;
+    case onnx::TensorProto::INT32: {
+      int32_t v = static_cast<int32_t>(values[i]);
+      std::memcpy(&t.bytes[i * 4], &v, 4);
+      break;
+    }
+    case onnx::TensorProto::BOOL: t.bytes[i] = values[i] != 0; break;
+    default: throw ImportError("internal: not an integer dtype");
+    }
+  }
   return t;
 }
 
@@ -122,9 +135,10 @@ static ConstTensor constantNodeValue(const onnx::NodeProto &node) {
     if (a.name() == "value")
       return constFromProto(a.t());
     if (a.name() == "value_int")
-      return makeInt64({}, {a.i()});
+      return makeIntegers(onnx::TensorProto::INT64, {}, {a.i()});
     if (a.name() == "value_ints")
-      return makeInt64({a.ints_size()}, {a.ints().begin(), a.ints().end()});
+      return makeIntegers(onnx::TensorProto::INT64, {a.ints_size()},
+                          {a.ints().begin(), a.ints().end()});
     if (a.name() == "value_float" || a.name() == "value_floats") {
       std::vector<float> values = a.name() == "value_float"
                                       ? std::vector<float>{a.f()}
@@ -156,28 +170,6 @@ mlir::Type elementTypeFor(mlir::MLIRContext &ctx, int32_t dtype) {
   }
 }
 
-// Values of integer and bool constants, for shape arithmetic.
-static ConstTensor makeIntegers(int32_t dtype, std::vector<int64_t> shape,
-                                const std::vector<int64_t> &values) {
-  ConstTensor t;
-  t.dtype = dtype;
-  t.shape = std::move(shape);
-  int64_t width = dtypeBytes(dtype);
-  t.bytes.resize(values.size() * width);
-  for (size_t i = 0; i < values.size(); ++i) {
-    switch (dtype) {
-    case onnx::TensorProto::INT64: std::memcpy(&t.bytes[i * 8], &values[i], 8); break;
-    case onnx::TensorProto::INT32: {
-      int32_t v = static_cast<int32_t>(values[i]);
-      std::memcpy(&t.bytes[i * 4], &v, 4);
-      break;
-    }
-    case onnx::TensorProto::BOOL: t.bytes[i] = values[i] != 0; break;
-    default: throw ImportError("internal: not an integer dtype");
-    }
-  }
-  return t;
-}
 
 // Shape arithmetic works on small integer tensors; anything larger is data, not shapes.
 constexpr int64_t kMaxFoldedElements = 4096;
@@ -299,8 +291,8 @@ static std::optional<ConstTensor> foldConstantOfShape(const onnx::NodeProto &nod
   const ConstTensor *shape = node.input_size() ? scope.constant(node.input(0)) : nullptr;
   if (!shape)
     return std::nullopt;
-  ConstTensor value = makeIntegers(onnx::TensorProto::BOOL, {}, {0});
-  value.dtype = onnx::TensorProto::FLOAT; // default: one float 0
+  ConstTensor value; // default: one float 0
+  value.dtype = onnx::TensorProto::FLOAT;
   value.bytes.assign(4, 0);
   for (const auto &a : node.attribute())
     if (a.name() == "value")
@@ -446,14 +438,14 @@ std::optional<ConstTensor> foldShapeNode(const onnx::NodeProto &node, ValueScope
       return std::nullopt; // not static: the node stays and is reported if it is needed
     }
     if (op == "Size")
-      return makeInt64({}, {type.getNumElements()});
+      return makeIntegers(onnx::TensorProto::INT64, {}, {type.getNumElements()});
     std::vector<int64_t> dims(type.getShape().begin(), type.getShape().end());
     int64_t rank = dims.size();
     int64_t start = intAttr("start", 0), end = intAttr("end", rank);
     start = std::clamp<int64_t>(start < 0 ? start + rank : start, 0, rank);
     end = std::clamp<int64_t>(end < 0 ? end + rank : end, 0, rank);
     std::vector<int64_t> sliced(dims.begin() + start, dims.begin() + std::max(start, end));
-    return makeInt64({(int64_t)sliced.size()}, sliced);
+    return makeIntegers(onnx::TensorProto::INT64, {(int64_t)sliced.size()}, sliced);
   }
   if (op == "ConstantOfShape")
     return foldConstantOfShape(node, scope);
