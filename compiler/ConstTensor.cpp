@@ -451,17 +451,27 @@ std::optional<ConstTensor> foldShapeNode(const onnx::NodeProto &node, ValueScope
     return foldConstantOfShape(node, scope);
   if (op == "Range")
     return foldRange(node, scope);
-  // The rest fold small integer and bool tensors whose inputs are all constants.
+  // The rest fold small integer and bool tensors whose inputs are all constants; ops that only
+  // move values also fold small float tensors (Resize's scales assembled by a Concat).
+  bool movesValuesOnly = op == "Concat" || op == "Reshape" || op == "Squeeze" ||
+                         op == "Unsqueeze" || op == "Identity";
   std::vector<const ConstTensor *> inputs;
+  bool allShapeMath = true;
   for (const auto &name : node.input()) {
     const ConstTensor *c = name.empty() ? nullptr : scope.constant(name);
-    if (!c || !isShapeMathDtype(c->dtype) || c->numElements() > kMaxFoldedElements)
+    if (!c || c->numElements() > kMaxFoldedElements)
       return std::nullopt;
+    bool floating = c->dtype == onnx::TensorProto::FLOAT || c->dtype == onnx::TensorProto::DOUBLE;
+    if (!isShapeMathDtype(c->dtype) && !(movesValuesOnly && floating))
+      return std::nullopt;
+    allShapeMath &= isShapeMathDtype(c->dtype);
     inputs.push_back(c);
   }
   if (inputs.empty())
     return std::nullopt;
-  if (auto folded = foldElementwise(op, inputs))
+  if (!allShapeMath && !movesValuesOnly)
+    return std::nullopt;
+  if (auto folded = allShapeMath ? foldElementwise(op, inputs) : std::nullopt)
     return folded;
   if (op == "Cast") {
     int64_t to = intAttr("to", 0);
@@ -490,14 +500,15 @@ std::optional<ConstTensor> foldShapeNode(const onnx::NodeProto &node, ValueScope
   if (op == "Identity")
     return x;
   if (op == "Concat") {
-    std::vector<int64_t> all;
+    ConstTensor t;
+    t.dtype = x.dtype;
     for (const auto *in : inputs) {
       if (in->shape.size() != 1 || in->dtype != x.dtype)
         return std::nullopt;
-      auto v = in->asInts();
-      all.insert(all.end(), v.begin(), v.end());
+      t.bytes.insert(t.bytes.end(), in->bytes.begin(), in->bytes.end());
     }
-    return makeIntegers(x.dtype, {(int64_t)all.size()}, all);
+    t.shape = {(int64_t)(t.bytes.size() / dtypeBytes(x.dtype))};
+    return t;
   }
   // Reshape, Squeeze and Unsqueeze keep the values and change the shape.
   if (op == "Reshape" || op == "Squeeze" || op == "Unsqueeze") {

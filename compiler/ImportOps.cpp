@@ -78,6 +78,7 @@ const std::map<std::string, OpImport> &opImportTable() {
     addLinalgImports(t);
     addReductionImports(t);
     addDataMovementImports(t);
+    addSamplingImports(t);
     return t;
   }();
   return table;

@@ -239,6 +239,24 @@ LogicalResult convGradient(ConvOp op, GradientContext &g) {
   return success();
 }
 
+// A transposed convolution (imported as dlc.conv_grad_input) is linear in both operands: its
+// input's gradient is the forward convolution of the output gradient with the same weight, and
+// its weight's gradient the convolution's weight gradient with the roles of input and gradient
+// exchanged.
+LogicalResult convGradInputGradient(ConvGradInputOp op, GradientContext &g) {
+  g.set(0, [&] {
+    return g.create<ConvOp>(op.getGrad().getType(), g.grad, op.getWeight(), Value(),
+                            op.getStridesAttr(), op.getPadsAttr(), op.getDilationsAttr(),
+                            op.getGroupAttr());
+  });
+  g.set(1, [&] {
+    return g.create<ConvGradWeightOp>(op.getWeight().getType(), g.grad, op.getGrad(),
+                                      op.getStridesAttr(), op.getPadsAttr(),
+                                      op.getDilationsAttr(), op.getGroupAttr());
+  });
+  return success();
+}
+
 LogicalResult maxPoolGradient(MaxPoolOp op, GradientContext &g) {
   g.set(0, [&] {
     return g.create<MaxPoolGradOp>(op.getInput().getType(), op.getInput(), g.grad,
@@ -358,6 +376,35 @@ LogicalResult gatherGradient(GatherOp op, GradientContext &g) {
   return success();
 }
 
+// The condition selects which operand each element's gradient flows to.
+LogicalResult whereGradient(WhereOp op, GradientContext &g) {
+  Value zero = scalar(g.b, g.loc, 0.0f);
+  g.set(1, [&] {
+    Value routed = g.create<WhereOp>(g.grad.getType(), op.getCondition(), g.grad, zero);
+    return unbroadcast(g, routed, op.getLhs().getType());
+  });
+  g.set(2, [&] {
+    Value routed = g.create<WhereOp>(g.grad.getType(), op.getCondition(), zero, g.grad);
+    return unbroadcast(g, routed, op.getRhs().getType());
+  });
+  return success();
+}
+
+LogicalResult broadcastGradient(BroadcastOp op, GradientContext &g) {
+  g.set(0, [&] { return unbroadcast(g, g.grad, op.getInput().getType()); });
+  return success();
+}
+
+// Each input element feeds the running sums on its far side: the gradient is the running sum
+// of the output gradient in the other direction.
+LogicalResult cumSumGradient(CumSumOp op, GradientContext &g) {
+  g.set(0, [&] {
+    return g.create<CumSumOp>(op.getType(), g.grad, op.getAxisAttr(), op.getExclusiveAttr(),
+                              g.b.getBoolAttr(!op.getReverse()));
+  });
+  return success();
+}
+
 LogicalResult castGradient(CastOp op, GradientContext &g) {
   if (op.getInput().getType() != op.getType())
     return op.emitError("no gradient through a cast between element types");
@@ -415,6 +462,10 @@ template <typename Op> LogicalResult gradientOf(Op op, GradientContext &g) {
   if constexpr (std::is_same_v<Op, MatMulOp>) return matmulGradient(op, g);
   else if constexpr (std::is_same_v<Op, GemmOp>) return gemmGradient(op, g);
   else if constexpr (std::is_same_v<Op, ConvOp>) return convGradient(op, g);
+  else if constexpr (std::is_same_v<Op, ConvGradInputOp>) return convGradInputGradient(op, g);
+  else if constexpr (std::is_same_v<Op, WhereOp>) return whereGradient(op, g);
+  else if constexpr (std::is_same_v<Op, BroadcastOp>) return broadcastGradient(op, g);
+  else if constexpr (std::is_same_v<Op, CumSumOp>) return cumSumGradient(op, g);
   else if constexpr (std::is_same_v<Op, MaxPoolOp>) return maxPoolGradient(op, g);
   else if constexpr (std::is_same_v<Op, AvgPoolOp>) return avgPoolGradient(op, g);
   else if constexpr (std::is_same_v<Op, GlobalAvgPoolOp>) return globalAvgPoolGradient(op, g);
@@ -463,7 +514,7 @@ void registerGradients(DialectRegistry &registry) {
            AcoshOp, AtanhOp, SoftsignOp, HardSwishOp, AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, MatMulOp, GemmOp, ConvOp, MaxPoolOp,
            AvgPoolOp, GlobalAvgPoolOp, SoftmaxOp, ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReshapeOp,
            TransposeOp, ConcatOp, SliceOp, GatherOp, CastOp, ClipOp, LeakyReluOp,
-           BatchNormApplyOp, NllLossOp>(ctx);
+           BatchNormApplyOp, NllLossOp, ConvGradInputOp, WhereOp, BroadcastOp, CumSumOp>(ctx);
   });
 }
 

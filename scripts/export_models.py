@@ -27,6 +27,9 @@ Models (random weights, torch.manual_seed(0); no pretrained downloads):
                4 heads, width 64), input [2,3,32,32]
   transformer  nn.TransformerEncoder (2 layers, d_model 64, 4 heads, batch_first),
                input [2,10,64]
+  unet         a small UNet (3 levels, 16-32-64 channels): max-pool down, one level up by
+               ConvTranspose, one by bilinear Resize (half-pixel), one by nearest Resize to
+               the skip's size; skip connections concatenated; input [2,3,32,32]
 
 The models from densenet121 on are exported with a symbolic batch dim ("batch"), the way
 exported models usually come; tests pin it with `dlc run --dim batch=N`.
@@ -126,6 +129,35 @@ def make_transformer():
     return nn.TransformerEncoder(layer, num_layers=2), (2, 10, 64)
 
 
+def make_unet():
+    F = torch.nn.functional
+
+    def block(cin, cout):
+        return nn.Sequential(nn.Conv2d(cin, cout, 3, padding=1), nn.BatchNorm2d(cout), nn.ReLU(),
+                             nn.Conv2d(cout, cout, 3, padding=1), nn.ReLU())
+
+    class UNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.down1, self.down2, self.bottom = block(3, 16), block(16, 32), block(32, 64)
+            self.up_transposed = nn.ConvTranspose2d(64, 32, 2, stride=2)
+            self.up2, self.up1 = block(64, 32), block(48, 16)
+            self.head = nn.Conv2d(16 + 3, 4, 1)
+
+        def forward(self, x):
+            d1 = self.down1(x)                                   # 16 x 32 x 32
+            d2 = self.down2(F.max_pool2d(d1, 2))                 # 32 x 16 x 16
+            b = self.bottom(F.max_pool2d(d2, 2))                 # 64 x 8 x 8
+            u2 = self.up2(torch.cat([self.up_transposed(b), d2], 1))
+            u1 = F.interpolate(u2, scale_factor=2, mode="bilinear", align_corners=False)
+            u1 = self.up1(torch.cat([u1, d1], 1))
+            # Nearest to a size read from the input's shape (folded at compile time).
+            skip = F.interpolate(x, size=u1.shape[-2:], mode="nearest")
+            return self.head(torch.cat([u1, skip], 1))
+
+    return UNet(), (2, 3, 32, 32)
+
+
 # Exported keeping BatchNormalization nodes (PyTorch folds them into Conv by default), so
 # dlc's own batch-norm folding and kernel meet a real network.
 KEEP_BATCHNORM = {"resnet18_bn"}
@@ -143,11 +175,13 @@ MODELS = {
     "convnext": make_convnext,
     "vit": make_vit,
     "transformer": make_transformer,
+    "unet": make_unet,
 }
 DEFAULT_MODELS = ["mlp", "resnet18", "resnet18_bn", "mobilenetv2", "squeezenet", "densenet121",
-                  "shufflenetv2", "mobilenetv3", "convnext", "vit", "transformer"]
+                  "shufflenetv2", "mobilenetv3", "convnext", "vit", "transformer", "unet"]
 # Exported with a symbolic batch dim named "batch".
-SYMBOLIC_BATCH = {"densenet121", "shufflenetv2", "mobilenetv3", "convnext", "vit", "transformer"}
+SYMBOLIC_BATCH = {"densenet121", "shufflenetv2", "mobilenetv3", "convnext", "vit", "transformer",
+                  "unet"}
 ALIASES = {"mobilenet_v2": "mobilenetv2", "resnet": "resnet18"}
 
 

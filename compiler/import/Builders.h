@@ -26,6 +26,7 @@ void addElementwiseImports(ImportTable &table);
 void addLinalgImports(ImportTable &table);
 void addReductionImports(ImportTable &table);
 void addDataMovementImports(ImportTable &table);
+void addSamplingImports(ImportTable &table);
 
 RankedTensorType typeOf(Value v);
 

@@ -48,9 +48,9 @@ class Runner:
             self.env["DLC_CXXFLAGS"] = (self.env.get("DLC_CXXFLAGS", "") +
                                         " -DDLC_CHECK_MEMORY").strip()
 
-    def export(self, name, model, inputs):
+    def export(self, name, model, inputs, opset=13):
         path = os.path.join(self.work, name + ".onnx")
-        torch.onnx.export(model, tuple(inputs), path, opset_version=13,
+        torch.onnx.export(model, tuple(inputs), path, opset_version=opset,
                           input_names=["x%d" % i for i in range(len(inputs))],
                           output_names=["y"], do_constant_folding=False,
                           training=self.mode)
@@ -111,21 +111,23 @@ def model_copy(model):
 
 
 def distinct_parameters(model):
-    """Exporters merge equal initializers (a fresh BN's scale and running variance are all
-    ones), which would tie parameters that PyTorch trains separately: make each distinct."""
+    """Exporters merge equal initializers (a fresh BN's or LayerNorm's scale and running
+    variance are all ones), which would tie parameters that PyTorch trains separately: make
+    each distinct."""
     with torch.no_grad():
         for m in model.modules():
-            if isinstance(m, nn.BatchNorm2d):
+            if isinstance(m, (nn.BatchNorm2d, nn.LayerNorm)):
                 m.weight.uniform_(0.5, 1.5)
                 m.bias.uniform_(-0.2, 0.2)
+            if isinstance(m, nn.BatchNorm2d):
                 m.running_mean.uniform_(-0.1, 0.1)
                 m.running_var.uniform_(0.5, 1.5)
     return model
 
 
-def gradient_case(run, name, model, inputs, labels, loss="cross_entropy", tol=1e-4):
+def gradient_case(run, name, model, inputs, labels, loss="cross_entropy", tol=1e-4, opset=13):
     model = distinct_parameters(model).eval()
-    onnx = run.export(name, model, [torch.from_numpy(x) for x in inputs])
+    onnx = run.export(name, model, [torch.from_numpy(x) for x in inputs], opset)
     got = run.train(onnx, inputs, labels, 1, loss, "sgd:lr=1")
     if got is None:
         return check(False, "%s: dlc run --train failed" % name)
@@ -592,6 +594,48 @@ class Elementwise(nn.Module):
         return h - h.mean(dim=1, keepdim=True) + h.sum(dim=0) * 0.1
 
 
+class Resample(nn.Module):
+    """Decoder-style resampling: bilinear and nearest Resize, a transposed convolution, a
+    Where-masked activation, Expand and CumSum on the path."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(2, 3, 3, padding=1)
+        self.up = nn.ConvTranspose2d(3, 2, 3, stride=2, padding=1, output_padding=1)
+        self.gate = nn.Parameter(torch.randn(1, 2, 1, 1))
+        self.fc = nn.Linear(2 * 12 * 12, 4)
+
+    def forward(self, x):                                                   # [2, 2, 3, 3]
+        h = F.interpolate(self.conv(x), scale_factor=2, mode="bilinear", align_corners=False)
+        h = self.up(h)                                                      # [2, 2, 12, 12]
+        h = torch.where(h > 0, h, 0.2 * h) + self.gate.expand(2, 2, 12, 12)
+        h = F.interpolate(h[:, :, ::2, ::2], size=(12, 12), mode="nearest")
+        h = torch.cumsum(h, dim=3) * 0.1 + F.interpolate(
+            h, scale_factor=0.5, mode="bicubic", align_corners=True).repeat(1, 1, 2, 2)
+        return self.fc(h.flatten(1))
+
+
+class NormAttention(nn.Module):
+    """A pre-norm attention block (LayerNormalization at opset 17, scaled dot-product
+    attention with a causal mask, erf GELU in the MLP)."""
+
+    def __init__(self):
+        super().__init__()
+        self.norm1, self.norm2 = nn.LayerNorm(8), nn.LayerNorm(8)
+        self.qkv, self.proj = nn.Linear(8, 24), nn.Linear(8, 8)
+        self.mlp = nn.Sequential(nn.Linear(8, 16), nn.GELU(), nn.Linear(16, 8))
+        self.head = nn.Linear(8, 3)
+
+    def forward(self, x):                                                   # [2, 5, 8]
+        q, k, v = self.qkv(self.norm1(x)).chunk(3, dim=-1)
+        scores = q @ k.transpose(1, 2) / 8 ** 0.5
+        causal = torch.ones(5, 5, dtype=torch.bool).tril()
+        scores = scores.masked_fill(~causal, float("-inf"))
+        x = x + self.proj(torch.softmax(scores, dim=-1) @ v)
+        x = x + self.mlp(self.norm2(x))
+        return self.head(x.mean(dim=1))
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--dlc", required=True)
@@ -621,6 +665,9 @@ def main():
         gradient_case(run, "activations", Activations(), [f32(5, 4)], f32(5, 6), loss="mse")
         ids = np.array([[1, 3, 3, 10, 0], [7, 7, 2, 5, 9]], dtype=np.int64)  # repeats add up
         gradient_case(run, "embedding_slices", EmbedSlice(), [ids], classes(2, 4))
+        gradient_case(run, "resample", Resample(), [f32(2, 2, 3, 3)], classes(2, 4))
+        gradient_case(run, "norm_attention", NormAttention(), [f32(2, 5, 8)], classes(2, 3),
+                      opset=17)
 
         tiny = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 2))
         finite_difference_case(run, "tiny_fd", tiny, [f32(2, 3)], classes(2, 2),

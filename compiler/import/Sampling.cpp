@@ -1,0 +1,354 @@
+// How ONNX resampling (Resize, Upsample) becomes dlc ops.
+//
+// Resize is separable: each resized axis is an independent 1-D resampling, and every mode and
+// coordinate transformation fixes, at compile time, which input positions (taps) each output
+// position reads and with what weights. So one axis becomes, per tap, a Gather of constant
+// indices times a constant weight column, summed (a single Gather for nearest); kernels,
+// planning and gradients come with those ops.
+#include "compiler/import/Builders.h"
+
+#include <cmath>
+#include <cstring>
+
+using namespace mlir;
+
+namespace dlc {
+namespace {
+
+struct ResizeAttributes {
+  std::string mode;        // nearest, linear, cubic
+  std::string coordinates; // coordinate_transformation_mode
+  std::string nearestMode; // round_prefer_floor, ..., or "legacy" before opset 11
+  double cubicA = -0.75;
+  bool excludeOutside = false;
+  bool antialias = false;
+  double extrapolationValue = 0.0;
+};
+
+// Weights of the taps around source coordinate `x` (`ratio` its distance past floor(x), 1 when
+// x is integral), after the ONNX reference.
+std::vector<double> tapWeights(const ResizeAttributes &a, double ratio, double scale,
+                               bool downsampling) {
+  if (a.mode == "nearest") {
+    if (ratio == 1.0)
+      return {0, 1};
+    const std::string &m = a.nearestMode;
+    bool upper = m == "round_prefer_floor"  ? ratio > 0.5
+                 : m == "round_prefer_ceil" ? ratio >= 0.5
+                 : m == "floor"             ? false
+                 : m == "ceil"              ? true
+                                            : downsampling; // legacy: ceil when shrinking
+    return {upper ? 0.0 : 1.0, upper ? 1.0 : 0.0};
+  }
+  double A = a.cubicA;
+  if (!a.antialias) {
+    if (a.mode == "linear")
+      return {1 - ratio, ratio};
+    double r1 = ratio + 1, q = 1 - ratio, q1 = q + 1;
+    return {((A * r1 - 5 * A) * r1 + 8 * A) * r1 - 4 * A,
+            ((A + 2) * ratio - (A + 3)) * ratio * ratio + 1, ((A + 2) * q - (A + 3)) * q * q + 1,
+            ((A * q1 - 5 * A) * q1 + 8 * A) * q1 - 4 * A};
+  }
+  // Antialiasing stretches the filter by 1/scale when shrinking.
+  double s = std::min(scale, 1.0);
+  std::vector<double> w;
+  if (a.mode == "linear") {
+    int64_t start = (int64_t)std::floor(-1 / s) + 1;
+    for (int64_t i = start; i < start + 2 - 2 * start; ++i)
+      w.push_back(std::clamp(1 - std::abs((i - ratio) * s), 0.0, 1.0));
+  } else {
+    int64_t start = (int64_t)std::floor(-2 / s) + 1;
+    for (int64_t i = start; i < 2 - start; ++i) {
+      double x = std::abs(s * (i - ratio)), x2 = x * x, x3 = x2 * x;
+      w.push_back(x <= 1  ? (A + 2) * x3 - (A + 3) * x2 + 1
+                  : x < 2 ? A * x3 - 5 * A * x2 + 8 * A * x - 4 * A
+                          : 0.0);
+    }
+  }
+  double sum = 0;
+  for (double v : w)
+    sum += v;
+  for (double &v : w)
+    v /= sum;
+  return w;
+}
+
+// Where output position y of one axis reads: taps[y * count + j] with weights[...]; rows past
+// the crop window (tf_crop_and_resize) read nothing and take the extrapolation value.
+struct AxisTaps {
+  int64_t count = 0;
+  std::vector<int64_t> index;
+  std::vector<double> weight;
+  std::vector<char> extrapolated;
+};
+
+AxisTaps axisTaps(const ResizeAttributes &a, int64_t in, int64_t out, double scale, double roiStart,
+                  double roiEnd) {
+  AxisTaps t;
+  t.extrapolated.assign(out, 0);
+  double outWidth = scale * in; // the unrounded output size
+  for (int64_t y = 0; y < out; ++y) {
+    const std::string &c = a.coordinates;
+    double x;
+    if (c == "align_corners")
+      x = outWidth == 1 ? 0.0 : y * double(in - 1) / (outWidth - 1);
+    else if (c == "asymmetric")
+      x = y / scale;
+    else if (c == "tf_crop_and_resize") {
+      x = (outWidth == 1 ? (roiEnd - roiStart) * (in - 1) / 2
+                         : y * (roiEnd - roiStart) * (in - 1) / (outWidth - 1)) +
+          roiStart * (in - 1);
+      t.extrapolated[y] = x < 0 || x > in - 1;
+    } else if (c == "pytorch_half_pixel")
+      x = outWidth == 1 ? -0.5 : (y + 0.5) / scale - 0.5;
+    else if (c == "half_pixel")
+      x = (y + 0.5) / scale - 0.5;
+    else if (c == "half_pixel_symmetric")
+      x = in / 2.0 * (1 - out / outWidth) + (y + 0.5) / scale - 0.5;
+    else
+      throw ImportError("unknown coordinate_transformation_mode '" + c + "'");
+    double floorX = std::floor(x);
+    double ratio = x == floorX ? 1.0 : x - floorX;
+    std::vector<double> w = tapWeights(a, ratio, scale, scale < 1);
+    int64_t n = w.size();
+    if (y == 0)
+      t.count = n;
+    // The n nearest positions to x, preferring the lower ones on ties.
+    int64_t pad = (n + 1) / 2;
+    double padded = x + pad, p = std::floor(padded), frac = padded - p;
+    int64_t offset =
+        n % 2 == 0 ? (frac == 0 ? -(n / 2) : -(n / 2) + 1) : -((n - 1) / 2) + (frac <= 0.5 ? 0 : 1);
+    int64_t first = (int64_t)p + offset - pad;
+    if (a.excludeOutside) {
+      double sum = 0;
+      for (int64_t j = 0; j < n; ++j) {
+        if (first + j < 0 || first + j >= in)
+          w[j] = 0;
+        sum += w[j];
+      }
+      for (double &v : w)
+        v /= sum == 0 ? 1 : sum;
+    }
+    for (int64_t j = 0; j < n; ++j) {
+      t.index.push_back(std::clamp<int64_t>(first + j, 0, in - 1));
+      t.weight.push_back(t.extrapolated[y] ? 0.0 : w[j]);
+    }
+  }
+  return t;
+}
+
+// A constant of `shape` whose `axis` holds `values` (other dims 1), broadcast by binary ops.
+Value axisColumn(NodeImporter &n, ArrayRef<int64_t> rankShape, int64_t axis,
+                 const std::vector<float> &values, const char *name) {
+  SmallVector<int64_t> shape(rankShape.size(), 1);
+  shape[axis] = values.size();
+  std::vector<char> bytes(values.size() * sizeof(float));
+  std::memcpy(bytes.data(), values.data(), bytes.size());
+  return ConstantOp::fromBytes(n.b, n.loc(), RankedTensorType::get(shape, n.b.getF32Type()), bytes,
+                               name);
+}
+
+Value gatherAxis(NodeImporter &n, Value x, int64_t axis, const std::vector<int64_t> &indices) {
+  int64_t count = indices.size();
+  std::vector<char> bytes(count * 8);
+  std::memcpy(bytes.data(), indices.data(), bytes.size());
+  Value table = ConstantOp::fromBytes(
+      n.b, n.loc(), RankedTensorType::get({count}, n.b.getI64Type()), bytes, "resize_taps");
+  SmallVector<int64_t> shape(typeOf(x).getShape());
+  shape[axis] = count;
+  return n.b.create<GatherOp>(n.loc(), typeOf(x).clone(shape), x, table, axis);
+}
+
+Value resizeAxis(NodeImporter &n, Value x, int64_t axis, const AxisTaps &t,
+                 double extrapolationValue) {
+  int64_t out = t.extrapolated.size();
+  bool anyExtrapolated = llvm::is_contained(t.extrapolated, 1);
+  // Nearest, or any resampling whose every row reads one position with weight 1.
+  std::vector<int64_t> single;
+  for (int64_t y = 0; y < out && !anyExtrapolated; ++y)
+    for (int64_t j = 0; j < t.count; ++j)
+      if (t.weight[y * t.count + j] == 1.0)
+        single.push_back(t.index[y * t.count + j]);
+  if (!anyExtrapolated && (int64_t)single.size() == out)
+    return gatherAxis(n, x, axis, single);
+  Type element = typeOf(x).getElementType();
+  if (!element.isF32())
+    throw ImportError("interpolating (linear, cubic, or a crop with extrapolation) needs float32");
+  Value sum;
+  for (int64_t j = 0; j < t.count; ++j) {
+    std::vector<int64_t> index(out);
+    std::vector<float> weight(out);
+    bool used = false;
+    for (int64_t y = 0; y < out; ++y) {
+      index[y] = t.index[y * t.count + j];
+      weight[y] = (float)t.weight[y * t.count + j];
+      used |= weight[y] != 0;
+    }
+    if (!used)
+      continue;
+    Value term = bin<MulOp>(n, gatherAxis(n, x, axis, index),
+                            axisColumn(n, typeOf(x).getShape(), axis, weight, "resize_weights"));
+    sum = sum ? bin<AddOp>(n, sum, term) : term;
+  }
+  SmallVector<int64_t> shape(typeOf(x).getShape());
+  shape[axis] = out;
+  if (!sum) // every row lies outside the crop window
+    return broadcastTo(n, scalar(n, extrapolationValue, element), shape);
+  if (anyExtrapolated && extrapolationValue != 0) {
+    std::vector<float> fill(out);
+    for (int64_t y = 0; y < out; ++y)
+      fill[y] = t.extrapolated[y] ? (float)extrapolationValue : 0.0f;
+    sum = bin<AddOp>(n, sum, axisColumn(n, shape, axis, fill, "resize_extrapolation"));
+  }
+  return sum;
+}
+
+// Resizes `x` along each of `axes` (in that order) to `sizes` with `scales` (per axis);
+// `roi` holds [starts..., ends...] per axis for tf_crop_and_resize.
+Value resample(NodeImporter &n, Value x, const ResizeAttributes &a, ArrayRef<int64_t> axes,
+               ArrayRef<int64_t> sizes, ArrayRef<double> scales, ArrayRef<double> roi) {
+  if (a.mode != "nearest" && a.mode != "linear" && a.mode != "cubic")
+    throw ImportError("unknown mode '" + a.mode + "'");
+  for (size_t i = 0; i < axes.size(); ++i) {
+    int64_t axis = axes[i], in = typeOf(x).getDimSize(axis);
+    double start = roi.empty() ? 0.0 : roi[i], end = roi.empty() ? 1.0 : roi[axes.size() + i];
+    if (sizes[i] == in && std::abs(scales[i] - 1.0) <= 1e-9 &&
+        (a.coordinates != "tf_crop_and_resize" || (start == 0.0 && end == 1.0)))
+      continue;
+    if (in == 0)
+      throw ImportError("axis " + std::to_string(axis) + " is empty");
+    AxisTaps t = axisTaps(a, in, sizes[i], scales[i], start, end);
+    if (t.count > 64)
+      throw ImportError("the antialiasing filter of axis " + std::to_string(axis) + " spans " +
+                        std::to_string(t.count) + " inputs (scale " + std::to_string(scales[i]) +
+                        "); at most 64 are supported");
+    x = resizeAxis(n, x, axis, t, a.extrapolationValue);
+  }
+  return x;
+}
+
+// Output sizes and scales of the resized axes, from either input (the other one empty).
+void resizeTargets(NodeImporter &n, ArrayRef<int64_t> shape, ArrayRef<int64_t> axes,
+                   const std::vector<double> &givenScales, const std::vector<int64_t> &givenSizes,
+                   const std::string &aspectPolicy, std::vector<int64_t> &sizes,
+                   std::vector<double> &scales) {
+  size_t count = axes.size();
+  if (!givenSizes.empty()) {
+    if (givenSizes.size() != count)
+      throw ImportError("sizes has " + std::to_string(givenSizes.size()) + " entries for " +
+                        std::to_string(count) + " axes");
+    for (size_t i = 0; i < count; ++i) {
+      if (givenSizes[i] < 1 || givenSizes[i] > kMaxTensorBytes)
+        throw ImportError("size " + std::to_string(givenSizes[i]) + " is out of range");
+      if (shape[axes[i]] == 0)
+        throw ImportError("axis " + std::to_string(axes[i]) + " is empty");
+      scales.push_back(double(givenSizes[i]) / shape[axes[i]]);
+    }
+    sizes = givenSizes;
+    if (aspectPolicy == "stretch")
+      return;
+    if (aspectPolicy != "not_larger" && aspectPolicy != "not_smaller")
+      throw ImportError("unknown keep_aspect_ratio_policy '" + aspectPolicy + "'");
+    double scale = aspectPolicy == "not_larger" ? *std::min_element(scales.begin(), scales.end())
+                                                : *std::max_element(scales.begin(), scales.end());
+    for (size_t i = 0; i < count; ++i) {
+      scales[i] = scale;
+      sizes[i] = (int64_t)(scale * shape[axes[i]] + 0.5);
+    }
+    return;
+  }
+  if (givenScales.size() != count)
+    throw ImportError("scales has " + std::to_string(givenScales.size()) + " entries for " +
+                      std::to_string(count) + " axes");
+  for (size_t i = 0; i < count; ++i) {
+    double out = givenScales[i] * shape[axes[i]];
+    if (!(givenScales[i] > 0) || !(out >= 1) || out > double(kMaxTensorBytes))
+      throw ImportError("scale " + std::to_string(givenScales[i]) + " on axis " +
+                        std::to_string(axes[i]) + " gives no valid output size");
+    sizes.push_back((int64_t)out);
+  }
+  scales = givenScales;
+}
+
+std::vector<double> floatsOf(const onnx::AttributeProto *attr) {
+  return attr ? std::vector<double>(attr->floats().begin(), attr->floats().end())
+              : std::vector<double>{};
+}
+
+// A constant input that may be absent or empty (Resize's roi, scales and sizes).
+const ConstTensor *optionalConstant(NodeImporter &n, int i) {
+  if (!n.hasInput(i))
+    return nullptr;
+  const ConstTensor &c = n.constInput(i);
+  return c.numElements() ? &c : nullptr;
+}
+
+OpImport resize() {
+  return {{1, 2, 3}, [](NodeImporter &n) -> Value {
+            auto shape = n.inputType(0).getShape();
+            int64_t rank = shape.size();
+            ResizeAttributes a;
+            a.mode = n.stringAttr("mode", "nearest");
+            bool legacy = n.version < 11; // Upsample's semantics, scales as input 1
+            a.coordinates = legacy ? "asymmetric"
+                                   : n.stringAttr("coordinate_transformation_mode", "half_pixel");
+            a.nearestMode = legacy ? "legacy" : n.stringAttr("nearest_mode", "round_prefer_floor");
+            a.cubicA = n.floatAttr("cubic_coeff_a", -0.75f);
+            a.excludeOutside = n.intAttr("exclude_outside", 0) != 0;
+            a.extrapolationValue = n.floatAttr("extrapolation_value", 0.0f);
+            a.antialias = n.version >= 18 && n.intAttr("antialias", 0) != 0;
+            std::vector<int64_t> axes;
+            for (int64_t axis : n.intsAttr("axes", trailingAxes(0, rank))) {
+              axis = normalizeAxis(axis, rank);
+              if (llvm::is_contained(axes, axis))
+                throw ImportError("axis " + std::to_string(axis) + " is repeated");
+              axes.push_back(axis);
+            }
+            const ConstTensor *roi = legacy ? nullptr : optionalConstant(n, 1);
+            const ConstTensor *scales = optionalConstant(n, legacy ? 1 : 2);
+            const ConstTensor *sizes = legacy ? nullptr : optionalConstant(n, 3);
+            if (!scales == !sizes)
+              throw ImportError("exactly one of scales and sizes must be given");
+            std::vector<double> roiValues;
+            if (roi && a.coordinates == "tf_crop_and_resize") {
+              roiValues = roi->asDoubles();
+              if (roiValues.size() != 2 * axes.size())
+                throw ImportError("roi has " + std::to_string(roiValues.size()) +
+                                  " entries; it needs 2 per resized axis");
+            }
+            std::vector<int64_t> outSizes;
+            std::vector<double> outScales;
+            resizeTargets(n, shape, axes, scales ? scales->asDoubles() : std::vector<double>{},
+                          sizes ? sizes->asInts() : std::vector<int64_t>{},
+                          n.stringAttr("keep_aspect_ratio_policy", "stretch"), outSizes, outScales);
+            return resample(n, n.input(0), a, axes, outSizes, outScales, roiValues);
+          }};
+}
+
+// Upsample (before opset 10): Resize with asymmetric coordinates; scales an attribute until 9.
+OpImport upsample() {
+  return {{1}, [](NodeImporter &n) -> Value {
+            auto shape = n.inputType(0).getShape();
+            ResizeAttributes a;
+            a.mode = n.stringAttr("mode", "nearest");
+            a.coordinates = "asymmetric";
+            a.nearestMode = "legacy";
+            std::vector<double> scales =
+                n.version < 9 ? floatsOf(n.attr("scales")) : n.constInput(1).asDoubles();
+            for (double s : scales)
+              if (s < 1)
+                throw ImportError("Upsample scales must be >= 1");
+            std::vector<int64_t> axes = trailingAxes(0, shape.size()), sizes;
+            std::vector<double> outScales;
+            resizeTargets(n, shape, axes, scales, {}, "stretch", sizes, outScales);
+            return resample(n, n.input(0), a, axes, sizes, outScales, {});
+          }};
+}
+
+} // namespace
+
+void addSamplingImports(ImportTable &table) {
+  table.insert({{"Resize", resize()}, {"Upsample", upsample()}});
+}
+
+} // namespace dlc
