@@ -452,7 +452,8 @@ std::optional<ConstTensor> foldShapeNode(const onnx::NodeProto &node, ValueScope
   if (op == "Range")
     return foldRange(node, scope);
   // The rest fold small integer and bool tensors whose inputs are all constants; ops that only
-  // move values also fold small float tensors (Resize's scales assembled by a Concat).
+  // move values also fold small float tensors (Resize's scales assembled by a Concat), but
+  // never a weight's value, which training may update.
   bool movesValuesOnly = op == "Concat" || op == "Reshape" || op == "Squeeze" ||
                          op == "Unsqueeze" || op == "Identity";
   std::vector<const ConstTensor *> inputs;
@@ -462,7 +463,8 @@ std::optional<ConstTensor> foldShapeNode(const onnx::NodeProto &node, ValueScope
     if (!c || c->numElements() > kMaxFoldedElements)
       return std::nullopt;
     bool floating = c->dtype == onnx::TensorProto::FLOAT || c->dtype == onnx::TensorProto::DOUBLE;
-    if (!isShapeMathDtype(c->dtype) && !(movesValuesOnly && floating))
+    if (!isShapeMathDtype(c->dtype) &&
+        !(movesValuesOnly && floating && !scope.isInitializer(name)))
       return std::nullopt;
     allShapeMath &= isShapeMathDtype(c->dtype);
     inputs.push_back(c);

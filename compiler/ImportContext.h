@@ -49,6 +49,9 @@ public:
   virtual mlir::RankedTensorType type(const std::string &name) = 0;
   // Why `name` is not known at compile time, for errors.
   virtual std::string whyNotConstant(const std::string &name) = 0;
+  // Whether `name` is a graph initializer: a weight, which training may update, so its value
+  // is never folded into another constant.
+  virtual bool isInitializer(const std::string &name) = 0;
 };
 
 class NodeImporter {
@@ -85,6 +88,8 @@ public:
   std::string stringAttr(const std::string &name, const std::string &fallback) const;
   std::vector<int64_t> intsAttr(const std::string &name,
                                 std::vector<int64_t> fallback = {}) const;
+  std::vector<double> floatsAttr(const std::string &name) const; // empty when absent
+  std::vector<std::string> stringsAttr(const std::string &name) const;
 
 private:
   ValueScope &scope;

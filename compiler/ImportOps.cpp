@@ -28,8 +28,7 @@ const ConstTensor &NodeImporter::constInput(int i) const {
   const ConstTensor *c = scope.constant(node.input(i));
   if (!c)
     throw ImportError("input #" + std::to_string(i) + " ('" + node.input(i) +
-                      "') must be a compile-time constant: " +
-                      scope.whyNotConstant(node.input(i)));
+                      "') must be a compile-time constant: " + scope.whyNotConstant(node.input(i)));
   return *c;
 }
 
@@ -59,8 +58,7 @@ float NodeImporter::floatAttr(const std::string &name, float fallback) const {
   return a ? a->f() : fallback;
 }
 
-std::string NodeImporter::stringAttr(const std::string &name,
-                                     const std::string &fallback) const {
+std::string NodeImporter::stringAttr(const std::string &name, const std::string &fallback) const {
   const auto *a = typedAttr(name, onnx::AttributeProto::STRING);
   return a ? a->s() : fallback;
 }
@@ -71,6 +69,17 @@ std::vector<int64_t> NodeImporter::intsAttr(const std::string &name,
   return a ? std::vector<int64_t>(a->ints().begin(), a->ints().end()) : fallback;
 }
 
+std::vector<double> NodeImporter::floatsAttr(const std::string &name) const {
+  const auto *a = typedAttr(name, onnx::AttributeProto::FLOATS);
+  return a ? std::vector<double>(a->floats().begin(), a->floats().end()) : std::vector<double>{};
+}
+
+std::vector<std::string> NodeImporter::stringsAttr(const std::string &name) const {
+  const auto *a = typedAttr(name, onnx::AttributeProto::STRINGS);
+  return a ? std::vector<std::string>(a->strings().begin(), a->strings().end())
+           : std::vector<std::string>{};
+}
+
 const std::map<std::string, OpImport> &opImportTable() {
   static const ImportTable table = [] {
     ImportTable t;
@@ -79,6 +88,8 @@ const std::map<std::string, OpImport> &opImportTable() {
     addReductionImports(t);
     addDataMovementImports(t);
     addSamplingImports(t);
+    addRecurrentImports(t);
+    addAttentionImports(t);
     return t;
   }();
   return table;

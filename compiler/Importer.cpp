@@ -40,6 +40,9 @@ public:
   }
   RankedTensorType type(const std::string &name) override { return typeOf(name); }
   std::string whyNotConstant(const std::string &name) override;
+  bool isInitializer(const std::string &name) override {
+    return initializers.count(name) != 0;
+  }
 
 private:
   bool load();
@@ -59,6 +62,7 @@ private:
   onnx::ModelProto model;
   int opset = 0;
   std::map<std::string, ConstTensor> constants;
+  std::set<std::string> initializers;
   std::map<std::string, std::string> unusable; // initializers that failed to decode, why
   std::map<std::string, Value> values;
   std::map<std::string, const onnx::NodeProto *> producers;
@@ -156,6 +160,7 @@ bool Importer::load() {
 
 void Importer::collectConstants() {
   for (const auto &init : model.graph().initializer()) {
+    initializers.insert(init.name());
     try {
       constants[init.name()] = constFromProto(init);
     } catch (const ImportError &e) {

@@ -30,6 +30,10 @@ Models (random weights, torch.manual_seed(0); no pretrained downloads):
   unet         a small UNet (3 levels, 16-32-64 channels): max-pool down, one level up by
                ConvTranspose, one by bilinear Resize (half-pixel), one by nearest Resize to
                the skip's size; skip connections concatenated; input [2,3,32,32]
+  lstm_tagger  a bidirectional LSTM as the first layer (16 features, hidden 32, batch first)
+               tagging every step through a Linear, input [2,12,16]
+  gru          a 2-layer GRU (16 features, hidden 24, batch first) classifying from the last
+               layer's final state, input [2,10,16]
 
 The models from densenet121 on are exported with a symbolic batch dim ("batch"), the way
 exported models usually come; tests pin it with `dlc run --dim batch=N`.
@@ -158,6 +162,32 @@ def make_unet():
     return UNet(), (2, 3, 32, 32)
 
 
+def make_lstm_tagger():
+    class Tagger(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lstm = nn.LSTM(16, 32, batch_first=True, bidirectional=True)
+            self.tags = nn.Linear(64, 5)
+
+        def forward(self, x):
+            return self.tags(self.lstm(x)[0])
+
+    return Tagger(), (2, 12, 16)
+
+
+def make_gru():
+    class Classifier(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.gru = nn.GRU(16, 24, num_layers=2, batch_first=True)
+            self.head = nn.Linear(24, 3)
+
+        def forward(self, x):
+            return self.head(self.gru(x)[1][-1])
+
+    return Classifier(), (2, 10, 16)
+
+
 # Exported keeping BatchNormalization nodes (PyTorch folds them into Conv by default), so
 # dlc's own batch-norm folding and kernel meet a real network.
 KEEP_BATCHNORM = {"resnet18_bn"}
@@ -176,12 +206,15 @@ MODELS = {
     "vit": make_vit,
     "transformer": make_transformer,
     "unet": make_unet,
+    "lstm_tagger": make_lstm_tagger,
+    "gru": make_gru,
 }
 DEFAULT_MODELS = ["mlp", "resnet18", "resnet18_bn", "mobilenetv2", "squeezenet", "densenet121",
-                  "shufflenetv2", "mobilenetv3", "convnext", "vit", "transformer", "unet"]
+                  "shufflenetv2", "mobilenetv3", "convnext", "vit", "transformer", "unet", "lstm_tagger",
+                  "gru"]
 # Exported with a symbolic batch dim named "batch".
 SYMBOLIC_BATCH = {"densenet121", "shufflenetv2", "mobilenetv3", "convnext", "vit", "transformer",
-                  "unet"}
+                  "unet", "lstm_tagger", "gru"}
 ALIASES = {"mobilenet_v2": "mobilenetv2", "resnet": "resnet18"}
 
 

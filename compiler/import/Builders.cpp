@@ -153,4 +153,29 @@ Value insertUnitDim(NodeImporter &n, Value v, int64_t axis) {
   return reshape(n, v, shape);
 }
 
+// ---- Compositions shared by several imports (activations of ops and of recurrent cells).
+
+// relu(x) + alpha * (exp(min(x, 0) / scale) - 1): Elu at scale 1, Celu at scale alpha.
+Value eluLike(NodeImporter &n, Value x, double alpha, double scale) {
+  Type f = typeOf(x).getElementType();
+  Value negativePart = un<NegOp>(n, un<ReluOp>(n, un<NegOp>(n, x))); // min(x, 0)
+  if (scale != 1.0)
+    negativePart = bin<DivOp>(n, negativePart, scalar(n, scale, f));
+  Value expm1 = bin<SubOp>(n, un<ExpOp>(n, negativePart), scalar(n, 1.0, f));
+  return bin<AddOp>(n, un<ReluOp>(n, x), bin<MulOp>(n, scalar(n, alpha, f), expm1));
+}
+
+Value hardSigmoidOf(NodeImporter &n, Value x, double alpha, double beta) {
+  Type f = typeOf(x).getElementType();
+  Value linear = bin<AddOp>(n, bin<MulOp>(n, scalar(n, alpha, f), x), scalar(n, beta, f));
+  return n.b.create<ClipOp>(n.loc(), typeOf(linear), linear, n.b.getF32FloatAttr(0.0f),
+                            n.b.getF32FloatAttr(1.0f));
+}
+
+Value thresholdedReluOf(NodeImporter &n, Value x, double alpha) {
+  Type f = typeOf(x).getElementType();
+  Value above = comparison<GreaterOp>(n, x, scalar(n, alpha, f));
+  return n.b.create<WhereOp>(n.loc(), typeOf(x), above, x, scalar(n, 0.0, f));
+}
+
 } // namespace dlc

@@ -27,6 +27,8 @@ void addLinalgImports(ImportTable &table);
 void addReductionImports(ImportTable &table);
 void addDataMovementImports(ImportTable &table);
 void addSamplingImports(ImportTable &table);
+void addRecurrentImports(ImportTable &table);
+void addAttentionImports(ImportTable &table);
 
 RankedTensorType typeOf(Value v);
 
@@ -105,6 +107,13 @@ template <typename Op> Value red(NodeImporter &n, Value x, ArrayRef<int64_t> axe
   }
   return n.b.create<Op>(n.loc(), typeOf(x).clone(shape), x, axes);
 }
+
+// relu(x) + alpha * (exp(min(x, 0) / scale) - 1): Elu at scale 1, Celu at scale alpha.
+Value eluLike(NodeImporter &n, Value x, double alpha, double scale);
+// clip(alpha x + beta, 0, 1)
+Value hardSigmoidOf(NodeImporter &n, Value x, double alpha, double beta);
+// x above alpha, else 0.
+Value thresholdedReluOf(NodeImporter &n, Value x, double alpha);
 
 template <typename Build> OpImport floatComposition(Build build) {
   return {{}, [build](NodeImporter &n) -> Value {

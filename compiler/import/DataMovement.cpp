@@ -383,7 +383,7 @@ OpImport trilu() {
 // Pad, by axis: negative pads slice; constant pads concat filled blocks; edge broadcasts the
 // border element; reflect and wrap concat slices of the input.
 OpImport pad() {
-  return {{1, 2, 3}, [](NodeImporter &n) -> Value {
+  return {{1, 3}, [](NodeImporter &n) -> Value {
             auto in = n.inputType(0);
             int64_t rank = in.getRank();
             std::string mode = n.stringAttr("mode", "constant");
@@ -402,9 +402,12 @@ OpImport pad() {
                                 std::to_string(axes.size()) + " axes");
             Value fill;
             if (mode == "constant") {
-              if (n.version >= 11 && n.hasInput(2))
-                fill = scalarOf(n, n.constInput(2), in.getElementType());
-              else
+              if (n.version >= 11 && n.hasInput(2)) { // a constant or a run-time scalar
+                if (n.inputType(2).getNumElements() != 1 ||
+                    n.inputType(2).getElementType() != in.getElementType())
+                  throw ImportError("constant_value must be one element of the input's type");
+                fill = reshape(n, n.input(2), {});
+              } else
                 fill = scalar(n, n.version < 11 ? n.floatAttr("value", 0.0f) : 0.0,
                               in.getElementType());
             } else if (mode != "reflect" && mode != "edge" && mode != "wrap") {

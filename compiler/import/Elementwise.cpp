@@ -115,16 +115,6 @@ OpImport dropout() {
 // ---- Compositions: ops whose meaning is written with existing dlc ops, which brings their
 // kernels, memory planning and gradients along (a fusion pass may merge them later).
 
-// relu(x) + alpha * (exp(min(x, 0) / scale) - 1): Elu at scale 1, Celu at scale alpha.
-Value eluLike(NodeImporter &n, Value x, double alpha, double scale) {
-  Type f = typeOf(x).getElementType();
-  Value negativePart = un<NegOp>(n, un<ReluOp>(n, un<NegOp>(n, x))); // min(x, 0)
-  if (scale != 1.0)
-    negativePart = bin<DivOp>(n, negativePart, scalar(n, scale, f));
-  Value expm1 = bin<SubOp>(n, un<ExpOp>(n, negativePart), scalar(n, 1.0, f));
-  return bin<AddOp>(n, un<ReluOp>(n, x), bin<MulOp>(n, scalar(n, alpha, f), expm1));
-}
-
 OpImport elu() {
   return floatComposition([](NodeImporter &n, Value x, Type) {
     return eluLike(n, x, n.floatAttr("alpha", 1.0f), 1.0);
@@ -148,11 +138,8 @@ OpImport selu() {
 }
 
 OpImport hardSigmoid() {
-  return floatComposition([](NodeImporter &n, Value x, Type f) -> Value {
-    Value linear = bin<AddOp>(n, bin<MulOp>(n, scalar(n, n.floatAttr("alpha", 0.2f), f), x),
-                              scalar(n, n.floatAttr("beta", 0.5f), f));
-    return n.b.create<ClipOp>(n.loc(), typeOf(linear), linear, n.b.getF32FloatAttr(0.0f),
-                              n.b.getF32FloatAttr(1.0f));
+  return floatComposition([](NodeImporter &n, Value x, Type) -> Value {
+    return hardSigmoidOf(n, x, n.floatAttr("alpha", 0.2f), n.floatAttr("beta", 0.5f));
   });
 }
 
@@ -340,9 +327,8 @@ OpImport shrink() {
 
 // ThresholdedRelu: x above alpha, else 0.
 OpImport thresholdedRelu() {
-  return floatComposition([](NodeImporter &n, Value x, Type f) -> Value {
-    Value above = comparison<GreaterOp>(n, x, scalar(n, n.floatAttr("alpha", 1.0f), f));
-    return n.b.create<WhereOp>(n.loc(), typeOf(x), above, x, scalar(n, 0.0, f));
+  return floatComposition([](NodeImporter &n, Value x, Type) -> Value {
+    return thresholdedReluOf(n, x, n.floatAttr("alpha", 1.0f));
   });
 }
 

@@ -270,11 +270,6 @@ void resizeTargets(NodeImporter &n, ArrayRef<int64_t> shape, ArrayRef<int64_t> a
   scales = givenScales;
 }
 
-std::vector<double> floatsOf(const onnx::AttributeProto *attr) {
-  return attr ? std::vector<double>(attr->floats().begin(), attr->floats().end())
-              : std::vector<double>{};
-}
-
 // A constant input that may be absent or empty (Resize's roi, scales and sizes).
 const ConstTensor *optionalConstant(NodeImporter &n, int i) {
   if (!n.hasInput(i))
@@ -334,7 +329,7 @@ OpImport upsample() {
             a.coordinates = "asymmetric";
             a.nearestMode = "legacy";
             std::vector<double> scales =
-                n.version < 9 ? floatsOf(n.attr("scales")) : n.constInput(1).asDoubles();
+                n.version < 9 ? n.floatsAttr("scales") : n.constInput(1).asDoubles();
             for (double s : scales)
               if (s < 1)
                 throw ImportError("Upsample scales must be >= 1");

@@ -636,6 +636,22 @@ class NormAttention(nn.Module):
         return self.head(x.mean(dim=1))
 
 
+class Recurrent(nn.Module):
+    """A bidirectional LSTM as the first layer, a GRU (linear_before_reset) and a tanh RNN
+    over its outputs, classified from the last step."""
+
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(3, 4, batch_first=True, bidirectional=True)
+        self.gru = nn.GRU(8, 5, batch_first=True)
+        self.rnn = nn.RNN(5, 4)
+        self.head = nn.Linear(4, 3)
+
+    def forward(self, x):                                                   # [2, 6, 3]
+        h = self.gru(self.lstm(x)[0])[0]
+        return self.head(self.rnn(h.transpose(0, 1))[0][-1])
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--dlc", required=True)
@@ -666,6 +682,7 @@ def main():
         ids = np.array([[1, 3, 3, 10, 0], [7, 7, 2, 5, 9]], dtype=np.int64)  # repeats add up
         gradient_case(run, "embedding_slices", EmbedSlice(), [ids], classes(2, 4))
         gradient_case(run, "resample", Resample(), [f32(2, 2, 3, 3)], classes(2, 4))
+        gradient_case(run, "recurrent", Recurrent(), [f32(2, 6, 3)], classes(2, 3))
         gradient_case(run, "norm_attention", NormAttention(), [f32(2, 5, 8)], classes(2, 3),
                       opset=17)
 

@@ -1,0 +1,210 @@
+// How ONNX Attention (opset 23 on) becomes dlc ops: scaled dot-product attention written with
+// MatMul, Softmax and masks, so kernels, planning and gradients come with it.
+#include "compiler/import/Builders.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+using namespace mlir;
+
+namespace dlc {
+namespace {
+
+constexpr double kMinusInfinity = -std::numeric_limits<double>::infinity();
+
+// [B, S, heads * size] -> [B, heads, S, size].
+Value splitHeads(NodeImporter &n, Value x, int64_t heads, const char *name) {
+  auto s = typeOf(x).getShape();
+  if (heads <= 0 || s[2] % heads)
+    throw ImportError(std::string(name) + "'s hidden size " + std::to_string(s[2]) +
+                      " does not split into " + std::to_string(heads) + " heads");
+  return transposeValue(n, reshape(n, x, {s[0], s[1], heads, s[2] / heads}), {0, 2, 1, 3});
+}
+
+Value int64Constant(NodeImporter &n, ArrayRef<int64_t> shape, const std::vector<int64_t> &values,
+                    const char *name) {
+  std::vector<char> bytes(values.size() * 8);
+  std::memcpy(bytes.data(), values.data(), bytes.size());
+  return ConstantOp::fromBytes(n.b, n.loc(), RankedTensorType::get(shape, n.b.getI64Type()), bytes,
+                               name);
+}
+
+// 0 where allowed, -inf elsewhere.
+Value maskToBias(NodeImporter &n, Value allowed, Type f) {
+  return n.b.create<WhereOp>(n.loc(), typeOf(allowed).clone(f), allowed, scalar(n, 0.0, f),
+                             scalar(n, kMinusInfinity, f));
+}
+
+// The causal and sliding-window masks: key j is visible to query i by `offset + i - j`, where
+// the offset is a constant (past length) or, with nonpad_kv_seqlen, per batch at run time.
+struct Frontier {
+  int64_t q, kv, offset = 0;
+  Value perBatchOffset; // [B, 1, 1, 1] int64, or null
+
+  Value difference(NodeImporter &n) const {
+    std::vector<int64_t> values;
+    for (int64_t i = 0; i < q; ++i)
+      for (int64_t j = 0; j < kv; ++j)
+        values.push_back(offset + i - j);
+    Value d = int64Constant(n, {q, kv}, values, "attention_positions");
+    return perBatchOffset ? bin<AddOp>(n, d, perBatchOffset) : d;
+  }
+};
+
+OpImport attention() {
+  return {
+      {}, [](NodeImporter &n) -> OpImport::Results {
+        requireFloat32(n);
+        Value q = n.input(0), k = n.input(1), v = n.input(2);
+        Type f = typeOf(q).getElementType();
+        int64_t rank = typeOf(q).getRank();
+        if (rank != 3 && rank != 4)
+          throw ImportError("Q must have rank 3 or 4");
+        if (typeOf(k).getRank() != rank || typeOf(v).getRank() != rank)
+          throw ImportError("Q, K and V must have the same rank");
+        if (rank == 3) {
+          int64_t qHeads = n.intAttr("q_num_heads", 0), kvHeads = n.intAttr("kv_num_heads", 0);
+          q = splitHeads(n, q, qHeads, "Q");
+          k = splitHeads(n, k, kvHeads, "K");
+          v = splitHeads(n, v, kvHeads, "V");
+        }
+        auto qs = typeOf(q).getShape();
+        int64_t batch = qs[0], heads = qs[1], qLength = qs[2];
+        if (n.hasInput(4) != n.hasInput(5))
+          throw ImportError("past_key and past_value must be given together");
+        bool hasNonpad = n.version >= 24 && n.hasInput(6);
+        if (hasNonpad && n.hasInput(4))
+          throw ImportError("nonpad_kv_seqlen cannot be combined with past_key/past_value");
+        int64_t past = 0;
+        if (n.hasInput(4)) {
+          past = n.inputType(4).getDimSize(2);
+          k = concatAxis(n, {n.input(4), k}, 2);
+          v = concatAxis(n, {n.input(5), v}, 2);
+        }
+        Value presentKey = k, presentValue = v;
+        auto ks = typeOf(k).getShape(), vs = typeOf(v).getShape();
+        if (ks[0] != batch || vs[0] != batch || ks[3] != qs[3] || ks[2] != vs[2] || ks[1] != vs[1])
+          throw ImportError("Q, K and V (with the past) do not fit: " + dimsString(qs) + ", " +
+                            dimsString(ks) + ", " + dimsString(vs));
+        int64_t kvLength = ks[2], kvHeads = ks[1];
+        if (heads % kvHeads)
+          throw ImportError(std::to_string(heads) + " query heads do not group over " +
+                            std::to_string(kvHeads) + " key/value heads");
+
+        // The additive bias over [q, kv]: mask, causal frontier, window, key padding.
+        SmallVector<Value> biases;
+        if (n.hasInput(3)) {
+          Value mask = n.input(3);
+          auto ms = typeOf(mask).getShape();
+          if (ms.empty() || ms.back() > kvLength)
+            throw ImportError("attn_mask " + dimsString(ms) + " does not fit " +
+                              std::to_string(kvLength) + " keys");
+          bool isBool = typeOf(mask).getElementType().isInteger(1);
+          if (!isBool && typeOf(mask).getElementType() != f)
+            throw ImportError("attn_mask must be bool or Q's element type");
+          if (ms.back() < kvLength) { // masks cover the keys before the padding
+            SmallVector<int64_t> padShape(ms);
+            padShape.back() = kvLength - ms.back();
+            Value fill =
+                isBool ? broadcastTo(n, intScalar(n, 0, typeOf(mask).getElementType()), padShape)
+                       : broadcastTo(n, scalar(n, kMinusInfinity, f), padShape);
+            mask = concatAxis(n, {mask, fill}, ms.size() - 1);
+          }
+          biases.push_back(isBool ? maskToBias(n, mask, f) : mask);
+        }
+        Frontier frontier{qLength, kvLength, past, Value()};
+        Value nonpad;
+        if (hasNonpad) {
+          nonpad = reshape(n, castTo(n, n.input(6), n.b.getI64Type()), {batch, 1, 1, 1});
+          frontier.perBatchOffset = bin<SubOp>(n, nonpad, intScalar(n, qLength, n.b.getI64Type()));
+        }
+        Type i64 = n.b.getI64Type();
+        Value allowed;
+        auto require = [&](Value condition) {
+          allowed = allowed ? bin<AndOp>(n, allowed, condition) : condition;
+        };
+        if (n.intAttr("is_causal", 0))
+          require(comparison<GreaterEqualOp>(n, frontier.difference(n), intScalar(n, 0, i64)));
+        int64_t left = n.intAttr("left_window_size", -1),
+                right = n.intAttr("right_window_size", -1);
+        if (left < -1 || right < -1)
+          throw ImportError("window sizes must be -1 or non-negative");
+        if (left >= 0)
+          require(comparison<LessEqualOp>(n, frontier.difference(n), intScalar(n, left, i64)));
+        if (right >= 0)
+          require(comparison<GreaterEqualOp>(n, frontier.difference(n), intScalar(n, -right, i64)));
+        if (nonpad) {
+          std::vector<int64_t> keys(kvLength);
+          for (int64_t j = 0; j < kvLength; ++j)
+            keys[j] = j;
+          require(
+              comparison<LessOp>(n, int64Constant(n, {kvLength}, keys, "attention_keys"), nonpad));
+        }
+        if (allowed)
+          biases.push_back(maskToBias(n, allowed, f));
+
+        if (heads != kvHeads) { // grouped-query attention: each K/V head serves a group
+          std::vector<int64_t> groupOf;
+          for (int64_t h = 0; h < heads; ++h)
+            groupOf.push_back(h / (heads / kvHeads));
+          Value table = int64Constant(n, {heads}, groupOf, "attention_groups");
+          auto gathered = [&](Value x) {
+            SmallVector<int64_t> shape(typeOf(x).getShape());
+            shape[1] = heads;
+            return n.b.create<GatherOp>(n.loc(), typeOf(x).clone(shape), x, table, 1).getResult();
+          };
+          k = gathered(k);
+          v = gathered(v);
+        }
+
+        // Q and K are each scaled by sqrt(scale), as the reference does.
+        double scale = n.attr("scale") ? n.floatAttr("scale", 1.0f) : 1.0 / std::sqrt(qs[3]);
+        Value rootScale = scalar(n, std::sqrt(scale), f);
+        Value keysT = transposeValue(n, bin<MulOp>(n, k, rootScale), {0, 1, 3, 2});
+        Value scores =
+            n.b.create<MatMulOp>(n.loc(), typeOf(q).clone({batch, heads, qLength, kvLength}),
+                                 bin<MulOp>(n, q, rootScale), keysT);
+        double softcap = n.floatAttr("softcap", 0.0f);
+        if (softcap > 0)
+          scores = bin<MulOp>(n, un<TanhOp>(n, bin<DivOp>(n, scores, scalar(n, softcap, f))),
+                              scalar(n, softcap, f));
+        Value qkOutput = scores, biased = scores;
+        for (Value bias : biases)
+          biased = bin<AddOp>(n, biased, bias);
+        if (typeOf(biased) != typeOf(scores))
+          throw ImportError("attn_mask does not broadcast to the scores " +
+                            dimsString(typeOf(scores).getShape()));
+        int64_t mode = n.intAttr("qk_matmul_output_mode", 0);
+        if (mode < 0 || mode > 3)
+          throw ImportError("qk_matmul_output_mode must be 0 to 3");
+        if (mode == 2)
+          qkOutput = biased;
+        Value probabilities = n.b.create<SoftmaxOp>(n.loc(), typeOf(biased), biased, 3, false);
+        if (!biases.empty()) {
+          // A row whose keys are all masked attends to nothing (softmax would be 0/0).
+          Value bias = biases[0];
+          for (Value b : ArrayRef<Value>(biases).drop_front())
+            bias = bin<AddOp>(n, bias, b);
+          Value rowMax = red<ReduceMaxOp>(n, bias, {typeOf(bias).getRank() - 1}, true);
+          Value masked = comparison<EqualOp>(n, rowMax, scalar(n, kMinusInfinity, f));
+          probabilities = n.b.create<WhereOp>(n.loc(), typeOf(probabilities), masked,
+                                              scalar(n, 0.0, f), probabilities);
+        }
+        if (mode == 3)
+          qkOutput = probabilities;
+        Value y = n.b.create<MatMulOp>(
+            n.loc(), typeOf(q).clone({batch, heads, qLength, typeOf(v).getDimSize(3)}),
+            probabilities, v);
+        if (rank == 3)
+          y = reshape(n, transposeValue(n, y, {0, 2, 1, 3}),
+                      {batch, qLength, heads * typeOf(v).getDimSize(3)});
+        return {y, presentKey, presentValue, qkOutput};
+      }};
+}
+
+} // namespace
+
+void addAttentionImports(ImportTable &table) { table.insert({{"Attention", attention()}}); }
+
+} // namespace dlc
