@@ -3,6 +3,7 @@
 #include "compiler/ModelCheck.h"
 #include "dialects/Sizes.h"
 
+#include <cmath>
 #include <cstring>
 
 namespace dlc {
@@ -12,7 +13,8 @@ static bool isConstantDtype(int32_t dtype) {
   switch (dtype) {
   case onnx::TensorProto::FLOAT: case onnx::TensorProto::DOUBLE: case onnx::TensorProto::INT64:
   case onnx::TensorProto::INT32: case onnx::TensorProto::INT8: case onnx::TensorProto::UINT8:
-  case onnx::TensorProto::BOOL:
+  case onnx::TensorProto::BOOL: case onnx::TensorProto::INT16: case onnx::TensorProto::UINT16:
+  case onnx::TensorProto::UINT32: case onnx::TensorProto::UINT64: case onnx::TensorProto::FLOAT16:
     return true;
   default: return false;
   }
@@ -31,35 +33,49 @@ template <typename T> static T readAt(const std::vector<char> &bytes, int64_t i)
   return value;
 }
 
+// Element i of an integer (or bool) constant; uint64 values past int64's range wrap.
+static int64_t integerAt(int32_t dtype, const std::vector<char> &bytes, int64_t i) {
+  switch (dtype) {
+  case onnx::TensorProto::INT64: return readAt<int64_t>(bytes, i);
+  case onnx::TensorProto::INT32: return readAt<int32_t>(bytes, i);
+  case onnx::TensorProto::INT16: return readAt<int16_t>(bytes, i);
+  case onnx::TensorProto::INT8: return readAt<int8_t>(bytes, i);
+  case onnx::TensorProto::UINT64: return (int64_t)readAt<uint64_t>(bytes, i);
+  case onnx::TensorProto::UINT32: return readAt<uint32_t>(bytes, i);
+  case onnx::TensorProto::UINT16: return readAt<uint16_t>(bytes, i);
+  case onnx::TensorProto::UINT8: case onnx::TensorProto::BOOL: return readAt<uint8_t>(bytes, i);
+  default: throw ImportError("expected an integer constant");
+  }
+}
+
+// IEEE binary16 bits as a double (exact).
+static double halfToDouble(uint16_t bits) {
+  int exponent = (bits >> 10) & 0x1f, mantissa = bits & 0x3ff;
+  double magnitude = exponent == 0    ? std::ldexp(mantissa, -24)
+                     : exponent == 31 ? (mantissa ? std::nan("") : HUGE_VAL)
+                                      : std::ldexp(mantissa | 0x400, exponent - 25);
+  return (bits & 0x8000) ? -magnitude : magnitude;
+}
+
 std::vector<double> ConstTensor::asDoubles() const {
   std::vector<double> out(numElements());
   for (int64_t i = 0; i < (int64_t)out.size(); ++i) {
     switch (dtype) {
     case onnx::TensorProto::FLOAT: out[i] = readAt<float>(bytes, i); break;
     case onnx::TensorProto::DOUBLE: out[i] = readAt<double>(bytes, i); break;
-    case onnx::TensorProto::INT64: out[i] = (double)readAt<int64_t>(bytes, i); break;
-    case onnx::TensorProto::INT32: out[i] = readAt<int32_t>(bytes, i); break;
-    case onnx::TensorProto::INT8: out[i] = readAt<int8_t>(bytes, i); break;
-    case onnx::TensorProto::UINT8: case onnx::TensorProto::BOOL:
-      out[i] = readAt<uint8_t>(bytes, i);
-      break;
-    default: throw ImportError("constant of unsupported element type");
+    case onnx::TensorProto::UINT64: out[i] = (double)readAt<uint64_t>(bytes, i); break;
+    case onnx::TensorProto::FLOAT16: out[i] = halfToDouble(readAt<uint16_t>(bytes, i)); break;
+    default: out[i] = (double)integerAt(dtype, bytes, i);
     }
   }
   return out;
 }
 
 std::vector<int64_t> ConstTensor::asInts() const {
-  if (dtype == onnx::TensorProto::INT64) {
-    std::vector<int64_t> out(numElements());
-    if (!out.empty())
-      std::memcpy(out.data(), bytes.data(), out.size() * 8);
-    return out;
-  }
-  if (dtype == onnx::TensorProto::FLOAT || dtype == onnx::TensorProto::DOUBLE)
-    throw ImportError("expected an integer constant");
-  std::vector<double> values = asDoubles();
-  return std::vector<int64_t>(values.begin(), values.end());
+  std::vector<int64_t> out(numElements());
+  for (int64_t i = 0; i < (int64_t)out.size(); ++i)
+    out[i] = integerAt(dtype, bytes, i);
+  return out;
 }
 
 // Values of integer and bool constants, for shape arithmetic.
@@ -112,11 +128,16 @@ ConstTensor constFromProto(const onnx::TensorProto &proto) {
                         " values for " + std::to_string(count) + " elements");
     for (int64_t i = 0; i < count; ++i) {
       auto v = field.Get(i);
+      auto put = [&](auto typed) { std::memcpy(&t.bytes[i * elem], &typed, elem); };
       switch (t.dtype) {
-      case onnx::TensorProto::FLOAT: { float f = v; std::memcpy(&t.bytes[i * 4], &f, 4); break; }
-      case onnx::TensorProto::DOUBLE: { double d = v; std::memcpy(&t.bytes[i * 8], &d, 8); break; }
-      case onnx::TensorProto::INT64: { int64_t x = v; std::memcpy(&t.bytes[i * 8], &x, 8); break; }
-      case onnx::TensorProto::INT32: { int32_t x = v; std::memcpy(&t.bytes[i * 4], &x, 4); break; }
+      case onnx::TensorProto::FLOAT: put(float(v)); break;
+      case onnx::TensorProto::DOUBLE: put(double(v)); break;
+      case onnx::TensorProto::INT64: put(int64_t(v)); break;
+      case onnx::TensorProto::UINT64: put(uint64_t(v)); break;
+      case onnx::TensorProto::INT32: put(int32_t(v)); break;
+      case onnx::TensorProto::UINT32: put(uint32_t(v)); break;
+      case onnx::TensorProto::INT16: put(int16_t(v)); break;
+      case onnx::TensorProto::UINT16: case onnx::TensorProto::FLOAT16: put(uint16_t(v)); break;
       default: t.bytes[i] = static_cast<char>(v);
       }
     }
@@ -125,6 +146,7 @@ ConstTensor constFromProto(const onnx::TensorProto &proto) {
   case onnx::TensorProto::FLOAT: fill(proto.float_data()); break;
   case onnx::TensorProto::DOUBLE: fill(proto.double_data()); break;
   case onnx::TensorProto::INT64: fill(proto.int64_data()); break;
+  case onnx::TensorProto::UINT32: case onnx::TensorProto::UINT64: fill(proto.uint64_data()); break;
   default: fill(proto.int32_data()); break;
   }
   return t;
@@ -165,6 +187,11 @@ mlir::Type elementTypeFor(mlir::MLIRContext &ctx, int32_t dtype) {
   case onnx::TensorProto::INT32: return IntegerType::get(&ctx, 32);
   case onnx::TensorProto::INT8: return IntegerType::get(&ctx, 8);
   case onnx::TensorProto::UINT8: return IntegerType::get(&ctx, 8, IntegerType::Unsigned);
+  case onnx::TensorProto::INT16: return IntegerType::get(&ctx, 16);
+  case onnx::TensorProto::UINT16: return IntegerType::get(&ctx, 16, IntegerType::Unsigned);
+  case onnx::TensorProto::UINT32: return IntegerType::get(&ctx, 32, IntegerType::Unsigned);
+  case onnx::TensorProto::UINT64: return IntegerType::get(&ctx, 64, IntegerType::Unsigned);
+  case onnx::TensorProto::FLOAT16: return Float16Type::get(&ctx);
   case onnx::TensorProto::BOOL: return IntegerType::get(&ctx, 1);
   default: return {};
   }

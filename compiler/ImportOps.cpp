@@ -90,6 +90,7 @@ const std::map<std::string, OpImport> &opImportTable() {
     addSamplingImports(t);
     addRecurrentImports(t);
     addAttentionImports(t);
+    addQuantizationImports(t);
     return t;
   }();
   return table;

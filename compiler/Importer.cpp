@@ -6,9 +6,9 @@
 #include "dialects/Sizes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
-#include "mlir/IR/BuiltinDialect.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "onnx/defs/schema.h"
 
@@ -40,9 +40,7 @@ public:
   }
   RankedTensorType type(const std::string &name) override { return typeOf(name); }
   std::string whyNotConstant(const std::string &name) override;
-  bool isInitializer(const std::string &name) override {
-    return initializers.count(name) != 0;
-  }
+  bool isInitializer(const std::string &name) override { return initializers.count(name) != 0; }
 
 private:
   bool load();
@@ -230,8 +228,8 @@ std::set<const onnx::NodeProto *> Importer::nodesToImport() {
     const onnx::NodeProto &node = *it->second;
     auto op = table.find(node.op_type());
     for (int i = 0; i < node.input_size(); ++i) {
-      bool isStatic = op != table.end() && std::count(op->second.staticInputs.begin(),
-                                                      op->second.staticInputs.end(), i);
+      bool isStatic = op != table.end() &&
+                      std::count(op->second.staticInputs.begin(), op->second.staticInputs.end(), i);
       if (!isStatic && !node.input(i).empty())
         work.push_back(node.input(i));
     }
@@ -250,11 +248,51 @@ Value Importer::materialize(const std::string &name) {
   RankedTensorType type = typeOf(name);
   OpBuilder::InsertionGuard guard(*builder);
   builder->setInsertionPointToStart(entry);
-  Value result = ConstantOp::fromBytes(*builder, NameLoc::get(builder->getStringAttr(name)),
-                                       type, c->second.bytes, name);
+  Value result = ConstantOp::fromBytes(*builder, NameLoc::get(builder->getStringAttr(name)), type,
+                                       c->second.bytes, name);
   values[name] = result;
   return result;
 }
+
+namespace {
+
+// float16 is stored, not computed: an op reading float16 tensors sees them widened to float32
+// (cast where it reads them), and its float32 results are narrowed back. Only the casts
+// themselves convert directly.
+class WideningScope : public ValueScope {
+public:
+  WideningScope(ValueScope &inner, OpBuilder &b, Location loc) : inner(inner), b(b), loc(loc) {}
+
+  static bool isHalf(RankedTensorType t) { return t.getElementType().isF16(); }
+
+  Value value(const std::string &name) override {
+    Value v = inner.value(name);
+    auto type = cast<RankedTensorType>(v.getType());
+    if (!isHalf(type))
+      return v;
+    Value &wide = widened[name];
+    if (!wide)
+      wide = b.create<CastOp>(loc, type.clone(b.getF32Type()), v);
+    return wide;
+  }
+  const ConstTensor *constant(const std::string &name) override { return inner.constant(name); }
+  RankedTensorType type(const std::string &name) override {
+    RankedTensorType t = inner.type(name);
+    return isHalf(t) ? t.clone(b.getF32Type()) : t;
+  }
+  std::string whyNotConstant(const std::string &name) override {
+    return inner.whyNotConstant(name);
+  }
+  bool isInitializer(const std::string &name) override { return inner.isInitializer(name); }
+
+private:
+  ValueScope &inner;
+  OpBuilder &b;
+  Location loc;
+  std::map<std::string, Value> widened;
+};
+
+} // namespace
 
 void Importer::importNode(const onnx::NodeProto &node, const std::set<std::string> &read) {
   auto fail = [&] { failedValues.insert(node.output().begin(), node.output().end()); };
@@ -265,13 +303,26 @@ void Importer::importNode(const onnx::NodeProto &node, const std::set<std::strin
   std::string name = node.name().empty() ? node.output(0) : node.name();
   Location fileLoc = FileLineColLoc::get(&ctx, path, 0, 0);
   // The node's name (for diagnostics) and its output's name (for memory reports).
-  Location loc = FusedLoc::get(&ctx,
-                               {NameLoc::get(b.getStringAttr(name), fileLoc),
-                                NameLoc::get(b.getStringAttr(node.output(0)))},
-                               b.getStringAttr(node.op_type()));
-  NodeImporter importer(b, loc, node, opset, onnxOpVersion(node.op_type(), opset), *this);
+  Location loc = FusedLoc::get(
+      &ctx,
+      {NameLoc::get(b.getStringAttr(name), fileLoc), NameLoc::get(b.getStringAttr(node.output(0)))},
+      b.getStringAttr(node.op_type()));
+  bool readsHalf = false;
+  if (node.op_type() != "Cast" && node.op_type() != "CastLike")
+    for (const auto &in : node.input())
+      readsHalf |= !in.empty() && (values.count(in) || constants.count(in)) &&
+                   WideningScope::isHalf(typeOf(in));
+  WideningScope widening(*this, b, loc);
+  NodeImporter importer(b, loc, node, opset, onnxOpVersion(node.op_type(), opset),
+                        readsHalf ? static_cast<ValueScope &>(widening) : *this);
   try {
     OpImport::Results results = opImportTable().at(node.op_type()).build(importer);
+    if (readsHalf)
+      for (Value &result : results) {
+        auto type = cast<RankedTensorType>(result.getType());
+        if (type.getElementType().isF32())
+          result = b.create<CastOp>(loc, type.clone(b.getF16Type()), result);
+      }
     for (int i = results.size(); i < node.output_size(); ++i)
       if (read.count(node.output(i)))
         throw ImportError("output #" + std::to_string(i) + " ('" + node.output(i) +
@@ -304,8 +355,8 @@ void Importer::checkDeclaredOutputs(func::FuncOp func) {
     const auto &tensor = out.type().tensor_type();
     auto computed = cast<RankedTensorType>(func.getResultTypes()[i]);
     Type element = elementTypeFor(ctx, tensor.elem_type());
-    bool elementDiffers = tensor.elem_type() != onnx::TensorProto::UNDEFINED &&
-                          element != computed.getElementType();
+    bool elementDiffers =
+        tensor.elem_type() != onnx::TensorProto::UNDEFINED && element != computed.getElementType();
     bool shapeDiffers = false;
     if (tensor.has_shape()) {
       shapeDiffers = tensor.shape().dim_size() != computed.getRank();
@@ -321,10 +372,9 @@ void Importer::checkDeclaredOutputs(func::FuncOp func) {
       declared += " [";
       for (int d = 0; d < tensor.shape().dim_size(); ++d) {
         const auto &dim = tensor.shape().dim(d);
-        declared += (d ? "," : "") + (dim.has_dim_value() ? std::to_string(dim.dim_value())
-                                                          : dim.dim_param().empty()
-                                                              ? std::string("?")
-                                                              : dim.dim_param());
+        declared += (d ? "," : "") + (dim.has_dim_value()       ? std::to_string(dim.dim_value())
+                                      : dim.dim_param().empty() ? std::string("?")
+                                                                : dim.dim_param());
       }
       declared += "]";
     }

@@ -301,27 +301,93 @@ static LogicalResult verifyArgReduce(Operation *op, int64_t axis) {
 LogicalResult ArgMaxOp::verify() { return verifyArgReduce(*this, int64_t(getAxis())); }
 LogicalResult ArgMinOp::verify() { return verifyArgReduce(*this, int64_t(getAxis())); }
 
-LogicalResult CumSumOp::verify() {
-  int64_t axis = static_cast<int64_t>(getAxis()), rank = tensorType(getInput()).getRank();
+template <typename Op> static LogicalResult verifyRunning(Op op) {
+  int64_t axis = static_cast<int64_t>(op.getAxis()), rank = tensorType(op.getInput()).getRank();
   if (axis < 0 || axis >= rank)
-    return emitOpError("axis ") << axis << " is outside [0, " << rank << ")";
+    return op.emitOpError("axis ") << axis << " is outside [0, " << rank << ")";
+  return success();
+}
+LogicalResult CumSumOp::verify() { return verifyRunning(*this); }
+LogicalResult CumProdOp::verify() { return verifyRunning(*this); }
+
+// GatherElements and ScatterElements: indices of the input's rank, no larger off the axis.
+static LogicalResult verifyElementIndices(Operation *op, RankedTensorType x,
+                                          RankedTensorType idx, int64_t axis) {
+  if (x.getRank() != idx.getRank() || x.getRank() == 0)
+    return op->emitOpError("input and indices must have the same non-zero rank");
+  if (axis < 0 || axis >= x.getRank())
+    return op->emitOpError("axis out of range");
+  for (int64_t d = 0; d < x.getRank(); ++d)
+    if (d != axis && idx.getDimSize(d) > x.getDimSize(d))
+      return op->emitOpError("indices dim ") << d << " exceeds the input's";
   return success();
 }
 
 LogicalResult GatherElementsOp::verify() {
   auto x = tensorType(getInput()), idx = tensorType(getIndices());
-  if (x.getRank() != idx.getRank() || x.getRank() == 0)
-    return emitOpError("input and indices must have the same non-zero rank");
-  int64_t axis = static_cast<int64_t>(getAxis());
-  if (axis < 0 || axis >= x.getRank())
-    return emitOpError("axis out of range");
-  for (int64_t d = 0; d < x.getRank(); ++d)
-    if (d != axis && idx.getDimSize(d) > x.getDimSize(d))
-      return emitOpError("indices dim ") << d << " exceeds the input's";
+  if (failed(verifyElementIndices(*this, x, idx, static_cast<int64_t>(getAxis()))))
+    return failure();
   if (tensorType(getOutput()) != idx.clone(x.getElementType()))
     return emitOpError("result must have the indices' shape and the input's element type");
   return success();
 }
+static LogicalResult verifyReduction(Operation *op, StringRef reduction) {
+  if (!llvm::is_contained({"none", "add", "mul", "max", "min"}, reduction))
+    return op->emitOpError("unknown reduction '") << reduction << "'";
+  return success();
+}
+
+LogicalResult ScatterElementsOp::verify() {
+  auto x = tensorType(getInput()), idx = tensorType(getIndices());
+  if (failed(verifyElementIndices(*this, x, idx, static_cast<int64_t>(getAxis()))))
+    return failure();
+  if (tensorType(getUpdates()) != idx.clone(x.getElementType()))
+    return emitOpError("updates must have the indices' shape and the input's element type");
+  if (getType() != x)
+    return emitOpError("result type must be the input's");
+  return verifyReduction(*this, getReduction());
+}
+
+LogicalResult ScatterNDOp::verify() {
+  auto x = tensorType(getInput()), idx = tensorType(getIndices());
+  if (idx.getRank() == 0 || idx.getShape().back() > x.getRank())
+    return emitOpError("index tuples must not be longer than the input's rank");
+  SmallVector<int64_t> updates(idx.getShape().drop_back());
+  llvm::append_range(updates, x.getShape().drop_front(idx.getShape().back()));
+  if (tensorType(getUpdates()) != x.clone(updates))
+    return emitOpError("updates must be indices.shape[:-1] + input.shape[k:]");
+  if (getType() != x)
+    return emitOpError("result type must be the input's");
+  return verifyReduction(*this, getReduction());
+}
+
+LogicalResult GatherNDOp::verify() {
+  auto x = tensorType(getInput()), idx = tensorType(getIndices());
+  int64_t batch = static_cast<int64_t>(getBatchDims());
+  if (idx.getRank() < 1 || batch < 0 || batch >= std::min(x.getRank(), idx.getRank()) ||
+      batch + idx.getShape().back() > x.getRank())
+    return emitOpError("batch_dims and index tuples do not fit the input");
+  for (int64_t d = 0; d < batch; ++d)
+    if (x.getDimSize(d) != idx.getDimSize(d))
+      return emitOpError("batch dim ") << d << " differs between input and indices";
+  SmallVector<int64_t> shape(idx.getShape().drop_back());
+  llvm::append_range(shape, x.getShape().drop_front(batch + idx.getShape().back()));
+  if (getType() != x.clone(shape))
+    return emitOpError("result must be indices.shape[:-1] + input.shape[batch_dims + k:]");
+  return success();
+}
+
+LogicalResult TopKOp::verify() {
+  auto x = tensorType(getInput()), y = tensorType(getOutput());
+  int64_t axis = static_cast<int64_t>(getAxis());
+  if (axis < 0 || axis >= x.getRank() || y.getRank() != x.getRank())
+    return emitOpError("axis out of range");
+  for (int64_t d = 0; d < x.getRank(); ++d)
+    if (d == axis ? y.getDimSize(d) > x.getDimSize(d) : y.getDimSize(d) != x.getDimSize(d))
+      return emitOpError("result must be the input's shape with at most its size along the axis");
+  return success();
+}
+
 #undef DLC_REDUCE_VERIFIER
 
 OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }

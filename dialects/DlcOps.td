@@ -24,7 +24,8 @@ def Dlc_ViewOpTrait : NativeOpTrait<"ViewOpTrait"> { let cppNamespace = "::dlc";
 // Verifies equal types without making ODS infer the result type (results stay explicit).
 def Dlc_SameType : NativeOpTrait<"SameOperandsAndResultType">;
 
-def Dlc_AnyTensor : RankedTensorOf<[F32, F64, I1, I8, I32, I64, UI8]>;
+// float16 is storage only: the importer computes with it in float32 (casts around each op).
+def Dlc_AnyTensor : RankedTensorOf<[F32, F64, F16, I1, I8, I16, I32, I64, UI8, UI16, UI32, UI64]>;
 def Dlc_F32Tensor : RankedTensorOf<[F32]>;
 def Dlc_IndexTensor : RankedTensorOf<[I32, I64]>;
 def Dlc_BoolTensor : RankedTensorOf<[I1]>;
@@ -228,13 +229,16 @@ class Dlc_ArgReduceOp<string mnemonic, string kind> : Dlc_KindOp<mnemonic, kind>
 def Dlc_ArgMaxOp : Dlc_ArgReduceOp<"arg_max", "Max">;
 def Dlc_ArgMinOp : Dlc_ArgReduceOp<"arg_min", "Min">;
 
-def Dlc_CumSumOp : Dlc_TensorOp<"cumsum", [Dlc_SameType]> {
-  let summary = "running sum along `axis` (exclusive: without the element; reverse: from the end)";
+class Dlc_RunningOp<string mnemonic, string what> : Dlc_TensorOp<mnemonic, [Dlc_SameType]> {
+  let summary = "running " # what # " along `axis` (exclusive: without the element; reverse: "
+                "from the end)";
   let arguments = (ins RankedTensorOf<[F32, F64, I32, I64]>:$input, I64Attr:$axis,
                    BoolAttr:$exclusive, BoolAttr:$reverse);
   let results = (outs RankedTensorOf<[F32, F64, I32, I64]>:$output);
   let hasVerifier = 1;
 }
+def Dlc_CumSumOp : Dlc_RunningOp<"cumsum", "sum">;
+def Dlc_CumProdOp : Dlc_RunningOp<"cumprod", "product">;
 
 //===----------------------------------------------------------------------------------------===//
 // Data movement and constants
@@ -289,6 +293,40 @@ def Dlc_GatherElementsOp : Dlc_TensorOp<"gather_elements"> {
   let summary = "ONNX GatherElements: the result has the indices' shape";
   let arguments = (ins Dlc_AnyTensor:$input, Dlc_IndexTensor:$indices, I64Attr:$axis);
   let results = (outs Dlc_AnyTensor:$output);
+  let hasVerifier = 1;
+}
+
+def Dlc_ScatterElementsOp : Dlc_TensorOp<"scatter_elements"> {
+  let summary = "the input with `updates` combined at `indices` along `axis` (ONNX "
+                "ScatterElements; reduction none, add, mul, max or min)";
+  let arguments = (ins Dlc_AnyTensor:$input, Dlc_IndexTensor:$indices, Dlc_AnyTensor:$updates,
+                   I64Attr:$axis, StrAttr:$reduction);
+  let results = (outs Dlc_AnyTensor:$output);
+  let hasVerifier = 1;
+}
+
+def Dlc_ScatterNDOp : Dlc_TensorOp<"scatter_nd"> {
+  let summary = "the input with the slice each index tuple addresses combined with the next "
+                "slice of `updates` (ONNX ScatterND)";
+  let arguments = (ins Dlc_AnyTensor:$input, RankedTensorOf<[I64]>:$indices,
+                   Dlc_AnyTensor:$updates, StrAttr:$reduction);
+  let results = (outs Dlc_AnyTensor:$output);
+  let hasVerifier = 1;
+}
+
+def Dlc_GatherNDOp : Dlc_TensorOp<"gather_nd"> {
+  let summary = "the slices of the input that index tuples address (ONNX GatherND)";
+  let arguments = (ins Dlc_AnyTensor:$input, RankedTensorOf<[I64]>:$indices, I64Attr:$batch_dims);
+  let results = (outs Dlc_AnyTensor:$output);
+  let hasVerifier = 1;
+}
+
+def Dlc_TopKOp : Dlc_TensorOp<"top_k"> {
+  let summary = "indices of the k largest (or smallest) elements along `axis`, best first, equal "
+                "values in index order; k is the result's size along `axis`";
+  let arguments = (ins RankedTensorOf<[F32, F64, I8, I16, I32, I64, UI8, UI16, UI32, UI64]>:$input,
+                   I64Attr:$axis, BoolAttr:$largest);
+  let results = (outs RankedTensorOf<[I64]>:$output);
   let hasVerifier = 1;
 }
 

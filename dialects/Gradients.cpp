@@ -405,6 +405,66 @@ LogicalResult cumSumGradient(CumSumOp op, GradientContext &g) {
   return success();
 }
 
+Value zerosLike(GradientContext &g, Type type) {
+  return g.create<BroadcastOp>(type, scalar(g.b, g.loc, 0.0f));
+}
+
+// Each gathered element's gradient adds into the position it came from.
+LogicalResult gatherElementsGradient(GatherElementsOp op, GradientContext &g) {
+  g.set(0, [&] {
+    return g.create<ScatterElementsOp>(op.getInput().getType(),
+                                       zerosLike(g, op.getInput().getType()), op.getIndices(),
+                                       g.grad, op.getAxisAttr(), g.b.getStringAttr("add"));
+  });
+  return success();
+}
+
+LogicalResult gatherNDGradient(GatherNDOp op, GradientContext &g) {
+  if (op.getBatchDims() != 0 && g.needed[0])
+    return op.emitError("no gradient through GatherND with batch_dims");
+  g.set(0, [&] {
+    return g.create<ScatterNDOp>(op.getInput().getType(), zerosLike(g, op.getInput().getType()),
+                                 op.getIndices(), g.grad, g.b.getStringAttr("add"));
+  });
+  return success();
+}
+
+// Overwritten positions pass no gradient to the input (reduction none) or all of it (add);
+// each update gets the gradient of the position it landed on.
+template <typename Scatter, typename Gather>
+LogicalResult scatterGradient(Scatter op, GradientContext &g, Gather gatherOfGrad) {
+  StringRef reduction = op.getReduction();
+  if (reduction != "none" && reduction != "add")
+    return op.emitError("no gradient through a scatter with reduction '") << reduction << "'";
+  g.set(0, [&] {
+    if (reduction == "add")
+      return g.grad;
+    Value cleared = zerosLike(g, op.getUpdates().getType());
+    if constexpr (std::is_same_v<Scatter, ScatterElementsOp>)
+      return g.create<ScatterElementsOp>(op.getType(), g.grad, op.getIndices(), cleared,
+                                         op.getAxisAttr(), op.getReductionAttr());
+    else
+      return g.create<ScatterNDOp>(op.getType(), g.grad, op.getIndices(), cleared,
+                                   op.getReductionAttr());
+  });
+  g.set(2, [&] { return gatherOfGrad(); });
+  return success();
+}
+
+LogicalResult scatterElementsGradient(ScatterElementsOp op, GradientContext &g) {
+  return scatterGradient(op, g, [&] {
+    return g.create<GatherElementsOp>(op.getUpdates().getType(), g.grad, op.getIndices(),
+                                      op.getAxisAttr());
+  });
+}
+
+LogicalResult scatterNDGradient(ScatterNDOp op, GradientContext &g) {
+  return scatterGradient(op, g, [&] {
+    return g.create<GatherNDOp>(op.getUpdates().getType(), g.grad, op.getIndices(),
+                                g.b.getI64IntegerAttr(0));
+  });
+}
+
 LogicalResult castGradient(CastOp op, GradientContext &g) {
   if (op.getInput().getType() != op.getType())
     return op.emitError("no gradient through a cast between element types");
@@ -466,6 +526,10 @@ template <typename Op> LogicalResult gradientOf(Op op, GradientContext &g) {
   else if constexpr (std::is_same_v<Op, WhereOp>) return whereGradient(op, g);
   else if constexpr (std::is_same_v<Op, BroadcastOp>) return broadcastGradient(op, g);
   else if constexpr (std::is_same_v<Op, CumSumOp>) return cumSumGradient(op, g);
+  else if constexpr (std::is_same_v<Op, GatherElementsOp>) return gatherElementsGradient(op, g);
+  else if constexpr (std::is_same_v<Op, GatherNDOp>) return gatherNDGradient(op, g);
+  else if constexpr (std::is_same_v<Op, ScatterElementsOp>) return scatterElementsGradient(op, g);
+  else if constexpr (std::is_same_v<Op, ScatterNDOp>) return scatterNDGradient(op, g);
   else if constexpr (std::is_same_v<Op, MaxPoolOp>) return maxPoolGradient(op, g);
   else if constexpr (std::is_same_v<Op, AvgPoolOp>) return avgPoolGradient(op, g);
   else if constexpr (std::is_same_v<Op, GlobalAvgPoolOp>) return globalAvgPoolGradient(op, g);
@@ -514,7 +578,8 @@ void registerGradients(DialectRegistry &registry) {
            AcoshOp, AtanhOp, SoftsignOp, HardSwishOp, AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, MatMulOp, GemmOp, ConvOp, MaxPoolOp,
            AvgPoolOp, GlobalAvgPoolOp, SoftmaxOp, ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReshapeOp,
            TransposeOp, ConcatOp, SliceOp, GatherOp, CastOp, ClipOp, LeakyReluOp,
-           BatchNormApplyOp, NllLossOp, ConvGradInputOp, WhereOp, BroadcastOp, CumSumOp>(ctx);
+           BatchNormApplyOp, NllLossOp, ConvGradInputOp, WhereOp, BroadcastOp, CumSumOp,
+           GatherElementsOp, GatherNDOp, ScatterElementsOp, ScatterNDOp>(ctx);
   });
 }
 

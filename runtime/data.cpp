@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 namespace dlc {
 namespace rt {
@@ -285,33 +286,202 @@ void broadcastBytes(const void *x, const int64_t *xStrides, void *y, const int64
   });
 }
 
-template <typename Index>
-bool gatherElements(const void *x, const int64_t *xShape, const Index *indices,
-                    const int64_t *indexShape, void *y, int rank, int axis, size_t elemSize) {
-  int64_t count = 1;
-  for (int d = 0; d < rank; ++d)
-    count *= indexShape[d];
-  const int64_t axisDim = xShape[axis];
-  for (int64_t i = 0; i < count; ++i)
-    if (indices[i] < -axisDim || indices[i] >= axisDim)
-      return false;
-  const char *src = static_cast<const char *>(x);
-  char *dst = static_cast<char *>(y);
-  for (int64_t i = 0; i < count; ++i) {
-    // The output element's multi-index (the index tensor's), mapped onto x's strides.
+namespace {
+
+// GatherElements and ScatterElements address x through an index tensor of x's rank: element i
+// of the indices (and of the gathered result or the updates) stands for x's element at i's
+// multi-index with the axis coordinate replaced by indices[i].
+template <typename Index> struct ElementIndexing {
+  const int64_t *xShape, *indexShape;
+  const Index *indices;
+  int rank, axis;
+
+  int64_t count() const {
+    int64_t n = 1;
+    for (int d = 0; d < rank; ++d)
+      n *= indexShape[d];
+    return n;
+  }
+  bool inRange() const {
+    const int64_t axisDim = xShape[axis];
+    for (int64_t i = 0, n = count(); i < n; ++i)
+      if (indices[i] < -axisDim || indices[i] >= axisDim)
+        return false;
+    return true;
+  }
+  int64_t offsetOf(int64_t i) const {
     int64_t rest = i, offset = 0, stride = 1;
     for (int d = rank - 1; d >= 0; --d) {
       int64_t at = rest % indexShape[d];
       rest /= indexShape[d];
       if (d == axis)
-        at = indices[i] < 0 ? indices[i] + axisDim : indices[i];
+        at = indices[i] < 0 ? indices[i] + xShape[axis] : indices[i];
       offset += at * stride;
       stride *= xShape[d];
     }
-    std::memcpy(dst + i * elemSize, src + offset * elemSize, elemSize);
+    return offset;
+  }
+};
+
+} // namespace
+
+template <typename Index>
+bool gatherElements(const void *x, const int64_t *xShape, const Index *indices,
+                    const int64_t *indexShape, void *y, int rank, int axis, size_t elemSize) {
+  ElementIndexing<Index> at{xShape, indexShape, indices, rank, axis};
+  if (!at.inRange())
+    return false;
+  const char *src = static_cast<const char *>(x);
+  char *dst = static_cast<char *>(y);
+  for (int64_t i = 0, n = at.count(); i < n; ++i)
+    std::memcpy(dst + i * elemSize, src + at.offsetOf(i) * int64_t(elemSize), elemSize);
+  return true;
+}
+
+namespace {
+
+template <typename T> void combine(T &target, T update, ScatterReduction reduction) {
+  switch (reduction) {
+  case ScatterReduction::None:
+    target = update;
+    break;
+  case ScatterReduction::Add:
+    target = T(target + update);
+    break;
+  case ScatterReduction::Mul:
+    target = T(target * update);
+    break;
+  case ScatterReduction::Max:
+    target = std::max(target, update);
+    break;
+  case ScatterReduction::Min:
+    target = std::min(target, update);
+    break;
+  }
+}
+
+template <typename T> void copyUnlessAliased(const T *x, T *y, int64_t count) {
+  if (x != y)
+    std::memcpy(y, x, static_cast<size_t>(count) * sizeof(T));
+}
+
+} // namespace
+
+template <typename T, typename Index>
+bool scatterElements(const T *x, const int64_t *xShape, const Index *indices,
+                     const int64_t *indexShape, const T *updates, T *y, int rank, int axis,
+                     ScatterReduction reduction) {
+  ElementIndexing<Index> at{xShape, indexShape, indices, rank, axis};
+  if (!at.inRange())
+    return false;
+  int64_t total = 1;
+  for (int d = 0; d < rank; ++d)
+    total *= xShape[d];
+  copyUnlessAliased(x, y, total);
+  for (int64_t i = 0, n = at.count(); i < n; ++i)
+    combine(y[at.offsetOf(i)], updates[i], reduction);
+  return true;
+}
+
+// The element offset of index tuple `tuple` (k entries over dims [first, first + k) of
+// `shape`), or -1 when an entry is out of range.
+static int64_t tupleOffset(const int64_t *tuple, int k, const int64_t *shape, int first, int rank) {
+  int64_t offset = 0;
+  for (int j = 0; j < k; ++j) {
+    int64_t dim = shape[first + j], at = tuple[j];
+    if (at < -dim || at >= dim)
+      return -1;
+    offset = offset * dim + (at < 0 ? at + dim : at);
+  }
+  for (int d = first + k; d < rank; ++d)
+    offset *= shape[d];
+  return offset;
+}
+
+template <typename T>
+bool scatterND(const T *x, const int64_t *xShape, int rank, const int64_t *indices, int64_t tuples,
+               int k, const T *updates, T *y, ScatterReduction reduction) {
+  int64_t total = 1, sliceSize = 1;
+  for (int d = 0; d < rank; ++d)
+    total *= xShape[d];
+  for (int d = k; d < rank; ++d)
+    sliceSize *= xShape[d];
+  for (int64_t t = 0; t < tuples; ++t)
+    if (tupleOffset(indices + t * k, k, xShape, 0, rank) < 0)
+      return false;
+  copyUnlessAliased(x, y, total);
+  for (int64_t t = 0; t < tuples; ++t) {
+    int64_t offset = tupleOffset(indices + t * k, k, xShape, 0, rank);
+    for (int64_t e = 0; e < sliceSize; ++e)
+      combine(y[offset + e], updates[t * sliceSize + e], reduction);
   }
   return true;
 }
+
+bool gatherND(const void *x, const int64_t *xShape, int rank, int batchDims, const int64_t *indices,
+              int64_t batches, int64_t tuples, int k, void *y, size_t elemSize) {
+  int64_t batchStride = 1, sliceSize = 1;
+  for (int d = batchDims; d < rank; ++d)
+    batchStride *= xShape[d];
+  for (int d = batchDims + k; d < rank; ++d)
+    sliceSize *= xShape[d];
+  for (int64_t t = 0; t < batches * tuples; ++t)
+    if (tupleOffset(indices + t * k, k, xShape, batchDims, rank) < 0)
+      return false;
+  const char *src = static_cast<const char *>(x);
+  char *dst = static_cast<char *>(y);
+  const size_t sliceBytes = static_cast<size_t>(sliceSize) * elemSize;
+  for (int64_t b = 0; b < batches; ++b)
+    for (int64_t t = 0; t < tuples; ++t) {
+      int64_t offset = tupleOffset(indices + (b * tuples + t) * k, k, xShape, batchDims, rank);
+      std::memcpy(dst + (b * tuples + t) * sliceBytes,
+                  src + (b * batchStride + offset) * int64_t(elemSize), sliceBytes);
+    }
+  return true;
+}
+
+template <typename T>
+void topK(const T *x, int64_t *indices, int64_t outer, int64_t n, int64_t inner, int64_t k,
+          bool largest) {
+  std::vector<int64_t> order(static_cast<size_t>(n));
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      const T *line = x + o * n * inner + i;
+      for (int64_t j = 0; j < n; ++j)
+        order[j] = j;
+      // Ties keep index order: a stable selection of the k best.
+      std::partial_sort(order.begin(), order.begin() + k, order.end(), [&](int64_t a, int64_t b) {
+        T va = line[a * inner], vb = line[b * inner];
+        if (va != vb)
+          return largest ? va > vb : va < vb;
+        return a < b;
+      });
+      for (int64_t j = 0; j < k; ++j)
+        indices[(o * k + j) * inner + i] = order[j];
+    }
+}
+
+#define DLC_INSTANTIATE_SCATTER(T)                                                                 \
+  template bool scatterElements<T, int32_t>(const T *, const int64_t *, const int32_t *,           \
+                                            const int64_t *, const T *, T *, int, int,             \
+                                            ScatterReduction);                                     \
+  template bool scatterElements<T, int64_t>(const T *, const int64_t *, const int64_t *,           \
+                                            const int64_t *, const T *, T *, int, int,             \
+                                            ScatterReduction);                                     \
+  template bool scatterND<T>(const T *, const int64_t *, int, const int64_t *, int64_t, int,       \
+                             const T *, T *, ScatterReduction);                                    \
+  template void topK<T>(const T *, int64_t *, int64_t, int64_t, int64_t, int64_t, bool);
+DLC_INSTANTIATE_SCATTER(float)
+DLC_INSTANTIATE_SCATTER(double)
+DLC_INSTANTIATE_SCATTER(int64_t)
+DLC_INSTANTIATE_SCATTER(int32_t)
+DLC_INSTANTIATE_SCATTER(uint8_t)
+DLC_INSTANTIATE_SCATTER(int8_t)
+DLC_INSTANTIATE_SCATTER(int16_t)
+DLC_INSTANTIATE_SCATTER(uint16_t)
+DLC_INSTANTIATE_SCATTER(uint32_t)
+DLC_INSTANTIATE_SCATTER(uint64_t)
+#undef DLC_INSTANTIATE_SCATTER
 
 template bool gatherElements<int32_t>(const void *, const int64_t *, const int32_t *,
                                       const int64_t *, void *, int, int, size_t);

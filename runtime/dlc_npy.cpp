@@ -34,7 +34,8 @@ struct DtypeName {
 };
 constexpr DtypeName kDtypes[] = {
     {DLC_F32, "<f4"}, {DLC_F64, "<f8"}, {DLC_I32, "<i4"},  {DLC_I64, "<i8"},
-    {DLC_U8, "|u1"},  {DLC_I8, "|i1"},  {DLC_BOOL, "|b1"},
+    {DLC_U8, "|u1"},  {DLC_I8, "|i1"},  {DLC_BOOL, "|b1"}, {DLC_I16, "<i2"},
+    {DLC_U16, "<u2"}, {DLC_U32, "<u4"}, {DLC_U64, "<u8"}, {DLC_F16, "<f2"},
 };
 
 const char *descrOf(dlc_dtype dtype) {

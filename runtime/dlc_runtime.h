@@ -20,10 +20,15 @@ typedef enum dlc_dtype {
   DLC_F32 = 1,
   DLC_U8 = 2,
   DLC_I8 = 3,
+  DLC_U16 = 4,
+  DLC_I16 = 5,
   DLC_I32 = 6,
   DLC_I64 = 7,
   DLC_BOOL = 9,
+  DLC_F16 = 10, // IEEE binary16; ops compute in float32 and round back
   DLC_F64 = 11,
+  DLC_U32 = 12,
+  DLC_U64 = 13,
 } dlc_dtype;
 
 typedef enum dlc_status {
@@ -88,6 +93,10 @@ void alignedFree(void *ptr);
 // Fills memory with all-ones bytes: NaN as float/double, -1 as integers. Used by
 // DLC_CHECK_MEMORY builds on arena memory that holds no live value.
 void poison(void *ptr, size_t bytes);
+
+// IEEE binary16 <-> float32, rounding to nearest even (NaN stays NaN, overflow gives inf).
+float halfToFloat(uint16_t bits);
+uint16_t floatToHalf(float value);
 
 // ---- elementwise -------------------------------------------------------------------------
 enum class UnaryKind {
@@ -240,10 +249,13 @@ void reduceF32(ReduceKind kind, const float *x, const int64_t *inShape, const in
 // smaller than) everything, as in NumPy's argmax/argmin.
 void argReduceF32(bool max, bool selectLast, const float *x, int64_t *y, int64_t outer,
                   int64_t n, int64_t inner);
-// Running sums along the middle dim of an [outer, n, inner] view; `exclusive` leaves out the
-// element itself, `reverse` runs from the end.
+// Running sums (products) along the middle dim of an [outer, n, inner] view; `exclusive` leaves
+// out the element itself, `reverse` runs from the end. Integers wrap.
 template <typename T>
 void cumsum(const T *x, T *y, int64_t outer, int64_t n, int64_t inner, bool exclusive,
+            bool reverse);
+template <typename T>
+void cumprod(const T *x, T *y, int64_t outer, int64_t n, int64_t inner, bool exclusive,
             bool reverse);
 
 // ---- data movement (type-agnostic, elemSize bytes per element) --------------------------
@@ -269,6 +281,32 @@ void gatherGradF32(const float *dy, const Index *indices, int64_t numIndices, fl
 template <typename Index>
 bool gatherElements(const void *x, const int64_t *xShape, const Index *indices,
                     const int64_t *indexShape, void *y, int rank, int axis, size_t elemSize);
+// How a scatter combines an update with the element it lands on (ONNX's `reduction`).
+enum class ScatterReduction { None, Add, Mul, Max, Min };
+// ONNX ScatterElements: y = x, then y[i... with i_axis = idx[i...]] (op)= updates[i...] in
+// order; `updates` has the indices' shape. x may alias y. False, with y unspecified, when an
+// index is outside [-x's axis dim, x's axis dim).
+template <typename T, typename Index>
+bool scatterElements(const T *x, const int64_t *xShape, const Index *indices,
+                     const int64_t *indexShape, const T *updates, T *y, int rank, int axis,
+                     ScatterReduction reduction);
+// ONNX ScatterND: y = x, then for each of `tuples` index tuples of length k (negative
+// entries wrap), the slice of y it addresses (prod(xShape[k:]) elements) (op)= the next slice
+// of `updates`. x may alias y. False when an index is out of range.
+template <typename T>
+bool scatterND(const T *x, const int64_t *xShape, int rank, const int64_t *indices, int64_t tuples,
+               int k, const T *updates, T *y, ScatterReduction reduction);
+// ONNX GatherND: the first `batchDims` dims of x and of the indices are a shared batch of
+// `batches` entries; in each, `tuples` index tuples of length k each select a slice of x's
+// dims past batchDims + k (negative entries wrap). False, with nothing written, when an index
+// is out of range.
+bool gatherND(const void *x, const int64_t *xShape, int rank, int batchDims, const int64_t *indices,
+              int64_t batches, int64_t tuples, int k, void *y, size_t elemSize);
+// The indices of the k largest (or smallest) elements of each [outer, ., inner] line along
+// the middle axis, best first; equal values in index order (ONNX TopK, sorted).
+template <typename T>
+void topK(const T *x, int64_t *indices, int64_t outer, int64_t n, int64_t inner, int64_t k,
+          bool largest);
 // Strided slice: y[i...] = x[starts + i*steps ...]; steps may be negative.
 void slice(const void *x, void *y, size_t elemSize, const int64_t *inShape,
            const int64_t *starts, const int64_t *steps, const int64_t *outShape, int rank);

@@ -73,6 +73,20 @@ template <typename T> bool isNan(T v) {
 // Integer arithmetic wraps (as NumPy's does) instead of invoking signed-overflow UB.
 template <typename T> using Unsigned = std::make_unsigned_t<T>;
 
+// Sign tests that are simply false for unsigned types (no always-false comparisons).
+template <typename T> bool isNegative(T v) {
+  if constexpr (std::is_signed_v<T>)
+    return v < 0;
+  else
+    return false;
+}
+template <typename T> bool isMinusOne(T v) {
+  if constexpr (std::is_signed_v<T>)
+    return v == -1;
+  else
+    return false;
+}
+
 struct AddOp {
   template <typename T> T operator()(T a, T b) const {
     if constexpr (std::is_integral_v<T>)
@@ -103,9 +117,9 @@ struct DivOp {
       // Both cases trap on x86; NumPy yields 0 for x / 0 and wraps MIN / -1.
       if (b == 0)
         return 0;
-      if (b == -1)
+      if (isMinusOne(b))
         return static_cast<T>(Unsigned<T>(0) - static_cast<Unsigned<T>>(a));
-      return a / b;
+      return static_cast<T>(a / b);
     } else {
       return a / b;
     }
@@ -115,8 +129,8 @@ struct PowOp {
   template <typename T> T operator()(T a, T b) const {
     if constexpr (std::is_integral_v<T>) {
       // A negative exponent gives |result| <= 1, truncated toward zero like a cast of std::pow.
-      if (b < 0)
-        return a == 1 ? 1 : a == -1 ? ((b & 1) ? -1 : 1) : 0;
+      if (isNegative(b))
+        return a == 1 ? T(1) : isMinusOne(a) ? T((b & 1) ? -1 : 1) : T(0);
       Unsigned<T> result = 1, base = static_cast<Unsigned<T>>(a);
       for (T e = b; e != 0; e >>= 1) {
         if (e & 1)
@@ -167,7 +181,7 @@ struct XorOp {
 struct ShiftLeftOp {
   template <typename T> T operator()(T a, T b) const {
     if constexpr (std::is_integral_v<T>)
-      return (b < 0 || uint64_t(b) >= sizeof(T) * 8) ? T(0) : T(Unsigned<T>(a) << b);
+      return (isNegative(b) || uint64_t(b) >= sizeof(T) * 8) ? T(0) : T(Unsigned<T>(a) << b);
     else
       return T(0);
   }
@@ -175,8 +189,8 @@ struct ShiftLeftOp {
 struct ShiftRightOp {
   template <typename T> T operator()(T a, T b) const {
     if constexpr (std::is_integral_v<T>) {
-      bool negative = std::is_signed_v<T> && a < 0;
-      if (b < 0 || uint64_t(b) >= sizeof(T) * 8)
+      bool negative = isNegative(a);
+      if (isNegative(b) || uint64_t(b) >= sizeof(T) * 8)
         return negative ? T(-1) : T(0);
       // Sign-filling without relying on the implementation's >> of negative values.
       return negative ? T(~(Unsigned<T>(~a) >> b)) : T(Unsigned<T>(a) >> b);
@@ -191,10 +205,10 @@ struct ModOp {
     if constexpr (std::is_integral_v<T>) {
       if (b == 0)
         return 0;
-      if (b == -1) // MIN % -1 traps on x86
+      if (isMinusOne(b)) // MIN % -1 traps on x86
         return 0;
-      T r = a % b;
-      return (r != 0 && ((r < 0) != (b < 0))) ? T(r + b) : r;
+      T r = static_cast<T>(a % b);
+      return (r != 0 && (isNegative(r) != isNegative(b))) ? T(r + b) : r;
     } else {
       T r = std::fmod(a, b);
       return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
@@ -205,7 +219,7 @@ struct ModOp {
 struct FModOp {
   template <typename T> T operator()(T a, T b) const {
     if constexpr (std::is_integral_v<T>)
-      return (b == 0 || b == -1) ? T(0) : T(a % b);
+      return (b == 0 || isMinusOne(b)) ? T(0) : T(a % b);
     else
       return std::fmod(a, b);
   }
@@ -515,6 +529,10 @@ DLC_INSTANTIATE_BINARY(int32_t)
 DLC_INSTANTIATE_BINARY(int64_t)
 DLC_INSTANTIATE_BINARY(int8_t)
 DLC_INSTANTIATE_BINARY(uint8_t)
+DLC_INSTANTIATE_BINARY(int16_t)
+DLC_INSTANTIATE_BINARY(uint16_t)
+DLC_INSTANTIATE_BINARY(uint32_t)
+DLC_INSTANTIATE_BINARY(uint64_t)
 #undef DLC_INSTANTIATE_BINARY
 
 void broadcastF32(const float *x, const int64_t *xStrides, float *y, const int64_t *outShape,

@@ -273,40 +273,59 @@ void argReduceF32(bool max, bool selectLast, const float *x, int64_t *y, int64_t
     }
 }
 
-// Integer sums wrap (as NumPy's do) instead of invoking signed-overflow UB.
-template <typename T> T wrappingAdd(T a, T b) {
-  if constexpr (std::is_integral_v<T>)
-    return static_cast<T>(static_cast<std::make_unsigned_t<T>>(a) +
-                          static_cast<std::make_unsigned_t<T>>(b));
-  else
-    return a + b;
+// Integer sums and products wrap (as NumPy's do) instead of invoking signed-overflow UB.
+template <typename T> T wrapping(T a, T b, bool product) {
+  if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(product ? static_cast<U>(a) * static_cast<U>(b)
+                                  : static_cast<U>(a) + static_cast<U>(b));
+  } else {
+    return product ? a * b : a + b;
+  }
 }
 
+// The running sum or product along the middle axis of an [outer, n, inner] view.
 template <typename T>
-void cumsum(const T *x, T *y, int64_t outer, int64_t n, int64_t inner, bool exclusive,
-            bool reverse) {
+void running(const T *x, T *y, int64_t outer, int64_t n, int64_t inner, bool exclusive,
+             bool reverse, bool product) {
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t i = 0; i < inner; ++i) {
-      T sum = T(0);
+      T acc = product ? T(1) : T(0);
       for (int64_t step = 0; step < n; ++step) {
         int64_t j = reverse ? n - 1 - step : step;
         int64_t at = (o * n + j) * inner + i;
         T v = x[at]; // read first: y may alias x
         if (exclusive) {
-          y[at] = sum;
-          sum = wrappingAdd(sum, v);
+          y[at] = acc;
+          acc = wrapping(acc, v, product);
         } else {
-          sum = wrappingAdd(sum, v);
-          y[at] = sum;
+          acc = wrapping(acc, v, product);
+          y[at] = acc;
         }
       }
     }
 }
 
-template void cumsum<float>(const float *, float *, int64_t, int64_t, int64_t, bool, bool);
-template void cumsum<double>(const double *, double *, int64_t, int64_t, int64_t, bool, bool);
-template void cumsum<int32_t>(const int32_t *, int32_t *, int64_t, int64_t, int64_t, bool, bool);
-template void cumsum<int64_t>(const int64_t *, int64_t *, int64_t, int64_t, int64_t, bool, bool);
+template <typename T>
+void cumsum(const T *x, T *y, int64_t outer, int64_t n, int64_t inner, bool exclusive,
+            bool reverse) {
+  running(x, y, outer, n, inner, exclusive, reverse, false);
+}
+
+template <typename T>
+void cumprod(const T *x, T *y, int64_t outer, int64_t n, int64_t inner, bool exclusive,
+             bool reverse) {
+  running(x, y, outer, n, inner, exclusive, reverse, true);
+}
+
+#define DLC_INSTANTIATE_RUNNING(T)                                                             \
+  template void cumsum<T>(const T *, T *, int64_t, int64_t, int64_t, bool, bool);              \
+  template void cumprod<T>(const T *, T *, int64_t, int64_t, int64_t, bool, bool);
+DLC_INSTANTIATE_RUNNING(float)
+DLC_INSTANTIATE_RUNNING(double)
+DLC_INSTANTIATE_RUNNING(int32_t)
+DLC_INSTANTIATE_RUNNING(int64_t)
+#undef DLC_INSTANTIATE_RUNNING
 
 } // namespace rt
 } // namespace dlc

@@ -7,10 +7,16 @@ extern "C" size_t dlc_dtype_size(dlc_dtype dtype) {
   switch (dtype) {
   case DLC_F32:
   case DLC_I32:
+  case DLC_U32:
     return 4;
   case DLC_F64:
   case DLC_I64:
+  case DLC_U64:
     return 8;
+  case DLC_I16:
+  case DLC_U16:
+  case DLC_F16:
+    return 2;
   case DLC_U8:
   case DLC_I8:
   case DLC_BOOL:

@@ -27,9 +27,16 @@ std::string KernelEmitter::array(ArrayRef<int64_t> values) {
 std::string cType(Type t) {
   if (t.isF32()) return "float";
   if (t.isF64()) return "double";
+  // float16 travels as its bits; no kernel computes on it (the importer widens it first).
+  if (t.isF16()) return "uint16_t";
+  // isInteger(w) ignores signedness: the unsigned types are told apart first.
+  if (t.isUnsignedInteger(64)) return "uint64_t";
+  if (t.isUnsignedInteger(32)) return "uint32_t";
+  if (t.isUnsignedInteger(16)) return "uint16_t";
+  if (t.isUnsignedInteger(8) || t.isInteger(1)) return "uint8_t";
   if (t.isInteger(64)) return "int64_t";
   if (t.isInteger(32)) return "int32_t";
-  if (t.isUnsignedInteger(8) || t.isInteger(1)) return "uint8_t";
+  if (t.isInteger(16)) return "int16_t";
   if (t.isInteger(8)) return "int8_t";
   return "";
 }
@@ -42,9 +49,14 @@ int64_t elementBytes(Type t) {
 std::string dtypeEnum(Type t) {
   if (t.isF32()) return "DLC_F32";
   if (t.isF64()) return "DLC_F64";
+  if (t.isF16()) return "DLC_F16";
+  if (t.isUnsignedInteger(64)) return "DLC_U64";
+  if (t.isUnsignedInteger(32)) return "DLC_U32";
+  if (t.isUnsignedInteger(16)) return "DLC_U16";
+  if (t.isUnsignedInteger(8)) return "DLC_U8";
   if (t.isInteger(64)) return "DLC_I64";
   if (t.isInteger(32)) return "DLC_I32";
-  if (t.isUnsignedInteger(8)) return "DLC_U8";
+  if (t.isInteger(16)) return "DLC_I16";
   if (t.isInteger(1)) return "DLC_BOOL";
   return "DLC_I8";
 }

@@ -1,4 +1,4 @@
-// Ops that move elements without arithmetic; all are element-type agnostic.
+// Ops that move or select elements (scatters may combine them); all take any element type.
 #include "compiler/codegen/Emitter.h"
 #include "dialects/DlcDialect.h"
 
@@ -11,8 +11,8 @@ int64_t elementSize(Value v) { return elementBytes(tensorType(v).getElementType(
 
 LogicalResult emitReshape(Operation *op, KernelEmitter &e) {
   auto type = tensorType(op->getResult(0));
-  e.line("dlc::rt::copyBytes(" + e.ptr(op->getOperand(0)) + ", " + e.ptr(op->getResult(0)) +
-         ", " + std::to_string(tensorBytes(type)) + ");");
+  e.line("dlc::rt::copyBytes(" + e.ptr(op->getOperand(0)) + ", " + e.ptr(op->getResult(0)) + ", " +
+         std::to_string(tensorBytes(type)) + ");");
   return success();
 }
 
@@ -20,9 +20,9 @@ LogicalResult emitTranspose(Operation *op, KernelEmitter &e) {
   auto transpose = cast<TransposeOp>(op);
   auto shape = tensorType(transpose.getInput()).getShape();
   std::string inShape = e.array(shape), perm = e.array(transpose.getPerm());
-  e.line("dlc::rt::transpose(" + e.ptr(transpose.getInput()) + ", " +
-         e.ptr(transpose.getOutput()) + ", " + std::to_string(elementSize(transpose.getInput())) +
-         ", " + inShape + ", " + perm + ", " + std::to_string(shape.size()) + ");");
+  e.line("dlc::rt::transpose(" + e.ptr(transpose.getInput()) + ", " + e.ptr(transpose.getOutput()) +
+         ", " + std::to_string(elementSize(transpose.getInput())) + ", " + inShape + ", " + perm +
+         ", " + std::to_string(shape.size()) + ");");
   return success();
 }
 
@@ -50,10 +50,9 @@ LogicalResult emitGather(Operation *op, KernelEmitter &e) {
   auto shape = tensorType(gather.getInput()).getShape();
   int64_t axis = gather.getAxis();
   auto [outer, inner] = outerInner(shape, axis);
-  e.fallibleCall("dlc::rt::gather(" + e.ptr(gather.getInput()) + ", " +
-                     e.ptr(gather.getIndices()) + ", " +
-                     std::to_string(tensorType(gather.getIndices()).getNumElements()) + ", " +
-                     e.ptr(gather.getOutput()) + ", " + std::to_string(outer) + ", " +
+  e.fallibleCall("dlc::rt::gather(" + e.ptr(gather.getInput()) + ", " + e.ptr(gather.getIndices()) +
+                     ", " + std::to_string(tensorType(gather.getIndices()).getNumElements()) +
+                     ", " + e.ptr(gather.getOutput()) + ", " + std::to_string(outer) + ", " +
                      std::to_string(shape[axis]) + ", " + std::to_string(inner) + ", " +
                      std::to_string(elementSize(gather.getInput())) + ")",
                  "index out of range");
@@ -68,10 +67,82 @@ LogicalResult emitGatherElements(Operation *op, KernelEmitter &e) {
   e.fallibleCall("dlc::rt::gatherElements(" + e.ptr(gather.getInput()) + ", " +
                      e.array(tensorType(gather.getInput()).getShape()) + ", " +
                      e.ptr(gather.getIndices()) + ", " + e.array(indexShape) + ", " +
-                     e.ptr(gather.getOutput()) + ", " + std::to_string(indexShape.size()) +
-                     ", " + std::to_string(gather.getAxis()) + ", " +
+                     e.ptr(gather.getOutput()) + ", " + std::to_string(indexShape.size()) + ", " +
+                     std::to_string(gather.getAxis()) + ", " +
                      std::to_string(elementSize(gather.getInput())) + ")",
                  "index out of range");
+  return success();
+}
+
+std::string scatterReduction(StringRef reduction) {
+  std::string kind = reduction.str();
+  kind[0] = std::toupper(kind[0]);
+  return "dlc::rt::ScatterReduction::" + kind;
+}
+
+LogicalResult emitScatterElements(Operation *op, KernelEmitter &e) {
+  auto scatter = cast<ScatterElementsOp>(op);
+  auto indexShape = tensorType(scatter.getIndices()).getShape();
+  Type element = tensorType(scatter.getInput()).getElementType();
+  e.fallibleCall("dlc::rt::scatterElements<" + cType(element) + ">(" + e.ptr(scatter.getInput()) +
+                     ", " + e.array(tensorType(scatter.getInput()).getShape()) + ", " +
+                     e.ptr(scatter.getIndices()) + ", " + e.array(indexShape) + ", " +
+                     e.ptr(scatter.getUpdates()) + ", " + e.ptr(scatter.getOutput()) + ", " +
+                     std::to_string(indexShape.size()) + ", " + std::to_string(scatter.getAxis()) +
+                     ", " + scatterReduction(scatter.getReduction()) + ")",
+                 "index out of range");
+  return success();
+}
+
+LogicalResult emitScatterND(Operation *op, KernelEmitter &e) {
+  auto scatter = cast<ScatterNDOp>(op);
+  auto x = tensorType(scatter.getInput());
+  auto indexShape = tensorType(scatter.getIndices()).getShape();
+  int64_t k = indexShape.back();
+  e.fallibleCall("dlc::rt::scatterND<" + cType(x.getElementType()) + ">(" +
+                     e.ptr(scatter.getInput()) + ", " + e.array(x.getShape()) + ", " +
+                     std::to_string(x.getRank()) + ", " + e.ptr(scatter.getIndices()) + ", " +
+                     std::to_string(k ? tensorType(scatter.getIndices()).getNumElements() / k
+                                      : tensorType(scatter.getIndices()).getNumElements()) +
+                     ", " + std::to_string(k) + ", " + e.ptr(scatter.getUpdates()) + ", " +
+                     e.ptr(scatter.getOutput()) + ", " + scatterReduction(scatter.getReduction()) +
+                     ")",
+                 "index out of range");
+  return success();
+}
+
+LogicalResult emitGatherND(Operation *op, KernelEmitter &e) {
+  auto gather = cast<GatherNDOp>(op);
+  auto x = tensorType(gather.getInput());
+  auto indexShape = tensorType(gather.getIndices()).getShape();
+  int64_t batchDims = gather.getBatchDims(), k = indexShape.back();
+  if (tensorType(gather.getOutput()).getNumElements() == 0)
+    return success();
+  int64_t batches = 1, tuples = 1;
+  for (int64_t d = 0; d + 1 < (int64_t)indexShape.size(); ++d)
+    (d < batchDims ? batches : tuples) *= indexShape[d];
+  e.fallibleCall("dlc::rt::gatherND(" + e.ptr(gather.getInput()) + ", " + e.array(x.getShape()) +
+                     ", " + std::to_string(x.getRank()) + ", " + std::to_string(batchDims) + ", " +
+                     e.ptr(gather.getIndices()) + ", " + std::to_string(batches) + ", " +
+                     std::to_string(tuples) + ", " + std::to_string(k) + ", " +
+                     e.ptr(gather.getOutput()) + ", " +
+                     std::to_string(elementSize(gather.getInput())) + ")",
+                 "index out of range");
+  return success();
+}
+
+LogicalResult emitTopK(Operation *op, KernelEmitter &e) {
+  auto topK = cast<TopKOp>(op);
+  auto x = tensorType(topK.getInput());
+  int64_t axis = topK.getAxis();
+  auto [outer, inner] = outerInner(x.getShape(), axis);
+  if (tensorType(topK.getOutput()).getNumElements() == 0)
+    return success();
+  e.line("dlc::rt::topK<" + cType(x.getElementType()) + ">(" + e.ptr(topK.getInput()) + ", " +
+         e.ptr(topK.getOutput()) + ", " + std::to_string(outer) + ", " +
+         std::to_string(x.getDimSize(axis)) + ", " + std::to_string(inner) + ", " +
+         std::to_string(tensorType(topK.getOutput()).getDimSize(axis)) + ", " +
+         (topK.getLargest() ? "true" : "false") + ");");
   return success();
 }
 
@@ -115,8 +186,7 @@ LogicalResult emitGatherGrad(Operation *op, KernelEmitter &e) {
 
 LogicalResult emitBroadcast(Operation *op, KernelEmitter &e) {
   auto out = tensorType(op->getResult(0)).getShape();
-  std::string strides =
-      e.array(broadcastStrides(tensorType(op->getOperand(0)).getShape(), out));
+  std::string strides = e.array(broadcastStrides(tensorType(op->getOperand(0)).getShape(), out));
   std::string shape = e.array(out);
   Type element = tensorType(op->getResult(0)).getElementType();
   if (element.isF32()) {
@@ -136,6 +206,10 @@ void addDataMovementEmitters(EmitterTable &table) {
   table["dlc.reshape"] = emitReshape;
   table["dlc.transpose"] = emitTranspose;
   table["dlc.gather_elements"] = emitGatherElements;
+  table["dlc.scatter_elements"] = emitScatterElements;
+  table["dlc.scatter_nd"] = emitScatterND;
+  table["dlc.gather_nd"] = emitGatherND;
+  table["dlc.top_k"] = emitTopK;
   table["dlc.concat"] = emitConcat;
   table["dlc.gather"] = emitGather;
   table["dlc.slice"] = emitSlice;

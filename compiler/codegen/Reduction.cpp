@@ -75,12 +75,15 @@ LogicalResult emitArgReduce(Operation *op, KernelEmitter &e) {
   return success();
 }
 
-LogicalResult emitCumSum(Operation *op, KernelEmitter &e) {
-  auto cumsum = cast<CumSumOp>(op);
-  e.line("dlc::rt::cumsum(" + e.ptr(cumsum.getInput()) + ", " + e.ptr(cumsum.getOutput()) +
-         aroundAxis(cumsum.getInput(), cumsum.getAxis()) + ", " +
-         (cumsum.getExclusive() ? "true" : "false") + ", " +
-         (cumsum.getReverse() ? "true" : "false") + ");");
+// dlc.cumsum and dlc.cumprod: the runtime function of the op's name.
+LogicalResult emitRunning(Operation *op, KernelEmitter &e) {
+  int64_t axis = cast<IntegerAttr>(op->getAttr("axis")).getInt();
+  auto flag = [&](const char *name) {
+    return cast<BoolAttr>(op->getAttr(name)).getValue() ? "true" : "false";
+  };
+  e.line("dlc::rt::" + op->getName().stripDialect().str() + "(" + e.ptr(op->getOperand(0)) +
+         ", " + e.ptr(op->getResult(0)) + aroundAxis(op->getOperand(0), axis) + ", " +
+         flag("exclusive") + ", " + flag("reverse") + ");");
   return success();
 }
 
@@ -89,7 +92,8 @@ LogicalResult emitCumSum(Operation *op, KernelEmitter &e) {
 void addReductionEmitters(EmitterTable &table) {
   table["dlc.arg_max"] = emitArgReduce;
   table["dlc.arg_min"] = emitArgReduce;
-  table["dlc.cumsum"] = emitCumSum;
+  table["dlc.cumsum"] = emitRunning;
+  table["dlc.cumprod"] = emitRunning;
   table["dlc.softmax"] = emitSoftmax;
   table["dlc.softmax_grad"] = emitSoftmaxGrad;
   table["dlc.nll_loss"] = emitNllLoss;

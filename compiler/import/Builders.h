@@ -29,6 +29,7 @@ void addDataMovementImports(ImportTable &table);
 void addSamplingImports(ImportTable &table);
 void addRecurrentImports(ImportTable &table);
 void addAttentionImports(ImportTable &table);
+void addQuantizationImports(ImportTable &table);
 
 RankedTensorType typeOf(Value v);
 

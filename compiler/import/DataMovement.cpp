@@ -545,10 +545,213 @@ OpImport eyeLike() {
 
 } // namespace
 
+// The reduction of ScatterElements/ScatterND: add and mul from opset 16, max and min from 18.
+std::string scatterReduction(NodeImporter &n) {
+  std::string reduction = n.version >= 16 ? n.stringAttr("reduction", "none") : "none";
+  if (reduction != "none" && reduction != "add" && reduction != "mul" &&
+      !(n.version >= 18 && (reduction == "max" || reduction == "min")))
+    throw ImportError("unknown reduction '" + reduction + "'");
+  return reduction;
+}
+
+// ScatterElements, and Scatter (its name before opset 11).
+OpImport scatterElements() {
+  return {{}, [](NodeImporter &n) -> Value {
+            auto data = n.inputType(0), idx = n.inputType(1), updates = n.inputType(2);
+            int64_t axis = normalizeAxis(n.intAttr("axis", 0), data.getRank());
+            bool fits =
+                data.getRank() == idx.getRank() && updates == idx.clone(data.getElementType());
+            for (int64_t d = 0; fits && d < data.getRank(); ++d)
+              fits = d == axis || idx.getDimSize(d) <= data.getDimSize(d);
+            if (!fits)
+              throw ImportError("indices " + dimsString(idx.getShape()) + " and updates " +
+                                dimsString(updates.getShape()) + " do not fit data " +
+                                dimsString(data.getShape()));
+            return n.b.create<ScatterElementsOp>(n.loc(), data, n.input(0), n.input(1), n.input(2),
+                                                 axis, scatterReduction(n));
+          }};
+}
+
+// Index tuples of length k address slices of the data: indices [..., k] of int64.
+int64_t tupleLength(NodeImporter &n, RankedTensorType idx, int64_t limit) {
+  if (!idx.getElementType().isSignlessInteger(64) || idx.getRank() < 1)
+    throw ImportError("indices must be an int64 tensor of rank >= 1");
+  int64_t k = idx.getShape().back();
+  if (k < 1 || k > limit)
+    throw ImportError("index tuples of length " + std::to_string(k) + " do not fit " +
+                      std::to_string(limit) + " dims");
+  return k;
+}
+
+OpImport scatterND() {
+  return {{}, [](NodeImporter &n) -> Value {
+            auto data = n.inputType(0), idx = n.inputType(1);
+            int64_t k = tupleLength(n, idx, data.getRank());
+            SmallVector<int64_t> updates(idx.getShape().drop_back());
+            llvm::append_range(updates, data.getShape().drop_front(k));
+            if (n.inputType(2) != data.clone(updates))
+              throw ImportError("updates must be " + dimsString(updates) + ", got " +
+                                dimsString(n.inputType(2).getShape()));
+            return n.b.create<ScatterNDOp>(n.loc(), data, n.input(0), n.input(1), n.input(2),
+                                           scatterReduction(n));
+          }};
+}
+
+OpImport gatherND() {
+  return {{}, [](NodeImporter &n) -> Value {
+            auto data = n.inputType(0), idx = n.inputType(1);
+            int64_t batch = n.version >= 12 ? n.intAttr("batch_dims", 0) : 0;
+            if (batch < 0 || batch >= std::min(data.getRank(), idx.getRank()))
+              throw ImportError("batch_dims " + std::to_string(batch) + " is out of range");
+            for (int64_t d = 0; d < batch; ++d)
+              if (data.getDimSize(d) != idx.getDimSize(d))
+                throw ImportError("batch dim " + std::to_string(d) +
+                                  " differs: " + dimsString(data.getShape()) + " vs " +
+                                  dimsString(idx.getShape()));
+            int64_t k = tupleLength(n, idx, data.getRank() - batch);
+            SmallVector<int64_t> shape(idx.getShape().drop_back());
+            llvm::append_range(shape, data.getShape().drop_front(batch + k));
+            return n.b.create<GatherNDOp>(n.loc(), data.clone(shape), n.input(0), n.input(1),
+                                          batch);
+          }};
+}
+
+// Values and int64 indices of the k best along the axis (always sorted, which satisfies
+// sorted=0 too).
+OpImport topK() {
+  return {{1}, [](NodeImporter &n) -> OpImport::Results {
+            auto x = n.inputType(0);
+            int64_t axis = normalizeAxis(n.intAttr("axis", -1), x.getRank());
+            int64_t k = n.version < 10 ? n.intAttr("k", -1) : [&] {
+              const ConstTensor &c = n.constInput(1);
+              if (c.numElements() != 1)
+                throw ImportError("K must hold one value");
+              return c.asInts()[0];
+            }();
+            if (k < 0 || k > x.getDimSize(axis))
+              throw ImportError("k " + std::to_string(k) + " is outside [0, " +
+                                std::to_string(x.getDimSize(axis)) + "]");
+            if (x.getElementType().isInteger(1))
+              throw ImportError("TopK of bool is not supported");
+            SmallVector<int64_t> shape(x.getShape());
+            shape[axis] = k;
+            Value indices =
+                n.b.create<TopKOp>(n.loc(), x.clone(shape).clone(n.b.getI64Type()), n.input(0),
+                                   axis, n.version < 11 || n.intAttr("largest", 1) != 0);
+            return {gatherElements(n, n.input(0), indices, axis), indices};
+          }};
+}
+
+// Each batch entry's first sequence_lens[b] steps reversed, the rest kept: a GatherElements
+// along the time axis with indices computed from the (possibly run-time) lengths.
+OpImport reverseSequence() {
+  return {{}, [](NodeImporter &n) -> Value {
+            auto x = n.inputType(0);
+            int64_t rank = x.getRank();
+            if (rank < 2)
+              throw ImportError("input must have rank >= 2");
+            int64_t timeAxis = normalizeAxis(n.intAttr("time_axis", 0), rank),
+                    batchAxis = normalizeAxis(n.intAttr("batch_axis", 1), rank);
+            if (timeAxis > 1 || batchAxis > 1 || timeAxis == batchAxis)
+              throw ImportError("time_axis and batch_axis must be 0 and 1 in some order");
+            int64_t steps = x.getDimSize(timeAxis), batch = x.getDimSize(batchAxis);
+            if (n.inputType(1).getShape() != ArrayRef<int64_t>{batch} ||
+                !n.inputType(1).getElementType().isSignlessInteger(64))
+              throw ImportError("sequence_lens must be int64 [" + std::to_string(batch) + "]");
+            Type i64 = n.b.getI64Type();
+            SmallVector<int64_t> lineShape(rank, 1), timeShape(rank, 1);
+            lineShape[batchAxis] = batch;
+            timeShape[timeAxis] = steps;
+            Value lengths = reshape(n, n.input(1), lineShape);
+            Value t = reshape(n, classIndices(n, steps, 0, 1), timeShape);
+            Value reversed = bin<SubOp>(n, bin<SubOp>(n, lengths, intScalar(n, 1, i64)), t);
+            Value inside = comparison<LessOp>(n, t, lengths);
+            SmallVector<int64_t> indexShape(rank, 1);
+            indexShape[timeAxis] = steps;
+            indexShape[batchAxis] = batch;
+            Value index = n.b.create<WhereOp>(n.loc(), RankedTensorType::get(indexShape, i64),
+                                              inside, reversed, t);
+            return gatherElements(n, n.input(0), broadcastTo(n, index, x.getShape()), timeAxis);
+          }};
+}
+
+// The slices along the axis (of the flattened input without one) where the condition holds;
+// the condition must be known at compile time (it decides the shape).
+OpImport compress() {
+  return {{1}, [](NodeImporter &n) -> Value {
+            Value x = n.input(0);
+            int64_t axis = 0;
+            if (n.attr("axis"))
+              axis = normalizeAxis(n.intAttr("axis", 0), typeOf(x).getRank());
+            else
+              x = reshape(n, x, {typeOf(x).getNumElements()});
+            std::vector<int64_t> kept, condition = n.constInput(1).asInts();
+            if ((int64_t)condition.size() > typeOf(x).getDimSize(axis))
+              throw ImportError("condition is longer than the axis");
+            for (size_t i = 0; i < condition.size(); ++i)
+              if (condition[i])
+                kept.push_back(i);
+            SmallVector<int64_t> shape(typeOf(x).getShape());
+            shape[axis] = kept.size();
+            std::vector<char> bytes(kept.size() * 8);
+            std::memcpy(bytes.data(), kept.data(), bytes.size());
+            Value table = ConstantOp::fromBytes(
+                n.b, n.loc(), RankedTensorType::get({(int64_t)kept.size()}, n.b.getI64Type()),
+                bytes, "compress_indices");
+            return n.b.create<GatherOp>(n.loc(), typeOf(x).clone(shape), x, table, axis);
+          }};
+}
+
+// Each listed axis cropped or zero-padded to the target size, centered (the odd element
+// goes to the end).
+OpImport centerCropPad() {
+  return {{1}, [](NodeImporter &n) -> Value {
+            Value x = n.input(0);
+            int64_t rank = typeOf(x).getRank();
+            std::vector<int64_t> targets = n.constInput(1).asInts(), axes;
+            for (int64_t a : n.intsAttr("axes", trailingAxes(0, rank)))
+              axes.push_back(normalizeAxis(a, rank));
+            if (targets.size() != axes.size())
+              throw ImportError("shape has " + std::to_string(targets.size()) + " entries for " +
+                                std::to_string(axes.size()) + " axes");
+            for (size_t i = 0; i < axes.size(); ++i) {
+              int64_t axis = axes[i], dim = typeOf(x).getDimSize(axis), target = targets[i];
+              if (target < 0 || target > kMaxTensorBytes)
+                throw ImportError("target size " + std::to_string(target) + " is out of range");
+              if (target < dim) {
+                x = sliceAxis(n, x, axis, (dim - target) / 2, 1, target);
+              } else if (target > dim) {
+                int64_t before = (target - dim) / 2, after = target - dim - before;
+                SmallVector<int64_t> shape(typeOf(x).getShape());
+                Value zero = scalar(n, 0.0, typeOf(x).getElementType());
+                SmallVector<Value> parts;
+                for (int64_t size : {before, int64_t(-1), after}) {
+                  if (size < 0) {
+                    parts.push_back(x);
+                  } else if (size > 0) {
+                    shape[axis] = size;
+                    parts.push_back(broadcastTo(n, zero, shape));
+                  }
+                }
+                x = concatAxis(n, parts, axis);
+              }
+            }
+            return x;
+          }};
+}
+
 void addDataMovementImports(ImportTable &table) {
   table.insert({
       {"Expand", expand()},
       {"GatherElements", gatherElementsOp()},
+      {"ScatterElements", scatterElements()},
+      {"Scatter", scatterElements()},
+      {"ScatterND", scatterND()},
+      {"GatherND", gatherND()},
+      {"TopK", topK().withLegacyVersions()},
+      {"ReverseSequence", reverseSequence()},
+      {"Compress", compress()},
+      {"CenterCropPad", centerCropPad()},
       {"Split", split()},
       {"Tile", tile()},
       {"Trilu", trilu()},

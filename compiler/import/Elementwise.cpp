@@ -143,6 +143,15 @@ OpImport hardSigmoid() {
   });
 }
 
+// x * sigmoid(alpha x)
+OpImport swish() {
+  return floatComposition([](NodeImporter &n, Value x, Type f) {
+    double alpha = n.floatAttr("alpha", 1.0f);
+    Value scaled = alpha == 1.0 ? x : bin<MulOp>(n, x, scalar(n, alpha, f));
+    return bin<MulOp>(n, x, un<SigmoidOp>(n, scaled));
+  });
+}
+
 // x * tanh(softplus(x))
 OpImport mish() {
   return floatComposition([](NodeImporter &n, Value x, Type) {
@@ -389,6 +398,7 @@ void addElementwiseImports(ImportTable &table) {
       {"Selu", selu()},
       {"HardSigmoid", hardSigmoid()},
       {"Mish", mish()},
+      {"Swish", swish()},
       {"Gelu", gelu()},
       {"PRelu", prelu().withLegacyVersions()},
       {"Sum", variadicSum(false)},

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <map>
 
 using namespace mlir;
 
@@ -246,6 +247,180 @@ OpImport gemm() {
           }};
 }
 
+// (sum over each window of |x|^p)^(1/p): an average pool counting the padding, times the
+// window's volume.
+OpImport lpPool() {
+  return floatComposition([](NodeImporter &n, Value x, Type f) -> Value {
+    auto shape = typeOf(x).getShape();
+    if (shape.size() < 3 || shape.size() > 5)
+      throw ImportError("only 1-D to 3-D pooling");
+    Window w = resolveWindow(n, shape, n.intsAttr("kernel_shape"));
+    bool ceil = n.intAttr("ceil_mode", 0) != 0;
+    double p = n.version < 2 ? n.floatAttr("p", 2.0f) : n.intAttr("p", 2);
+    if (!(p > 0))
+      throw ImportError("p must be positive");
+    Value powered = p == 2 ? bin<MulOp>(n, x, x) : bin<PowOp>(n, un<AbsOp>(n, x), scalar(n, p, f));
+    auto type = windowResultType(typeOf(x), shape[1], w, ceil);
+    Value mean = n.b.create<AvgPoolOp>(n.loc(), type, powered, w.kernel, w.strides, w.pads,
+                                       w.dilations, ceil, true);
+    Value sum = bin<MulOp>(n, mean, scalar(n, double(dimsProduct(w.kernel)), f));
+    return p == 2 ? un<SqrtOp>(n, sum) : bin<PowOp>(n, sum, scalar(n, 1.0 / p, f));
+  });
+}
+
+// ---- Einsum: each term's letters name its dims; operands contract pairwise into MatMuls.
+
+struct Labeled {
+  Value value;
+  std::string letters; // one per dim
+};
+
+// Sums the dims whose letters `keep` lacks.
+Labeled sumAway(NodeImporter &n, Labeled x, const std::string &keep) {
+  std::vector<int64_t> axes;
+  std::string kept;
+  for (size_t d = 0; d < x.letters.size(); ++d)
+    (keep.find(x.letters[d]) == std::string::npos ? axes.push_back(int64_t(d))
+                                                  : kept.push_back(x.letters[d]));
+  return {reduceOrKeep<ReduceSumOp>(n, x.value, axes, false), kept};
+}
+
+// `x` with its dims in the order of `order` (a permutation of its letters).
+Value arrange(NodeImporter &n, const Labeled &x, const std::string &order) {
+  SmallVector<int64_t> perm;
+  for (char c : order)
+    perm.push_back(x.letters.find(c));
+  bool identity = true;
+  for (size_t i = 0; i < perm.size(); ++i)
+    identity &= perm[i] == (int64_t)i;
+  return identity ? x.value : transposeValue(n, x.value, perm);
+}
+
+int64_t sizeOf(const Labeled &x, char c) { return typeOf(x.value).getDimSize(x.letters.find(c)); }
+
+// The product of a and b keeping the letters in `keep`: shared kept letters are batch dims,
+// shared others are contracted, the rest are free (summed first when not kept).
+Labeled contract(NodeImporter &n, Labeled a, Labeled b, const std::string &keep) {
+  a = sumAway(n, a, keep + b.letters);
+  b = sumAway(n, b, keep + a.letters);
+  std::string batch, contracted, freeA, freeB;
+  for (char c : a.letters) {
+    bool shared = b.letters.find(c) != std::string::npos;
+    bool kept = keep.find(c) != std::string::npos;
+    (shared ? (kept ? batch : contracted) : freeA).push_back(c);
+    if (shared && sizeOf(a, c) != sizeOf(b, c))
+      throw ImportError(std::string("dim '") + c + "' has sizes " + std::to_string(sizeOf(a, c)) +
+                        " and " + std::to_string(sizeOf(b, c)));
+  }
+  for (char c : b.letters)
+    if (a.letters.find(c) == std::string::npos)
+      freeB.push_back(c);
+  auto product = [&](const Labeled &x, const std::string &letters) {
+    SmallVector<int64_t> dims;
+    for (char c : letters)
+      dims.push_back(sizeOf(x, c));
+    return dimsProduct(dims);
+  };
+  int64_t nb = product(a, batch), nc = product(a, contracted), na = product(a, freeA),
+          nf = product(b, freeB);
+  Value lhs = reshape(n, arrange(n, a, batch + freeA + contracted), {nb, na, nc});
+  Value rhs = reshape(n, arrange(n, b, batch + contracted + freeB), {nb, nc, nf});
+  Value result = n.b.create<MatMulOp>(n.loc(), typeOf(lhs).clone({nb, na, nf}), lhs, rhs);
+  SmallVector<int64_t> shape;
+  for (char c : batch + freeA)
+    shape.push_back(sizeOf(a, c));
+  for (char c : freeB)
+    shape.push_back(sizeOf(b, c));
+  return {reshape(n, result, shape), batch + freeA + freeB};
+}
+
+OpImport einsum() {
+  return {{}, [](NodeImporter &n) -> Value {
+            std::string equation;
+            for (char c : n.stringAttr("equation", ""))
+              if (c != ' ')
+                equation.push_back(c);
+            size_t arrow = equation.find("->");
+            std::string lhs = equation.substr(0, arrow);
+            std::vector<std::string> terms;
+            for (size_t start = 0;;) {
+              size_t comma = lhs.find(',', start);
+              terms.push_back(lhs.substr(start, comma - start));
+              if (comma == std::string::npos)
+                break;
+              start = comma + 1;
+            }
+            if ((int)terms.size() != n.node.input_size())
+              throw ImportError("the equation has " + std::to_string(terms.size()) + " terms for " +
+                                std::to_string(n.node.input_size()) + " inputs");
+            // "..." stands for the leading (broadcast) dims, named by digits right-aligned.
+            std::vector<Labeled> operands;
+            size_t ellipsisDims = 0;
+            for (size_t i = 0; i < terms.size(); ++i) {
+              std::string t = terms[i];
+              size_t dots = t.find("...");
+              int64_t rank = n.inputType(i).getRank();
+              int64_t named = int64_t(t.size()) - (dots == std::string::npos ? 0 : 3);
+              if (dots == std::string::npos ? named != rank : named > rank)
+                throw ImportError("term '" + t + "' does not match input #" + std::to_string(i) +
+                                  " of rank " + std::to_string(rank));
+              if (dots != std::string::npos)
+                ellipsisDims = std::max<size_t>(ellipsisDims, rank - named);
+              operands.push_back({castTo(n, n.input(i), n.b.getF32Type()), t});
+            }
+            if (ellipsisDims > 10)
+              throw ImportError("'...' stands for more than 10 dims");
+            auto expand = [&](std::string t, size_t count) {
+              size_t dots = t.find("...");
+              if (dots == std::string::npos)
+                return t;
+              std::string digits;
+              for (size_t k = ellipsisDims - count; k < ellipsisDims; ++k)
+                digits.push_back(char('0' + k));
+              return t.substr(0, dots) + digits + t.substr(dots + 3);
+            };
+            for (auto &op : operands) {
+              size_t named =
+                  op.letters.size() - (op.letters.find("...") == std::string::npos ? 0 : 3);
+              op.letters = expand(op.letters, typeOf(op.value).getRank() - named);
+              for (char c : op.letters)
+                if (!std::isalnum(static_cast<unsigned char>(c)))
+                  throw ImportError(std::string("unexpected '") + c + "' in the equation");
+              for (size_t d = 0; d < op.letters.size(); ++d)
+                if (op.letters.find(op.letters[d], d + 1) != std::string::npos)
+                  throw ImportError(std::string("repeated index '") + op.letters[d] +
+                                    "' within a term (a diagonal) is not supported");
+            }
+            std::string out;
+            if (arrow != std::string::npos) {
+              out = expand(equation.substr(arrow + 2), ellipsisDims);
+            } else { // implicit: the broadcast dims, then letters used once, alphabetically
+              std::map<char, int> uses;
+              for (auto &op : operands)
+                for (char c : op.letters)
+                  ++uses[c];
+              for (auto [c, count] : uses)
+                if (std::isdigit(static_cast<unsigned char>(c)) || count == 1)
+                  out.push_back(c);
+            }
+            Labeled acc = operands[0];
+            for (size_t i = 1; i < operands.size(); ++i) {
+              std::string keep = out;
+              for (size_t j = i + 1; j < operands.size(); ++j)
+                keep += operands[j].letters;
+              acc = contract(n, acc, operands[i], keep);
+            }
+            acc = sumAway(n, acc, out);
+            for (size_t d = 0; d < out.size(); ++d)
+              if (out.find(out[d], d + 1) != std::string::npos)
+                throw ImportError(std::string("output index '") + out[d] + "' is repeated");
+            for (char c : out)
+              if (acc.letters.find(c) == std::string::npos)
+                throw ImportError(std::string("output index '") + c + "' is not in any input");
+            return castTo(n, arrange(n, acc, out), n.inputType(0).getElementType());
+          }};
+}
+
 OpImport batchNorm() {
   return {{}, [](NodeImporter &n) -> Value {
             if (n.version < 9 && n.intAttr("spatial", 1) != 1)
@@ -271,6 +446,13 @@ void addLinalgImports(ImportTable &table) {
       {"BatchNormalization", batchNorm().withLegacyVersions()},
       {"MaxPool", pool<MaxPoolOp>()},
       {"AveragePool", pool<AvgPoolOp>().withLegacyVersions()},
+      {"LpPool", lpPool()},
+      {"Einsum", einsum()},
+      {"GlobalMaxPool", floatComposition([](NodeImporter &n, Value x, Type) -> Value {
+         if (typeOf(x).getRank() < 3)
+           throw ImportError("input must have rank >= 3 (N, C, spatial)");
+         return red<ReduceMaxOp>(n, x, trailingAxes(2, typeOf(x).getRank()), true);
+       })},
       {"GlobalAveragePool",
        {{},
         [](NodeImporter &n) -> Value {

@@ -294,7 +294,7 @@ OpImport recurrent(CellKind kind) {
             if (n.hasInput(4)) {
               expect(4, {B}, "sequence_lens");
               Type lengths = n.inputType(4).getElementType();
-              if (!lengths.isInteger(32) && !lengths.isInteger(64))
+              if (!lengths.isSignlessInteger(32) && !lengths.isSignlessInteger(64))
                 throw ImportError("sequence_lens must be int32");
               const ConstTensor *known = n.constantOrNull(4);
               bool allFull =

@@ -185,17 +185,18 @@ template <typename Op> OpImport argReduce() {
           }};
 }
 
-OpImport cumSum() {
+// CumSum and CumProd.
+template <typename Op> OpImport running() {
   return {{1}, [](NodeImporter &n) -> Value {
             const ConstTensor &axisValue = n.constInput(1);
             if (axisValue.numElements() != 1)
               throw ImportError("axis must be a scalar");
             int64_t axis = normalizeAxis(axisValue.asInts()[0], n.inputType(0).getRank());
             Type element = n.inputType(0).getElementType();
-            if (!element.isF32() && !element.isF64() && !element.isInteger(32) &&
-                !element.isInteger(64))
+            if (!element.isF32() && !element.isF64() && !element.isSignlessInteger(32) &&
+                !element.isSignlessInteger(64))
               throw ImportError("needs float, double, int32 or int64 input");
-            return n.b.create<CumSumOp>(n.loc(), n.inputType(0), n.input(0), axis,
+            return n.b.create<Op>(n.loc(), n.inputType(0), n.input(0), axis,
                                         n.intAttr("exclusive", 0) != 0,
                                         n.intAttr("reverse", 0) != 0);
           }};
@@ -354,7 +355,8 @@ void addReductionImports(ImportTable &table) {
       {"ReduceProd", reduce<ReduceProdOp>()},
       {"ArgMax", argReduce<ArgMaxOp>()},
       {"ArgMin", argReduce<ArgMinOp>()},
-      {"CumSum", cumSum()},
+      {"CumSum", running<CumSumOp>()},
+      {"CumProd", running<CumProdOp>()},
       {"Hardmax", hardmax()},
       {"NegativeLogLikelihoodLoss", nllLossOp()},
       {"SoftmaxCrossEntropyLoss", softmaxCrossEntropy()},

@@ -51,6 +51,8 @@ std::vector<double> tapWeights(const ResizeAttributes &a, double ratio, double s
   }
   // Antialiasing stretches the filter by 1/scale when shrinking.
   double s = std::min(scale, 1.0);
+  if (!(s >= 1.0 / 32))
+    throw ImportError("antialiasing a scale below 1/32 is not supported");
   std::vector<double> w;
   if (a.mode == "linear") {
     int64_t start = (int64_t)std::floor(-1 / s) + 1;
@@ -107,6 +109,8 @@ AxisTaps axisTaps(const ResizeAttributes &a, int64_t in, int64_t out, double sca
       x = in / 2.0 * (1 - out / outWidth) + (y + 0.5) / scale - 0.5;
     else
       throw ImportError("unknown coordinate_transformation_mode '" + c + "'");
+    if (!(std::fabs(x) < 1e15)) // from a file: a huge or NaN roi or scale
+      throw ImportError("a source coordinate is out of range");
     double floorX = std::floor(x);
     double ratio = x == floorX ? 1.0 : x - floorX;
     std::vector<double> w = tapWeights(a, ratio, scale, scale < 1);
@@ -217,11 +221,15 @@ Value resample(NodeImporter &n, Value x, const ResizeAttributes &a, ArrayRef<int
       continue;
     if (in == 0)
       throw ImportError("axis " + std::to_string(axis) + " is empty");
+    // The tap tables become weights (a few entries per output position).
+    if (sizes[i] > kMaxBuiltConstantElements / 16)
+      throw ImportError("output size " + std::to_string(sizes[i]) + " on axis " +
+                        std::to_string(axis) + " is too large to resample");
     AxisTaps t = axisTaps(a, in, sizes[i], scales[i], start, end);
-    if (t.count > 64)
+    if (t.count > 160)
       throw ImportError("the antialiasing filter of axis " + std::to_string(axis) + " spans " +
                         std::to_string(t.count) + " inputs (scale " + std::to_string(scales[i]) +
-                        "); at most 64 are supported");
+                        "); at most 160 are supported");
     x = resizeAxis(n, x, axis, t, a.extrapolationValue);
   }
   return x;

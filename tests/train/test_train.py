@@ -574,6 +574,26 @@ class EmbedSlice(nn.Module):
         return self.fc(torch.tanh(e))
 
 
+class Indexing(nn.Module):
+    """GatherElements, ScatterElements (plain, and add with repeated targets) and TopK values on
+    the path (opset 16 for the scatter's reduction)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(5, 6)
+        self.replacement = nn.Parameter(torch.randn(2, 3))
+        self.added = nn.Parameter(torch.randn(2, 6))
+        self.head = nn.Linear(6, 3)
+
+    def forward(self, x):                                                   # [4, 5]
+        h = self.fc(x)                                                      # [4, 6]
+        picked = torch.gather(h, 1, torch.tensor([[0, 2, 5], [1, 1, 3], [4, 0, 2], [5, 5, 1]]))
+        h = h.scatter(1, torch.tensor([[1, 3, 5], [0, 2, 4]]), self.replacement)
+        h = h.scatter_add(0, torch.tensor([[0, 3, 3, 1, 2, 0], [3, 3, 0, 1, 1, 2]]), self.added)
+        best = torch.topk(h, 3, dim=1).values
+        return self.head(torch.cat([picked, best], 1))
+
+
 class Elementwise(nn.Module):
     """Broadcasting binaries, unary ops, reductions and a reshape/transpose on the path."""
 
@@ -681,6 +701,7 @@ def main():
         gradient_case(run, "activations", Activations(), [f32(5, 4)], f32(5, 6), loss="mse")
         ids = np.array([[1, 3, 3, 10, 0], [7, 7, 2, 5, 9]], dtype=np.int64)  # repeats add up
         gradient_case(run, "embedding_slices", EmbedSlice(), [ids], classes(2, 4))
+        gradient_case(run, "indexing", Indexing(), [f32(4, 5)], classes(4, 3), opset=16)
         gradient_case(run, "resample", Resample(), [f32(2, 2, 3, 3)], classes(2, 4))
         gradient_case(run, "recurrent", Recurrent(), [f32(2, 6, 3)], classes(2, 3))
         gradient_case(run, "norm_attention", NormAttention(), [f32(2, 5, 8)], classes(2, 3),

@@ -16,6 +16,10 @@ using namespace dlc::rt;
 TEST_CASE("dtype sizes and status messages", "[runtime]") {
   CHECK(dlc_dtype_size(DLC_F32) == 4);
   CHECK(dlc_dtype_size(DLC_F64) == 8);
+  CHECK(dlc_dtype_size(DLC_U64) == 8);
+  CHECK(dlc_dtype_size(DLC_U32) == 4);
+  CHECK(dlc_dtype_size(DLC_I16) == 2);
+  CHECK(dlc_dtype_size(DLC_U16) == 2);
   CHECK(dlc_dtype_size(DLC_I32) == 4);
   CHECK(dlc_dtype_size(DLC_I64) == 8);
   CHECK(dlc_dtype_size(DLC_U8) == 1);

@@ -363,3 +363,107 @@ TEST_CASE("gatherElements picks along an axis; bad indices write nothing", "[dat
                         1, sizeof(int32_t)));
   CHECK(y == std::vector<int32_t>(4, -7));
 }
+
+//===----------------------------------------------------------------------------------------===//
+// Scatters, GatherND and TopK
+//===----------------------------------------------------------------------------------------===//
+
+namespace {
+
+double dot(const std::vector<float> &a, const std::vector<float> &b) {
+  double sum = 0;
+  for (size_t i = 0; i < a.size(); ++i)
+    sum += double(a[i]) * double(b[i]);
+  return sum;
+}
+
+} // namespace
+
+// A scatter-add into zeros is the adjoint of the gather with the same indices (the gradient
+// dlc builds for GatherElements and GatherND): <gather(x), dy> == <x, scatterAdd(0, dy)>.
+TEST_CASE("scatter-add is the adjoint of GatherElements and GatherND", "[data][scatter]") {
+  std::mt19937 rng(301);
+  for (int trial = 0; trial < 30; ++trial) {
+    // GatherElements over a [a, b, c] input with [a, m, c] indices along axis 1.
+    int64_t a = randomInt(rng, 1, 4), b = randomInt(rng, 1, 5), c = randomInt(rng, 1, 4),
+            m = randomInt(rng, 1, 6);
+    int64_t xShape[3] = {a, b, c}, idxShape[3] = {a, m, c};
+    std::vector<float> x = randomFloats(rng, a * b * c), dy = randomFloats(rng, a * m * c);
+    std::vector<int64_t> idx(static_cast<size_t>(a * m * c));
+    for (auto &i : idx)
+      i = randomInt(rng, -b, b - 1); // repeats and negative indices
+    std::vector<float> gathered(dy.size()), scattered(x.size(), 0.0f);
+    REQUIRE(gatherElements<int64_t>(x.data(), xShape, idx.data(), idxShape, gathered.data(), 3, 1,
+                                    sizeof(float)));
+    REQUIRE(scatterElements<float, int64_t>(scattered.data(), xShape, idx.data(), idxShape,
+                                            dy.data(), scattered.data(), 3, 1,
+                                            ScatterReduction::Add));
+    CHECK(dot(gathered, dy) == Approx(dot(x, scattered)).epsilon(1e-5).margin(1e-6));
+
+    // GatherND of [n, k] index tuples into a [p, q, r] input (slices of size prod of the rest).
+    int64_t p = randomInt(rng, 1, 4), q = randomInt(rng, 1, 4), r = randomInt(rng, 1, 3);
+    int k = static_cast<int>(randomInt(rng, 1, 2)), n = static_cast<int>(randomInt(rng, 1, 5));
+    int64_t ndShape[3] = {p, q, r};
+    int64_t slice = k == 1 ? q * r : r;
+    std::vector<int64_t> tuples;
+    for (int t = 0; t < n; ++t) {
+      tuples.push_back(randomInt(rng, -p, p - 1));
+      if (k == 2)
+        tuples.push_back(randomInt(rng, -q, q - 1));
+    }
+    std::vector<float> nd = randomFloats(rng, p * q * r), ndDy = randomFloats(rng, n * slice);
+    std::vector<float> ndGathered(ndDy.size()), ndScattered(nd.size(), 0.0f);
+    REQUIRE(gatherND(nd.data(), ndShape, 3, 0, tuples.data(), 1, n, k, ndGathered.data(),
+                     sizeof(float)));
+    REQUIRE(scatterND<float>(ndScattered.data(), ndShape, 3, tuples.data(), n, k, ndDy.data(),
+                             ndScattered.data(), ScatterReduction::Add));
+    CHECK(dot(ndGathered, ndDy) == Approx(dot(nd, ndScattered)).epsilon(1e-5).margin(1e-6));
+  }
+}
+
+TEST_CASE("scatters combine in index order and refuse out-of-range indices", "[data][scatter]") {
+  const int64_t shape[1] = {4}, idxShape[1] = {3};
+  const float x[4] = {1, 2, 3, 4}, updates[3] = {10, 20, 30};
+  const int64_t idx[3] = {1, -1, 1}; // element 1 twice: the later update wins (none)
+  float y[4];
+  REQUIRE(scatterElements<float, int64_t>(x, shape, idx, idxShape, updates, y, 1, 0,
+                                          ScatterReduction::None));
+  CHECK(std::vector<float>(y, y + 4) == std::vector<float>{1, 30, 3, 20});
+  REQUIRE(scatterElements<float, int64_t>(x, shape, idx, idxShape, updates, y, 1, 0,
+                                          ScatterReduction::Mul));
+  CHECK(std::vector<float>(y, y + 4) == std::vector<float>{1, 600, 3, 80});
+  REQUIRE(scatterElements<float, int64_t>(x, shape, idx, idxShape, updates, y, 1, 0,
+                                          ScatterReduction::Min));
+  CHECK(std::vector<float>(y, y + 4) == std::vector<float>{1, 2, 3, 4});
+  const int64_t bad[3] = {0, 4, 1};
+  CHECK_FALSE(scatterElements<float, int64_t>(x, shape, bad, idxShape, updates, y, 1, 0,
+                                              ScatterReduction::None));
+  const int64_t tuple[1] = {-5};
+  CHECK_FALSE(scatterND<float>(x, shape, 1, tuple, 1, 1, updates, y, ScatterReduction::None));
+  CHECK_FALSE(gatherND(x, shape, 1, 0, tuple, 1, 1, 1, y, sizeof(float)));
+}
+
+TEST_CASE("topK matches a stable sort, ties in index order", "[data][topk]") {
+  std::mt19937 rng(302);
+  for (int trial = 0; trial < 40; ++trial) {
+    int64_t outer = randomInt(rng, 1, 3), n = randomInt(rng, 1, 9), inner = randomInt(rng, 1, 3);
+    int64_t k = randomInt(rng, 0, n);
+    bool largest = trial % 2 == 0;
+    std::vector<int32_t> x(static_cast<size_t>(outer * n * inner));
+    for (auto &v : x)
+      v = static_cast<int32_t>(randomInt(rng, -3, 3)); // many ties
+    std::vector<int64_t> got(static_cast<size_t>(outer * k * inner), -1);
+    topK<int32_t>(x.data(), got.data(), outer, n, inner, k, largest);
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < inner; ++i) {
+        std::vector<int64_t> order(static_cast<size_t>(n));
+        std::iota(order.begin(), order.end(), 0);
+        auto at = [&](int64_t j) { return x[(o * n + j) * inner + i]; };
+        std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+          return largest ? at(a) > at(b) : at(a) < at(b);
+        });
+        for (int64_t j = 0; j < k; ++j)
+          CHECK(got[(o * k + j) * inner + i] == order[j]);
+      }
+  }
+}

@@ -365,6 +365,10 @@ TEST_CASE("binary kernels broadcast like NumPy (int64)", "[elementwise]") {
 TEST_CASE("binary kernels broadcast like NumPy (uint8: bitwise, shifts)", "[elementwise]") {
   checkBinaryRandom<uint8_t>(7);
 }
+TEST_CASE("binary kernels broadcast like NumPy (int16, uint16)", "[elementwise]") {
+  checkBinaryRandom<int16_t>(9);
+  checkBinaryRandom<uint16_t>(10);
+}
 
 TEST_CASE("comparisons, select and byte broadcast follow NumPy", "[elementwise]") {
   std::mt19937 rng(8);
@@ -451,5 +455,55 @@ TEST_CASE("float max and min propagate NaN", "[elementwise]") {
     CHECK(std::isnan(y[0]));
     CHECK(std::isnan(y[1]));
     CHECK(y[2] == (kind == BinaryKind::Max ? 3.0f : 2.0f));
+  }
+}
+
+// binary16 from its definition: (-1)^s 2^(e-15) (1 + m/1024), subnormal 2^-14 (m/1024).
+static double halfValue(uint16_t bits) {
+  int e = (bits >> 10) & 0x1f, m = bits & 0x3ff;
+  double v = e == 0 ? std::ldexp(m / 1024.0, -14) : std::ldexp(1.0 + m / 1024.0, e - 15);
+  return (bits & 0x8000) ? -v : v;
+}
+
+TEST_CASE("float16 conversions: every half exactly, floats to the nearest (even) half",
+          "[elementwise][half]") {
+  std::vector<std::pair<double, uint16_t>> finite; // the non-negative finite halves, ascending
+  for (uint32_t bits = 0; bits < 0x10000; ++bits) {
+    uint16_t h = static_cast<uint16_t>(bits);
+    int e = (h >> 10) & 0x1f;
+    float f = halfToFloat(h);
+    if (e == 0x1f) {
+      CHECK(((h & 0x3ff) ? std::isnan(f) : std::isinf(f)));
+      CHECK(std::signbit(f) == bool(h & 0x8000));
+      continue;
+    }
+    REQUIRE(double(f) == halfValue(h));
+    REQUIRE(floatToHalf(f) == h); // round trip, signed zeros included
+    if (!(h & 0x8000))
+      finite.push_back({halfValue(h), h});
+  }
+  CHECK(floatToHalf(std::numeric_limits<float>::quiet_NaN()) == 0x7e00);
+  CHECK(floatToHalf(65520.0f) == 0x7c00); // halfway past the largest half rounds up to inf
+  CHECK(floatToHalf(65519.0f) == 0x7bff);
+  // Random floats against the nearest half found by search, ties to the even bit pattern.
+  std::mt19937 rng(401);
+  for (int i = 0; i < 200000; ++i) {
+    float f = std::ldexp(randomFloats(rng, 1, 0.0f, 1.0f)[0], int(randomInt(rng, -26, 15)));
+    auto above = std::lower_bound(finite.begin(), finite.end(), std::make_pair(double(f), 0),
+                                  [](const auto &a, const auto &b) { return a.first < b.first; });
+    uint16_t want;
+    if (above == finite.end()) {
+      want = 0x7c00;
+    } else if (above == finite.begin() || above->first == f) {
+      want = above->second;
+    } else {
+      auto below = above - 1;
+      double up = above->first - f, down = f - below->first;
+      want = up < down ? above->second : down < up ? below->second
+             : (above->second & 1) ? below->second : above->second;
+    }
+    INFO("float " << f);
+    REQUIRE(floatToHalf(f) == want);
+    REQUIRE(floatToHalf(-f) == uint16_t(want | 0x8000));
   }
 }

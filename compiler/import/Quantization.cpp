@@ -1,0 +1,154 @@
+// How ONNX linear quantization (QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear)
+// becomes dlc ops: float32 arithmetic with round-half-to-even and saturating casts.
+#include "compiler/import/Builders.h"
+
+#include <cstring>
+
+using namespace mlir;
+
+namespace dlc {
+namespace {
+
+// The [lowest, highest] integers of a quantized element type.
+std::pair<double, double> quantizedRange(Type t) {
+  if (!t.isInteger() || t.isInteger(1) || t.getIntOrFloatBitWidth() > 16)
+    throw ImportError("quantized type must be int8, uint8, int16 or uint16");
+  unsigned bits = t.getIntOrFloatBitWidth();
+  if (t.isUnsignedInteger())
+    return {0.0, double((1u << bits) - 1)};
+  return {-double(1u << (bits - 1)), double((1u << (bits - 1)) - 1)};
+}
+
+// A scale or zero point made broadcastable to x (float32): a scalar stays, a per-axis vector
+// lies along `axis`, a blocked one repeats each entry block_size times along it.
+Value quantParameter(NodeImporter &n, Value p, ArrayRef<int64_t> x, int64_t axis,
+                     int64_t blockSize) {
+  p = castTo(n, p, n.b.getF32Type());
+  auto shape = typeOf(p).getShape();
+  if (typeOf(p).getNumElements() == 1)
+    return reshape(n, p, {});
+  axis = normalizeAxis(axis, x.size());
+  if (!blockSize) {
+    if (shape.size() != 1 || shape[0] != x[axis])
+      throw ImportError("a per-axis scale or zero point needs " + std::to_string(x[axis]) +
+                        " values along axis " + std::to_string(axis) + ", got " +
+                        dimsString(shape));
+    SmallVector<int64_t> along(x.size(), 1);
+    along[axis] = x[axis];
+    return reshape(n, p, along);
+  }
+  if (blockSize < 0 || (int64_t)shape.size() != (int64_t)x.size())
+    throw ImportError("blocked quantization needs a positive block_size and a parameter of the "
+                      "input's rank");
+  for (size_t d = 0; d < x.size(); ++d) {
+    int64_t want = (int64_t)d == axis ? (x[d] + blockSize - 1) / blockSize : x[d];
+    if (shape[d] != want)
+      throw ImportError("the blocked parameter " + dimsString(shape) + " does not fit " +
+                        dimsString(x) + " in blocks of " + std::to_string(blockSize));
+  }
+  if (x[axis] > kMaxBuiltConstantElements)
+    throw ImportError("axis " + std::to_string(axis) + " is too long for blocked parameters");
+  std::vector<int64_t> blockOf(x[axis]);
+  for (int64_t i = 0; i < x[axis]; ++i)
+    blockOf[i] = i / blockSize;
+  std::vector<char> bytes(blockOf.size() * 8);
+  std::memcpy(bytes.data(), blockOf.data(), bytes.size());
+  Value table = ConstantOp::fromBytes(
+      n.b, n.loc(), RankedTensorType::get({x[axis]}, n.b.getI64Type()), bytes, "quant_blocks");
+  SmallVector<int64_t> repeated(shape);
+  repeated[axis] = x[axis];
+  return n.b.create<GatherOp>(n.loc(), typeOf(p).clone(repeated), p, table, axis);
+}
+
+// saturate(round_half_even(x / scale) + zero_point) as `element`.
+Value quantize(NodeImporter &n, Value x, Value scale, Value zeroPoint, Type element) {
+  auto [lowest, highest] = quantizedRange(element);
+  Value q = un<RoundOp>(n, bin<DivOp>(n, x, scale));
+  if (zeroPoint)
+    q = bin<AddOp>(n, q, zeroPoint);
+  q = n.b.create<ClipOp>(n.loc(), typeOf(q), q, n.b.getF32FloatAttr(lowest),
+                         n.b.getF32FloatAttr(highest));
+  return castTo(n, q, element);
+}
+
+struct QuantAxes {
+  int64_t axis, blockSize;
+};
+
+QuantAxes quantAxes(NodeImporter &n) {
+  // The axis matters (and is checked) only for per-axis and blocked parameters.
+  return {n.version >= 13 ? n.intAttr("axis", 1) : 1,
+          n.version >= 21 ? n.intAttr("block_size", 0) : 0};
+}
+
+OpImport quantizeLinear() {
+  return {{}, [](NodeImporter &n) -> Value {
+            requireFloat32(n);
+            auto x = n.inputType(0).getShape();
+            QuantAxes q = quantAxes(n);
+            Type element = n.hasInput(2) ? n.inputType(2).getElementType() : Type();
+            if (n.version >= 21 && n.intAttr("output_dtype", 0)) {
+              Type declared = elementTypeFor(*n.b.getContext(), n.intAttr("output_dtype", 0));
+              if (!declared || (element && element != declared))
+                throw ImportError("output_dtype is unsupported or differs from the zero point's");
+              element = declared;
+            }
+            if (!element)
+              element = IntegerType::get(n.b.getContext(), 8, IntegerType::Unsigned);
+            Value scale = quantParameter(n, n.input(1), x, q.axis, q.blockSize);
+            Value zeroPoint =
+                n.hasInput(2) ? quantParameter(n, n.input(2), x, q.axis, q.blockSize) : Value();
+            return quantize(n, n.input(0), scale, zeroPoint, element);
+          }};
+}
+
+// (x - zero_point) * scale, in the scale's type.
+OpImport dequantizeLinear() {
+  return {{}, [](NodeImporter &n) -> Value {
+            auto x = n.inputType(0).getShape();
+            Type stored = n.inputType(0).getElementType();
+            if (!stored.isInteger() || stored.isInteger(1))
+              throw ImportError("needs an integer input (float8 and int4 are not supported)");
+            QuantAxes q = quantAxes(n);
+            requireFloat32(n, 1);
+            Value y = castTo(n, n.input(0), n.b.getF32Type());
+            if (n.hasInput(2))
+              y = bin<SubOp>(n, y, quantParameter(n, n.input(2), x, q.axis, q.blockSize));
+            return bin<MulOp>(n, y, quantParameter(n, n.input(1), x, q.axis, q.blockSize));
+          }};
+}
+
+// uint8 quantization of x with the scale and zero point that map [min(x, 0), max(x, 0)] onto
+// [0, 255].
+OpImport dynamicQuantizeLinear() {
+  return {{}, [](NodeImporter &n) -> OpImport::Results {
+            requireFloat32(n);
+            Value x = n.input(0);
+            Type f = n.b.getF32Type(),
+                 u8 = IntegerType::get(n.b.getContext(), 8, IntegerType::Unsigned);
+            auto all = trailingAxes(0, typeOf(x).getRank());
+            Value zero = scalar(n, 0.0, f);
+            Value high = bin<MaxOp>(n, reduceOrKeep<ReduceMaxOp>(n, x, all, false), zero);
+            Value low = bin<MinOp>(n, reduceOrKeep<ReduceMinOp>(n, x, all, false), zero);
+            Value range = bin<SubOp>(n, high, low);
+            // A zero range (x all 0) uses scale 1/255, as the reference does.
+            Value empty = comparison<EqualOp>(n, range, zero);
+            range = n.b.create<WhereOp>(n.loc(), typeOf(range), empty, scalar(n, 1.0, f), range);
+            Value scale = bin<DivOp>(n, range, scalar(n, 255.0, f));
+            Value initial = bin<SubOp>(n, zero, bin<DivOp>(n, low, scale));
+            Value zeroPoint = un<RoundOp>(n, n.b.create<ClipOp>(n.loc(), typeOf(initial), initial,
+                                                                n.b.getF32FloatAttr(0.0f),
+                                                                n.b.getF32FloatAttr(255.0f)));
+            return {quantize(n, x, scale, zeroPoint, u8), scale, castTo(n, zeroPoint, u8)};
+          }};
+}
+
+} // namespace
+
+void addQuantizationImports(ImportTable &table) {
+  table.insert({{"QuantizeLinear", quantizeLinear()},
+                {"DequantizeLinear", dequantizeLinear()},
+                {"DynamicQuantizeLinear", dynamicQuantizeLinear()}});
+}
+
+} // namespace dlc
