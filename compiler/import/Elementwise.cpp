@@ -86,15 +86,22 @@ OpImport clip() {
 
 // Identity at inference. Exported in training mode (training_mode a constant true, opset 12
 // and later) it becomes dlc.dropout, which a training build's step applies with a mask.
+// Y, and (from opset 10, when nothing is dropped) the mask: every element kept.
 OpImport dropout() {
-  return {{1, 2}, [](NodeImporter &n) -> Value {
+  return {{1, 2}, [](NodeImporter &n) -> OpImport::Results {
             if (n.version >= 12 && n.hasInput(2) && !n.constantOrNull(2))
               throw ImportError("training_mode must be a constant");
             bool training = n.version >= 12 && n.hasInput(2) && !n.constInput(2).asInts().empty() &&
                             n.constInput(2).asInts()[0];
             // Outside training mode the ratio does not matter (it may even be a run-time input).
+            auto unchanged = [&]() -> OpImport::Results {
+              if (n.version < 10 || n.node.output_size() < 2)
+                return {n.input(0)};
+              Value kept = intScalar(n, 1, n.b.getI1Type());
+              return {n.input(0), broadcastTo(n, kept, n.inputType(0).getShape())};
+            };
             if (!training)
-              return n.input(0);
+              return unchanged();
             double ratio = 0.5;
             if (n.version >= 12 && n.hasInput(1)) {
               if (!n.constantOrNull(1) || n.constInput(1).asDoubles().size() != 1)
@@ -106,9 +113,9 @@ OpImport dropout() {
             if (!(ratio >= 0.0 && ratio < 1.0))
               throw ImportError("ratio must be in [0, 1), got " + std::to_string(ratio));
             if (ratio == 0.0)
-              return n.input(0);
-            return n.b.create<DropoutOp>(n.loc(), n.inputType(0), n.input(0),
-                                         n.b.getF32FloatAttr(float(ratio)));
+              return unchanged();
+            return {n.b.create<DropoutOp>(n.loc(), n.inputType(0), n.input(0),
+                                          n.b.getF32FloatAttr(float(ratio)))};
           }};
 }
 

@@ -421,6 +421,111 @@ OpImport einsum() {
           }};
 }
 
+// Col2Im sums sliding blocks back into an image: the adjoint of im2col, which is a grouped
+// transposed convolution (one group per channel) whose weight picks each block position.
+OpImport col2im() {
+  return {
+      {1, 2}, [](NodeImporter &n) -> Value {
+        requireFloat32(n);
+        auto x = n.inputType(0).getShape();
+        std::vector<int64_t> image = n.constInput(1).asInts(), block = n.constInput(2).asInts();
+        size_t spatial = image.size();
+        if (x.size() != 3 || spatial < 1 || spatial > 3 || block.size() != spatial)
+          throw ImportError("needs input [N, C * prod(block_shape), L] and 1 to 3 spatial dims");
+        auto ones = std::vector<int64_t>(spatial, 1);
+        std::vector<int64_t> strides = n.intsAttr("strides", ones),
+                             dilations = n.intsAttr("dilations", ones),
+                             pads = n.intsAttr("pads", std::vector<int64_t>(2 * spatial, 0));
+        if (strides.size() != spatial || dilations.size() != spatial || pads.size() != 2 * spatial)
+          throw ImportError("strides, dilations or pads do not match image_shape");
+        int64_t blockSize = dimsProduct(block);
+        if (blockSize < 1 || x[1] % blockSize)
+          throw ImportError("block_shape " + dimsString(block) + " does not divide " +
+                            std::to_string(x[1]) + " input channels");
+        if (blockSize > kMaxBuiltConstantElements / std::max<int64_t>(1, x[1]))
+          throw ImportError("block_shape is too large");
+        int64_t channels = x[1] / blockSize;
+        SmallVector<int64_t> blocks{x[0], x[1]};
+        for (size_t i = 0; i < spatial; ++i) {
+          if (image[i] < 1 || block[i] < 1 || strides[i] < 1 || dilations[i] < 1 ||
+              image[i] > kMaxTensorBytes)
+            throw ImportError("image_shape, block_shape, strides and dilations must be "
+                              "positive");
+          blocks.push_back(windowOutputSize(image[i], block[i], strides[i], pads[i],
+                                            pads[i + spatial], dilations[i], false));
+        }
+        if (dimsProduct(ArrayRef<int64_t>(blocks).drop_front(2)) != x[2])
+          throw ImportError("the input has " + std::to_string(x[2]) + " blocks; the image " +
+                            "and attributes give " + dimsString(blocks));
+        SmallVector<int64_t> weightShape{x[1], 1};
+        weightShape.append(block.begin(), block.end());
+        std::vector<float> weight(x[1] * blockSize, 0.0f);
+        for (int64_t c = 0; c < x[1]; ++c)
+          weight[c * blockSize + c % blockSize] = 1.0f;
+        std::vector<char> bytes(weight.size() * sizeof(float));
+        std::memcpy(bytes.data(), weight.data(), bytes.size());
+        Value picks = ConstantOp::fromBytes(n.b, n.loc(),
+                                            RankedTensorType::get(weightShape, n.b.getF32Type()),
+                                            bytes, "col2im_positions");
+        SmallVector<int64_t> shape{x[0], channels};
+        shape.append(image.begin(), image.end());
+        return n.b.create<ConvGradInputOp>(n.loc(), n.inputType(0).clone(shape),
+                                           reshape(n, n.input(0), blocks), picks, strides, pads,
+                                           dilations, channels);
+      }};
+}
+
+// The sampling grid of an affine transform: theta [N, 2, 3] (or [N, 3, 4]) applied to the
+// normalized coordinates (x, y[, z], 1) of every output position.
+OpImport affineGrid() {
+  return {{1}, [](NodeImporter &n) -> Value {
+            requireFloat32(n);
+            std::vector<int64_t> size = n.constInput(1).asInts();
+            if (size.size() != 4 && size.size() != 5)
+              throw ImportError("size must be [N, C, H, W] or [N, C, D, H, W]");
+            int64_t dims = size.size() - 2;
+            auto theta = n.inputType(0).getShape();
+            if (theta != ArrayRef<int64_t>{size[0], dims, dims + 1})
+              throw ImportError("theta must be " +
+                                dimsString(SmallVector<int64_t>{size[0], dims, dims + 1}) +
+                                ", got " + dimsString(theta));
+            bool alignCorners = n.intAttr("align_corners", 0) != 0;
+            std::vector<int64_t> spatial(size.begin() + 2, size.end());
+            int64_t positions = dimsProduct(spatial);
+            if (positions > kMaxBuiltConstantElements / (dims + 1))
+              throw ImportError("the grid is too large to build");
+            auto coordinate = [&](int64_t i, int64_t count) {
+              if (alignCorners)
+                return count == 1 ? -1.0f : float(-1.0 + 2.0 * i / (count - 1));
+              return float(-1.0 + (2.0 * i + 1) / count);
+            };
+            // (x, y[, z], 1) per position, x along the last spatial dim.
+            std::vector<float> base;
+            for (int64_t p = 0; p < positions; ++p) {
+              int64_t rest = p;
+              std::vector<float> point(dims);
+              for (int64_t d = dims - 1; d >= 0; --d) {
+                point[dims - 1 - d] = coordinate(rest % spatial[d], spatial[d]);
+                rest /= spatial[d];
+              }
+              base.insert(base.end(), point.begin(), point.end());
+              base.push_back(1.0f);
+            }
+            std::vector<char> bytes(base.size() * sizeof(float));
+            std::memcpy(bytes.data(), base.data(), bytes.size());
+            Value grid = ConstantOp::fromBytes(
+                n.b, n.loc(), RankedTensorType::get({1, positions, dims + 1}, n.b.getF32Type()),
+                bytes, "affine_grid_base");
+            Value thetaT = transposeValue(n, n.input(0), {0, 2, 1});
+            Value points = n.b.create<MatMulOp>(
+                n.loc(), n.inputType(0).clone({size[0], positions, dims}), grid, thetaT);
+            SmallVector<int64_t> shape{size[0]};
+            shape.append(spatial.begin(), spatial.end());
+            shape.push_back(dims);
+            return reshape(n, points, shape);
+          }};
+}
+
 OpImport batchNorm() {
   return {{}, [](NodeImporter &n) -> Value {
             if (n.version < 9 && n.intAttr("spatial", 1) != 1)
@@ -447,6 +552,8 @@ void addLinalgImports(ImportTable &table) {
       {"MaxPool", pool<MaxPoolOp>()},
       {"AveragePool", pool<AvgPoolOp>().withLegacyVersions()},
       {"LpPool", lpPool()},
+      {"Col2Im", col2im()},
+      {"AffineGrid", affineGrid()},
       {"Einsum", einsum()},
       {"GlobalMaxPool", floatComposition([](NodeImporter &n, Value x, Type) -> Value {
          if (typeOf(x).getRank() < 3)

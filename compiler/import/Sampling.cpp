@@ -348,10 +348,170 @@ OpImport upsample() {
           }};
 }
 
+// ---- GridSample: per output position, the input read at run-time coordinates. Each spatial
+// dim gives taps (an integer position and a weight, as tensors over the output positions);
+// every combination of taps is one GatherElements from the flattened input, weighted.
+
+struct GridTap {
+  Value index;  // int64 [N, out...]
+  Value weight; // f32 [N, out...], null for 1
+};
+
+// lo + the triangle wave of period 2 (hi - lo) through x: x reflected into [lo, hi].
+Value reflect(NodeImporter &n, Value x, double lo, double hi) {
+  Type f = typeOf(x).getElementType();
+  double range = hi - lo;
+  if (range <= 0)
+    return bin<MulOp>(n, x, scalar(n, 0.0, f)); // a single position: everything reflects to 0
+  Value t = bin<ModOp>(n, bin<SubOp>(n, x, scalar(n, lo, f)), scalar(n, 2 * range, f));
+  Value back = bin<SubOp>(n, scalar(n, 2 * range, f), t);
+  Value folded = n.b.create<WhereOp>(n.loc(), typeOf(t),
+                                     comparison<LessEqualOp>(n, t, scalar(n, range, f)), t, back);
+  return bin<AddOp>(n, folded, scalar(n, lo, f));
+}
+
+std::vector<GridTap> gridTaps(NodeImporter &n, Value x, int64_t size, const std::string &mode,
+                              const std::string &padding, bool alignCorners) {
+  Type f = typeOf(x).getElementType(), i64 = n.b.getI64Type();
+  auto c = [&](double v) { return scalar(n, v, f); };
+  // Normalized [-1, 1] to pixel coordinates.
+  x = alignCorners
+          ? bin<MulOp>(n, bin<AddOp>(n, x, c(1)), c((size - 1) / 2.0))
+          : bin<DivOp>(n, bin<SubOp>(n, bin<MulOp>(n, bin<AddOp>(n, x, c(1)), c(size)), c(1)),
+                       c(2));
+  if (mode == "nearest")
+    x = un<RoundOp>(n, x);
+  double lo = alignCorners ? 0.0 : -0.5, hi = alignCorners ? size - 1.0 : size - 0.5;
+  if (padding != "zeros") {
+    Value outside =
+        bin<OrOp>(n, comparison<LessOp>(n, x, c(lo)), comparison<GreaterOp>(n, x, c(hi)));
+    Value moved = padding == "border"
+                      ? n.b.create<ClipOp>(n.loc(), typeOf(x), x, n.b.getF32FloatAttr(0.0f),
+                                           n.b.getF32FloatAttr(float(size - 1)))
+                            .getResult()
+                      : reflect(n, x, lo, hi);
+    x = n.b.create<WhereOp>(n.loc(), typeOf(x), outside, moved, x);
+  }
+  std::vector<std::pair<int64_t, Value>> raw; // offset from floor(x), weight
+  Value base = x;
+  if (mode == "nearest") {
+    raw.push_back({0, Value()});
+  } else {
+    base = un<FloorOp>(n, x);
+    Value t = bin<SubOp>(n, x, base);
+    if (mode == "linear") {
+      raw.push_back({0, bin<SubOp>(n, c(1), t)});
+      raw.push_back({1, t});
+    } else { // cubic, A = -0.75, at distances t + 1, t, 1 - t, 2 - t
+      double A = -0.75;
+      auto far = [&](Value d) { // A d^3 - 5A d^2 + 8A d - 4A for 1 <= d < 2
+        return bin<SubOp>(
+            n,
+            bin<MulOp>(n,
+                       bin<AddOp>(n,
+                                  bin<MulOp>(n, bin<SubOp>(n, bin<MulOp>(n, d, c(A)), c(5 * A)), d),
+                                  c(8 * A)),
+                       d),
+            c(4 * A));
+      };
+      auto near = [&](Value d) { // (A + 2) d^3 - (A + 3) d^2 + 1 for d < 1
+        return bin<AddOp>(
+            n,
+            bin<MulOp>(n, bin<MulOp>(n, bin<SubOp>(n, bin<MulOp>(n, d, c(A + 2)), c(A + 3)), d), d),
+            c(1));
+      };
+      Value oneMinus = bin<SubOp>(n, c(1), t);
+      raw.push_back({-1, far(bin<AddOp>(n, t, c(1)))});
+      raw.push_back({0, near(t)});
+      raw.push_back({1, near(oneMinus)});
+      raw.push_back({2, far(bin<AddOp>(n, oneMinus, c(1)))});
+    }
+  }
+  std::vector<GridTap> taps;
+  for (auto [offset, weight] : raw) {
+    Value position = offset ? bin<AddOp>(n, base, c(offset)) : base;
+    if (padding == "zeros") {
+      Value inside = bin<AndOp>(n, comparison<GreaterEqualOp>(n, position, c(0)),
+                                comparison<LessEqualOp>(n, position, c(size - 1)));
+      Value mask = castTo(n, inside, f);
+      weight = weight ? bin<MulOp>(n, weight, mask) : mask;
+    }
+    if (padding == "reflection")
+      position = reflect(n, position, lo, hi); // then truncated toward zero, as the reference
+    position = n.b.create<ClipOp>(n.loc(), typeOf(position), position, n.b.getF32FloatAttr(0.0f),
+                                  n.b.getF32FloatAttr(float(size - 1)));
+    taps.push_back({castTo(n, position, i64), weight});
+  }
+  return taps;
+}
+
+OpImport gridSample() {
+  return {
+      {}, [](NodeImporter &n) -> Value {
+        requireFloat32(n);
+        auto x = n.inputType(0).getShape(), grid = n.inputType(1).getShape();
+        int64_t dims = x.size() - 2;
+        if (dims < 1 || dims > 3 || grid.size() != x.size() || grid[0] != x[0] ||
+            grid.back() != dims)
+          throw ImportError("needs X [N, C, spatial...] and grid [N, out..., " +
+                            std::to_string(dims) + "], got " + dimsString(x) + " and " +
+                            dimsString(grid));
+        std::string mode = n.stringAttr("mode", n.version >= 20 ? "linear" : "bilinear");
+        if (mode == "bilinear")
+          mode = "linear";
+        if (mode == "bicubic")
+          mode = "cubic";
+        if (mode != "nearest" && mode != "linear" && mode != "cubic")
+          throw ImportError("unknown mode '" + mode + "'");
+        std::string padding = n.stringAttr("padding_mode", "zeros");
+        if (padding != "zeros" && padding != "border" && padding != "reflection")
+          throw ImportError("unknown padding_mode '" + padding + "'");
+        bool alignCorners = n.intAttr("align_corners", 0) != 0;
+        SmallVector<int64_t> out(grid.begin(), grid.end() - 1); // [N, out...]
+        int64_t positions = dimsProduct(ArrayRef<int64_t>(out).drop_front());
+        // Taps per spatial dim; the grid's last axis lists x (the last dim) first.
+        std::vector<std::vector<GridTap>> perDim(dims);
+        std::vector<int64_t> strides(dims, 1);
+        for (int64_t d = dims - 1; d >= 0; --d) {
+          if (d < dims - 1)
+            strides[d] = strides[d + 1] * x[d + 3];
+          Value component = reshape(n, sliceAxis(n, n.input(1), dims + 1, dims - 1 - d, 1, 1), out);
+          perDim[d] = gridTaps(n, component, x[d + 2], mode, padding, alignCorners);
+        }
+        int64_t combinations = 1;
+        for (auto &t : perDim)
+          combinations *= t.size();
+        int64_t pixels = dimsProduct(ArrayRef<int64_t>(x).drop_front(2));
+        Value flat = reshape(n, n.input(0), {x[0], x[1], pixels});
+        Value sum;
+        for (int64_t k = 0; k < combinations; ++k) {
+          Value index, weight;
+          for (int64_t d = 0, rest = k; d < dims; ++d) {
+            const GridTap &tap = perDim[d][rest % perDim[d].size()];
+            rest /= perDim[d].size();
+            Value part = strides[d] == 1
+                             ? tap.index
+                             : bin<MulOp>(n, tap.index, intScalar(n, strides[d], n.b.getI64Type()));
+            index = index ? bin<AddOp>(n, index, part) : part;
+            if (tap.weight)
+              weight = weight ? bin<MulOp>(n, weight, tap.weight) : tap.weight;
+          }
+          index = broadcastTo(n, reshape(n, index, {x[0], 1, positions}), {x[0], x[1], positions});
+          Value picked = gatherElements(n, flat, index, 2);
+          if (weight)
+            picked = bin<MulOp>(n, picked, reshape(n, weight, {x[0], 1, positions}));
+          sum = sum ? bin<AddOp>(n, sum, picked) : picked;
+        }
+        SmallVector<int64_t> shape{x[0], x[1]};
+        shape.append(out.begin() + 1, out.end());
+        return reshape(n, sum, shape);
+      }};
+}
+
 } // namespace
 
 void addSamplingImports(ImportTable &table) {
-  table.insert({{"Resize", resize()}, {"Upsample", upsample()}});
+  table.insert({{"Resize", resize()}, {"Upsample", upsample()}, {"GridSample", gridSample()}});
 }
 
 } // namespace dlc

@@ -126,7 +126,7 @@ SHAPE_INPUTS = {
     "Slice": (1, 2, 3, 4), "Reshape": (1,), "Squeeze": (1,), "Unsqueeze": (1,), "Expand": (1,),
     "Tile": (1,), "ConstantOfShape": (0,), "Range": (0, 1, 2), "Pad": (1, 3), "Split": (1,),
     "TopK": (1,), "OneHot": (1,), "Resize": (1, 2, 3), "Upsample": (1,), "CenterCropPad": (1,),
-    "Compress": (1,),
+    "Compress": (1,), "AffineGrid": (1,), "Col2Im": (1, 2), "Dropout": (1, 2),
     "ReduceSum": (1,), "ReduceMean": (1,), "ReduceMax": (1,), "ReduceMin": (1,),
     "ReduceProd": (1,), "ReduceL1": (1,), "ReduceL2": (1,), "ReduceLogSum": (1,),
     "ReduceLogSumExp": (1,), "ReduceSumSquare": (1,), "CumSum": (1,), "CumProd": (1,),
