@@ -2,6 +2,7 @@
 #include "compiler/ImportContext.h"
 #include "compiler/ModelCheck.h"
 #include "compiler/OnnxVersions.h"
+#include "compiler/import/Builders.h"
 #include "dialects/DlcDialect.h"
 #include "dialects/Sizes.h"
 
@@ -12,6 +13,8 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "onnx/defs/schema.h"
 
+#include <algorithm>
+#include <cstring>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -22,6 +25,14 @@ namespace dlc {
 namespace {
 
 constexpr int kMinOpset = 7;
+
+// Sequence ops the importer evaluates itself: their sequences exist only at compile time.
+bool isSequenceOp(const std::string &op) {
+  static const std::set<std::string> ops = {
+      "SequenceEmpty", "SequenceConstruct", "SequenceInsert",     "SequenceErase",
+      "SequenceAt",    "SequenceLength",    "ConcatFromSequence", "SplitToSequence"};
+  return ops.count(op) != 0;
+}
 
 class Importer : public ValueScope {
 public:
@@ -50,6 +61,7 @@ private:
   RankedTensorType typeOf(const std::string &name);
   Value materialize(const std::string &name);
   void importNode(const onnx::NodeProto &node, const std::set<std::string> &read);
+  void importSequenceNode(const onnx::NodeProto &node, NodeImporter &n);
   void checkDeclaredOutputs(func::FuncOp func);
 
   MLIRContext &ctx;
@@ -63,6 +75,8 @@ private:
   std::set<std::string> initializers;
   std::map<std::string, std::string> unusable; // initializers that failed to decode, why
   std::map<std::string, Value> values;
+  // Sequences whose structure is known at compile time: each is a list of tensors.
+  std::map<std::string, std::vector<Value>> sequences;
   std::map<std::string, const onnx::NodeProto *> producers;
   // Values of nodes that failed, or read such a value: their readers stay silent, so each
   // problem is reported once, at its root.
@@ -128,7 +142,7 @@ bool Importer::load() {
                        std::to_string(onnxOpFirstVersion(node.op_type())) + ")");
       continue;
     }
-    if (!foreign && table.count(node.op_type()))
+    if (!foreign && (table.count(node.op_type()) || isSequenceOp(node.op_type())))
       continue;
     std::string op = (foreign ? node.domain() + "." : "") + node.op_type();
     auto [it, fresh] = unsupported.try_emplace(op, &node, 0);
@@ -219,6 +233,12 @@ std::set<const onnx::NodeProto *> Importer::nodesToImport() {
   for (const auto &out : model.graph().output())
     work.push_back(out.name());
   std::set<const onnx::NodeProto *> needed;
+  // Sequence ops are evaluated wherever they are (SequenceLength may feed shape arithmetic).
+  for (const auto &node : model.graph().node())
+    if (isSequenceOp(node.op_type()) && needed.insert(&node).second)
+      for (const auto &in : node.input())
+        if (!in.empty())
+          work.push_back(in);
   while (!work.empty()) {
     std::string name = work.back();
     work.pop_back();
@@ -243,6 +263,8 @@ Value Importer::materialize(const std::string &name) {
   auto c = constants.find(name);
   if (auto bad = unusable.find(name); bad != unusable.end())
     throw ImportError(bad->second);
+  if (sequences.count(name))
+    throw ImportError("'" + name + "' is a sequence; dlc reads and returns tensors only");
   if (c == constants.end())
     throw ImportError("input '" + name + "' is not produced by any node");
   RankedTensorType type = typeOf(name);
@@ -316,6 +338,8 @@ void Importer::importNode(const onnx::NodeProto &node, const std::set<std::strin
   NodeImporter importer(b, loc, node, opset, onnxOpVersion(node.op_type(), opset),
                         readsHalf ? static_cast<ValueScope &>(widening) : *this);
   try {
+    if (isSequenceOp(node.op_type()))
+      return importSequenceNode(node, importer);
     OpImport::Results results = opImportTable().at(node.op_type()).build(importer);
     if (readsHalf)
       for (Value &result : results) {
@@ -333,6 +357,117 @@ void Importer::importNode(const onnx::NodeProto &node, const std::set<std::strin
   } catch (const ImportError &e) {
     errors.push_back(nodeLabel(node) + ": " + e.what());
     fail();
+  }
+}
+
+void Importer::importSequenceNode(const onnx::NodeProto &node, NodeImporter &n) {
+  const std::string &op = node.op_type(), &out = node.output(0);
+  auto sequence = [&](int i) -> const std::vector<Value> & {
+    auto it = n.hasInput(i) ? sequences.find(node.input(i)) : sequences.end();
+    if (it == sequences.end())
+      throw ImportError("input #" + std::to_string(i) +
+                        " is not a sequence built by the graph (sequence inputs are not "
+                        "supported)");
+    return it->second;
+  };
+  // A position from a constant input: [-size, size) (or up to size when inserting).
+  auto position = [&](int i, size_t size, bool inserting) {
+    const ConstTensor &c = n.constInput(i);
+    if (c.numElements() != 1)
+      throw ImportError("position must be a scalar");
+    int64_t p = c.asInts()[0], count = int64_t(size);
+    if (p < -count || p > count || (p == count && !inserting))
+      throw ImportError("position " + std::to_string(p) + " is outside a sequence of " +
+                        std::to_string(size));
+    return size_t(p < 0 ? p + count : p);
+  };
+  if (op == "SequenceEmpty") {
+    sequences[out] = {};
+  } else if (op == "SequenceConstruct") {
+    std::vector<Value> items;
+    for (int i = 0; i < node.input_size(); ++i)
+      items.push_back(n.input(i));
+    sequences[out] = items;
+  } else if (op == "SequenceInsert") {
+    std::vector<Value> items = sequence(0);
+    size_t at = n.hasInput(2) ? position(2, items.size(), true) : items.size();
+    items.insert(items.begin() + at, n.input(1));
+    sequences[out] = items;
+  } else if (op == "SequenceErase") {
+    std::vector<Value> items = sequence(0);
+    if (items.empty())
+      throw ImportError("cannot erase from an empty sequence");
+    items.erase(items.begin() +
+                (n.hasInput(1) ? position(1, items.size(), false) : items.size() - 1));
+    sequences[out] = items;
+  } else if (op == "SequenceAt") {
+    const std::vector<Value> &items = sequence(0);
+    values[out] = items.at(position(1, items.size(), false));
+  } else if (op == "SequenceLength") {
+    ConstTensor length;
+    length.dtype = onnx::TensorProto::INT64;
+    int64_t count = sequence(0).size();
+    length.bytes.resize(8);
+    std::memcpy(length.bytes.data(), &count, 8);
+    constants[out] = length;
+  } else if (op == "ConcatFromSequence") {
+    std::vector<Value> items = sequence(0);
+    if (items.empty())
+      throw ImportError("cannot concatenate an empty sequence");
+    bool newAxis = n.intAttr("new_axis", 0) != 0;
+    int64_t rank = dlc::typeOf(items[0]).getRank() + (newAxis ? 1 : 0);
+    int64_t axis = normalizeAxis(n.intAttr("axis", 0), rank);
+    for (Value &item : items) {
+      if (newAxis)
+        item = insertUnitDim(n, item, axis);
+      auto a = dlc::typeOf(item).getShape(), first = dlc::typeOf(items[0]).getShape();
+      for (int64_t d = 0; d < rank; ++d)
+        if (d != axis && (a.size() != first.size() || a[d] != first[d]))
+          throw ImportError("the sequence's tensors differ off the axis: " + dimsString(first) +
+                            " and " + dimsString(a));
+    }
+    values[out] = concatAxis(n, items, axis);
+  } else { // SplitToSequence
+    Value x = n.input(0);
+    auto shape = dlc::typeOf(x).getShape();
+    int64_t axis = normalizeAxis(n.intAttr("axis", 0), shape.size()), dim = shape[axis];
+    std::vector<int64_t> sizes;
+    bool squeeze = false;
+    if (!n.hasInput(1)) {
+      sizes.assign(dim, 1);
+      squeeze = n.intAttr("keepdims", 1) == 0;
+    } else if (const ConstTensor &split = n.constInput(1); split.shape.empty()) {
+      int64_t chunk = split.asInts()[0];
+      if (chunk < 1)
+        throw ImportError("split must be positive");
+      for (int64_t start = 0; start < dim; start += chunk)
+        sizes.push_back(std::min(chunk, dim - start));
+    } else {
+      sizes = split.asInts();
+    }
+    int64_t total = 0;
+    for (int64_t size : sizes) {
+      if (size < 0 || total > dim - size)
+        throw ImportError("split sizes " + dimsString(sizes) + " do not fit axis " +
+                          std::to_string(axis) + " of size " + std::to_string(dim));
+      total += size;
+    }
+    if (total != dim || sizes.size() > size_t(kMaxBuiltConstantElements))
+      throw ImportError("split sizes " + dimsString(sizes) + " do not add up to " +
+                        std::to_string(dim));
+    std::vector<Value> parts;
+    int64_t start = 0;
+    for (int64_t size : sizes) {
+      Value part = sliceAxis(n, x, axis, start, 1, size);
+      if (squeeze) {
+        SmallVector<int64_t> squeezed(dlc::typeOf(part).getShape());
+        squeezed.erase(squeezed.begin() + axis);
+        part = reshape(n, part, squeezed);
+      }
+      parts.push_back(part);
+      start += size;
+    }
+    sequences[out] = parts;
   }
 }
 
@@ -504,6 +639,10 @@ std::vector<std::string> supportedOnnxOps() {
   std::vector<std::string> ops;
   for (const auto &entry : opImportTable())
     ops.push_back(entry.first);
+  for (const char *op : {"SequenceEmpty", "SequenceConstruct", "SequenceInsert", "SequenceErase",
+                         "SequenceAt", "SequenceLength", "ConcatFromSequence", "SplitToSequence"})
+    ops.push_back(op);
+  std::sort(ops.begin(), ops.end());
   return ops;
 }
 

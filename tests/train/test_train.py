@@ -308,12 +308,49 @@ def refused(run, name, args, expected, output=None):
                                         "no message, exit %d" % r.returncode))
 
 
-def onnx_model(path, nodes, inputs, outputs, initializers):
+def onnx_model(path, nodes, inputs, outputs, initializers, opset=13):
     import onnx
     from onnx import helper
     graph = helper.make_graph(nodes, "g", inputs, outputs, initializers)
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)]), path)
     return path
+
+
+def attention_op_case(run, f32, classes):
+    """The ONNX Attention op (opset 23: 3-D inputs, two heads, causal), which PyTorch 1.13
+    cannot export: the model is written with onnx.helper and its gradients compared with the
+    same computation in PyTorch."""
+    from onnx import TensorProto, helper, numpy_helper
+    x, labels = f32(2, 4, 6), classes(2, 3)
+    weights = {"wq": f32(6, 8) * 0.5, "wk": f32(6, 8) * 0.5, "wv": f32(6, 8) * 0.5,
+               "wo": f32(8, 3) * 0.5}
+    nodes = [helper.make_node("MatMul", ["x0", "w" + c], [c]) for c in "qkv"] + [
+        helper.make_node("Attention", ["q", "k", "v"], ["a"], q_num_heads=2, kv_num_heads=2,
+                         is_causal=1),
+        helper.make_node("ReduceMean", ["a", "axis1"], ["pooled"], keepdims=0),
+        helper.make_node("MatMul", ["pooled", "wo"], ["y"])]
+    inits = [numpy_helper.from_array(v, k) for k, v in weights.items()]
+    inits.append(numpy_helper.from_array(np.array([1], dtype=np.int64), "axis1"))
+    path = onnx_model(os.path.join(run.work, "attention_op.onnx"), nodes,
+                      [helper.make_tensor_value_info("x0", TensorProto.FLOAT, [2, 4, 6])],
+                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])], inits,
+                      opset=23)
+    got = run.train(path, [x], labels, 1, "cross_entropy", "sgd:lr=1")
+    if got is None:
+        return check(False, "attention_op: dlc run --train failed")
+    w = {k: torch.tensor(v, requires_grad=True) for k, v in weights.items()}
+    heads = lambda t: t.reshape(2, 4, 2, 4).transpose(1, 2)
+    q, k, v = (heads(torch.from_numpy(x) @ w["w" + c]) for c in "qkv")
+    scores = q @ k.transpose(2, 3) / 2.0
+    scores = scores.masked_fill(~torch.ones(4, 4, dtype=torch.bool).tril(), float("-inf"))
+    a = (torch.softmax(scores, -1) @ v).transpose(1, 2).reshape(2, 4, 8)
+    loss = F.cross_entropy(a.mean(1) @ w["wo"], torch.from_numpy(labels))
+    loss.backward()
+    worst = max(relative(weights[k] - got[k], w[k].grad.numpy(), w[k].grad.numpy())
+                for k in weights)
+    check(abs(got["loss"][0] - loss.item()) <= 1e-4 * max(1.0, abs(loss.item())) and
+          worst <= 1e-4, "attention_op: loss %.6f vs PyTorch %.6f, gradients within %.1e" %
+          (got["loss"][0], loss.item(), worst))
 
 
 def bad_input_cases(run, f32, classes):
@@ -704,6 +741,7 @@ def main():
         gradient_case(run, "indexing", Indexing(), [f32(4, 5)], classes(4, 3), opset=16)
         gradient_case(run, "resample", Resample(), [f32(2, 2, 3, 3)], classes(2, 4))
         gradient_case(run, "recurrent", Recurrent(), [f32(2, 6, 3)], classes(2, 3))
+        attention_op_case(run, f32, classes)
         gradient_case(run, "norm_attention", NormAttention(), [f32(2, 5, 8)], classes(2, 3),
                       opset=17)
 
