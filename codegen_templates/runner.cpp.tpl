@@ -23,6 +23,7 @@ int main(int argc, char **argv) {
       std::fprintf(stderr, "dlc: error: %s: %s\n", argv[2 + i], error.c_str());
       return 1;
     }
+    dlc::npy::adoptStoredType(arrays[i], info->inputs[i].dtype);
     inputs[i] = {arrays[i].dtype, (int)arrays[i].shape.size(), arrays[i].shape.data(),
                  arrays[i].data.data()};
   }

@@ -15,6 +15,8 @@ static bool isConstantDtype(int32_t dtype) {
   case onnx::TensorProto::INT32: case onnx::TensorProto::INT8: case onnx::TensorProto::UINT8:
   case onnx::TensorProto::BOOL: case onnx::TensorProto::INT16: case onnx::TensorProto::UINT16:
   case onnx::TensorProto::UINT32: case onnx::TensorProto::UINT64: case onnx::TensorProto::FLOAT16:
+  case onnx::TensorProto::BFLOAT16: case kFloat8E4M3FN: case kFloat8E4M3FNUZ: case kFloat8E5M2:
+  case kFloat8E5M2FNUZ: case kUint4: case kInt4: case kUint2: case kInt2:
     return true;
   default: return false;
   }
@@ -39,11 +41,12 @@ static int64_t integerAt(int32_t dtype, const std::vector<char> &bytes, int64_t 
   case onnx::TensorProto::INT64: return readAt<int64_t>(bytes, i);
   case onnx::TensorProto::INT32: return readAt<int32_t>(bytes, i);
   case onnx::TensorProto::INT16: return readAt<int16_t>(bytes, i);
-  case onnx::TensorProto::INT8: return readAt<int8_t>(bytes, i);
+  case onnx::TensorProto::INT8: case kInt4: case kInt2: return readAt<int8_t>(bytes, i);
   case onnx::TensorProto::UINT64: return (int64_t)readAt<uint64_t>(bytes, i);
   case onnx::TensorProto::UINT32: return readAt<uint32_t>(bytes, i);
   case onnx::TensorProto::UINT16: return readAt<uint16_t>(bytes, i);
-  case onnx::TensorProto::UINT8: case onnx::TensorProto::BOOL: return readAt<uint8_t>(bytes, i);
+  case onnx::TensorProto::UINT8: case onnx::TensorProto::BOOL: case kUint4: case kUint2:
+    return readAt<uint8_t>(bytes, i);
   default: throw ImportError("expected an integer constant");
   }
 }
@@ -65,6 +68,15 @@ std::vector<double> ConstTensor::asDoubles() const {
     case onnx::TensorProto::DOUBLE: out[i] = readAt<double>(bytes, i); break;
     case onnx::TensorProto::UINT64: out[i] = (double)readAt<uint64_t>(bytes, i); break;
     case onnx::TensorProto::FLOAT16: out[i] = halfToDouble(readAt<uint16_t>(bytes, i)); break;
+    case onnx::TensorProto::BFLOAT16: {
+      uint32_t bits = uint32_t(readAt<uint16_t>(bytes, i)) << 16;
+      float f;
+      std::memcpy(&f, &bits, 4);
+      out[i] = f;
+      break;
+    }
+    case kFloat8E4M3FN: case kFloat8E4M3FNUZ: case kFloat8E5M2: case kFloat8E5M2FNUZ:
+      throw ImportError("float8 constants are not read at compile time");
     default: out[i] = (double)integerAt(dtype, bytes, i);
     }
   }
@@ -101,6 +113,30 @@ static ConstTensor makeIntegers(int32_t dtype, std::vector<int64_t> shape,
   return t;
 }
 
+// 4- and 2-bit elements come packed from the lowest bits up, in raw_data bytes or in int32_data
+// entries (one byte's worth each); dlc keeps one per byte, signed ones sign-extended.
+static ConstTensor unpackSubByte(const onnx::TensorProto &proto, ConstTensor t, int64_t count,
+                                 int bits) {
+  std::vector<uint8_t> packed;
+  if (proto.has_raw_data())
+    packed.assign(proto.raw_data().begin(), proto.raw_data().end());
+  else
+    for (int32_t entry : proto.int32_data())
+      packed.push_back(uint8_t(entry));
+  int perByte = 8 / bits;
+  if ((int64_t)packed.size() * perByte < count)
+    throw ImportError("internal: tensor '" + proto.name() + "' escaped model validation");
+  bool isSigned = t.dtype == kInt4 || t.dtype == kInt2;
+  t.bytes.resize(count);
+  for (int64_t i = 0; i < count; ++i) {
+    int field = (packed[i / perByte] >> (bits * (i % perByte))) & ((1 << bits) - 1);
+    if (isSigned && field >= (1 << (bits - 1)))
+      field -= 1 << bits;
+    t.bytes[i] = static_cast<char>(field);
+  }
+  return t;
+}
+
 ConstTensor constFromProto(const onnx::TensorProto &proto) {
   ConstTensor t;
   t.dtype = proto.data_type();
@@ -115,6 +151,8 @@ ConstTensor constFromProto(const onnx::TensorProto &proto) {
   if (!bytes || proto.data_location() == onnx::TensorProto::EXTERNAL)
     throw ImportError("internal: tensor '" + proto.name() + "' escaped model validation");
   int64_t count = *bytes / elem;
+  if (int bits = packedBits(t.dtype))
+    return unpackSubByte(proto, std::move(t), count, bits);
   if (proto.has_raw_data()) {
     if (proto.raw_data().size() != size_t(count) * elem)
       throw ImportError("tensor '" + proto.name() + "' raw data has the wrong size");
@@ -137,7 +175,8 @@ ConstTensor constFromProto(const onnx::TensorProto &proto) {
       case onnx::TensorProto::INT32: put(int32_t(v)); break;
       case onnx::TensorProto::UINT32: put(uint32_t(v)); break;
       case onnx::TensorProto::INT16: put(int16_t(v)); break;
-      case onnx::TensorProto::UINT16: case onnx::TensorProto::FLOAT16: put(uint16_t(v)); break;
+      case onnx::TensorProto::UINT16: case onnx::TensorProto::FLOAT16:
+      case onnx::TensorProto::BFLOAT16: put(uint16_t(v)); break;
       default: t.bytes[i] = static_cast<char>(v);
       }
     }
@@ -178,6 +217,12 @@ static ConstTensor constantNodeValue(const onnx::NodeProto &node) {
                     "supported)");
 }
 
+bool isCastOnlyElementType(mlir::Type element) {
+  return mlir::isa<mlir::Float8E4M3FNType, mlir::Float8E4M3FNUZType, mlir::Float8E5M2Type,
+                   mlir::Float8E5M2FNUZType>(element) ||
+         element.isInteger(4) || element.isInteger(2);
+}
+
 mlir::Type elementTypeFor(mlir::MLIRContext &ctx, int32_t dtype) {
   using namespace mlir;
   switch (dtype) {
@@ -192,6 +237,15 @@ mlir::Type elementTypeFor(mlir::MLIRContext &ctx, int32_t dtype) {
   case onnx::TensorProto::UINT32: return IntegerType::get(&ctx, 32, IntegerType::Unsigned);
   case onnx::TensorProto::UINT64: return IntegerType::get(&ctx, 64, IntegerType::Unsigned);
   case onnx::TensorProto::FLOAT16: return Float16Type::get(&ctx);
+  case onnx::TensorProto::BFLOAT16: return BFloat16Type::get(&ctx);
+  case kFloat8E4M3FN: return Float8E4M3FNType::get(&ctx);
+  case kFloat8E4M3FNUZ: return Float8E4M3FNUZType::get(&ctx);
+  case kFloat8E5M2: return Float8E5M2Type::get(&ctx);
+  case kFloat8E5M2FNUZ: return Float8E5M2FNUZType::get(&ctx);
+  case kInt4: return IntegerType::get(&ctx, 4);
+  case kUint4: return IntegerType::get(&ctx, 4, IntegerType::Unsigned);
+  case kInt2: return IntegerType::get(&ctx, 2);
+  case kUint2: return IntegerType::get(&ctx, 2, IntegerType::Unsigned);
   case onnx::TensorProto::BOOL: return IntegerType::get(&ctx, 1);
   default: return {};
   }

@@ -35,6 +35,9 @@ ConstTensor constFromProto(const onnx::TensorProto &proto);
 
 // The MLIR element type of an ONNX TensorProto data type; null when dlc does not support it.
 mlir::Type elementTypeFor(mlir::MLIRContext &ctx, int32_t dtype);
+// float8 and the 4- and 2-bit integers: no kernel computes on them; only casts and
+// (de)quantization read them.
+bool isCastOnlyElementType(mlir::Type element);
 
 // Maps an ONNX axis in [-rank, rank) to [0, rank); throws when out of range.
 int64_t normalizeAxis(int64_t axis, int64_t rank);

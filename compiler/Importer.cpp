@@ -278,19 +278,21 @@ Value Importer::materialize(const std::string &name) {
 
 namespace {
 
-// float16 is stored, not computed: an op reading float16 tensors sees them widened to float32
-// (cast where it reads them), and its float32 results are narrowed back. Only the casts
-// themselves convert directly.
+// float16 and bfloat16 are stored, not computed: an op reading them sees them widened to
+// float32 (cast where it reads them), and its float32 results are narrowed back to the type it
+// read. Only the casts themselves convert directly.
 class WideningScope : public ValueScope {
 public:
   WideningScope(ValueScope &inner, OpBuilder &b, Location loc) : inner(inner), b(b), loc(loc) {}
 
-  static bool isHalf(RankedTensorType t) { return t.getElementType().isF16(); }
+  static bool isStoredFloat(RankedTensorType t) {
+    return isa<Float16Type, BFloat16Type>(t.getElementType());
+  }
 
   Value value(const std::string &name) override {
     Value v = inner.value(name);
     auto type = cast<RankedTensorType>(v.getType());
-    if (!isHalf(type))
+    if (!isStoredFloat(type))
       return v;
     Value &wide = widened[name];
     if (!wide)
@@ -300,7 +302,7 @@ public:
   const ConstTensor *constant(const std::string &name) override { return inner.constant(name); }
   RankedTensorType type(const std::string &name) override {
     RankedTensorType t = inner.type(name);
-    return isHalf(t) ? t.clone(b.getF32Type()) : t;
+    return isStoredFloat(t) ? t.clone(b.getF32Type()) : t;
   }
   std::string whyNotConstant(const std::string &name) override {
     return inner.whyNotConstant(name);
@@ -329,23 +331,39 @@ void Importer::importNode(const onnx::NodeProto &node, const std::set<std::strin
       &ctx,
       {NameLoc::get(b.getStringAttr(name), fileLoc), NameLoc::get(b.getStringAttr(node.output(0)))},
       b.getStringAttr(node.op_type()));
-  bool readsHalf = false;
-  if (node.op_type() != "Cast" && node.op_type() != "CastLike")
-    for (const auto &in : node.input())
-      readsHalf |= !in.empty() && (values.count(in) || constants.count(in)) &&
-                   WideningScope::isHalf(typeOf(in));
+  // The stored float type the node reads (its float32 results are narrowed back to it), and
+  // float8 or 4- and 2-bit inputs, which only casts and (de)quantization take.
+  Type storedFloat;
+  bool converts = node.op_type() == "Cast" || node.op_type() == "CastLike" ||
+                  node.op_type() == "BitCast";
+  bool quantizes = node.op_type() == "QuantizeLinear" || node.op_type() == "DequantizeLinear";
+  for (const auto &in : node.input()) {
+    if (in.empty() || !(values.count(in) || constants.count(in)))
+      continue;
+    RankedTensorType type = typeOf(in);
+    if (!converts && !storedFloat && WideningScope::isStoredFloat(type))
+      storedFloat = type.getElementType();
+    if (!converts && !quantizes && isCastOnlyElementType(type.getElementType())) {
+      std::string element;
+      llvm::raw_string_ostream(element) << type.getElementType();
+      errors.push_back(nodeLabel(node) + ": input '" + in + "' is " + element +
+                       ", which only Cast, CastLike, BitCast, QuantizeLinear and "
+                       "DequantizeLinear take");
+      return fail();
+    }
+  }
   WideningScope widening(*this, b, loc);
   NodeImporter importer(b, loc, node, opset, onnxOpVersion(node.op_type(), opset),
-                        readsHalf ? static_cast<ValueScope &>(widening) : *this);
+                        storedFloat ? static_cast<ValueScope &>(widening) : *this);
   try {
     if (isSequenceOp(node.op_type()))
       return importSequenceNode(node, importer);
     OpImport::Results results = opImportTable().at(node.op_type()).build(importer);
-    if (readsHalf)
+    if (storedFloat)
       for (Value &result : results) {
         auto type = cast<RankedTensorType>(result.getType());
         if (type.getElementType().isF32())
-          result = b.create<CastOp>(loc, type.clone(b.getF16Type()), result);
+          result = b.create<CastOp>(loc, type.clone(storedFloat), result);
       }
     for (int i = results.size(); i < node.output_size(); ++i)
       if (read.count(node.output(i)))

@@ -55,13 +55,7 @@ int inspectCommand(const std::string &path) {
     for (int64_t d : init.dims())
       n *= d;
     params += n;
-    int bytesPer = init.data_type() == onnx::TensorProto::DOUBLE ||
-                           init.data_type() == onnx::TensorProto::INT64
-                       ? 8
-                   : init.data_type() == onnx::TensorProto::FLOAT ||
-                           init.data_type() == onnx::TensorProto::INT32
-                       ? 4
-                   : init.data_type() == onnx::TensorProto::FLOAT16 ? 2 : 1;
+    int64_t bytesPer = std::max<int64_t>(1, dtypeBytes(init.data_type()));
     paramBytes += n * bytesPer;
   }
   std::cout << "inputs:\n";

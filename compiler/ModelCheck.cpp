@@ -43,6 +43,16 @@ int64_t dtypeBytes(int32_t dtype) {
   case onnx::TensorProto::INT64: case onnx::TensorProto::UINT64: case onnx::TensorProto::DOUBLE:
   case onnx::TensorProto::COMPLEX64: return 8;
   case onnx::TensorProto::COMPLEX128: return 16;
+  case kFloat8E4M3FN: case kFloat8E4M3FNUZ: case kFloat8E5M2: case kFloat8E5M2FNUZ:
+  case kFloat8E8M0: case kUint4: case kInt4: case kFloat4E2M1: case kUint2: case kInt2: return 1;
+  default: return 0;
+  }
+}
+
+int packedBits(int32_t dtype) {
+  switch (dtype) {
+  case kUint4: case kInt4: case kFloat4E2M1: return 4;
+  case kUint2: case kInt2: return 2;
   default: return 0;
   }
 }
@@ -71,12 +81,16 @@ std::pair<int64_t, int64_t> typedValueCounts(const TensorProto &t, int64_t count
   case TensorProto::INT64: return {count, t.int64_data_size()};
   case TensorProto::UINT32: case TensorProto::UINT64: return {count, t.uint64_data_size()};
   case TensorProto::STRING: return {count, t.string_data_size()};
-  default: return {count, t.int32_data_size()};
+  default: {
+    int perEntry = packedBits(t.data_type()) ? 8 / packedBits(t.data_type()) : 1;
+    return {(count + perEntry - 1) / perEntry, t.int32_data_size()};
+  }
   }
 }
 
 bool isKnownDtype(int32_t dtype) {
-  return dtype != TensorProto::UNDEFINED && TensorProto::DataType_IsValid(dtype) &&
+  bool named = TensorProto::DataType_IsValid(dtype) || (dtype >= kFloat8E4M3FN && dtype <= kInt2);
+  return dtype != TensorProto::UNDEFINED && named &&
          (dtype == TensorProto::STRING || dtypeBytes(dtype) > 0);
 }
 
@@ -208,10 +222,12 @@ std::string checkTensor(const TensorProto &t) {
   if (t.has_raw_data()) {
     if (t.data_type() == TensorProto::STRING)
       return "STRING tensors cannot use raw_data";
-    if ((int64_t)t.raw_data().size() != *bytes)
+    int bits = packedBits(t.data_type());
+    int64_t rawBytes = bits ? (count * bits + 7) / 8 : *bytes;
+    if ((int64_t)t.raw_data().size() != rawBytes)
       return "raw_data holds " + std::to_string(t.raw_data().size()) + " bytes but dims " +
              dimsString(t.dims()) + " of " + dtypeName(t.data_type()) + " need " +
-             std::to_string(*bytes);
+             std::to_string(rawBytes);
     return "";
   }
   auto [expected, actual] = typedValueCounts(t, count);

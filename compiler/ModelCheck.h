@@ -15,9 +15,25 @@ namespace dlc {
 std::string nodeLabel(const onnx::NodeProto &node);
 // "FLOAT", "INT64", ... for TensorProto data types.
 std::string dtypeName(int32_t dtype);
-// Bytes per element of a TensorProto data type in raw_data; 0 for strings (no raw form) and
-// unknown types.
+// Data types newer than Debian's onnx.proto (1.12), numbered as in onnx 1.23.
+enum NewerDtype : int32_t {
+  kFloat8E4M3FN = 17,
+  kFloat8E4M3FNUZ = 18,
+  kFloat8E5M2 = 19,
+  kFloat8E5M2FNUZ = 20,
+  kUint4 = 21,
+  kInt4 = 22,
+  kFloat4E2M1 = 23,
+  kFloat8E8M0 = 24,
+  kUint2 = 25,
+  kInt2 = 26,
+};
+// Bytes per element of a TensorProto data type in memory; 0 for strings and unknown types.
+// The 4- and 2-bit types take one byte each: dlc unpacks them (see packedBits).
 int64_t dtypeBytes(int32_t dtype);
+// Bits per element of the types TensorProto packs several to a byte or int32 entry (4 or 2);
+// 0 for the others.
+int packedBits(int32_t dtype);
 // "INTS", "FLOAT", ... for AttributeProto types.
 std::string attributeTypeName(int type);
 

@@ -59,7 +59,10 @@ inline constexpr const char kGradientOfAttr[] = "dlc.gradient_of";
 // Numpy broadcast of two static shapes; fails when a dim pair is neither equal nor 1.
 mlir::FailureOr<llvm::SmallVector<int64_t>> broadcastShapes(llvm::ArrayRef<int64_t> a,
                                                             llvm::ArrayRef<int64_t> b);
-// Bytes a tensor of `type` occupies in memory (dlc stores bools one byte each). Every type
+// Bytes an element of `element` occupies in memory: bools and the 4- and 2-bit integers take
+// one byte each.
+int64_t elementBytes(mlir::Type element);
+// Bytes a tensor of `type` occupies in memory. Every type
 // on a dlc op is within kMaxTensorBytes (the TensorSizeLimit trait verifies it), so sums of
 // a few such sizes cannot overflow.
 int64_t tensorBytes(mlir::Type type);

@@ -27,10 +27,11 @@ FailureOr<SmallVector<int64_t>> broadcastShapes(ArrayRef<int64_t> a, ArrayRef<in
   return out;
 }
 
+int64_t elementBytes(Type element) { return (element.getIntOrFloatBitWidth() + 7) / 8; }
+
 std::optional<int64_t> checkedTensorBytes(Type type) {
   auto tensor = cast<RankedTensorType>(type);
-  unsigned bits = tensor.getElementType().getIntOrFloatBitWidth();
-  return checkedTensorBytes(tensor.getShape(), bits == 1 ? 1 : bits / 8);
+  return checkedTensorBytes(tensor.getShape(), elementBytes(tensor.getElementType()));
 }
 
 int64_t tensorBytes(Type type) {
@@ -431,8 +432,8 @@ ConstantOp ConstantOp::fromBytes(OpBuilder &builder, Location loc, RankedTensorT
 
 LogicalResult ReshapeOp::verify() {
   auto in = tensorType(getInput()), out = tensorType(getOutput());
-  if (in.getElementType() != out.getElementType())
-    return emitOpError("element type changes");
+  if (elementBytes(in.getElementType()) != elementBytes(out.getElementType()))
+    return emitOpError("element width changes");
   if (in.getNumElements() != out.getNumElements())
     return emitOpError("element count changes from ")
            << in.getNumElements() << " to " << out.getNumElements();
@@ -442,10 +443,15 @@ LogicalResult ReshapeOp::verify() {
 OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
   if (getInput().getType() == getType())
     return getInput();
-  // A reshaped constant is a constant: same bytes, new type.
+  // A reshaped constant is a constant: same bytes, new type. (DenseElementsAttr packs bools
+  // as bits, so a bit cast to or from bool is left to run.)
   auto type = cast<ShapedType>(getType());
+  Type from = tensorType(getInput()).getElementType(), to = type.getElementType();
+  if (from != to && (from.isInteger(1) || to.isInteger(1)))
+    return {};
   if (auto dense = dyn_cast_or_null<DenseElementsAttr>(adaptor.getInput()))
-    return dense.reshape(type);
+    return from == to ? dense.reshape(type)
+                      : DenseElementsAttr::getFromRawBuffer(type, dense.getRawData());
   if (auto resource = dyn_cast_or_null<DenseResourceElementsAttr>(adaptor.getInput()))
     return DenseResourceElementsAttr::get(type, resource.getRawHandle());
   // reshape(reshape(x)) needs only the outer shape.

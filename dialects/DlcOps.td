@@ -24,8 +24,15 @@ def Dlc_ViewOpTrait : NativeOpTrait<"ViewOpTrait"> { let cppNamespace = "::dlc";
 // Verifies equal types without making ODS infer the result type (results stay explicit).
 def Dlc_SameType : NativeOpTrait<"SameOperandsAndResultType">;
 
-// float16 is storage only: the importer computes with it in float32 (casts around each op).
-def Dlc_AnyTensor : RankedTensorOf<[F32, F64, F16, I1, I8, I16, I32, I64, UI8, UI16, UI32, UI64]>;
+// float16 and bfloat16 are storage only: the importer computes with them in float32 (casts
+// around each op).
+def Dlc_AnyTensor : RankedTensorOf<[F32, F64, F16, BF16, I1, I8, I16, I32, I64, UI8, UI16, UI32,
+                                    UI64]>;
+// float8 and the 4- and 2-bit integers (one element per byte) only travel: they are graph
+// inputs, outputs or constants, and casts convert them.
+def Dlc_StoredTensor : RankedTensorOf<[F32, F64, F16, BF16, F8E4M3FN, F8E4M3FNUZ, F8E5M2,
+                                       F8E5M2FNUZ, I1, I<2>, I<4>, I8, I16, I32, I64, UI<2>,
+                                       UI<4>, UI8, UI16, UI32, UI64]>;
 def Dlc_F32Tensor : RankedTensorOf<[F32]>;
 def Dlc_IndexTensor : RankedTensorOf<[I32, I64]>;
 def Dlc_BoolTensor : RankedTensorOf<[I1]>;
@@ -80,8 +87,13 @@ def Dlc_RoundOp : Dlc_UnaryOp<"round", "Round">;
 
 def Dlc_CastOp : Dlc_TensorOp<"cast", [Elementwise]> {
   let summary = "converts each element to the result's element type";
-  let arguments = (ins Dlc_AnyTensor:$input);
-  let results = (outs Dlc_AnyTensor:$output);
+  let description = [{
+    As ONNX Cast: floats to integers truncate (4- and 2-bit integers wrap), float conversions
+    round to nearest even. `saturate` matters for float8 results only: out-of-range values
+    (and infinities) become the largest finite value instead of infinity or NaN.
+  }];
+  let arguments = (ins Dlc_StoredTensor:$input, DefaultValuedAttr<BoolAttr, "true">:$saturate);
+  let results = (outs Dlc_StoredTensor:$output);
   let hasVerifier = 1;
 }
 
@@ -248,7 +260,7 @@ def Dlc_ConstantOp : Dlc_Op<"constant",
     [ConstantLike, Pure, Dlc_TensorSizeLimit, AllTypesMatch<["value", "output"]>]> {
   let summary = "a weight or constant tensor (dense or dense-resource elements)";
   let arguments = (ins ElementsAttr:$value);
-  let results = (outs Dlc_AnyTensor:$output);
+  let results = (outs Dlc_StoredTensor:$output);
   let assemblyFormat = "attr-dict $value";
   let hasFolder = 1;
   let extraClassDeclaration = [{
@@ -263,9 +275,13 @@ def Dlc_ConstantOp : Dlc_Op<"constant",
 }
 
 def Dlc_ReshapeOp : Dlc_TensorOp<"reshape", [Dlc_ViewOpTrait]> {
-  let summary = "same elements, new shape (Reshape, Flatten, Squeeze, Unsqueeze, Identity)";
-  let arguments = (ins Dlc_AnyTensor:$input);
-  let results = (outs Dlc_AnyTensor:$output);
+  let summary = "same bytes, new shape or element type of the same width";
+  let description = [{
+    Reshape, Flatten, Squeeze, Unsqueeze, and BitCast (same shape, another element type of the
+    same width).
+  }];
+  let arguments = (ins Dlc_StoredTensor:$input);
+  let results = (outs Dlc_StoredTensor:$output);
   let hasVerifier = 1;
   let hasFolder = 1;
 }

@@ -1,7 +1,9 @@
 #include "dlc_runtime.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 namespace dlc {
 namespace rt {
@@ -88,12 +90,200 @@ template <typename From> void convertFrom(const void *x, dlc_dtype to, void *y, 
     }
     break;
   }
+  default: break; // storage-only types: castThrough converts them
+  }
+}
+
+// The float8 formats of ONNX: exponent and mantissa widths, bias, and how each spends its
+// special codes.
+enum class Specials {
+  Ieee,         // all-ones exponent: infinity (mantissa 0) or NaN
+  OnlyNan,      // "fn": only S.1111.111 is NaN, no infinity
+  UnsignedZero, // "fnuz": 0x80 (negative zero's code) is the only NaN, no infinity
+};
+struct Float8Format {
+  int exponentBits, mantissaBits, bias;
+  Specials specials;
+};
+constexpr Float8Format kE4M3FN{4, 3, 7, Specials::OnlyNan};
+constexpr Float8Format kE4M3FNUZ{4, 3, 8, Specials::UnsignedZero};
+constexpr Float8Format kE5M2{5, 2, 15, Specials::Ieee};
+constexpr Float8Format kE5M2FNUZ{5, 2, 16, Specials::UnsignedZero};
+
+double largestFinite(const Float8Format &f) {
+  int topExponent = (1 << f.exponentBits) - (f.specials == Specials::Ieee ? 2 : 1) - f.bias;
+  int topMantissa = (1 << f.mantissaBits) - (f.specials == Specials::OnlyNan ? 2 : 1);
+  return std::ldexp(1.0 + std::ldexp(topMantissa, -f.mantissaBits), topExponent);
+}
+
+double decodeFloat8(const Float8Format &f, uint8_t bits) {
+  int exponent = (bits & 0x7f) >> f.mantissaBits, mantissa = bits & ((1 << f.mantissaBits) - 1);
+  bool nan = f.specials == Specials::UnsignedZero ? bits == 0x80
+             : f.specials == Specials::OnlyNan    ? (bits & 0x7f) == 0x7f
+                                                  : exponent == (1 << f.exponentBits) - 1;
+  if (nan)
+    return f.specials == Specials::Ieee && mantissa == 0 ? (bits & 0x80 ? -HUGE_VAL : HUGE_VAL)
+                                                          : std::nan("");
+  int scale = 1 - f.bias - f.mantissaBits; // of the subnormals' unit; normals add exponent - 1
+  double magnitude = exponent == 0
+                         ? std::ldexp(mantissa, scale)
+                         : std::ldexp(mantissa | (1 << f.mantissaBits), scale + exponent - 1);
+  return bits & 0x80 ? -magnitude : magnitude;
+}
+
+// Round to nearest even, independent of the floating-point environment.
+double roundHalfEven(double q) {
+  double r = std::floor(q), rest = q - r;
+  if (rest > 0.5 || (rest == 0.5 && std::fmod(r, 2.0) != 0.0))
+    r += 1.0;
+  return r;
+}
+
+uint8_t encodeFloat8(const Float8Format &f, double x, bool saturate) {
+  const int m = f.mantissaBits;
+  uint8_t nan = f.specials == Specials::UnsignedZero ? 0x80
+                : f.specials == Specials::OnlyNan    ? 0x7f
+                                                     : uint8_t(0x7e);
+  if (std::isnan(x))
+    return nan;
+  uint8_t sign = std::signbit(x) ? 0x80 : 0;
+  uint8_t overflow = f.specials == Specials::Ieee ? uint8_t(sign | (0x7f >> m << m))
+                     : f.specials == Specials::OnlyNan ? uint8_t(sign | 0x7f)
+                                                       : uint8_t(0x80);
+  double magnitude = std::fabs(x), largest = largestFinite(f);
+  if (saturate && magnitude > largest)
+    magnitude = largest;
+  if (std::isinf(magnitude))
+    return overflow;
+  // Round in units of the quantum of magnitude's binade (subnormals share the lowest one);
+  // values that round past the largest finite one overflow.
+  int binade;
+  std::frexp(magnitude, &binade);
+  int exponent = std::max(binade - 1, 1 - f.bias);
+  double units = roundHalfEven(std::ldexp(magnitude, m - exponent));
+  if (std::ldexp(units, exponent - m) > largest)
+    return overflow;
+  if (units == 0.0)
+    return f.specials == Specials::UnsignedZero ? 0 : sign;
+  uint32_t mantissa = uint32_t(units);
+  if (mantissa >= (2u << m)) { // rounding carried into the next binade
+    mantissa >>= 1;
+    ++exponent;
+  }
+  uint32_t biased = mantissa >= (1u << m) ? uint32_t(exponent + f.bias) : 0;
+  return uint8_t(sign | (biased << m) | (mantissa & ((1u << m) - 1)));
+}
+
+float bfloatToFloat(uint16_t bits) {
+  uint32_t wide = uint32_t(bits) << 16;
+  float f;
+  std::memcpy(&f, &wide, 4);
+  return f;
+}
+
+uint16_t floatToBfloat(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, 4);
+  if (std::isnan(value))
+    return uint16_t((bits >> 16) | 0x40); // keep it quiet
+  bits += 0x7fff + ((bits >> 16) & 1);  // round to nearest even; a carry gives inf
+  return uint16_t(bits >> 16);
+}
+
+const Float8Format *float8Format(dlc_dtype t) {
+  switch (t) {
+  case DLC_F8E4M3FN: return &kE4M3FN;
+  case DLC_F8E4M3FNUZ: return &kE4M3FNUZ;
+  case DLC_F8E5M2: return &kE5M2;
+  case DLC_F8E5M2FNUZ: return &kE5M2FNUZ;
+  default: return nullptr;
+  }
+}
+
+int smallIntBits(dlc_dtype t) {
+  return t == DLC_I4 || t == DLC_U4 ? 4 : t == DLC_I2 || t == DLC_U2 ? 2 : 0;
+}
+
+// The types the ordinary conversion templates do not know.
+bool isStorageOnly(dlc_dtype t) { return t == DLC_BF16 || float8Format(t) || smallIntBits(t); }
+
+bool isFloating(dlc_dtype t) {
+  return t == DLC_F32 || t == DLC_F64 || t == DLC_F16 || t == DLC_BF16 || float8Format(t);
+}
+
+// Keeps the low bits of v as a 4- or 2-bit integer, sign-extended when signed.
+int64_t wrapToBits(int64_t v, dlc_dtype t) {
+  int bits = smallIntBits(t);
+  int64_t low = int64_t(uint64_t(v) & ((uint64_t(1) << bits) - 1));
+  bool negative = (t == DLC_I4 || t == DLC_I2) && low >= (int64_t(1) << (bits - 1));
+  return negative ? low - (int64_t(1) << bits) : low;
+}
+
+template <typename Wide> Wide readStorageOnly(dlc_dtype t, const void *x, int64_t i) {
+  if (t == DLC_BF16)
+    return Wide(bfloatToFloat(static_cast<const uint16_t *>(x)[i]));
+  if (const Float8Format *f = float8Format(t))
+    return Wide(decodeFloat8(*f, static_cast<const uint8_t *>(x)[i]));
+  if (t == DLC_I4 || t == DLC_I2)
+    return Wide(static_cast<const int8_t *>(x)[i]);
+  return Wide(static_cast<const uint8_t *>(x)[i]);
+}
+
+template <typename Wide>
+void writeStorageOnly(dlc_dtype t, Wide v, void *y, int64_t i, bool saturate) {
+  if (t == DLC_BF16) {
+    static_cast<uint16_t *>(y)[i] = floatToBfloat(float(v));
+  } else if (const Float8Format *f = float8Format(t)) {
+    static_cast<uint8_t *>(y)[i] = encodeFloat8(*f, double(v), saturate);
+  } else {
+    int64_t whole = 0;
+    if constexpr (std::is_same_v<Wide, double>) {
+      // Truncate; only the low bits survive, and fmod keeps them exactly for any magnitude.
+      if (std::isfinite(v))
+        whole = int64_t(std::fmod(std::trunc(v), 256.0));
+    } else {
+      whole = v;
+    }
+    static_cast<uint8_t *>(y)[i] = uint8_t(wrapToBits(whole, t));
+  }
+}
+
+// Conversions with a storage-only type on either side go through a wide intermediate, a chunk
+// at a time: int64 between integer types (exact), double otherwise.
+template <typename Wide>
+void castThrough(dlc_dtype from, const void *x, dlc_dtype to, void *y, int64_t n,
+                 bool saturate) {
+  constexpr int64_t kChunk = 256;
+  constexpr dlc_dtype wide = std::is_same_v<Wide, double> ? DLC_F64 : DLC_I64;
+  Wide buffer[kChunk];
+  const size_t fromSize = dlc_dtype_size(from), toSize = dlc_dtype_size(to);
+  for (int64_t start = 0; start < n; start += kChunk) {
+    int64_t count = std::min(kChunk, n - start);
+    const void *in = static_cast<const char *>(x) + start * fromSize;
+    void *out = static_cast<char *>(y) + start * toSize;
+    if (isStorageOnly(from))
+      for (int64_t i = 0; i < count; ++i)
+        buffer[i] = readStorageOnly<Wide>(from, in, i);
+    else
+      cast(from, in, wide, buffer, count);
+    if (isStorageOnly(to))
+      for (int64_t i = 0; i < count; ++i)
+        writeStorageOnly<Wide>(to, buffer[i], out, i, saturate);
+    else
+      cast(wide, buffer, to, out, count);
   }
 }
 
 } // namespace
 
-void cast(dlc_dtype from, const void *x, dlc_dtype to, void *y, int64_t n) {
+void cast(dlc_dtype from, const void *x, dlc_dtype to, void *y, int64_t n, bool saturate) {
+  if (isStorageOnly(from) || isStorageOnly(to)) {
+    if (isFloating(from) || isFloating(to))
+      castThrough<double>(from, x, to, y, n, saturate);
+    else
+      castThrough<int64_t>(from, x, to, y, n, saturate);
+    return;
+  }
   switch (from) {
   case DLC_F32: convertFrom<float>(x, to, y, n); break;
   case DLC_F64: convertFrom<double>(x, to, y, n); break;
@@ -107,6 +297,7 @@ void cast(dlc_dtype from, const void *x, dlc_dtype to, void *y, int64_t n) {
   case DLC_F16: convertFrom<Half>(x, to, y, n); break;
   case DLC_U8:
   case DLC_BOOL: convertFrom<uint8_t>(x, to, y, n); break;
+  default: break; // storage-only types are handled above
   }
 }
 

@@ -36,6 +36,12 @@ constexpr DtypeName kDtypes[] = {
     {DLC_F32, "<f4"}, {DLC_F64, "<f8"}, {DLC_I32, "<i4"},  {DLC_I64, "<i8"},
     {DLC_U8, "|u1"},  {DLC_I8, "|i1"},  {DLC_BOOL, "|b1"}, {DLC_I16, "<i2"},
     {DLC_U16, "<u2"}, {DLC_U32, "<u4"}, {DLC_U64, "<u8"}, {DLC_F16, "<f2"},
+    // NumPy has no bfloat16, float8 or 4- and 2-bit types: ml_dtypes writes their bits as raw
+    // bytes, dlc as unsigned integers of the same width (signed for the signed small ints).
+    // Loading gives the plain type (listed first); adoptStoredType reinterprets it.
+    {DLC_U8, "|V1"}, {DLC_U16, "<V2"}, {DLC_BF16, "<u2"}, {DLC_F8E4M3FN, "|u1"},
+    {DLC_F8E4M3FNUZ, "|u1"}, {DLC_F8E5M2, "|u1"}, {DLC_F8E5M2FNUZ, "|u1"}, {DLC_U4, "|u1"},
+    {DLC_U2, "|u1"}, {DLC_I4, "|i1"}, {DLC_I2, "|i1"},
 };
 
 const char *descrOf(dlc_dtype dtype) {
@@ -61,7 +67,8 @@ bool dtypeOf(const std::string &descr, dlc_dtype &dtype, std::string &why) {
       return false;
     }
   }
-  why = "unsupported dtype '" + descr + "' (supported: f4, f8, i4, i8, u1, i1, b1)";
+  why = "unsupported dtype '" + descr +
+        "' (supported: f2, f4, f8, i1, i2, i4, i8, u1, u2, u4, u8, b1, V1, V2)";
   return false;
 }
 
@@ -302,6 +309,26 @@ bool save(const char *path, dlc_dtype dtype, const int64_t *shape, int rank, con
   ok = std::fclose(f) == 0 && ok;
   if (!ok)
     return fail(error, path, std::string("write failed: ") + std::strerror(errno));
+  return true;
+}
+
+bool adoptStoredType(Array &array, dlc_dtype wanted) {
+  bool bitsType = wanted == DLC_BF16 || (wanted >= DLC_F8E4M3FN && wanted <= DLC_I2);
+  bool plainBits = array.dtype == DLC_U8 || array.dtype == DLC_I8 || array.dtype == DLC_U16 ||
+                   array.dtype == DLC_I16;
+  if (!bitsType || !plainBits || dlc_dtype_size(array.dtype) != dlc_dtype_size(wanted))
+    return false;
+  array.dtype = wanted;
+  // ml_dtypes keeps only the low bits of a 4- or 2-bit integer; dlc sign-extends signed ones.
+  int bits = wanted == DLC_I4 || wanted == DLC_U4   ? 4
+             : wanted == DLC_I2 || wanted == DLC_U2 ? 2
+                                                    : 0;
+  if (bits)
+    for (unsigned char &byte : array.data) {
+      int low = byte & ((1 << bits) - 1);
+      bool negative = (wanted == DLC_I4 || wanted == DLC_I2) && low >= (1 << (bits - 1));
+      byte = static_cast<unsigned char>(negative ? low - (1 << bits) : low);
+    }
   return true;
 }
 

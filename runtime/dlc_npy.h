@@ -26,6 +26,11 @@ bool load(const char *path, Array &out, std::string *error);
 bool save(const char *path, dlc_dtype dtype, const int64_t *shape, int rank, const void *data,
           std::string *error);
 
+// .npy has no bfloat16, float8 or 4- and 2-bit dtypes: their bits arrive as integers or raw
+// bytes of the same width. When `wanted` is one of these types and `array` holds such bits,
+// retags the array as `wanted` and returns true; otherwise changes nothing.
+bool adoptStoredType(Array &array, dlc_dtype wanted);
+
 } // namespace npy
 } // namespace dlc
 

@@ -29,6 +29,17 @@ typedef enum dlc_dtype {
   DLC_F64 = 11,
   DLC_U32 = 12,
   DLC_U64 = 13,
+  DLC_BF16 = 16, // bfloat16 bits; ops compute in float32 and round back
+  // The float8 formats of ONNX, as bits; only casts convert them.
+  DLC_F8E4M3FN = 17,
+  DLC_F8E4M3FNUZ = 18,
+  DLC_F8E5M2 = 19,
+  DLC_F8E5M2FNUZ = 20,
+  // 4- and 2-bit integers take one byte per element (not packed), signed ones sign-extended.
+  DLC_U4 = 21,
+  DLC_I4 = 22,
+  DLC_U2 = 25,
+  DLC_I2 = 26,
 } dlc_dtype;
 
 typedef enum dlc_status {
@@ -120,8 +131,11 @@ void clipGradF32(const float *dy, const float *x, float *dx, int64_t n, float lo
 // dx = dy * (x > 0 ? 1 : alpha).
 void leakyReluGradF32(const float *dy, const float *x, float *dx, int64_t n, float alpha);
 
-// Converts n elements; float to integer truncates toward zero, anything to bool is != 0.
-void cast(dlc_dtype from, const void *x, dlc_dtype to, void *y, int64_t n);
+// Converts n elements as ONNX Cast: float to integer truncates toward zero (4- and 2-bit
+// integers keep the low bits of the truncated value, NaN and infinities give 0), anything to
+// bool is != 0, float results round to nearest even. With `saturate`, float8 results clamp to
+// their largest finite value instead of overflowing to infinity or NaN.
+void cast(dlc_dtype from, const void *x, dlc_dtype to, void *y, int64_t n, bool saturate = true);
 
 // Integer division and remainder by 0 (and MIN / -1) give 0 instead of trapping. And, Or, Xor
 // and the shifts are for integers and bool only; Mod takes the divisor's sign, FMod the

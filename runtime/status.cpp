@@ -16,10 +16,19 @@ extern "C" size_t dlc_dtype_size(dlc_dtype dtype) {
   case DLC_I16:
   case DLC_U16:
   case DLC_F16:
+  case DLC_BF16:
     return 2;
   case DLC_U8:
   case DLC_I8:
   case DLC_BOOL:
+  case DLC_F8E4M3FN:
+  case DLC_F8E4M3FNUZ:
+  case DLC_F8E5M2:
+  case DLC_F8E5M2FNUZ:
+  case DLC_U4:
+  case DLC_I4:
+  case DLC_U2:
+  case DLC_I2:
     return 1;
   }
   // Values outside the enum can arrive from C callers; 0 lets them detect it.

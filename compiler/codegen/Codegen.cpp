@@ -27,8 +27,13 @@ std::string KernelEmitter::array(ArrayRef<int64_t> values) {
 std::string cType(Type t) {
   if (t.isF32()) return "float";
   if (t.isF64()) return "double";
-  // float16 travels as its bits; no kernel computes on it (the importer widens it first).
-  if (t.isF16()) return "uint16_t";
+  // float16, bfloat16 and float8 travel as their bits; no kernel computes on them (the importer
+  // widens them first, casts convert them).
+  if (t.isF16() || t.isBF16()) return "uint16_t";
+  if (isa<Float8E4M3FNType, Float8E4M3FNUZType, Float8E5M2Type, Float8E5M2FNUZType>(t))
+    return "uint8_t";
+  // 4- and 2-bit integers take a byte each, signed ones sign-extended.
+  if (t.isInteger(4) || t.isInteger(2)) return t.isUnsignedInteger() ? "uint8_t" : "int8_t";
   // isInteger(w) ignores signedness: the unsigned types are told apart first.
   if (t.isUnsignedInteger(64)) return "uint64_t";
   if (t.isUnsignedInteger(32)) return "uint32_t";
@@ -41,15 +46,19 @@ std::string cType(Type t) {
   return "";
 }
 
-int64_t elementBytes(Type t) {
-  unsigned bits = t.getIntOrFloatBitWidth();
-  return bits == 1 ? 1 : bits / 8;
-}
-
 std::string dtypeEnum(Type t) {
   if (t.isF32()) return "DLC_F32";
   if (t.isF64()) return "DLC_F64";
   if (t.isF16()) return "DLC_F16";
+  if (t.isBF16()) return "DLC_BF16";
+  if (t.isFloat8E4M3FN()) return "DLC_F8E4M3FN";
+  if (t.isFloat8E4M3FNUZ()) return "DLC_F8E4M3FNUZ";
+  if (t.isFloat8E5M2()) return "DLC_F8E5M2";
+  if (t.isFloat8E5M2FNUZ()) return "DLC_F8E5M2FNUZ";
+  if (t.isUnsignedInteger(4)) return "DLC_U4";
+  if (t.isUnsignedInteger(2)) return "DLC_U2";
+  if (t.isInteger(4)) return "DLC_I4";
+  if (t.isInteger(2)) return "DLC_I2";
   if (t.isUnsignedInteger(64)) return "DLC_U64";
   if (t.isUnsignedInteger(32)) return "DLC_U32";
   if (t.isUnsignedInteger(16)) return "DLC_U16";

@@ -67,10 +67,12 @@ void addElementwiseEmitters(EmitterTable &table) {
     return success();
   };
   table["dlc.cast"] = [](Operation *op, KernelEmitter &e) {
-    e.line("dlc::rt::cast(" + dtypeEnum(tensorType(op->getOperand(0)).getElementType()) + ", " +
-           e.ptr(op->getOperand(0)) + ", " + dtypeEnum(tensorType(op->getResult(0)).getElementType()) +
-           ", " + e.ptr(op->getResult(0)) + ", " + std::to_string(numElements(op->getResult(0))) +
-           ");");
+    auto castOp = cast<CastOp>(op);
+    e.line("dlc::rt::cast(" + dtypeEnum(tensorType(castOp.getInput()).getElementType()) + ", " +
+           e.ptr(castOp.getInput()) + ", " +
+           dtypeEnum(tensorType(castOp.getOutput()).getElementType()) + ", " +
+           e.ptr(castOp.getOutput()) + ", " + std::to_string(numElements(castOp.getOutput())) +
+           ", " + (castOp.getSaturate() ? "true" : "false") + ");");
     return success();
   };
   table["dlc.clip"] = [](Operation *op, KernelEmitter &e) {

@@ -51,7 +51,6 @@ void addOptimizerEmitters(EmitterTable &table);
 
 // Shared helpers.
 std::string cType(mlir::Type elementType); // "" when unsupported
-int64_t elementBytes(mlir::Type elementType);
 std::string dtypeEnum(mlir::Type elementType); // the runtime's dlc_dtype enumerator
 std::string list(llvm::ArrayRef<int64_t> values); // "1, 2, 3"
 std::string floatLiteral(double value);

@@ -57,7 +57,8 @@ Value scalar(NodeImporter &n, double v, Type element);
 // The normalized axes [from, rank).
 std::vector<int64_t> trailingAxes(int64_t from, int64_t rank);
 
-Value castTo(NodeImporter &n, Value x, Type element);
+// x as `element` (x itself when it already is); `saturate` as ONNX Cast's, for float8 results.
+Value castTo(NodeImporter &n, Value x, Type element, bool saturate = true);
 
 // An all-ones constant: true for bool, ~0 for integers.
 Value allOnes(NodeImporter &n, Type element);

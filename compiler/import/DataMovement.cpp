@@ -14,6 +14,24 @@ OpImport identity() {
   return {{}, [](NodeImporter &n) { return n.input(0); }};
 }
 
+// BitCast: the same bytes read as another type of the same width (a view, like Reshape).
+OpImport bitCast() {
+  return {{}, [](NodeImporter &n) -> Value {
+            int64_t to = n.intAttr("to", 0);
+            Type from = n.inputType(0).getElementType(),
+                 element = elementTypeFor(*n.b.getContext(), to);
+            if (!element)
+              throw ImportError("bit cast to " + dtypeName(to) + " is not supported");
+            // ONNX's widths: a bool is a byte.
+            auto bits = [](Type t) { return t.isInteger(1) ? 8u : t.getIntOrFloatBitWidth(); };
+            if (bits(from) != bits(element))
+              throw ImportError("bit cast between types of different widths (" +
+                                std::to_string(bits(from)) + " and " +
+                                std::to_string(bits(element)) + " bits)");
+            return n.b.create<ReshapeOp>(n.loc(), n.inputType(0).clone(element), n.input(0));
+          }};
+}
+
 OpImport flatten() {
   return {{}, [](NodeImporter &n) {
             auto shape = n.inputType(0).getShape();
@@ -765,6 +783,7 @@ void addDataMovementImports(ImportTable &table) {
       {"Squeeze", squeezeLike<true>()},
       {"Unsqueeze", squeezeLike<false>()},
       {"Identity", identity()},
+      {"BitCast", bitCast()},
       {"Transpose", transpose()},
       {"Concat", concat()},
       {"Gather", gather()},

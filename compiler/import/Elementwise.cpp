@@ -207,19 +207,23 @@ OpImport prelu() {
   });
 }
 
+// Cast and CastLike; `saturate` (opset 19) decides how out-of-range values reach float8.
+Value castNode(NodeImporter &n, Type element) {
+  return castTo(n, n.input(0), element, n.version < 19 || n.intAttr("saturate", 1) != 0);
+}
+
 OpImport castOp() {
   return {{}, [](NodeImporter &n) {
             int64_t to = n.intAttr("to", 0);
             Type element = elementTypeFor(*n.b.getContext(), to);
             if (!element)
               throw ImportError("cast to " + dtypeName(to) + " is not supported");
-            return castTo(n, n.input(0), element);
+            return castNode(n, element);
           }};
 }
 
 OpImport castLike() {
-  return {{},
-          [](NodeImporter &n) { return castTo(n, n.input(0), n.inputType(1).getElementType()); }};
+  return {{}, [](NodeImporter &n) { return castNode(n, n.inputType(1).getElementType()); }};
 }
 
 // ---- Comparisons, logic and selection.

@@ -1,5 +1,6 @@
 // How ONNX linear quantization (QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear)
-// becomes dlc ops: float32 arithmetic with round-half-to-even and saturating casts.
+// becomes dlc ops: float32 arithmetic with round-half-to-even and saturating casts (float8
+// results: the cast's own rounding and saturation).
 #include "compiler/import/Builders.h"
 
 #include <cstring>
@@ -12,7 +13,7 @@ namespace {
 // The [lowest, highest] integers of a quantized element type.
 std::pair<double, double> quantizedRange(Type t) {
   if (!t.isInteger() || t.isInteger(1) || t.getIntOrFloatBitWidth() > 16)
-    throw ImportError("quantized type must be int8, uint8, int16 or uint16");
+    throw ImportError("quantized type must be a float8 type or a 2-, 4-, 8- or 16-bit integer");
   unsigned bits = t.getIntOrFloatBitWidth();
   if (t.isUnsignedInteger())
     return {0.0, double((1u << bits) - 1)};
@@ -60,8 +61,16 @@ Value quantParameter(NodeImporter &n, Value p, ArrayRef<int64_t> x, int64_t axis
   return n.b.create<GatherOp>(n.loc(), typeOf(p).clone(repeated), p, table, axis);
 }
 
-// saturate(round_half_even(x / scale) + zero_point) as `element`.
-Value quantize(NodeImporter &n, Value x, Value scale, Value zeroPoint, Type element) {
+// saturate(round_half_even(x / scale) + zero_point) as `element`; for float8, x / scale +
+// zero_point cast with ONNX's `saturate`.
+Value quantize(NodeImporter &n, Value x, Value scale, Value zeroPoint, Type element,
+               bool saturate = true) {
+  if (isa<FloatType>(element)) {
+    Value q = bin<DivOp>(n, x, scale);
+    if (zeroPoint)
+      q = bin<AddOp>(n, q, zeroPoint);
+    return castTo(n, q, element, saturate);
+  }
   auto [lowest, highest] = quantizedRange(element);
   Value q = un<RoundOp>(n, bin<DivOp>(n, x, scale));
   if (zeroPoint)
@@ -98,7 +107,8 @@ OpImport quantizeLinear() {
             Value scale = quantParameter(n, n.input(1), x, q.axis, q.blockSize);
             Value zeroPoint =
                 n.hasInput(2) ? quantParameter(n, n.input(2), x, q.axis, q.blockSize) : Value();
-            return quantize(n, n.input(0), scale, zeroPoint, element);
+            return quantize(n, n.input(0), scale, zeroPoint, element,
+                            n.version < 19 || n.intAttr("saturate", 1) != 0);
           }};
 }
 
@@ -107,8 +117,8 @@ OpImport dequantizeLinear() {
   return {{}, [](NodeImporter &n) -> Value {
             auto x = n.inputType(0).getShape();
             Type stored = n.inputType(0).getElementType();
-            if (!stored.isInteger() || stored.isInteger(1))
-              throw ImportError("needs an integer input (float8 and int4 are not supported)");
+            if (stored.isInteger(1) || stored.isF32())
+              throw ImportError("needs a quantized (integer or float8) input");
             QuantAxes q = quantAxes(n);
             requireFloat32(n, 1);
             Value y = castTo(n, n.input(0), n.b.getF32Type());

@@ -70,14 +70,14 @@ def make_models(work):
         [helper.make_node("Relu", ["x"], ["y"], name="relu_dyn")], "g",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 3])]), opset_imports=opset)
-    # bfloat16: an element type dlc does not support (float16 it stores).
-    half = helper.make_tensor("half", TensorProto.BFLOAT16, [2, 3], [1.0] * 6)
-    used_half = helper.make_model(helper.make_graph(
-        [helper.make_node("Relu", ["half"], ["h"], name="relu_half")], "g", [x],
-        [helper.make_tensor_value_info("h", TensorProto.BFLOAT16, [2, 3])], [half]),
+    # complex64: an element type dlc does not support.
+    complex_init = helper.make_tensor("c", TensorProto.COMPLEX64, [2, 3], [1 + 0j] * 6)
+    used_complex = helper.make_model(helper.make_graph(
+        [helper.make_node("Relu", ["c"], ["h"], name="relu_complex")], "g", [x],
+        [helper.make_tensor_value_info("h", TensorProto.COMPLEX64, [2, 3])], [complex_init]),
         opset_imports=opset)
-    unused_half = helper.make_model(helper.make_graph(
-        [helper.make_node("Relu", ["x"], ["y"], name="relu")], "g", [x], [y], [half]),
+    unused_complex = helper.make_model(helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"], name="relu")], "g", [x], [y], [complex_init]),
         opset_imports=opset)
     dead_unknown_op = helper.make_model(helper.make_graph(
         [helper.make_node("Relu", ["x"], ["y"], name="relu"),
@@ -85,8 +85,8 @@ def make_models(work):
         opset_imports=opset)
     return {"dynamic": save(dynamic, os.path.join(work, "dynamic.onnx")),
             "dead_unknown_op": save(dead_unknown_op, os.path.join(work, "dead_unknown_op.onnx")),
-            "used_half": save(used_half, os.path.join(work, "used_half.onnx")),
-            "unused_half": save(unused_half, os.path.join(work, "unused_half.onnx")),
+            "used_complex": save(used_complex, os.path.join(work, "used_complex.onnx")),
+            "unused_complex": save(unused_complex, os.path.join(work, "unused_complex.onnx")),
             "unsupported": save(unsupported, os.path.join(work, "unsupported.onnx")),
             "mismatch": save(mismatch, os.path.join(work, "mismatch.onnx")),
             "wrong_dtype": save(wrong_dtype, os.path.join(work, "wrong_dtype.onnx"))}
@@ -130,6 +130,30 @@ def check_cache_sharing(dlc, work, model, inputs, expected):
                        capture_output=True, text=True, env=env)
     check(r.returncode == 1 and "not a private folder" in r.stderr,
           "a fallback cache folder open to others is refused (%s)" % r.stderr.strip())
+
+
+def check_bfloat16_run(dlc, work):
+    """`dlc run` on a bfloat16 model: NumPy cannot name bfloat16, so inputs and outputs are
+    its bits as uint16; the op computes in float32 and rounds back to nearest even."""
+    x = helper.make_tensor_value_info("x", TensorProto.BFLOAT16, [5])
+    y = helper.make_tensor_value_info("y", TensorProto.BFLOAT16, [5])
+    model = helper.make_model(helper.make_graph(
+        [helper.make_node("Mul", ["x", "x"], ["y"], name="square")], "g", [x], [y]),
+        opset_imports=[helper.make_opsetid("", 17)])
+    path = save(model, os.path.join(work, "bf16.onnx"))
+    values = np.array([-1.5, 0.5, 3.0, 1.0078125, -0.0], np.float32)
+    bits = (values.view(np.uint32) >> 16).astype(np.uint16) # all exact in bfloat16
+    xin = os.path.join(work, "bf16_x.npy")
+    np.save(xin, bits)
+    out = os.path.join(work, "bf16_run")
+    r = run(dlc, "run", path, xin, "-o", out)
+    got = np.load(os.path.join(out, "y.npy")) if r.returncode == 0 else None
+    # 1.0078125^2 = 1.01568..., between bfloat16 1.0078125 and 1.015625: nearest is 1.015625.
+    want = np.array([2.25, 0.25, 9.0, 1.015625, 0.0], np.float32)
+    check(got is not None and got.dtype == np.uint16 and
+          np.array_equal((got.astype(np.uint32) << 16).view(np.float32), want),
+          "bfloat16 run: uint16 bits in and out, float32 compute rounded back (%s)"
+          % r.stderr.strip())
 
 
 def check_symbolic_dims(dlc, work, model):
@@ -210,8 +234,9 @@ def main():
                  ["node 'relu_int' (Relu): 'dlc.relu' op operand #0 must be ranked tensor of 32-bit float"])
 
     check_symbolic_dims(dlc, work, models["dynamic"])
-    expect_error(dlc, work, "used_half", models["used_half"], ["unsupported element type"])
-    r = run(dlc, "compile", models["unused_half"], "-o", os.path.join(work, "unused_half"))
+    check_bfloat16_run(dlc, work)
+    expect_error(dlc, work, "used_complex", models["used_complex"], ["unsupported element type"])
+    r = run(dlc, "compile", models["unused_complex"], "-o", os.path.join(work, "unused_complex"))
     check(r.returncode == 0, "an unused initializer of an unsupported type is ignored (%s)"
           % r.stderr.strip())
     r = run(dlc, "compile", models["dead_unknown_op"], "-o", os.path.join(work, "dead_op"))

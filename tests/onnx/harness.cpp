@@ -21,6 +21,7 @@ bool runModel(const RegisteredModel &m, const std::string &dir, std::string &err
     std::string path = dir + "/data/input_" + std::to_string(i) + ".npy";
     if (!dlc::npy::load(path.c_str(), arrays[i], &error))
       return false;
+    dlc::npy::adoptStoredType(arrays[i], info->inputs[i].dtype);
     inputs[i] = {arrays[i].dtype, (int)arrays[i].shape.size(), arrays[i].shape.data(),
                  arrays[i].data.data()};
   }

@@ -36,6 +36,22 @@ inline std::vector<float> randomFloats(std::mt19937 &rng, int64_t n, float lo = 
   return v;
 }
 
+// The code of the value nearest to x >= 0 among `finite` (a format's non-negative finite values
+// with their codes, ascending), ties to the even code; the largest when x lies beyond them.
+template <typename Code>
+Code nearestCode(const std::vector<std::pair<double, Code>> &finite, double x) {
+  auto above = std::lower_bound(finite.begin(), finite.end(), std::make_pair(x, Code(0)),
+                                [](const auto &a, const auto &b) { return a.first < b.first; });
+  if (above == finite.end())
+    return finite.back().second;
+  if (above == finite.begin() || above->first == x)
+    return above->second;
+  auto below = above - 1;
+  double up = above->first - x, down = x - below->first;
+  return up < down ? above->second : down < up ? below->second
+         : (above->second & 1) ? below->second : above->second;
+}
+
 inline int64_t numElements(const Shape &shape) {
   return std::accumulate(shape.begin(), shape.end(), int64_t{1}, std::multiplies<int64_t>());
 }

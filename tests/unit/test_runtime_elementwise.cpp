@@ -489,19 +489,7 @@ TEST_CASE("float16 conversions: every half exactly, floats to the nearest (even)
   std::mt19937 rng(401);
   for (int i = 0; i < 200000; ++i) {
     float f = std::ldexp(randomFloats(rng, 1, 0.0f, 1.0f)[0], int(randomInt(rng, -26, 15)));
-    auto above = std::lower_bound(finite.begin(), finite.end(), std::make_pair(double(f), 0),
-                                  [](const auto &a, const auto &b) { return a.first < b.first; });
-    uint16_t want;
-    if (above == finite.end()) {
-      want = 0x7c00;
-    } else if (above == finite.begin() || above->first == f) {
-      want = above->second;
-    } else {
-      auto below = above - 1;
-      double up = above->first - f, down = f - below->first;
-      want = up < down ? above->second : down < up ? below->second
-             : (above->second & 1) ? below->second : above->second;
-    }
+    uint16_t want = nearestCode(finite, f);
     INFO("float " << f);
     REQUIRE(floatToHalf(f) == want);
     REQUIRE(floatToHalf(-f) == uint16_t(want | 0x8000));

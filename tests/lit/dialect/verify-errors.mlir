@@ -102,3 +102,21 @@ func.func @slice_backwards_too_far(%x: tensor<10xf32>) -> tensor<6xf32> {
   %0 = dlc.slice %x {starts = array<i64: 9>, steps = array<i64: -2>} : (tensor<10xf32>) -> tensor<6xf32>
   return %0 : tensor<6xf32>
 }
+
+// -----
+
+// A bit cast (a reshape to another element type) keeps the element width.
+func.func @bad_bit_cast(%x: tensor<4xf32>) -> tensor<4xf64> {
+  // expected-error @+1 {{element width changes}}
+  %r = dlc.reshape %x : (tensor<4xf32>) -> tensor<4xf64>
+  return %r : tensor<4xf64>
+}
+
+// -----
+
+// float8 only travels: casts take it, arithmetic does not.
+func.func @float8_add(%x: tensor<4xf8E4M3FN>) -> tensor<4xf8E4M3FN> {
+  // expected-error @+1 {{operand #0 must be ranked tensor of}}
+  %r = dlc.add %x, %x : (tensor<4xf8E4M3FN>, tensor<4xf8E4M3FN>) -> tensor<4xf8E4M3FN>
+  return %r : tensor<4xf8E4M3FN>
+}
