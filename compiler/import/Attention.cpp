@@ -55,6 +55,19 @@ struct Frontier {
   }
 };
 
+// Each of a key head's `group` query heads reads that head's [B, H_kv, ...] slice.
+Value repeatHeads(NodeImporter &n, Value x, int64_t heads, int64_t kvHeads) {
+  if (heads == kvHeads)
+    return x;
+  std::vector<int64_t> groupOf;
+  for (int64_t h = 0; h < heads; ++h)
+    groupOf.push_back(h / (heads / kvHeads));
+  SmallVector<int64_t> shape(typeOf(x).getShape());
+  shape[1] = heads;
+  return n.b.create<GatherOp>(n.loc(), typeOf(x).clone(shape), x,
+                              int64Constant(n, {heads}, groupOf, "attention_groups"), 1);
+}
+
 OpImport attention() {
   return {
       {}, [](NodeImporter &n) -> OpImport::Results {
@@ -149,19 +162,9 @@ OpImport attention() {
         if (allowed)
           biases.push_back(maskToBias(n, allowed, f));
 
-        if (heads != kvHeads) { // grouped-query attention: each K/V head serves a group
-          std::vector<int64_t> groupOf;
-          for (int64_t h = 0; h < heads; ++h)
-            groupOf.push_back(h / (heads / kvHeads));
-          Value table = int64Constant(n, {heads}, groupOf, "attention_groups");
-          auto gathered = [&](Value x) {
-            SmallVector<int64_t> shape(typeOf(x).getShape());
-            shape[1] = heads;
-            return n.b.create<GatherOp>(n.loc(), typeOf(x).clone(shape), x, table, 1).getResult();
-          };
-          k = gathered(k);
-          v = gathered(v);
-        }
+        // Grouped-query attention: each K/V head serves a group of query heads.
+        k = repeatHeads(n, k, heads, kvHeads);
+        v = repeatHeads(n, v, heads, kvHeads);
 
         // Q and K are each scaled by sqrt(scale), as the reference does.
         double scale = n.attr("scale") ? n.floatAttr("scale", 1.0f) : 1.0 / std::sqrt(qs[3]);
@@ -271,10 +274,117 @@ OpImport rotaryEmbedding() {
           }};
 }
 
+// [B, T, last] holding one value per head (or one shared by all when last is 1) ->
+// [B, last, T, 1].
+Value headScalars(NodeImporter &n, Value x) {
+  auto s = typeOf(x).getShape();
+  return transposeValue(n, reshape(n, x, {s[0], s[1], s[2], 1}), {0, 2, 1, 3});
+}
+
+// LinearAttention: the recurrence S_t = exp(g_t) S_{t-1} + k_t (beta_t (v_t - exp(g_t)
+// S_{t-1}^T k_t))^T, o_t = scale q_t^T S_t (decay and the delta correction per update_rule),
+// unrolled over the static sequence. The state is float32 [B, H_kv, d_k, d_v]; query heads
+// read their key head's state.
+OpImport linearAttention() {
+  return {{}, [](NodeImporter &n) -> OpImport::Results {
+            for (int i : {0, 1, 2})
+              requireFloat32(n, i);
+            std::string rule = n.stringAttr("update_rule", "gated_delta");
+            if (rule != "linear" && rule != "gated" && rule != "delta" && rule != "gated_delta")
+              throw ImportError("unknown update_rule '" + rule + "'");
+            bool gated = rule == "gated" || rule == "gated_delta";
+            bool delta = rule == "delta" || rule == "gated_delta";
+            if (gated != n.hasInput(4) || delta != n.hasInput(5))
+              throw ImportError("update_rule '" + rule + "' " +
+                                (gated ? "needs" : "takes no") + " decay and " +
+                                (delta ? "needs" : "takes no") + " beta");
+            int64_t heads = n.intAttr("q_num_heads", 0), kvHeads = n.intAttr("kv_num_heads", 0);
+            if (heads <= 0 || kvHeads <= 0 || heads % kvHeads)
+              throw ImportError("q_num_heads must be a positive multiple of kv_num_heads");
+            for (int i : {0, 1, 2})
+              if (n.inputType(i).getRank() != 3)
+                throw ImportError("query, key and value must have rank 3");
+            Value q = splitHeads(n, n.input(0), heads, "query"),
+                  k = splitHeads(n, n.input(1), kvHeads, "key"),
+                  v = splitHeads(n, n.input(2), kvHeads, "value");
+            auto qs = typeOf(q).getShape(), ks = typeOf(k).getShape(), vs = typeOf(v).getShape();
+            int64_t batch = qs[0], steps = qs[2], dk = qs[3], dv = vs[3];
+            if (ks[0] != batch || vs[0] != batch || ks[2] != steps || vs[2] != steps ||
+                ks[3] != dk)
+              throw ImportError("query, key and value disagree on batch, length or d_k");
+            if (steps > kMaxUnrolledSteps)
+              throw ImportError("sequences longer than " + std::to_string(kMaxUnrolledSteps) +
+                                " steps are not supported");
+            Type f = n.b.getF32Type();
+            SmallVector<int64_t> stateShape{batch, kvHeads, dk, dv};
+            Value state; // null while it is all zeros
+            if (n.hasInput(3)) {
+              requireFloat32(n, 3);
+              if (n.inputType(3).getShape() != ArrayRef<int64_t>(stateShape))
+                throw ImportError("past_state must be " + dimsString(stateShape));
+              state = n.input(3);
+            }
+            Value decay, beta;
+            for (int i : {4, 5})
+              if (n.hasInput(i)) {
+                requireFloat32(n, i);
+                auto shape = n.inputType(i).getShape();
+                if (shape.size() != 3 || shape[0] != batch || shape[1] != steps)
+                  throw ImportError(std::string(i == 4 ? "decay" : "beta") +
+                                    " must be [batch, length, ...]");
+              }
+            if (gated) {
+              int64_t last = n.inputType(4).getShape().back();
+              if (last != kvHeads && last != kvHeads * dk)
+                throw ImportError("decay's last dim must be kv_num_heads or kv_num_heads * d_k");
+              // [B, H_kv, T, 1 or d_k], exponentiated once.
+              decay = un<ExpOp>(n, last == kvHeads ? headScalars(n, n.input(4))
+                                                   : splitHeads(n, n.input(4), kvHeads, "decay"));
+            }
+            if (delta) {
+              int64_t last = n.inputType(5).getShape().back();
+              if (last != kvHeads && last != 1)
+                throw ImportError("beta's last dim must be kv_num_heads or 1");
+              beta = headScalars(n, n.input(5)); // [B, H_kv or 1, T, 1]
+            }
+            auto step = [&](Value x, int64_t t) { return sliceAxis(n, x, 2, t, 1, 1); };
+            auto matmul = [&](Value a, Value b, int64_t rows, int64_t cols) {
+              SmallVector<int64_t> shape(typeOf(a).getShape());
+              shape[2] = rows;
+              shape[3] = cols;
+              return n.b.create<MatMulOp>(n.loc(), typeOf(a).clone(shape), a, b).getResult();
+            };
+            SmallVector<Value> outputs;
+            for (int64_t t = 0; t < steps; ++t) {
+              Value kt = step(k, t), vt = step(v, t); // [B, H_kv, 1, d]
+              if (gated && state) // exp(g_t) [B, H_kv, 1, 1 or d_k] scales the rows of S
+                state = bin<MulOp>(n, state, transposeValue(n, step(decay, t), {0, 1, 3, 2}));
+              if (delta) {
+                if (state)
+                  vt = bin<SubOp>(n, vt, matmul(kt, state, 1, dv));
+                vt = bin<MulOp>(n, vt, step(beta, t));
+              }
+              Value write = matmul(transposeValue(n, kt, {0, 1, 3, 2}), vt, dk, dv);
+              state = state ? bin<AddOp>(n, state, write) : write;
+              outputs.push_back(matmul(step(q, t), repeatHeads(n, state, heads, kvHeads), 1, dv));
+            }
+            double scale = n.floatAttr("scale", 0.0f);
+            if (scale == 0.0)
+              scale = 1.0 / std::sqrt(double(dk));
+            Value y = bin<MulOp>(n, concatAxis(n, outputs, 2), scalar(n, scale, f));
+            y = reshape(n, transposeValue(n, y, {0, 2, 1, 3}), {batch, steps, heads * dv});
+            if (!state)
+              state = broadcastTo(n, scalar(n, 0.0, f), stateShape);
+            return {y, state};
+          }};
+}
+
 } // namespace
 
 void addAttentionImports(ImportTable &table) {
-  table.insert({{"Attention", attention()}, {"RotaryEmbedding", rotaryEmbedding()}});
+  table.insert({{"Attention", attention()},
+                {"RotaryEmbedding", rotaryEmbedding()},
+                {"LinearAttention", linearAttention()}});
 }
 
 } // namespace dlc

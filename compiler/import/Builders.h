@@ -124,6 +124,10 @@ template <typename Build> OpImport floatComposition(Build build) {
           }};
 }
 
+// Recurrences (RNN/GRU/LSTM, LinearAttention) unroll their static sequence, ~10-20 ops per step;
+// longer sequences are refused.
+constexpr int64_t kMaxUnrolledSteps = 1024;
+
 // A bool constant of `shape`, true where `keep(index)` holds.
 // Masks and index tables built at compile time become weights; beyond this many elements the
 // model is refused rather than the compiler's memory exhausted.

@@ -91,6 +91,43 @@ OpImport conv() {
           }};
 }
 
+// CausalConvWithState: a depthwise 1-D convolution over [past_state (zeros if absent), input]
+// along the length, optionally followed by SiLU; the new state is that sequence's last k - 1
+// positions.
+OpImport causalConvWithState() {
+  return {{}, [](NodeImporter &n) -> OpImport::Results {
+            requireFloat32(n);
+            requireFloat32(n, 1);
+            auto x = n.inputType(0).getShape(), w = n.inputType(1).getShape();
+            if (x.size() != 3 || w.size() != 3 || w[0] != x[1] || w[1] != 1 || w[2] < 1)
+              throw ImportError("needs input [batch, channels, length] and weight "
+                                "[channels, 1, k]");
+            std::string activation = n.stringAttr("activation", "none");
+            if (activation != "none" && activation != "silu" && activation != "swish")
+              throw ImportError("unknown activation '" + activation + "'");
+            int64_t carried = w[2] - 1;
+            SmallVector<int64_t> stateShape{x[0], x[1], carried};
+            Value past;
+            if (n.hasInput(3)) {
+              requireFloat32(n, 3);
+              if (n.inputType(3).getShape() != ArrayRef<int64_t>(stateShape))
+                throw ImportError("past_state must be " + dimsString(stateShape));
+              past = n.input(3);
+            } else {
+              past = broadcastTo(n, scalar(n, 0.0, n.b.getF32Type()), stateShape);
+            }
+            Value padded = carried ? concatAxis(n, {past, n.input(0)}, 2) : n.input(0);
+            Value bias = n.hasInput(2) ? n.input(2) : Value();
+            Value y = n.b.create<ConvOp>(n.loc(), n.inputType(0), padded, n.input(1), bias,
+                                         ArrayRef<int64_t>{1}, ArrayRef<int64_t>{0, 0},
+                                         ArrayRef<int64_t>{1}, x[1]);
+            if (activation != "none")
+              y = bin<MulOp>(n, y, un<SigmoidOp>(n, y));
+            int64_t length = typeOf(padded).getDimSize(2);
+            return {y, sliceAxis(n, padded, 2, length - carried, 1, carried)};
+          }};
+}
+
 // ConvTranspose is the gradient of a convolution with respect to its input: its input plays the
 // convolution's output gradient, its weight [C_in, C_out / group, k...] the convolution's.
 OpImport convTranspose() {
@@ -547,6 +584,7 @@ void addLinalgImports(ImportTable &table) {
       {"MatMul", matmul()},
       {"Gemm", gemm().withLegacyVersions()},
       {"Conv", conv()},
+      {"CausalConvWithState", causalConvWithState()},
       {"ConvTranspose", convTranspose()},
       {"BatchNormalization", batchNorm().withLegacyVersions()},
       {"MaxPool", pool<MaxPoolOp>()},

@@ -15,9 +15,6 @@ using namespace mlir;
 namespace dlc {
 namespace {
 
-// Unrolling emits ~20 ops per step and direction.
-constexpr int64_t kMaxUnrolledSteps = 1024;
-
 enum class CellKind { Rnn, Gru, Lstm };
 
 struct Activation {
