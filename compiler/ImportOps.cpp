@@ -91,6 +91,7 @@ const std::map<std::string, OpImport> &opImportTable() {
     addRecurrentImports(t);
     addAttentionImports(t);
     addQuantizationImports(t);
+    addSignalImports(t);
     return t;
   }();
   return table;

@@ -1,4 +1,5 @@
 #include "compiler/Importer.h"
+#include "compiler/GraphImporter.h"
 #include "compiler/ImportContext.h"
 #include "compiler/ModelCheck.h"
 #include "compiler/OnnxVersions.h"
@@ -26,64 +27,25 @@ namespace {
 
 constexpr int kMinOpset = 7;
 
-// Sequence ops the importer evaluates itself: their sequences exist only at compile time.
+// The graph's nodes and those of its subgraphs (If branches, Loop and Scan bodies).
+void forEachNode(const onnx::GraphProto &graph,
+                 const std::function<void(const onnx::NodeProto &)> &visit) {
+  for (const auto &node : graph.node()) {
+    visit(node);
+    for (const auto &attr : node.attribute())
+      if (attr.has_g())
+        forEachNode(attr.g(), visit);
+  }
+}
+
+} // namespace
+
 bool isSequenceOp(const std::string &op) {
   static const std::set<std::string> ops = {
       "SequenceEmpty", "SequenceConstruct", "SequenceInsert",     "SequenceErase",
       "SequenceAt",    "SequenceLength",    "ConcatFromSequence", "SplitToSequence"};
   return ops.count(op) != 0;
 }
-
-class Importer : public ValueScope {
-public:
-  // `bytes` holds the model file's contents; `path` names it in locations and locates its
-  // external data.
-  Importer(MLIRContext &ctx, const std::string &bytes, std::string path,
-           std::vector<std::string> &errors, const ShapePins &pins)
-      : ctx(ctx), bytes(bytes), path(std::move(path)), errors(errors), pins(pins) {}
-
-  OwningOpRef<ModuleOp> run();
-
-  Value value(const std::string &name) override { return materialize(name); }
-  const ConstTensor *constant(const std::string &name) override {
-    auto it = constants.find(name);
-    return it == constants.end() ? nullptr : &it->second;
-  }
-  RankedTensorType type(const std::string &name) override { return typeOf(name); }
-  std::string whyNotConstant(const std::string &name) override;
-  bool isInitializer(const std::string &name) override { return initializers.count(name) != 0; }
-
-private:
-  bool load();
-  void collectConstants();
-  std::set<const onnx::NodeProto *> nodesToImport();
-  RankedTensorType declaredType(const onnx::ValueInfoProto &info);
-  RankedTensorType typeOf(const std::string &name);
-  Value materialize(const std::string &name);
-  void importNode(const onnx::NodeProto &node, const std::set<std::string> &read);
-  void importSequenceNode(const onnx::NodeProto &node, NodeImporter &n);
-  void checkDeclaredOutputs(func::FuncOp func);
-
-  MLIRContext &ctx;
-  const std::string &bytes;
-  std::string path;
-  std::vector<std::string> &errors;
-  const ShapePins &pins;
-  onnx::ModelProto model;
-  int opset = 0;
-  std::map<std::string, ConstTensor> constants;
-  std::set<std::string> initializers;
-  std::map<std::string, std::string> unusable; // initializers that failed to decode, why
-  std::map<std::string, Value> values;
-  // Sequences whose structure is known at compile time: each is a list of tensors.
-  std::map<std::string, std::vector<Value>> sequences;
-  std::map<std::string, const onnx::NodeProto *> producers;
-  // Values of nodes that failed, or read such a value: their readers stay silent, so each
-  // problem is reported once, at its root.
-  std::set<std::string> failedValues;
-  OpBuilder *builder = nullptr;
-  Block *entry = nullptr;
-};
 
 bool Importer::load() {
   if (!model.ParseFromString(bytes) || !model.has_graph() || model.ir_version() <= 0) {
@@ -107,7 +69,7 @@ bool Importer::load() {
   if (opset < kMinOpset && defaultDomainNodes) {
     // An older model is accepted when each of its ops means the same at opset 7, or its
     // import reads the old version's attributes.
-    for (const auto &node : model.graph().node()) {
+    forEachNode(model.graph(), [&](const onnx::NodeProto &node) {
       auto op = opImportTable().find(node.op_type());
       bool legacy = op != opImportTable().end() && op->second.legacyVersions;
       if (!legacy &&
@@ -116,7 +78,7 @@ bool Importer::load() {
                          " semantics differ from opset " + std::to_string(kMinOpset) +
                          " (supported: " + std::to_string(kMinOpset) + " to " +
                          std::to_string(maxOpset) + ")");
-    }
+    });
     if (!errors.empty())
       return false;
   }
@@ -134,22 +96,23 @@ bool Importer::load() {
   const auto &table = opImportTable();
   std::map<std::string, std::pair<const onnx::NodeProto *, int>> unsupported;
   std::vector<std::string> order;
-  for (const auto &node : model.graph().node()) {
+  forEachNode(model.graph(), [&](const onnx::NodeProto &node) {
     bool foreign = !node.domain().empty() && node.domain() != "ai.onnx";
     if (!foreign && !onnxOpVersion(node.op_type(), opset) && onnxOpFirstVersion(node.op_type())) {
       errors.push_back(nodeLabel(node) + ": op " + node.op_type() + " is not defined at opset " +
                        std::to_string(opset) + " (it first appears at opset " +
                        std::to_string(onnxOpFirstVersion(node.op_type())) + ")");
-      continue;
+      return;
     }
-    if (!foreign && (table.count(node.op_type()) || isSequenceOp(node.op_type())))
-      continue;
+    if (!foreign && (table.count(node.op_type()) || isSequenceOp(node.op_type()) ||
+                     isControlFlowOp(node.op_type())))
+      return;
     std::string op = (foreign ? node.domain() + "." : "") + node.op_type();
     auto [it, fresh] = unsupported.try_emplace(op, &node, 0);
     it->second.second++;
     if (fresh)
       order.push_back(op);
-  }
+  });
   std::string summary;
   for (const std::string &op : order) {
     auto [node, count] = unsupported[op];
@@ -233,12 +196,17 @@ std::set<const onnx::NodeProto *> Importer::nodesToImport() {
   for (const auto &out : model.graph().output())
     work.push_back(out.name());
   std::set<const onnx::NodeProto *> needed;
-  // Sequence ops are evaluated wherever they are (SequenceLength may feed shape arithmetic).
+  // Sequence and control-flow ops are evaluated wherever they are (their results may be
+  // constants that feed shape arithmetic).
   for (const auto &node : model.graph().node())
-    if (isSequenceOp(node.op_type()) && needed.insert(&node).second)
+    if ((isSequenceOp(node.op_type()) || isControlFlowOp(node.op_type())) &&
+        needed.insert(&node).second) {
       for (const auto &in : node.input())
         if (!in.empty())
           work.push_back(in);
+      for (const auto &in : implicitInputs(node))
+        work.push_back(in);
+    }
   while (!work.empty()) {
     std::string name = work.back();
     work.pop_back();
@@ -247,6 +215,8 @@ std::set<const onnx::NodeProto *> Importer::nodesToImport() {
       continue;
     const onnx::NodeProto &node = *it->second;
     auto op = table.find(node.op_type());
+    for (const auto &in : implicitInputs(node))
+      work.push_back(in);
     for (int i = 0; i < node.input_size(); ++i) {
       bool isStatic = op != table.end() &&
                       std::count(op->second.staticInputs.begin(), op->second.staticInputs.end(), i);
@@ -334,8 +304,10 @@ void Importer::importNode(const onnx::NodeProto &node, const std::set<std::strin
   // The stored float type the node reads (its float32 results are narrowed back to it), and
   // float8 or 4- and 2-bit inputs, which only casts and (de)quantization take.
   Type storedFloat;
+  // Casts, and the ops the importer evaluates itself, see the stored types as they are.
   bool converts = node.op_type() == "Cast" || node.op_type() == "CastLike" ||
-                  node.op_type() == "BitCast";
+                  node.op_type() == "BitCast" || isSequenceOp(node.op_type()) ||
+                  isControlFlowOp(node.op_type());
   bool quantizes = node.op_type() == "QuantizeLinear" || node.op_type() == "DequantizeLinear";
   for (const auto &in : node.input()) {
     if (in.empty() || !(values.count(in) || constants.count(in)))
@@ -358,6 +330,8 @@ void Importer::importNode(const onnx::NodeProto &node, const std::set<std::strin
   try {
     if (isSequenceOp(node.op_type()))
       return importSequenceNode(node, importer);
+    if (isControlFlowOp(node.op_type()))
+      return importControlFlowNode(node, importer);
     OpImport::Results results = opImportTable().at(node.op_type()).build(importer);
     if (storedFloat)
       for (Value &result : results) {
@@ -538,6 +512,28 @@ void Importer::checkDeclaredOutputs(func::FuncOp func) {
   }
 }
 
+// One walk in graph order: shape arithmetic folds as soon as its inputs are known (a Shape
+// node reads the type of an already imported value), everything else needed (all of a body's
+// nodes when `needed` is null) is imported.
+void Importer::importNodes(const google::protobuf::RepeatedPtrField<onnx::NodeProto> &nodes,
+                           const std::set<const onnx::NodeProto *> *needed,
+                           const std::set<std::string> &read) {
+  for (const auto &node : nodes) {
+    try {
+      if (auto folded = foldShapeNode(node, *this)) {
+        constants[node.output(0)] = std::move(*folded);
+        continue;
+      }
+    } catch (const ImportError &e) {
+      errors.push_back(nodeLabel(node) + ": " + e.what());
+      failedValues.insert(node.output().begin(), node.output().end());
+      continue;
+    }
+    if (!needed || needed->count(&node))
+      importNode(node, read);
+  }
+}
+
 OwningOpRef<ModuleOp> Importer::run() {
   ctx.loadDialect<DlcDialect, func::FuncDialect>();
   if (!load())
@@ -579,26 +575,14 @@ OwningOpRef<ModuleOp> Importer::run() {
   // Values some imported node or the graph reads: a node's unsupported extra outputs must not
   // be among them.
   std::set<std::string> read;
-  for (const auto *node : needed)
+  for (const auto *node : needed) {
     read.insert(node->input().begin(), node->input().end());
+    for (const auto &in : implicitInputs(*node))
+      read.insert(in);
+  }
   for (const auto &out : graph.output())
     read.insert(out.name());
-  // One walk in graph order: shape arithmetic folds as soon as its inputs are known (a Shape
-  // node reads the type of an already imported value), everything else needed is imported.
-  for (const auto &node : graph.node()) {
-    try {
-      if (auto folded = foldShapeNode(node, *this)) {
-        constants[node.output(0)] = std::move(*folded);
-        continue;
-      }
-    } catch (const ImportError &e) {
-      errors.push_back(nodeLabel(node) + ": " + e.what());
-      failedValues.insert(node.output().begin(), node.output().end());
-      continue;
-    }
-    if (needed.count(&node))
-      importNode(node, read);
-  }
+  importNodes(graph.node(), &needed, read);
   if (!errors.empty())
     return {};
   SmallVector<Value> results;
@@ -622,8 +606,6 @@ OwningOpRef<ModuleOp> Importer::run() {
       op.erase();
   return module;
 }
-
-} // namespace
 
 OwningOpRef<ModuleOp> importOnnxFile(MLIRContext &context, const std::string &path,
                                      std::vector<std::string> &errors, const ShapePins &pins) {
@@ -658,7 +640,8 @@ std::vector<std::string> supportedOnnxOps() {
   for (const auto &entry : opImportTable())
     ops.push_back(entry.first);
   for (const char *op : {"SequenceEmpty", "SequenceConstruct", "SequenceInsert", "SequenceErase",
-                         "SequenceAt", "SequenceLength", "ConcatFromSequence", "SplitToSequence"})
+                         "SequenceAt", "SequenceLength", "ConcatFromSequence", "SplitToSequence",
+                         "If", "Loop", "Scan"})
     ops.push_back(op);
   std::sort(ops.begin(), ops.end());
   return ops;

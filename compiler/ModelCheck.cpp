@@ -115,17 +115,23 @@ std::optional<int64_t> tensorByteSize(const TensorProto &t, std::string &why) {
 
 // Each tensor stored in the graph: initializers and tensor-valued node attributes, with the
 // label errors name it by.
+// Subgraphs are walked too (their tensors labelled by the node that holds them).
 void forEachTensor(onnx::GraphProto &graph,
-                   const std::function<void(TensorProto &, const std::string &)> &visit) {
+                   const std::function<void(TensorProto &, const std::string &)> &visit,
+                   const std::string &where = "") {
   for (auto &t : *graph.mutable_initializer())
-    visit(t, "initializer '" + t.name() + "'");
+    visit(t, where + "initializer '" + t.name() + "'");
   for (auto &node : *graph.mutable_node())
     for (auto &attr : *node.mutable_attribute()) {
-      std::string label = nodeLabel(node) + ": attribute '" + attr.name() + "'";
+      std::string label = where + nodeLabel(node) + ": attribute '" + attr.name() + "'";
       if (attr.has_t())
         visit(*attr.mutable_t(), label);
       for (auto &t : *attr.mutable_tensors())
         visit(t, label);
+      if (attr.has_g())
+        forEachTensor(*attr.mutable_g(), visit, label + ": ");
+      for (auto &g : *attr.mutable_graphs())
+        forEachTensor(g, visit, label + ": ");
     }
 }
 
@@ -254,6 +260,15 @@ std::string checkAttributeRange(const onnx::NodeProto &node, const AttributeProt
   return "";
 }
 
+// The attributes that hold the bodies of the control-flow ops dlc imports (by unrolling).
+bool isControlFlowBody(const onnx::NodeProto &node, const AttributeProto &attr) {
+  bool defaultDomain = node.domain().empty() || node.domain() == "ai.onnx";
+  const std::string &op = node.op_type(), &name = attr.name();
+  return defaultDomain && attr.type() == AttributeProto::GRAPH && attr.has_g() &&
+         ((op == "If" && (name == "then_branch" || name == "else_branch")) ||
+          ((op == "Loop" || op == "Scan") && name == "body"));
+}
+
 void validateNodeAttributes(const onnx::NodeProto &node, int opset,
                             std::vector<std::string> &errors) {
   std::string label = nodeLabel(node) + ": ";
@@ -269,10 +284,12 @@ void validateNodeAttributes(const onnx::NodeProto &node, int opset,
   for (const auto &attr : node.attribute()) {
     if (!seen.insert(attr.name()).second)
       errors.push_back(label + "attribute '" + attr.name() + "' is given twice");
-    if (attr.type() == AttributeProto::GRAPH || attr.type() == AttributeProto::GRAPHS ||
-        attr.has_g() || attr.graphs_size())
+    bool holdsGraph = attr.type() == AttributeProto::GRAPH ||
+                      attr.type() == AttributeProto::GRAPHS || attr.has_g() || attr.graphs_size();
+    if (holdsGraph && !isControlFlowBody(node, attr))
       errors.push_back(label + "attribute '" + attr.name() +
-                       "' holds a subgraph; control flow is not supported");
+                       "' holds a subgraph; dlc supports subgraphs only as the bodies of If, "
+                       "Loop and Scan");
     if (attr.type() == AttributeProto::SPARSE_TENSOR ||
         attr.type() == AttributeProto::SPARSE_TENSORS || attr.has_sparse_tensor() ||
         attr.sparse_tensors_size())
@@ -342,6 +359,8 @@ void removeDeadNodes(onnx::GraphProto &graph) {
     live[it->second] = 1;
     for (const auto &in : graph.node(it->second).input())
       work.push_back(in);
+    for (const auto &in : implicitInputs(graph.node(it->second)))
+      work.push_back(in);
   }
   int kept = 0;
   for (int i = 0; i < graph.node_size(); ++i)
@@ -361,25 +380,34 @@ void loadExternalData(onnx::ModelProto &model, const std::string &modelPath,
   });
 }
 
-void validateModel(onnx::ModelProto &model, int opset, std::vector<std::string> &errors) {
-  onnx::GraphProto &graph = *model.mutable_graph();
+namespace {
+
+// Subgraphs nest no deeper than this (each level is a recursion of the checks and the import).
+constexpr int kMaxGraphDepth = 16;
+
+// `graph` at `depth` (0: the model's graph), where `outer` holds the names the enclosing graphs
+// define before the node that holds it.
+void validateGraph(const onnx::GraphProto &graph, const std::set<std::string> &outer, int depth,
+                   int opset, std::vector<std::string> &errors) {
+  const bool top = depth == 0;
+  const std::string where = top ? "graph" : "subgraph '" + graph.name() + "'";
   if (graph.output_size() == 0)
-    errors.push_back("graph has no outputs");
+    errors.push_back(where + " has no outputs");
   if (graph.sparse_initializer_size())
     errors.push_back("sparse initializers are not supported");
 
   // Names defined before the first node runs.
-  std::set<std::string> defined, inputs, initializers;
+  std::set<std::string> defined = outer, inputs, initializers;
   for (const auto &init : graph.initializer())
     if (!initializers.insert(init.name()).second)
       errors.push_back("initializer '" + init.name() + "' is declared twice");
   for (const auto &in : graph.input()) {
     if (in.name().empty())
-      errors.push_back("a graph input has no name");
+      errors.push_back("a " + where + " input has no name");
     else if (!inputs.insert(in.name()).second)
-      errors.push_back("graph input '" + in.name() + "' is declared twice");
-    // Every input needs a tensor type (initializers, listed as inputs by old exporters,
-    // bring their own).
+      errors.push_back(where + " input '" + in.name() + "' is declared twice");
+    // Every input of the model needs a tensor type (initializers, listed as inputs by old
+    // exporters, bring their own); a body's inputs take the types of what is bound to them.
     bool typed = in.type().has_tensor_type() &&
                  in.type().tensor_type().elem_type() != TensorProto::UNDEFINED;
     const char *kind = in.type().has_sequence_type()   ? "a sequence"
@@ -387,20 +415,16 @@ void validateModel(onnx::ModelProto &model, int opset, std::vector<std::string> 
                        : in.type().has_map_type()      ? "a map"
                                                        : nullptr;
     if (kind)
-      errors.push_back("graph input '" + in.name() + "' is " + kind +
+      errors.push_back(where + " input '" + in.name() + "' is " + kind +
                        "; dlc supports tensor inputs only");
-    else if (!typed && !initializers.count(in.name()))
+    else if (top && !typed && !initializers.count(in.name()))
       errors.push_back("graph input '" + in.name() + "' has no tensor type");
-    validateValueInfo(in, "graph input '" + in.name() + "'", errors);
+    validateValueInfo(in, where + " input '" + in.name() + "'", errors);
   }
   for (const auto &out : graph.output())
-    validateValueInfo(out, "graph output '" + out.name() + "'", errors);
+    validateValueInfo(out, where + " output '" + out.name() + "'", errors);
   for (const auto &info : graph.value_info())
     validateValueInfo(info, "value '" + info.name() + "'", errors);
-  forEachTensor(graph, [&](const TensorProto &t, const std::string &label) {
-    if (std::string error = checkTensor(t); !error.empty())
-      errors.push_back(label + ": " + error);
-  });
   defined.insert(inputs.begin(), inputs.end());
   defined.insert(initializers.begin(), initializers.end());
 
@@ -433,15 +457,70 @@ void validateModel(onnx::ModelProto &model, int opset, std::vector<std::string> 
         errors.push_back(nodeLabel(node) + ": input '" + in +
                          "' is not defined (no node, graph input or initializer produces it)");
     }
+    validateNodeAttributes(node, opset, errors);
+    for (const auto &attr : node.attribute())
+      if (isControlFlowBody(node, attr)) {
+        if (depth + 1 > kMaxGraphDepth) {
+          errors.push_back(nodeLabel(node) + ": subgraphs nest deeper than " +
+                           std::to_string(kMaxGraphDepth) + " levels");
+          break;
+        }
+        validateGraph(attr.g(), defined, depth + 1, opset, errors);
+      }
     for (const auto &out : node.output())
       if (!out.empty())
         defined.insert(out);
-    validateNodeAttributes(node, opset, errors);
   }
   for (const auto &out : graph.output())
     if (!defined.count(out.name()))
-      errors.push_back("graph output '" + out.name() +
+      errors.push_back(where + " output '" + out.name() +
                        "' is not produced by any node, graph input or initializer");
+}
+
+} // namespace
+
+void validateModel(onnx::ModelProto &model, int opset, std::vector<std::string> &errors) {
+  forEachTensor(*model.mutable_graph(), [&](const TensorProto &t, const std::string &label) {
+    if (std::string error = checkTensor(t); !error.empty())
+      errors.push_back(label + ": " + error);
+  });
+  validateGraph(model.graph(), {}, 0, opset, errors);
+}
+
+std::set<std::string> definedNames(const onnx::GraphProto &graph) {
+  std::set<std::string> names;
+  for (const auto &in : graph.input())
+    names.insert(in.name());
+  for (const auto &init : graph.initializer())
+    names.insert(init.name());
+  for (const auto &node : graph.node())
+    names.insert(node.output().begin(), node.output().end());
+  names.erase("");
+  return names;
+}
+
+std::vector<std::string> implicitInputs(const onnx::NodeProto &node) {
+  std::vector<std::string> names;
+  for (const auto &attr : node.attribute()) {
+    if (!attr.has_g())
+      continue;
+    const onnx::GraphProto &g = attr.g();
+    std::set<std::string> local = definedNames(g);
+    auto use = [&](const std::string &name) {
+      if (!name.empty() && !local.count(name) &&
+          std::find(names.begin(), names.end(), name) == names.end())
+        names.push_back(name);
+    };
+    for (const auto &inner : g.node()) {
+      for (const auto &in : inner.input())
+        use(in);
+      for (const auto &in : implicitInputs(inner))
+        use(in);
+    }
+    for (const auto &out : g.output())
+      use(out.name());
+  }
+  return names;
 }
 
 namespace {

@@ -6,6 +6,7 @@
 
 #include "onnx/onnx_pb.h"
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -66,6 +67,12 @@ std::string pinningOption(const onnx::GraphProto &graph, const SymbolicDim &dim)
 // --input-shape, so the importer sees static shapes. Appends an error for a pin that names
 // nothing, contradicts a fixed dim, or has the wrong rank, and for every input dim still open.
 void pinShapes(onnx::ModelProto &model, const ShapePins &pins, std::vector<std::string> &errors);
+
+// The names a graph defines itself: its inputs, initializers and node outputs.
+std::set<std::string> definedNames(const onnx::GraphProto &graph);
+// The names a node's subgraphs (If branches, Loop and Scan bodies, nested ones included) read
+// from the graphs around them: inputs of the node that ONNX leaves implicit.
+std::vector<std::string> implicitInputs(const onnx::NodeProto &node);
 
 // Drops the nodes no graph output depends on: dlc never runs them, so neither the importer
 // nor anything after it needs to see them.

@@ -23,6 +23,7 @@ def Dlc_ViewOpTrait : NativeOpTrait<"ViewOpTrait"> { let cppNamespace = "::dlc";
 
 // Verifies equal types without making ODS infer the result type (results stay explicit).
 def Dlc_SameType : NativeOpTrait<"SameOperandsAndResultType">;
+def Dlc_SameElementType : NativeOpTrait<"SameOperandsAndResultElementType">;
 
 // float16 and bfloat16 are storage only: the importer computes with them in float32 (casts
 // around each op).
@@ -34,6 +35,7 @@ def Dlc_StoredTensor : RankedTensorOf<[F32, F64, F16, BF16, F8E4M3FN, F8E4M3FNUZ
                                        F8E5M2FNUZ, I1, I<2>, I<4>, I8, I16, I32, I64, UI<2>,
                                        UI<4>, UI8, UI16, UI32, UI64]>;
 def Dlc_F32Tensor : RankedTensorOf<[F32]>;
+def Dlc_MatMulTensor : RankedTensorOf<[F32, I32]>;
 def Dlc_IndexTensor : RankedTensorOf<[I32, I64]>;
 def Dlc_BoolTensor : RankedTensorOf<[I1]>;
 
@@ -159,10 +161,13 @@ def Dlc_WhereOp : Dlc_TensorOp<"where"> {
 // Linear algebra, convolution, pooling, normalization
 //===----------------------------------------------------------------------------------------===//
 
-def Dlc_MatMulOp : Dlc_TensorOp<"matmul"> {
+def Dlc_MatMulOp : Dlc_TensorOp<"matmul", [Dlc_SameElementType]> {
   let summary = "batched matrix product, batch dims broadcast (both operands rank >= 2)";
-  let arguments = (ins Dlc_F32Tensor:$lhs, Dlc_F32Tensor:$rhs);
-  let results = (outs Dlc_F32Tensor:$output);
+  let description = [{
+    float32, or int32 for the integer products of quantized models (exact, wrapping).
+  }];
+  let arguments = (ins Dlc_MatMulTensor:$lhs, Dlc_MatMulTensor:$rhs);
+  let results = (outs Dlc_MatMulTensor:$output);
   let hasVerifier = 1;
 }
 

@@ -176,6 +176,10 @@ void sgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float alph
 void batchedMatmulF32(const float *a, const int64_t *aOffsets, const float *b,
                       const int64_t *bOffsets, float *c, int64_t batch, int64_t m, int64_t n,
                       int64_t k);
+// The same on int32 (MatMulInteger, QLinearMatMul): exact, sums wrap modulo 2^32.
+void batchedMatmulI32(const int32_t *a, const int64_t *aOffsets, const int32_t *b,
+                      const int64_t *bOffsets, int32_t *c, int64_t batch, int64_t m, int64_t n,
+                      int64_t k);
 
 // ---- convolution and pooling (NC + up to 3 spatial dims; lower ranks use size-1 dims) ----
 struct WindowParams {

@@ -238,5 +238,26 @@ void batchedMatmulF32(const float *a, const int64_t *aOffsets, const float *b,
           n);
 }
 
+void batchedMatmulI32(const int32_t *a, const int64_t *aOffsets, const int32_t *b,
+                      const int64_t *bOffsets, int32_t *c, int64_t batch, int64_t m, int64_t n,
+                      int64_t k) {
+  for (int64_t i = 0; i < batch; ++i) {
+    const int32_t *ai = a + aOffsets[i], *bi = b + bOffsets[i];
+    int32_t *ci = c + i * m * n;
+    for (int64_t r = 0; r < m; ++r) {
+      // Sums wrap modulo 2^32 (as int32 accumulation does in ONNX runtimes), without UB.
+      uint32_t *row = reinterpret_cast<uint32_t *>(ci + r * n);
+      for (int64_t j = 0; j < n; ++j)
+        row[j] = 0;
+      for (int64_t p = 0; p < k; ++p) {
+        uint32_t x = uint32_t(ai[r * k + p]);
+        const int32_t *brow = bi + p * n;
+        for (int64_t j = 0; j < n; ++j)
+          row[j] += x * uint32_t(brow[j]);
+      }
+    }
+  }
+}
+
 } // namespace rt
 } // namespace dlc

@@ -147,6 +147,33 @@ Value classIndices(NodeImporter &n, int64_t depth, int64_t axis, int64_t rank) {
   return ConstantOp::fromBytes(n.b, n.loc(), type, bytes, "classes");
 }
 
+Value matmulOf(NodeImporter &n, Value lhs, Value rhs) {
+  // 1-D operands are promoted to matrices and the extra dim dropped afterwards.
+  SmallVector<int64_t> a(typeOf(lhs).getShape()), b(typeOf(rhs).getShape());
+  if (a.empty() || b.empty())
+    throw ImportError("MatMul operands must have rank >= 1");
+  bool vectorA = a.size() == 1, vectorB = b.size() == 1;
+  if (a.back() != b[b.size() == 1 ? 0 : b.size() - 2])
+    throw ImportError("inner dims differ: " + dimsString(a) + " x " + dimsString(b));
+  if (a.size() == 1)
+    a.insert(a.begin(), 1);
+  if (b.size() == 1)
+    b.push_back(1);
+  auto batch =
+      broadcastShapes(ArrayRef<int64_t>(a).drop_back(2), ArrayRef<int64_t>(b).drop_back(2));
+  if (failed(batch))
+    throw ImportError("batch dims do not broadcast");
+  SmallVector<int64_t> shape(*batch);
+  shape.append({a[a.size() - 2], b.back()});
+  Value product = n.b.create<MatMulOp>(n.loc(), typeOf(lhs).clone(shape), reshape(n, lhs, a),
+                                       reshape(n, rhs, b));
+  if (vectorB)
+    shape.pop_back();
+  if (vectorA)
+    shape.erase(shape.end() - (vectorB ? 1 : 2));
+  return reshape(n, product, shape);
+}
+
 Value insertUnitDim(NodeImporter &n, Value v, int64_t axis) {
   SmallVector<int64_t> shape(typeOf(v).getShape());
   shape.insert(shape.begin() + axis, 1);

@@ -30,6 +30,7 @@ void addSamplingImports(ImportTable &table);
 void addRecurrentImports(ImportTable &table);
 void addAttentionImports(ImportTable &table);
 void addQuantizationImports(ImportTable &table);
+void addSignalImports(ImportTable &table);
 
 RankedTensorType typeOf(Value v);
 
@@ -83,6 +84,11 @@ Value transposeValue(NodeImporter &n, Value v, ArrayRef<int64_t> perm);
 Value classIndices(NodeImporter &n, int64_t depth, int64_t axis, int64_t rank);
 
 Value insertUnitDim(NodeImporter &n, Value v, int64_t axis);
+
+// ONNX MatMul: batch dims broadcast, 1-D operands promoted (float32, or int32 exactly).
+Value matmulOf(NodeImporter &n, Value lhs, Value rhs);
+// ONNX Conv on float32 `x` and `weight` with the node's window attributes (Linalg.cpp).
+Value convOf(NodeImporter &n, Value x, Value weight, Value bias);
 
 // Elementwise binary op with numpy broadcasting.
 template <typename Op> Value bin(NodeImporter &n, Value a, Value b) {

@@ -573,6 +573,52 @@ std::string scatterReduction(NodeImporter &n) {
 }
 
 // ScatterElements, and Scatter (its name before opset 11).
+// TensorScatter: `update` written into the cache along `axis`, sample b from position
+// write_indices[b] on (wrapping around in circular mode): a ScatterElements whose indices are
+// write_indices[b] + s.
+OpImport tensorScatter() {
+  return {{}, [](NodeImporter &n) -> Value {
+            RankedTensorType cache = n.inputType(0), update = n.inputType(1);
+            int64_t rank = cache.getRank();
+            if (rank < 2 || update.getRank() != rank)
+              throw ImportError("past_cache and update must have one rank, at least 2");
+            int64_t axis = normalizeAxis(n.intAttr("axis", -2), rank);
+            if (axis == 0)
+              throw ImportError("axis must not be the batch axis");
+            std::string mode = n.stringAttr("mode", "linear");
+            if (mode != "linear" && mode != "circular")
+              throw ImportError("unknown mode '" + mode + "'");
+            for (int64_t d = 0; d < rank; ++d)
+              if (d == axis ? update.getDimSize(d) > cache.getDimSize(d)
+                            : update.getDimSize(d) != cache.getDimSize(d))
+                throw ImportError("update " + dimsString(update.getShape()) +
+                                  " does not fit the cache " + dimsString(cache.getShape()));
+            Type i64 = n.b.getI64Type();
+            int64_t length = update.getDimSize(axis);
+            SmallVector<int64_t> along(rank, 1);
+            along[axis] = length;
+            std::vector<int64_t> steps(length);
+            for (int64_t s = 0; s < length; ++s)
+              steps[s] = s;
+            std::vector<char> bytes(steps.size() * 8);
+            std::memcpy(bytes.data(), steps.data(), bytes.size());
+            Value index = ConstantOp::fromBytes(n.b, n.loc(), RankedTensorType::get(along, i64),
+                                                bytes, "scatter_steps");
+            if (n.hasInput(2)) {
+              if (n.inputType(2).getShape() != ArrayRef<int64_t>{cache.getDimSize(0)})
+                throw ImportError("write_indices must hold one index per batch sample");
+              SmallVector<int64_t> perSample(rank, 1);
+              perSample[0] = cache.getDimSize(0);
+              index = bin<AddOp>(n, reshape(n, castTo(n, n.input(2), i64), perSample), index);
+            }
+            if (mode == "circular")
+              index = bin<ModOp>(n, index, scalar(n, double(cache.getDimSize(axis)), i64));
+            index = broadcastTo(n, index, update.getShape());
+            return n.b.create<ScatterElementsOp>(n.loc(), cache, n.input(0), index, n.input(1),
+                                                 axis, "none");
+          }};
+}
+
 OpImport scatterElements() {
   return {{}, [](NodeImporter &n) -> Value {
             auto data = n.inputType(0), idx = n.inputType(1), updates = n.inputType(2);
@@ -784,6 +830,7 @@ void addDataMovementImports(ImportTable &table) {
       {"Unsqueeze", squeezeLike<false>()},
       {"Identity", identity()},
       {"BitCast", bitCast()},
+      {"TensorScatter", tensorScatter()},
       {"Transpose", transpose()},
       {"Concat", concat()},
       {"Gather", gather()},

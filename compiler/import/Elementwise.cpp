@@ -151,11 +151,21 @@ OpImport hardSigmoid() {
 }
 
 // x * sigmoid(alpha x)
-OpImport swish() {
-  return floatComposition([](NodeImporter &n, Value x, Type f) {
-    double alpha = n.floatAttr("alpha", 1.0f);
-    Value scaled = alpha == 1.0 ? x : bin<MulOp>(n, x, scalar(n, alpha, f));
-    return bin<MulOp>(n, x, un<SigmoidOp>(n, scaled));
+Value swishOf(NodeImporter &n, Value x, Type f) {
+  double alpha = n.floatAttr("alpha", 1.0f);
+  Value scaled = alpha == 1.0 ? x : bin<MulOp>(n, x, scalar(n, alpha, f));
+  return bin<MulOp>(n, x, un<SigmoidOp>(n, scaled));
+}
+
+OpImport swish() { return floatComposition(swishOf); }
+
+// SwiGLU: Swish(A) * B, the two of one shape.
+OpImport swiGlu() {
+  return floatComposition([](NodeImporter &n, Value a, Type f) {
+    requireFloat32(n, 1);
+    if (n.inputType(0) != n.inputType(1))
+      throw ImportError("A and B must have the same shape (no broadcasting)");
+    return bin<MulOp>(n, swishOf(n, a, f), n.input(1));
   });
 }
 
@@ -410,6 +420,7 @@ void addElementwiseImports(ImportTable &table) {
       {"HardSigmoid", hardSigmoid()},
       {"Mish", mish()},
       {"Swish", swish()},
+      {"SwiGLU", swiGlu()},
       {"Gelu", gelu()},
       {"PRelu", prelu().withLegacyVersions()},
       {"Sum", variadicSum(false)},

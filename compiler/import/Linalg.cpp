@@ -72,22 +72,27 @@ RankedTensorType windowResultType(RankedTensorType x, int64_t channels, const Wi
   return x.clone(shape);
 }
 
+} // namespace
+
+Value convOf(NodeImporter &n, Value x, Value weight, Value bias) {
+  auto xs = typeOf(x).getShape(), wShape = typeOf(weight).getShape();
+  if (wShape.size() != xs.size())
+    throw ImportError("the weight has rank " + std::to_string(wShape.size()) +
+                      " but the input has rank " + std::to_string(xs.size()) +
+                      "; they must be equal");
+  if (xs.size() < 3 || xs.size() > 5)
+    throw ImportError("only 1-D to 3-D convolutions");
+  Window w = resolveWindow(n, xs, n.intsAttr("kernel_shape", {wShape.begin() + 2, wShape.end()}));
+  auto type = windowResultType(typeOf(x), wShape[0], w, false);
+  return n.b.create<ConvOp>(n.loc(), type, x, weight, bias, w.strides, w.pads, w.dilations,
+                            n.intAttr("group", 1));
+}
+
+namespace {
+
 OpImport conv() {
-  return {{}, [](NodeImporter &n) -> Value {
-            auto x = n.inputType(0).getShape();
-            auto wShape = n.inputType(1).getShape();
-            if (wShape.size() != x.size())
-              throw ImportError("the weight has rank " + std::to_string(wShape.size()) +
-                                " but the input has rank " + std::to_string(x.size()) +
-                                "; they must be equal");
-            if (x.size() < 3 || x.size() > 5)
-              throw ImportError("only 1-D to 3-D convolutions");
-            Window w =
-                resolveWindow(n, x, n.intsAttr("kernel_shape", {wShape.begin() + 2, wShape.end()}));
-            Value bias = n.hasInput(2) ? n.input(2) : Value();
-            auto type = windowResultType(n.inputType(0), wShape[0], w, false);
-            return n.b.create<ConvOp>(n.loc(), type, n.input(0), n.input(1), bias, w.strides,
-                                      w.pads, w.dilations, n.intAttr("group", 1));
+  return {{}, [](NodeImporter &n) {
+            return convOf(n, n.input(0), n.input(1), n.hasInput(2) ? n.input(2) : Value());
           }};
 }
 
@@ -239,33 +244,7 @@ template <typename Op> OpImport pool() {
 }
 
 OpImport matmul() {
-  return {{}, [](NodeImporter &n) -> Value {
-            // 1-D operands are promoted to matrices and the extra dim dropped afterwards.
-            SmallVector<int64_t> a(n.inputType(0).getShape()), b(n.inputType(1).getShape());
-            if (a.empty() || b.empty())
-              throw ImportError("MatMul operands must have rank >= 1");
-            bool vectorA = a.size() == 1, vectorB = b.size() == 1;
-            if (a.back() != b[b.size() == 1 ? 0 : b.size() - 2])
-              throw ImportError("inner dims differ: " + dimsString(a) + " x " + dimsString(b));
-            if (a.size() == 1)
-              a.insert(a.begin(), 1);
-            if (b.size() == 1)
-              b.push_back(1);
-            auto batch = broadcastShapes(ArrayRef<int64_t>(a).drop_back(2),
-                                         ArrayRef<int64_t>(b).drop_back(2));
-            if (failed(batch))
-              throw ImportError("batch dims do not broadcast");
-            SmallVector<int64_t> shape(*batch);
-            shape.append({a[a.size() - 2], b.back()});
-            auto type = n.inputType(0).clone(shape);
-            Value product = n.b.create<MatMulOp>(n.loc(), type, reshape(n, n.input(0), a),
-                                                 reshape(n, n.input(1), b));
-            if (vectorB)
-              shape.pop_back();
-            if (vectorA)
-              shape.erase(shape.end() - (vectorB ? 1 : 2));
-            return reshape(n, product, shape);
-          }};
+  return {{}, [](NodeImporter &n) { return matmulOf(n, n.input(0), n.input(1)); }};
 }
 
 OpImport gemm() {
@@ -302,6 +281,74 @@ OpImport lpPool() {
                                        w.dilations, ceil, true);
     Value sum = bin<MulOp>(n, mean, scalar(n, double(dimsProduct(w.kernel)), f));
     return p == 2 ? un<SqrtOp>(n, sum) : bin<PowOp>(n, sum, scalar(n, 1.0 / p, f));
+  });
+}
+
+// MaxUnpool: X's values written at their MaxPool indices (flat over the whole output) into
+// zeros, as a ScatterElements along the flattened output.
+OpImport maxUnpool() {
+  return {{2}, [](NodeImporter &n) -> Value {
+            requireFloat32(n);
+            auto x = n.inputType(0).getShape();
+            if (x.size() < 3 || x.size() > 5 || n.inputType(1).getShape() != x)
+              throw ImportError("needs X [N, C, spatial...] and indices of the same shape");
+            // The indices address the shape the window attributes imply; a given
+            // output_shape pads (or crops) that result at the end of each spatial dim, as the
+            // reference does.
+            SmallVector<int64_t> inferred(x.begin(), x.begin() + 2);
+            Window w = resolveWindow(n, x, n.intsAttr("kernel_shape"));
+            size_t spatial = x.size() - 2;
+            for (size_t d = 0; d < spatial; ++d)
+              inferred.push_back((x[d + 2] - 1) * w.strides[d] + w.kernel[d] - w.pads[d] -
+                                 w.pads[d + spatial]);
+            int64_t total = dimsProduct(inferred), count = dimsProduct(x);
+            if (total < 1)
+              throw ImportError("the output would be empty");
+            Type f = n.b.getF32Type();
+            Value zeros = broadcastTo(n, scalar(n, 0.0, f), {total});
+            Value y = reshape(n,
+                              n.b.create<ScatterElementsOp>(
+                                  n.loc(), typeOf(zeros), zeros, reshape(n, n.input(1), {count}),
+                                  reshape(n, n.input(0), {count}), 0, "none"),
+                              inferred);
+            if (!n.hasInput(2))
+              return y;
+            std::vector<int64_t> given = n.constInput(2).asInts();
+            if (given.size() != x.size() || given[0] != x[0] || given[1] != x[1])
+              throw ImportError("output_shape must be [N, C, spatial...] of the input's N, C");
+            for (size_t d = 2; d < given.size(); ++d) {
+              if (given[d] < 1)
+                throw ImportError("output_shape must be positive");
+              int64_t have = typeOf(y).getDimSize(d);
+              if (given[d] < have) {
+                y = sliceAxis(n, y, d, 0, 1, given[d]);
+              } else if (given[d] > have) {
+                SmallVector<int64_t> padShape(typeOf(y).getShape());
+                padShape[d] = given[d] - have;
+                y = concatAxis(n, {y, broadcastTo(n, scalar(n, 0.0, f), padShape)}, d);
+              }
+            }
+            return y;
+          }};
+}
+
+// LRN: x / (bias + alpha / size * sum of x^2 over `size` neighbouring channels)^beta. The sum
+// over channels is an average pool (padding counted) of x^2 seen as [N, 1, C, rest].
+OpImport lrn() {
+  return floatComposition([](NodeImporter &n, Value x, Type f) -> Value {
+    auto shape = typeOf(x).getShape();
+    int64_t size = n.intAttr("size", 0);
+    if (shape.size() < 3 || size < 1)
+      throw ImportError("needs an input of rank >= 3 and a positive size");
+    int64_t rest = dimsProduct(shape.drop_front(2));
+    Value squares = reshape(n, bin<MulOp>(n, x, x), {shape[0], 1, shape[1], rest});
+    SmallVector<int64_t> kernel{size, 1}, ones{1, 1}, pads{(size - 1) / 2, 0, size / 2, 0};
+    Value mean = n.b.create<AvgPoolOp>(n.loc(), typeOf(squares), squares, kernel, ones, pads,
+                                       ones, false, true);
+    Value scaled =
+        bin<MulOp>(n, reshape(n, mean, shape), scalar(n, n.floatAttr("alpha", 1e-4f), f));
+    Value base = bin<AddOp>(n, scaled, scalar(n, n.floatAttr("bias", 1.0f), f));
+    return bin<DivOp>(n, x, bin<PowOp>(n, base, scalar(n, n.floatAttr("beta", 0.75f), f)));
   });
 }
 
@@ -590,6 +637,8 @@ void addLinalgImports(ImportTable &table) {
       {"MaxPool", pool<MaxPoolOp>()},
       {"AveragePool", pool<AvgPoolOp>().withLegacyVersions()},
       {"LpPool", lpPool()},
+      {"LRN", lrn()},
+      {"MaxUnpool", maxUnpool()},
       {"Col2Im", col2im()},
       {"AffineGrid", affineGrid()},
       {"Einsum", einsum()},

@@ -153,12 +153,128 @@ OpImport dynamicQuantizeLinear() {
           }};
 }
 
+// ---- Integer matrix products and convolutions.
+
+// Input `x` minus its zero point (input `zp`, optional) in `element`. A zero point with one
+// entry per row of a [..., M, K] left operand, or per output channel of a convolution weight,
+// is laid along that axis; otherwise it broadcasts as ONNX broadcasts.
+Value centered(NodeImporter &n, int x, int zp, Type element, int64_t perAxis) {
+  Type stored = n.inputType(x).getElementType();
+  if (!stored.isInteger(8))
+    throw ImportError("input #" + std::to_string(x) + " must be int8 or uint8");
+  Value v = castTo(n, n.input(x), element);
+  if (!n.hasInput(zp))
+    return v;
+  Value z = castTo(n, n.input(zp), element);
+  auto zs = typeOf(z).getShape(), xs = typeOf(v).getShape();
+  int64_t rank = xs.size();
+  if (zs.size() == 1 && zs[0] != 1 && perAxis >= 0 && perAxis < rank && zs[0] == xs[perAxis]) {
+    SmallVector<int64_t> along(rank - perAxis, 1);
+    along[0] = zs[0];
+    z = reshape(n, z, along);
+  }
+  return bin<SubOp>(n, v, z);
+}
+
+// MatMulInteger: (A - a_zero_point) x (B - b_zero_point), exactly, in int32.
+OpImport matMulInteger() {
+  return {{}, [](NodeImporter &n) -> Value {
+            Type i32 = n.b.getI32Type();
+            int64_t rows = n.inputType(0).getRank() - 2;
+            return matmulOf(n, centered(n, 0, 2, i32, rows), centered(n, 1, 3, i32, -1));
+          }};
+}
+
+// The float32 scale of a matrix operand: a per-row one lies along the rows.
+Value matrixScale(NodeImporter &n, int input, int64_t rows) {
+  Value s = castTo(n, n.input(input), n.b.getF32Type());
+  auto shape = typeOf(s).getShape();
+  if (shape.size() == 1 && shape[0] != 1 && rows >= 0)
+    s = reshape(n, s, {shape[0], 1});
+  return s;
+}
+
+// The quantized result of an exact integer accumulation: round(acc * multiplier) + zero
+// point, saturated to `element` (the reference's rint and clip).
+Value requantize(NodeImporter &n, Value acc, Value multiplier, int zeroPoint, Type element) {
+  auto [lowest, highest] = quantizedRange(element);
+  Value q = un<RoundOp>(n, bin<MulOp>(n, castTo(n, acc, n.b.getF32Type()), multiplier));
+  if (n.hasInput(zeroPoint))
+    q = bin<AddOp>(n, q, castTo(n, n.input(zeroPoint), n.b.getF32Type()));
+  q = n.b.create<ClipOp>(n.loc(), typeOf(q), q, n.b.getF32FloatAttr(lowest),
+                         n.b.getF32FloatAttr(highest));
+  return castTo(n, q, element);
+}
+
+// QLinearMatMul: the exact int32 product of the centered operands, requantized by
+// a_scale * b_scale / y_scale.
+OpImport qLinearMatMul() {
+  return {{}, [](NodeImporter &n) -> Value {
+            Type i32 = n.b.getI32Type();
+            int64_t rows = n.inputType(0).getRank() - 2;
+            Value product = matmulOf(n, centered(n, 0, 2, i32, rows), centered(n, 3, 5, i32, -1));
+            Value multiplier = bin<DivOp>(
+                n, bin<MulOp>(n, matrixScale(n, 1, rows), matrixScale(n, 4, -1)),
+                matrixScale(n, 6, rows));
+            Type element = n.hasInput(7) ? n.inputType(7).getElementType()
+                                         : n.inputType(0).getElementType();
+            return requantize(n, product, multiplier, 7, element);
+          }};
+}
+
+// Convolutions of 8-bit integers run in float32, which holds every integer below 2^24
+// exactly: refused when a sum of (C / group) * kernel products of at most 255^2 could pass it.
+void requireExactIntegerConv(NodeImporter &n, int weight) {
+  auto w = n.inputType(weight).getShape();
+  int64_t terms = dimsProduct(w.drop_front(1));
+  if (terms * 255 * 255 >= (int64_t(1) << 24))
+    throw ImportError("each output sums " + std::to_string(terms) +
+                      " products of 8-bit values, more than dlc accumulates exactly "
+                      "(at most 258)");
+}
+
+// ConvInteger: Conv of the centered input and weight (a zero point per output channel lies
+// along the weight's first axis), exact in int32.
+OpImport convInteger() {
+  return {{}, [](NodeImporter &n) -> Value {
+            requireExactIntegerConv(n, 1);
+            Type f = n.b.getF32Type();
+            Value y = convOf(n, centered(n, 0, 2, f, -1), centered(n, 1, 3, f, 0), Value());
+            return castTo(n, y, n.b.getI32Type());
+          }};
+}
+
+// QLinearConv: the exact integer convolution (plus the int32 bias), requantized by
+// x_scale * w_scale / y_scale (w_scale per output channel or per tensor).
+OpImport qLinearConv() {
+  return {{}, [](NodeImporter &n) -> Value {
+            requireExactIntegerConv(n, 3);
+            Type f = n.b.getF32Type();
+            Value bias = n.hasInput(8) ? castTo(n, n.input(8), f) : Value();
+            Value acc = convOf(n, centered(n, 0, 2, f, -1), centered(n, 3, 5, f, 0), bias);
+            Value wScale = castTo(n, n.input(4), f);
+            auto ws = typeOf(wScale).getShape();
+            if (ws.size() == 1 && ws[0] != 1) { // per output channel: axis 1 of [N, M, ...]
+              SmallVector<int64_t> along(typeOf(acc).getRank(), 1);
+              along[1] = ws[0];
+              wScale = reshape(n, wScale, along);
+            }
+            Value multiplier = bin<DivOp>(n, bin<MulOp>(n, castTo(n, n.input(1), f), wScale),
+                                          castTo(n, n.input(6), f));
+            return requantize(n, acc, multiplier, 7, n.inputType(7).getElementType());
+          }};
+}
+
 } // namespace
 
 void addQuantizationImports(ImportTable &table) {
   table.insert({{"QuantizeLinear", quantizeLinear()},
                 {"DequantizeLinear", dequantizeLinear()},
-                {"DynamicQuantizeLinear", dynamicQuantizeLinear()}});
+                {"DynamicQuantizeLinear", dynamicQuantizeLinear()},
+                {"MatMulInteger", matMulInteger()},
+                {"QLinearMatMul", qLinearMatMul()},
+                {"ConvInteger", convInteger()},
+                {"QLinearConv", qLinearConv()}});
 }
 
 } // namespace dlc

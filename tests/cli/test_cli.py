@@ -156,6 +156,105 @@ def check_bfloat16_run(dlc, work):
           % r.stderr.strip())
 
 
+def check_control_flow(dlc, work):
+    """If, Loop and Scan are unrolled at compile time: results against numpy, and clear errors
+    for what cannot be unrolled or a body that cannot be imported."""
+    opset = [helper.make_opsetid("", 16)]
+    f32 = TensorProto.FLOAT
+    x = helper.make_tensor_value_info("x", f32, [3])
+
+    def const(name, value, dtype=TensorProto.INT64):
+        return helper.make_node("Constant", [], [name], name=name, value=helper.make_tensor(
+            name + "_v", dtype, [], [value]))
+
+    # y = x; repeat 4 times: y = y * 2 + i, collecting each y (a scan output).
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"], name="keep_going"),
+         helper.make_node("Cast", ["i"], ["i_f"], to=f32, name="i_as_float"),
+         const("two", 2.0, f32),
+         helper.make_node("Mul", ["y_in", "two"], ["doubled"], name="double"),
+         helper.make_node("Add", ["doubled", "i_f"], ["y_out"], name="add_i"),
+         helper.make_node("Identity", ["y_out"], ["scan"], name="collect")],
+        "body", [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+                 helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
+                 helper.make_tensor_value_info("y_in", f32, [3])],
+        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("y_out", f32, [3]),
+         helper.make_tensor_value_info("scan", f32, [3])])
+    loop = helper.make_model(helper.make_graph(
+        [const("trips", 4), helper.make_node("Loop", ["trips", "", "x"], ["y", "ys"], body=body,
+                                             name="loop")],
+        "g", [x], [helper.make_tensor_value_info("y", f32, [3]),
+                   helper.make_tensor_value_info("ys", f32, [4, 3])]), opset_imports=opset)
+    path = save(loop, os.path.join(work, "loop.onnx"))
+    xv = np.array([1.0, -2.0, 0.5], np.float32)
+    xin = os.path.join(work, "loop_x.npy")
+    np.save(xin, xv)
+    out = os.path.join(work, "loop_run")
+    r = run(dlc, "run", path, xin, "-o", out)
+    want, ys = xv.copy(), []
+    for i in range(4):
+        want = want * 2 + i
+        ys.append(want)
+    check(r.returncode == 0 and np.allclose(np.load(os.path.join(out, "y.npy")), want) and
+          np.allclose(np.load(os.path.join(out, "ys.npy")), np.stack(ys)),
+          "Loop with a constant trip count, unrolled: carried value and scan output match "
+          "numpy (%s)" % r.stderr.strip())
+
+    # The same loop with the trip count as a graph input cannot be unrolled.
+    runtime_trips = helper.make_model(helper.make_graph(
+        [helper.make_node("Loop", ["trips", "", "x"], ["y", "ys"], body=body, name="loop")],
+        "g", [helper.make_tensor_value_info("trips", TensorProto.INT64, []), x],
+        [helper.make_tensor_value_info("y", f32, [3]),
+         helper.make_tensor_value_info("ys", f32, [4, 3])]), opset_imports=opset)
+    expect_error(dlc, work, "loop_runtime_trips",
+                 save(runtime_trips, os.path.join(work, "loop_runtime.onnx")),
+                 ["node 'loop' (Loop): the trip count must be a compile-time constant (dlc "
+                  "unrolls loops): it is a graph input"])
+
+    # If with a run-time condition: both branches, selected per output.
+    flag = helper.make_tensor_value_info("flag", TensorProto.BOOL, [])
+    branch = lambda name, op: helper.make_graph(  # noqa: E731
+        [helper.make_node(op, ["x"], [name + "_out"], name=name)], name, [],
+        [helper.make_tensor_value_info(name + "_out", f32, [3])])
+    if_model = helper.make_model(helper.make_graph(
+        [helper.make_node("If", ["flag"], ["y"], then_branch=branch("neg", "Neg"),
+                          else_branch=branch("abs", "Abs"), name="choose")],
+        "g", [flag, x], [helper.make_tensor_value_info("y", f32, [3])]), opset_imports=opset)
+    path = save(if_model, os.path.join(work, "if.onnx"))
+    for value, expected in ((True, -xv), (False, np.abs(xv))):
+        fin = os.path.join(work, "if_flag.npy")
+        np.save(fin, np.array(value))
+        out = os.path.join(work, "if_run_%d" % value)
+        r = run(dlc, "run", path, fin, xin, "-o", out)
+        check(r.returncode == 0 and np.array_equal(np.load(os.path.join(out, "y.npy")), expected),
+              "If with a run-time condition %s takes its branch (%s)" % (value, r.stderr.strip()))
+
+    # A body's unsupported op is reported at its node, once.
+    bad_branch = helper.make_graph(
+        [helper.make_node("Frobnicate", ["x"], ["bad_out"], name="inner")], "bad", [],
+        [helper.make_tensor_value_info("bad_out", f32, [3])])
+    bad_if = helper.make_model(helper.make_graph(
+        [helper.make_node("If", ["flag"], ["y"], then_branch=bad_branch,
+                          else_branch=branch("abs", "Abs"), name="choose")],
+        "g", [flag, x], [helper.make_tensor_value_info("y", f32, [3])]), opset_imports=opset)
+    expect_error(dlc, work, "if_bad_body", save(bad_if, os.path.join(work, "if_bad.onnx")),
+                 ["node 'inner' (Frobnicate): op Frobnicate (opset 16) is not supported"])
+
+    # Subgraphs nested deeper than dlc's limit are refused, not recursed into.
+    graph = branch("leaf", "Neg")
+    for depth in range(20):
+        graph = helper.make_graph(
+            [helper.make_node("If", ["flag"], ["level%d" % depth], then_branch=graph,
+                              else_branch=branch("leaf%d" % depth, "Abs"), name="if%d" % depth)],
+            "level%d" % depth, [], [helper.make_tensor_value_info("level%d" % depth, f32, [3])])
+    deep = helper.make_model(helper.make_graph(
+        list(graph.node), "g", [flag, x], [helper.make_tensor_value_info("level19", f32, [3])]),
+        opset_imports=opset)
+    expect_error(dlc, work, "deep_nesting", save(deep, os.path.join(work, "deep.onnx")),
+                 ["subgraphs nest deeper than 16 levels"])
+
+
 def check_symbolic_dims(dlc, work, model):
     """A symbolic batch dim: refused with the option that pins it, pinned by --dim or
     --input-shape (compile and run), bad pins refused, and listed by inspect."""
@@ -235,6 +334,7 @@ def main():
 
     check_symbolic_dims(dlc, work, models["dynamic"])
     check_bfloat16_run(dlc, work)
+    check_control_flow(dlc, work)
     expect_error(dlc, work, "used_complex", models["used_complex"], ["unsupported element type"])
     r = run(dlc, "compile", models["unused_complex"], "-o", os.path.join(work, "unused_complex"))
     check(r.returncode == 0, "an unused initializer of an unsupported type is ignored (%s)"

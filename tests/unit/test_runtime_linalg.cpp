@@ -129,3 +129,25 @@ TEST_CASE("batched matmul with broadcast batch offsets", "[linalg]") {
       }
   requireClose(c, want, 1e-4, 0.0, &scale);
 }
+
+TEST_CASE("batchedMatmulI32: exact int32 products, sums wrapping modulo 2^32", "[linalg]") {
+  std::mt19937 rng(57);
+  const int64_t batch = 3, m = 4, n = 5, k = 70;
+  std::vector<int32_t> a(batch * m * k), b(k * n), c(batch * m * n);
+  for (int32_t &v : a)
+    v = int32_t(randomInt(rng, -255, 255));
+  for (int32_t &v : b)
+    v = int32_t(randomInt(rng, -255, 255));
+  a[0] = b[0] = 2000000000; // this product alone leaves int32: the sum wraps
+  std::vector<int64_t> aOffsets{0, m * k, 2 * m * k}, bOffsets{0, 0, 0}; // b broadcast
+  batchedMatmulI32(a.data(), aOffsets.data(), b.data(), bOffsets.data(), c.data(), batch, m, n,
+                   k);
+  for (int64_t t = 0; t < batch; ++t)
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        uint64_t sum = 0; // two's complement arithmetic, reduced modulo 2^32 at the end
+        for (int64_t p = 0; p < k; ++p)
+          sum += uint64_t(int64_t(a[(t * m + i) * k + p]) * int64_t(b[p * n + j]));
+        REQUIRE(c[(t * m + i) * n + j] == int32_t(uint32_t(sum)));
+      }
+}

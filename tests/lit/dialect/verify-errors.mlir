@@ -120,3 +120,12 @@ func.func @float8_add(%x: tensor<4xf8E4M3FN>) -> tensor<4xf8E4M3FN> {
   %r = dlc.add %x, %x : (tensor<4xf8E4M3FN>, tensor<4xf8E4M3FN>) -> tensor<4xf8E4M3FN>
   return %r : tensor<4xf8E4M3FN>
 }
+
+// -----
+
+// Integer products (MatMulInteger) take int32 on both sides.
+func.func @mixed_matmul(%a: tensor<2x3xi32>, %b: tensor<3x4xf32>) -> tensor<2x4xi32> {
+  // expected-error @+1 {{requires the same element type for all operands and results}}
+  %r = dlc.matmul %a, %b : (tensor<2x3xi32>, tensor<3x4xf32>) -> tensor<2x4xi32>
+  return %r : tensor<2x4xi32>
+}

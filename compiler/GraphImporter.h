@@ -1,0 +1,105 @@
+// Internal to the importer: the state of one model's import, shared by Importer.cpp (graphs,
+// nodes, sequences) and ImportControlFlow.cpp (If, Loop and Scan bodies).
+#ifndef DLC_COMPILER_GRAPHIMPORTER_H
+#define DLC_COMPILER_GRAPHIMPORTER_H
+
+#include "compiler/ImportContext.h"
+#include "compiler/Importer.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace dlc {
+
+using mlir::Block;
+using mlir::Location;
+using mlir::MLIRContext;
+using mlir::OpBuilder;
+using mlir::RankedTensorType;
+using mlir::Value;
+namespace func = mlir::func;
+
+// Ops the importer evaluates itself instead of through the op table: sequence ops (their
+// sequences exist only at compile time) and control flow (unrolled).
+bool isSequenceOp(const std::string &op);
+bool isControlFlowOp(const std::string &op);
+
+class Importer : public ValueScope {
+public:
+  // `bytes` holds the model file's contents; `path` names it in locations and locates its
+  // external data.
+  Importer(MLIRContext &ctx, const std::string &bytes, std::string path,
+           std::vector<std::string> &errors, const ShapePins &pins)
+      : ctx(ctx), bytes(bytes), path(std::move(path)), errors(errors), pins(pins) {}
+
+  mlir::OwningOpRef<mlir::ModuleOp> run();
+  struct Binding;
+
+  Value value(const std::string &name) override { return materialize(name); }
+  const ConstTensor *constant(const std::string &name) override {
+    auto it = constants.find(name);
+    return it == constants.end() ? nullptr : &it->second;
+  }
+  RankedTensorType type(const std::string &name) override { return typeOf(name); }
+  std::string whyNotConstant(const std::string &name) override;
+  bool isInitializer(const std::string &name) override { return initializers.count(name) != 0; }
+
+private:
+  bool load();
+  void collectConstants();
+  std::set<const onnx::NodeProto *> nodesToImport();
+  RankedTensorType declaredType(const onnx::ValueInfoProto &info);
+  RankedTensorType typeOf(const std::string &name);
+  Value materialize(const std::string &name);
+  void importNode(const onnx::NodeProto &node, const std::set<std::string> &read);
+  void importSequenceNode(const onnx::NodeProto &node, NodeImporter &n);
+  // If, Loop and Scan, unrolled at compile time (ImportControlFlow.cpp).
+  void importControlFlowNode(const onnx::NodeProto &node, NodeImporter &n);
+  std::optional<std::vector<Binding>> importBody(const onnx::GraphProto &body,
+                                                 const std::vector<Binding> &inputs);
+  Binding bindingOf(const std::string &name);
+  Value valueOf(const Binding &binding, Location loc);
+  void importNodes(const google::protobuf::RepeatedPtrField<onnx::NodeProto> &nodes,
+                   const std::set<const onnx::NodeProto *> *needed,
+                   const std::set<std::string> &read);
+  void checkDeclaredOutputs(func::FuncOp func);
+
+  MLIRContext &ctx;
+  const std::string &bytes;
+  std::string path;
+  std::vector<std::string> &errors;
+  const ShapePins &pins;
+  onnx::ModelProto model;
+  int opset = 0;
+  std::map<std::string, ConstTensor> constants;
+  std::set<std::string> initializers;
+  std::map<std::string, std::string> unusable; // initializers that failed to decode, why
+  std::map<std::string, Value> values;
+  // Sequences whose structure is known at compile time: each is a list of tensors.
+  std::map<std::string, std::vector<Value>> sequences;
+  std::map<std::string, const onnx::NodeProto *> producers;
+  // Values of nodes that failed, or read such a value: their readers stay silent, so each
+  // problem is reported once, at its root.
+  std::set<std::string> failedValues;
+  OpBuilder *builder = nullptr;
+  Block *entry = nullptr;
+  int64_t unrolledBodies = 0; // bodies imported so far, over all control-flow nodes
+};
+
+// A value bound to a name in a body: a compile-time constant where one is known (loop counters,
+// conditions, shape arithmetic keep folding across iterations), else a run-time value.
+struct Importer::Binding {
+  Value value;
+  std::optional<ConstTensor> constant;
+};
+
+} // namespace dlc
+
+#endif
