@@ -1,6 +1,7 @@
 // Compile-time tensors: decoding TensorProto and folding shape arithmetic.
 #include "compiler/ImportContext.h"
 #include "compiler/ModelCheck.h"
+#include "dialects/DlcDialect.h"
 #include "dialects/Sizes.h"
 
 #include <cmath>
@@ -143,7 +144,7 @@ ConstTensor constFromProto(const onnx::TensorProto &proto) {
   t.shape.assign(proto.dims().begin(), proto.dims().end());
   if (!isConstantDtype(t.dtype))
     throw ImportError("tensor '" + proto.name() + "' has unsupported element type " +
-                      std::to_string(t.dtype));
+                      dtypeName(t.dtype) + " (not supported in constants)");
   size_t elem = dtypeBytes(t.dtype);
   // validateModel has checked the size and the data against the dims, and loadExternalData
   // has inlined external data.
@@ -219,7 +220,7 @@ static ConstTensor constantNodeValue(const onnx::NodeProto &node) {
 
 bool isCastOnlyElementType(mlir::Type element) {
   return mlir::isa<mlir::Float8E4M3FNType, mlir::Float8E4M3FNUZType, mlir::Float8E5M2Type,
-                   mlir::Float8E5M2FNUZType>(element) ||
+                   mlir::Float8E5M2FNUZType, dlc::Float4E2M1Type, dlc::Float8E8M0Type>(element) ||
          element.isInteger(4) || element.isInteger(2);
 }
 
@@ -246,6 +247,8 @@ mlir::Type elementTypeFor(mlir::MLIRContext &ctx, int32_t dtype) {
   case kUint4: return IntegerType::get(&ctx, 4, IntegerType::Unsigned);
   case kInt2: return IntegerType::get(&ctx, 2);
   case kUint2: return IntegerType::get(&ctx, 2, IntegerType::Unsigned);
+  case kFloat4E2M1: return Float4E2M1Type::get(&ctx);
+  case kFloat8E8M0: return Float8E8M0Type::get(&ctx);
   case onnx::TensorProto::BOOL: return IntegerType::get(&ctx, 1);
   default: return {};
   }
@@ -434,6 +437,10 @@ static std::optional<ConstTensor> foldRange(const onnx::NodeProto &node, ValueSc
     } else if (dtype == onnx::TensorProto::DOUBLE) {
       double d = start + double(i) * delta;
       std::memcpy(buffer, &d, 8);
+    } else if (dtype == onnx::TensorProto::FLOAT16 || dtype == onnx::TensorProto::BFLOAT16) {
+      // Computed in float32, rounded once to the stored type (the runtime's conversion).
+      float f = float(start) + float(i) * float(delta);
+      dlc::rt::cast(DLC_F32, &f, static_cast<dlc_dtype>(dtype), buffer, 1);
     } else {
       throw ImportError("Range of " + dtypeName(dtype) + " is not supported");
     }

@@ -1,13 +1,22 @@
 #include "dialects/DlcDialect.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 #include "dialects/DlcDialect.cpp.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "dialects/DlcTypes.cpp.inc"
 
 void dlc::DlcDialect::initialize() {
   addOperations<
 #define GET_OP_LIST
 #include "dialects/DlcOps.cpp.inc"
+      >();
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "dialects/DlcTypes.cpp.inc"
       >();
 }
 

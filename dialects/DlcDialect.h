@@ -12,6 +12,9 @@
 
 #include "dialects/DlcDialect.h.inc"
 
+#define GET_TYPEDEF_CLASSES
+#include "dialects/DlcTypes.h.inc"
+
 namespace dlc {
 template <typename ConcreteType>
 class ViewOpTrait : public mlir::OpTrait::TraitBase<ConcreteType, ViewOpTrait> {};

@@ -15,6 +15,7 @@ def Dlc_Dialect : Dialect {
   }];
   let cppNamespace = "::dlc";
   let hasConstantMaterializer = 1;
+  let useDefaultTypePrinterParser = 1;
 }
 
 class Dlc_Op<string mnemonic, list<Trait> traits = []> : Op<Dlc_Dialect, mnemonic, traits>;

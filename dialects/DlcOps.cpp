@@ -27,7 +27,11 @@ FailureOr<SmallVector<int64_t>> broadcastShapes(ArrayRef<int64_t> a, ArrayRef<in
   return out;
 }
 
-int64_t elementBytes(Type element) { return (element.getIntOrFloatBitWidth() + 7) / 8; }
+int64_t elementBytes(Type element) {
+  if (isa<Float4E2M1Type, Float8E8M0Type>(element))
+    return 1;
+  return (element.getIntOrFloatBitWidth() + 7) / 8;
+}
 
 std::optional<int64_t> checkedTensorBytes(Type type) {
   auto tensor = cast<RankedTensorType>(type);

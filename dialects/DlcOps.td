@@ -3,6 +3,7 @@
 
 include "DlcDialect.td"
 include "DlcInterfaces.td"
+include "DlcTypes.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/IR/BuiltinAttributeInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
@@ -32,8 +33,9 @@ def Dlc_AnyTensor : RankedTensorOf<[F32, F64, F16, BF16, I1, I8, I16, I32, I64, 
 // float8 and the 4- and 2-bit integers (one element per byte) only travel: they are graph
 // inputs, outputs or constants, and casts convert them.
 def Dlc_StoredTensor : RankedTensorOf<[F32, F64, F16, BF16, F8E4M3FN, F8E4M3FNUZ, F8E5M2,
-                                       F8E5M2FNUZ, I1, I<2>, I<4>, I8, I16, I32, I64, UI<2>,
-                                       UI<4>, UI8, UI16, UI32, UI64]>;
+                                       F8E5M2FNUZ, Dlc_Float8E8M0, Dlc_Float4E2M1, I1, I<2>,
+                                       I<4>, I8, I16, I32, I64, UI<2>, UI<4>, UI8, UI16, UI32,
+                                       UI64]>;
 def Dlc_F32Tensor : RankedTensorOf<[F32]>;
 def Dlc_MatMulTensor : RankedTensorOf<[F32, I32]>;
 def Dlc_IndexTensor : RankedTensorOf<[I32, I64]>;
@@ -93,8 +95,10 @@ def Dlc_CastOp : Dlc_TensorOp<"cast", [Elementwise]> {
     As ONNX Cast: floats to integers truncate (4- and 2-bit integers wrap), float conversions
     round to nearest even. `saturate` matters for float8 results only: out-of-range values
     (and infinities) become the largest finite value instead of infinity or NaN.
+    `round_mode` (up, down or nearest) rounds to float8 e8m0, a power of two.
   }];
-  let arguments = (ins Dlc_StoredTensor:$input, DefaultValuedAttr<BoolAttr, "true">:$saturate);
+  let arguments = (ins Dlc_StoredTensor:$input, DefaultValuedAttr<BoolAttr, "true">:$saturate,
+                   DefaultValuedAttr<StrAttr, "\"up\"">:$round_mode);
   let results = (outs Dlc_StoredTensor:$output);
   let hasVerifier = 1;
 }

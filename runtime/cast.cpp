@@ -94,41 +94,48 @@ template <typename From> void convertFrom(const void *x, dlc_dtype to, void *y, 
   }
 }
 
-// The float8 formats of ONNX: exponent and mantissa widths, bias, and how each spends its
-// special codes.
+// The small float formats of ONNX (float8, and float4 in a byte's low bits): exponent and
+// mantissa widths, bias, and how each spends its special codes.
 enum class Specials {
   Ieee,         // all-ones exponent: infinity (mantissa 0) or NaN
   OnlyNan,      // "fn": only S.1111.111 is NaN, no infinity
-  UnsignedZero, // "fnuz": 0x80 (negative zero's code) is the only NaN, no infinity
+  UnsignedZero, // "fnuz": the negative-zero code is the only NaN, no infinity
+  None,         // finite only (float4 e2m1): conversions always saturate
 };
-struct Float8Format {
+struct MiniFloatFormat {
   int exponentBits, mantissaBits, bias;
   Specials specials;
+  uint32_t signBit() const { return 1u << (exponentBits + mantissaBits); }
 };
-constexpr Float8Format kE4M3FN{4, 3, 7, Specials::OnlyNan};
-constexpr Float8Format kE4M3FNUZ{4, 3, 8, Specials::UnsignedZero};
-constexpr Float8Format kE5M2{5, 2, 15, Specials::Ieee};
-constexpr Float8Format kE5M2FNUZ{5, 2, 16, Specials::UnsignedZero};
+constexpr MiniFloatFormat kE4M3FN{4, 3, 7, Specials::OnlyNan};
+constexpr MiniFloatFormat kE4M3FNUZ{4, 3, 8, Specials::UnsignedZero};
+constexpr MiniFloatFormat kE5M2{5, 2, 15, Specials::Ieee};
+constexpr MiniFloatFormat kE5M2FNUZ{5, 2, 16, Specials::UnsignedZero};
+constexpr MiniFloatFormat kE2M1{2, 1, 1, Specials::None};
 
-double largestFinite(const Float8Format &f) {
+double largestFinite(const MiniFloatFormat &f) {
   int topExponent = (1 << f.exponentBits) - (f.specials == Specials::Ieee ? 2 : 1) - f.bias;
   int topMantissa = (1 << f.mantissaBits) - (f.specials == Specials::OnlyNan ? 2 : 1);
   return std::ldexp(1.0 + std::ldexp(topMantissa, -f.mantissaBits), topExponent);
 }
 
-double decodeFloat8(const Float8Format &f, uint8_t bits) {
-  int exponent = (bits & 0x7f) >> f.mantissaBits, mantissa = bits & ((1 << f.mantissaBits) - 1);
-  bool nan = f.specials == Specials::UnsignedZero ? bits == 0x80
-             : f.specials == Specials::OnlyNan    ? (bits & 0x7f) == 0x7f
-                                                  : exponent == (1 << f.exponentBits) - 1;
-  if (nan)
-    return f.specials == Specials::Ieee && mantissa == 0 ? (bits & 0x80 ? -HUGE_VAL : HUGE_VAL)
+double decodeMiniFloat(const MiniFloatFormat &f, uint8_t bits) {
+  const uint32_t sign = bits & f.signBit(), magnitudeBits = bits & (f.signBit() - 1);
+  const int allOnes = (1 << f.exponentBits) - 1;
+  int exponent = int(magnitudeBits >> f.mantissaBits);
+  int mantissa = int(magnitudeBits & ((1u << f.mantissaBits) - 1));
+  bool special = f.specials == Specials::UnsignedZero ? bits == f.signBit()
+                 : f.specials == Specials::OnlyNan    ? magnitudeBits == f.signBit() - 1
+                 : f.specials == Specials::Ieee       ? exponent == allOnes
+                                                      : false;
+  if (special)
+    return f.specials == Specials::Ieee && mantissa == 0 ? (sign ? -HUGE_VAL : HUGE_VAL)
                                                           : std::nan("");
   int scale = 1 - f.bias - f.mantissaBits; // of the subnormals' unit; normals add exponent - 1
   double magnitude = exponent == 0
                          ? std::ldexp(mantissa, scale)
                          : std::ldexp(mantissa | (1 << f.mantissaBits), scale + exponent - 1);
-  return bits & 0x80 ? -magnitude : magnitude;
+  return sign ? -magnitude : magnitude;
 }
 
 // Round to nearest even, independent of the floating-point environment.
@@ -139,22 +146,25 @@ double roundHalfEven(double q) {
   return r;
 }
 
-uint8_t encodeFloat8(const Float8Format &f, double x, bool saturate) {
+uint8_t encodeMiniFloat(const MiniFloatFormat &f, double x, bool saturate) {
   const int m = f.mantissaBits;
-  uint8_t nan = f.specials == Specials::UnsignedZero ? 0x80
-                : f.specials == Specials::OnlyNan    ? 0x7f
-                                                     : uint8_t(0x7e);
+  const uint32_t signBit = f.signBit(), allOnes = (1u << f.exponentBits) - 1;
+  // NaN codes as ml_dtypes (ONNX's reference) writes them; float4 has none and takes -0.
+  uint32_t nan = f.specials == Specials::UnsignedZero ? signBit
+                 : f.specials == Specials::OnlyNan    ? signBit - 1
+                 : f.specials == Specials::Ieee       ? (allOnes << m) | (1u << (m - 1))
+                                                      : signBit;
   if (std::isnan(x))
-    return nan;
-  uint8_t sign = std::signbit(x) ? 0x80 : 0;
-  uint8_t overflow = f.specials == Specials::Ieee ? uint8_t(sign | (0x7f >> m << m))
-                     : f.specials == Specials::OnlyNan ? uint8_t(sign | 0x7f)
-                                                       : uint8_t(0x80);
+    return uint8_t(nan);
+  uint32_t sign = std::signbit(x) ? signBit : 0;
+  uint32_t overflow = f.specials == Specials::Ieee      ? sign | (allOnes << m)
+                      : f.specials == Specials::OnlyNan ? sign | (signBit - 1)
+                                                        : signBit;
   double magnitude = std::fabs(x), largest = largestFinite(f);
-  if (saturate && magnitude > largest)
+  if ((saturate || f.specials == Specials::None) && magnitude > largest)
     magnitude = largest;
   if (std::isinf(magnitude))
-    return overflow;
+    return uint8_t(overflow);
   // Round in units of the quantum of magnitude's binade (subnormals share the lowest one);
   // values that round past the largest finite one overflow.
   int binade;
@@ -162,9 +172,9 @@ uint8_t encodeFloat8(const Float8Format &f, double x, bool saturate) {
   int exponent = std::max(binade - 1, 1 - f.bias);
   double units = roundHalfEven(std::ldexp(magnitude, m - exponent));
   if (std::ldexp(units, exponent - m) > largest)
-    return overflow;
+    return uint8_t(overflow);
   if (units == 0.0)
-    return f.specials == Specials::UnsignedZero ? 0 : sign;
+    return uint8_t(f.specials == Specials::UnsignedZero ? 0 : sign);
   uint32_t mantissa = uint32_t(units);
   if (mantissa >= (2u << m)) { // rounding carried into the next binade
     mantissa >>= 1;
@@ -172,6 +182,31 @@ uint8_t encodeFloat8(const Float8Format &f, double x, bool saturate) {
   }
   uint32_t biased = mantissa >= (1u << m) ? uint32_t(exponent + f.bias) : 0;
   return uint8_t(sign | (biased << m) | (mantissa & ((1u << m) - 1)));
+}
+
+// float8 e8m0 holds only an exponent: 2^(bits - 127), 0xFF NaN. Rounding follows the float32
+// bits as ONNX's reference does: up adds one to the exponent when any mantissa bit is set,
+// nearest rounds on the guard bit (ties away from a zero exponent), down truncates; without
+// `saturate` a carry past 0xFE gives NaN.
+uint8_t encodeE8M0(double x, bool saturate, Rounding rounding) {
+  float narrow = float(x);
+  uint32_t bits;
+  std::memcpy(&bits, &narrow, 4);
+  uint32_t exponent = (bits >> 23) & 0xff;
+  if (exponent == 0xff)
+    return 0xff;
+  bool up = false;
+  if (rounding == Rounding::Up)
+    up = (bits & 0x7fffff) != 0;
+  else if (rounding == Rounding::Nearest)
+    up = (bits & 0x400000) && ((bits & 0x200000) || (bits & 0x1fffff) || exponent > 0);
+  if (up && !(saturate && exponent == 0xfe))
+    ++exponent;
+  return uint8_t(exponent);
+}
+
+double decodeE8M0(uint8_t bits) {
+  return bits == 0xff ? std::nan("") : std::ldexp(1.0, bits - 127);
 }
 
 float bfloatToFloat(uint16_t bits) {
@@ -190,12 +225,13 @@ uint16_t floatToBfloat(float value) {
   return uint16_t(bits >> 16);
 }
 
-const Float8Format *float8Format(dlc_dtype t) {
+const MiniFloatFormat *miniFloatFormat(dlc_dtype t) {
   switch (t) {
   case DLC_F8E4M3FN: return &kE4M3FN;
   case DLC_F8E4M3FNUZ: return &kE4M3FNUZ;
   case DLC_F8E5M2: return &kE5M2;
   case DLC_F8E5M2FNUZ: return &kE5M2FNUZ;
+  case DLC_F4E2M1: return &kE2M1;
   default: return nullptr;
   }
 }
@@ -205,10 +241,13 @@ int smallIntBits(dlc_dtype t) {
 }
 
 // The types the ordinary conversion templates do not know.
-bool isStorageOnly(dlc_dtype t) { return t == DLC_BF16 || float8Format(t) || smallIntBits(t); }
+bool isStorageOnly(dlc_dtype t) {
+  return t == DLC_BF16 || t == DLC_F8E8M0 || miniFloatFormat(t) || smallIntBits(t);
+}
 
 bool isFloating(dlc_dtype t) {
-  return t == DLC_F32 || t == DLC_F64 || t == DLC_F16 || t == DLC_BF16 || float8Format(t);
+  return t == DLC_F32 || t == DLC_F64 || t == DLC_F16 || t == DLC_BF16 || t == DLC_F8E8M0 ||
+         miniFloatFormat(t);
 }
 
 // Keeps the low bits of v as a 4- or 2-bit integer, sign-extended when signed.
@@ -222,19 +261,23 @@ int64_t wrapToBits(int64_t v, dlc_dtype t) {
 template <typename Wide> Wide readStorageOnly(dlc_dtype t, const void *x, int64_t i) {
   if (t == DLC_BF16)
     return Wide(bfloatToFloat(static_cast<const uint16_t *>(x)[i]));
-  if (const Float8Format *f = float8Format(t))
-    return Wide(decodeFloat8(*f, static_cast<const uint8_t *>(x)[i]));
+  if (const MiniFloatFormat *f = miniFloatFormat(t))
+    return Wide(decodeMiniFloat(*f, static_cast<const uint8_t *>(x)[i]));
+  if (t == DLC_F8E8M0)
+    return Wide(decodeE8M0(static_cast<const uint8_t *>(x)[i]));
   if (t == DLC_I4 || t == DLC_I2)
     return Wide(static_cast<const int8_t *>(x)[i]);
   return Wide(static_cast<const uint8_t *>(x)[i]);
 }
 
 template <typename Wide>
-void writeStorageOnly(dlc_dtype t, Wide v, void *y, int64_t i, bool saturate) {
+void writeStorageOnly(dlc_dtype t, Wide v, void *y, int64_t i, bool saturate, Rounding rounding) {
   if (t == DLC_BF16) {
     static_cast<uint16_t *>(y)[i] = floatToBfloat(float(v));
-  } else if (const Float8Format *f = float8Format(t)) {
-    static_cast<uint8_t *>(y)[i] = encodeFloat8(*f, double(v), saturate);
+  } else if (const MiniFloatFormat *f = miniFloatFormat(t)) {
+    static_cast<uint8_t *>(y)[i] = encodeMiniFloat(*f, double(v), saturate);
+  } else if (t == DLC_F8E8M0) {
+    static_cast<uint8_t *>(y)[i] = encodeE8M0(double(v), saturate, rounding);
   } else {
     int64_t whole = 0;
     if constexpr (std::is_same_v<Wide, double>) {
@@ -251,8 +294,8 @@ void writeStorageOnly(dlc_dtype t, Wide v, void *y, int64_t i, bool saturate) {
 // Conversions with a storage-only type on either side go through a wide intermediate, a chunk
 // at a time: int64 between integer types (exact), double otherwise.
 template <typename Wide>
-void castThrough(dlc_dtype from, const void *x, dlc_dtype to, void *y, int64_t n,
-                 bool saturate) {
+void castThrough(dlc_dtype from, const void *x, dlc_dtype to, void *y, int64_t n, bool saturate,
+                 Rounding rounding) {
   constexpr int64_t kChunk = 256;
   constexpr dlc_dtype wide = std::is_same_v<Wide, double> ? DLC_F64 : DLC_I64;
   Wide buffer[kChunk];
@@ -268,7 +311,7 @@ void castThrough(dlc_dtype from, const void *x, dlc_dtype to, void *y, int64_t n
       cast(from, in, wide, buffer, count);
     if (isStorageOnly(to))
       for (int64_t i = 0; i < count; ++i)
-        writeStorageOnly<Wide>(to, buffer[i], out, i, saturate);
+        writeStorageOnly<Wide>(to, buffer[i], out, i, saturate, rounding);
     else
       cast(wide, buffer, to, out, count);
   }
@@ -276,12 +319,13 @@ void castThrough(dlc_dtype from, const void *x, dlc_dtype to, void *y, int64_t n
 
 } // namespace
 
-void cast(dlc_dtype from, const void *x, dlc_dtype to, void *y, int64_t n, bool saturate) {
+void cast(dlc_dtype from, const void *x, dlc_dtype to, void *y, int64_t n, bool saturate,
+          Rounding rounding) {
   if (isStorageOnly(from) || isStorageOnly(to)) {
     if (isFloating(from) || isFloating(to))
-      castThrough<double>(from, x, to, y, n, saturate);
+      castThrough<double>(from, x, to, y, n, saturate, rounding);
     else
-      castThrough<int64_t>(from, x, to, y, n, saturate);
+      castThrough<int64_t>(from, x, to, y, n, saturate, rounding);
     return;
   }
   switch (from) {

@@ -41,7 +41,8 @@ constexpr DtypeName kDtypes[] = {
     // Loading gives the plain type (listed first); adoptStoredType reinterprets it.
     {DLC_U8, "|V1"}, {DLC_U16, "<V2"}, {DLC_BF16, "<u2"}, {DLC_F8E4M3FN, "|u1"},
     {DLC_F8E4M3FNUZ, "|u1"}, {DLC_F8E5M2, "|u1"}, {DLC_F8E5M2FNUZ, "|u1"}, {DLC_U4, "|u1"},
-    {DLC_U2, "|u1"}, {DLC_I4, "|i1"}, {DLC_I2, "|i1"},
+    {DLC_U2, "|u1"}, {DLC_I4, "|i1"}, {DLC_I2, "|i1"}, {DLC_F4E2M1, "|u1"},
+    {DLC_F8E8M0, "|u1"},
 };
 
 const char *descrOf(dlc_dtype dtype) {

@@ -38,6 +38,8 @@ typedef enum dlc_dtype {
   // 4- and 2-bit integers take one byte per element (not packed), signed ones sign-extended.
   DLC_U4 = 21,
   DLC_I4 = 22,
+  DLC_F4E2M1 = 23, // float4 bits in the low half of a byte; only casts convert it
+  DLC_F8E8M0 = 24, // a power of two 2^(bits - 127); only casts convert it
   DLC_U2 = 25,
   DLC_I2 = 26,
 } dlc_dtype;
@@ -134,8 +136,11 @@ void leakyReluGradF32(const float *dy, const float *x, float *dx, int64_t n, flo
 // Converts n elements as ONNX Cast: float to integer truncates toward zero (4- and 2-bit
 // integers keep the low bits of the truncated value, NaN and infinities give 0), anything to
 // bool is != 0, float results round to nearest even. With `saturate`, float8 results clamp to
-// their largest finite value instead of overflowing to infinity or NaN.
-void cast(dlc_dtype from, const void *x, dlc_dtype to, void *y, int64_t n, bool saturate = true);
+// their largest finite value instead of overflowing to infinity or NaN (float4 always clamps).
+// float8 e8m0 results round as `rounding` says.
+enum class Rounding { Up, Down, Nearest };
+void cast(dlc_dtype from, const void *x, dlc_dtype to, void *y, int64_t n, bool saturate = true,
+          Rounding rounding = Rounding::Up);
 
 // Integer division and remainder by 0 (and MIN / -1) give 0 instead of trapping. And, Or, Xor
 // and the shifts are for integers and bool only; Mod takes the divisor's sign, FMod the

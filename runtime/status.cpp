@@ -27,6 +27,8 @@ extern "C" size_t dlc_dtype_size(dlc_dtype dtype) {
   case DLC_F8E5M2FNUZ:
   case DLC_U4:
   case DLC_I4:
+  case DLC_F4E2M1:
+  case DLC_F8E8M0:
   case DLC_U2:
   case DLC_I2:
     return 1;

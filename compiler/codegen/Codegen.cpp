@@ -30,7 +30,8 @@ std::string cType(Type t) {
   // float16, bfloat16 and float8 travel as their bits; no kernel computes on them (the importer
   // widens them first, casts convert them).
   if (t.isF16() || t.isBF16()) return "uint16_t";
-  if (isa<Float8E4M3FNType, Float8E4M3FNUZType, Float8E5M2Type, Float8E5M2FNUZType>(t))
+  if (isa<Float8E4M3FNType, Float8E4M3FNUZType, Float8E5M2Type, Float8E5M2FNUZType,
+          Float8E8M0Type, Float4E2M1Type>(t))
     return "uint8_t";
   // 4- and 2-bit integers take a byte each, signed ones sign-extended.
   if (t.isInteger(4) || t.isInteger(2)) return t.isUnsignedInteger() ? "uint8_t" : "int8_t";
@@ -55,6 +56,8 @@ std::string dtypeEnum(Type t) {
   if (t.isFloat8E4M3FNUZ()) return "DLC_F8E4M3FNUZ";
   if (t.isFloat8E5M2()) return "DLC_F8E5M2";
   if (t.isFloat8E5M2FNUZ()) return "DLC_F8E5M2FNUZ";
+  if (isa<Float8E8M0Type>(t)) return "DLC_F8E8M0";
+  if (isa<Float4E2M1Type>(t)) return "DLC_F4E2M1";
   if (t.isUnsignedInteger(4)) return "DLC_U4";
   if (t.isUnsignedInteger(2)) return "DLC_U2";
   if (t.isInteger(4)) return "DLC_I4";

@@ -71,10 +71,10 @@ std::vector<int64_t> trailingAxes(int64_t from, int64_t rank) {
   return axes;
 }
 
-Value castTo(NodeImporter &n, Value x, Type element, bool saturate) {
+Value castTo(NodeImporter &n, Value x, Type element, bool saturate, StringRef roundMode) {
   if (typeOf(x).getElementType() == element)
     return x;
-  return n.b.create<CastOp>(n.loc(), typeOf(x).clone(element), x, saturate);
+  return n.b.create<CastOp>(n.loc(), typeOf(x).clone(element), x, saturate, roundMode);
 }
 
 Value allOnes(NodeImporter &n, Type element) {

@@ -58,8 +58,10 @@ Value scalar(NodeImporter &n, double v, Type element);
 // The normalized axes [from, rank).
 std::vector<int64_t> trailingAxes(int64_t from, int64_t rank);
 
-// x as `element` (x itself when it already is); `saturate` as ONNX Cast's, for float8 results.
-Value castTo(NodeImporter &n, Value x, Type element, bool saturate = true);
+// x as `element` (x itself when it already is); `saturate` and `roundMode` as ONNX Cast's (for
+// float8 results, and float8 e8m0 ones).
+Value castTo(NodeImporter &n, Value x, Type element, bool saturate = true,
+             llvm::StringRef roundMode = "up");
 
 // An all-ones constant: true for bool, ~0 for integers.
 Value allOnes(NodeImporter &n, Type element);

@@ -491,11 +491,16 @@ OpImport depthToSpace(bool toSpace) {
               throw ImportError("needs a 4-D input and a positive blocksize");
             int64_t bb = dimsProduct({b, b});
             int64_t N = shape[0], C = shape[1], H = shape[2], W = shape[3];
+            // DCR orders the output (input, for SpaceToDepth) channels block-major, CRD
+            // channel-major.
+            std::string mode = n.stringAttr("mode", "DCR");
+            if (mode != "DCR" && mode != "CRD")
+              throw ImportError("mode must be DCR or CRD, got '" + mode + "'");
+            bool crd = mode == "CRD";
             if (toSpace) {
               if (C % bb)
                 throw ImportError("channels " + std::to_string(C) +
                                   " are not divisible by blocksize^2");
-              bool crd = n.stringAttr("mode", "DCR") == "CRD";
               Value v = reshape(n, n.input(0),
                                 crd ? SmallVector<int64_t>{N, C / bb, b, b, H, W}
                                     : SmallVector<int64_t>{N, b, b, C / bb, H, W});
@@ -507,7 +512,9 @@ OpImport depthToSpace(bool toSpace) {
             if (H % b || W % b)
               throw ImportError("spatial dims are not divisible by blocksize");
             Value v = reshape(n, n.input(0), {N, C, H / b, b, W / b, b});
-            v = transposeValue(n, v, {0, 3, 5, 1, 2, 4});
+            v = transposeValue(n, v,
+                               crd ? ArrayRef<int64_t>{0, 1, 3, 5, 2, 4}
+                                   : ArrayRef<int64_t>{0, 3, 5, 1, 2, 4});
             return reshape(n, v, {N, dimsProduct({C, b, b}), H / b, W / b});
           }};
 }

@@ -217,9 +217,13 @@ OpImport prelu() {
   });
 }
 
-// Cast and CastLike; `saturate` (opset 19) decides how out-of-range values reach float8.
+// Cast and CastLike; `saturate` (opset 19) decides how out-of-range values reach float8,
+// `round_mode` (opset 24) how values round to float8 e8m0.
 Value castNode(NodeImporter &n, Type element) {
-  return castTo(n, n.input(0), element, n.version < 19 || n.intAttr("saturate", 1) != 0);
+  std::string mode = n.version >= 24 ? n.stringAttr("round_mode", "up") : "up";
+  if (mode != "up" && mode != "down" && mode != "nearest")
+    throw ImportError("round_mode must be up, down or nearest, got '" + mode + "'");
+  return castTo(n, n.input(0), element, n.version < 19 || n.intAttr("saturate", 1) != 0, mode);
 }
 
 OpImport castOp() {

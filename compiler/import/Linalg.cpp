@@ -234,6 +234,16 @@ template <typename Op> OpImport pool() {
             Window w = resolveWindow(n, x, n.intsAttr("kernel_shape"));
             bool ceil = n.intAttr("ceil_mode", 0) != 0;
             auto type = windowResultType(n.inputType(0), x[1], w, ceil);
+            Type element = n.inputType(0).getElementType();
+            if constexpr (std::is_same_v<Op, MaxPoolOp>) {
+              // 8-bit integers take their max in float32, exactly.
+              if (element.isInteger(8)) {
+                Value wide = castTo(n, n.input(0), n.b.getF32Type());
+                Value y = n.b.create<Op>(n.loc(), typeOf(wide).clone(type.getShape()), wide,
+                                         w.kernel, w.strides, w.pads, w.dilations, ceil);
+                return castTo(n, y, element);
+              }
+            }
             if constexpr (std::is_same_v<Op, AvgPoolOp>)
               return n.b.create<Op>(n.loc(), type, n.input(0), w.kernel, w.strides, w.pads,
                                     w.dilations, ceil, n.intAttr("count_include_pad", 0) != 0);
@@ -610,17 +620,50 @@ OpImport affineGrid() {
           }};
 }
 
+// In training mode (opset 14) the batch's statistics normalize (the attribute tells --train,
+// which then updates the running statistics in its state). When the node's running-mean and
+// running-variance outputs are read, they are computed here: running * momentum + batch *
+// (1 - momentum), and y is normalized with the batch statistics directly.
 OpImport batchNorm() {
-  return {{}, [](NodeImporter &n) -> Value {
+  return {{}, [](NodeImporter &n) -> OpImport::Results {
             if (n.version < 9 && n.intAttr("spatial", 1) != 1)
               throw ImportError("spatial=0 (statistics per element) is not supported");
-            auto bn = n.b.create<BatchNormOp>(n.loc(), n.inputType(0), n.input(0), n.input(1),
-                                              n.input(2), n.input(3), n.input(4),
-                                              n.b.getF32FloatAttr(n.floatAttr("epsilon", 1e-5f)));
-            bn->setAttr(kMomentumAttr, n.b.getF32FloatAttr(n.floatAttr("momentum", 0.9f)));
-            if (n.intAttr("training_mode", 0))
-              bn->setAttr(kBatchStatisticsAttr, n.b.getUnitAttr());
-            return bn;
+            double momentum = n.floatAttr("momentum", 0.9f);
+            double epsilon = n.floatAttr("epsilon", 1e-5f);
+            bool training = n.intAttr("training_mode", 0) != 0;
+            bool statisticsRead = n.node.output_size() > 1 && !n.node.output(1).empty();
+            if (!training || !statisticsRead) {
+              auto bn = n.b.create<BatchNormOp>(n.loc(), n.inputType(0), n.input(0), n.input(1),
+                                                n.input(2), n.input(3), n.input(4),
+                                                n.b.getF32FloatAttr(epsilon));
+              bn->setAttr(kMomentumAttr, n.b.getF32FloatAttr(momentum));
+              if (training)
+                bn->setAttr(kBatchStatisticsAttr, n.b.getUnitAttr());
+              return {bn};
+            }
+            requireFloat32(n);
+            Value x = n.input(0);
+            int64_t rank = typeOf(x).getRank();
+            SmallVector<int64_t> axes{0}, perChannel(rank - 1, 1);
+            for (int64_t d = 2; d < rank; ++d)
+              axes.push_back(d);
+            perChannel[0] = typeOf(x).getDimSize(1);
+            Type f = n.b.getF32Type();
+            Value mean = red<ReduceMeanOp>(n, x, axes, true);
+            Value centered = bin<SubOp>(n, x, mean);
+            Value variance = red<ReduceMeanOp>(n, bin<MulOp>(n, centered, centered), axes, true);
+            Value invStdDev = un<ReciprocalOp>(
+                n, un<SqrtOp>(n, bin<AddOp>(n, variance, scalar(n, epsilon, f))));
+            Value y = bin<MulOp>(n, centered, invStdDev);
+            y = bin<AddOp>(n, bin<MulOp>(n, y, reshape(n, n.input(1), perChannel)),
+                           reshape(n, n.input(2), perChannel));
+            auto running = [&](int input, Value batch) {
+              return bin<AddOp>(
+                  n, bin<MulOp>(n, n.input(input), scalar(n, momentum, f)),
+                  bin<MulOp>(n, reshape(n, batch, n.inputType(input).getShape()),
+                             scalar(n, 1.0 - momentum, f)));
+            };
+            return {y, running(3, mean), running(4, variance)};
           }};
 }
 

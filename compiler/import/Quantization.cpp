@@ -65,7 +65,7 @@ Value quantParameter(NodeImporter &n, Value p, ArrayRef<int64_t> x, int64_t axis
 // zero_point cast with ONNX's `saturate`.
 Value quantize(NodeImporter &n, Value x, Value scale, Value zeroPoint, Type element,
                bool saturate = true) {
-  if (isa<FloatType>(element)) {
+  if (isa<FloatType, Float4E2M1Type>(element)) {
     Value q = bin<DivOp>(n, x, scale);
     if (zeroPoint)
       q = bin<AddOp>(n, q, zeroPoint);

@@ -300,9 +300,28 @@ template <typename Build> OpImport reduction(Build build) {
               axis = normalizeAxis(axis, rank);
             std::sort(axes.begin(), axes.end());
             axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
-            if (!in.getElementType().isF32())
+            bool keep = n.intAttr("keepdims", 1) != 0;
+            Type element = in.getElementType();
+            // Max and min of bools and integers of up to 16 bits: exact in float32, and an
+            // empty reduction clamps to the type's lowest (highest) value as the reference's.
+            bool extremum = n.node.op_type() == "ReduceMax" || n.node.op_type() == "ReduceMin";
+            if (extremum && element.isInteger() && element.getIntOrFloatBitWidth() <= 16) {
+              double lowest = 0, highest = 1;
+              if (!element.isInteger(1)) {
+                unsigned bits = element.getIntOrFloatBitWidth();
+                lowest = element.isUnsignedInteger() ? 0 : -std::ldexp(1.0, bits - 1);
+                highest = (element.isUnsignedInteger() ? std::ldexp(1.0, bits)
+                                                       : std::ldexp(1.0, bits - 1)) - 1;
+              }
+              Value wide = build(n, castTo(n, n.input(0), n.b.getF32Type()),
+                                 ArrayRef<int64_t>(axes), keep);
+              wide = n.b.create<ClipOp>(n.loc(), typeOf(wide), wide,
+                                        n.b.getF32FloatAttr(lowest), n.b.getF32FloatAttr(highest));
+              return castTo(n, wide, element);
+            }
+            if (!element.isF32())
               requireFloat32(n);
-            return build(n, n.input(0), ArrayRef<int64_t>(axes), n.intAttr("keepdims", 1) != 0);
+            return build(n, n.input(0), ArrayRef<int64_t>(axes), keep);
           }};
 }
 

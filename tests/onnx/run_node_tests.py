@@ -38,6 +38,8 @@ RTOL, ATOL = 1e-3, 1e-5
 # bfloat16 carries 8 significant bits: its references round every intermediate to bfloat16,
 # dlc computes in float32 and rounds once, so results may differ by a unit or two of bfloat16.
 BFLOAT16_RTOL = 2.0 ** -6
+# The same holds for float16 outputs (11 significant bits): within two float16 units.
+FLOAT16_RTOL = 2.0 ** -9
 
 
 def parse_args():
@@ -329,6 +331,8 @@ def compare(work, name):
             actual = actual.view(getattr(ml_dtypes, name)).astype(expected.dtype)
             if name == "bfloat16":
                 rtol = BFLOAT16_RTOL
+        if expected.dtype == np.float16:
+            rtol = FLOAT16_RTOL
         if expected.dtype.kind in "fc":
             ok = np.allclose(actual, expected, rtol=rtol, atol=ATOL, equal_nan=True)
         else:

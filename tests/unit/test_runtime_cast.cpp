@@ -224,3 +224,58 @@ TEST_CASE("4- and 2-bit integers: truncate, keep the low bits, sign-extend",
   for (int i = 0; i < 7; ++i)
     CHECK(int4[i] == want[i]);
 }
+
+TEST_CASE("float4 e2m1: the eight magnitudes, nearest-even rounding, always saturating",
+          "[cast][float4]") {
+  std::vector<std::pair<double, uint8_t>> finite;
+  for (int code = 0; code < 16; ++code) {
+    int e = (code >> 1) & 3, m = code & 1;
+    double v = e == 0 ? m * 0.5 : (1 + m / 2.0) * std::ldexp(1.0, e - 1);
+    float x = decode(DLC_F4E2M1, uint8_t(code));
+    REQUIRE(double(x) == ((code & 8) ? -v : v));
+    if (!(code & 8))
+      finite.push_back({v, uint8_t(code)});
+  }
+  CHECK(finite.back().first == 6.0);
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> range(0.0f, 9.0f);
+  for (int i = 0; i < 20000; ++i) {
+    float x = i < 15 ? float((finite[i % 7].first + finite[i % 7 + 1].first) / 2) : range(rng);
+    uint8_t want = nearestCode(finite, x); // beyond 6: the largest, 6
+    INFO("x = " << x);
+    REQUIRE(encode(DLC_F4E2M1, x, false) == want);
+    REQUIRE(encode(DLC_F4E2M1, -x, false) == uint8_t(want | 8));
+  }
+  // As ml_dtypes (the ONNX reference): infinities saturate, NaN becomes -0.
+  CHECK(encode(DLC_F4E2M1, INFINITY, false) == 7);
+  CHECK(encode(DLC_F4E2M1, -INFINITY, false) == 15);
+  CHECK(encode(DLC_F4E2M1, NAN, false) == 8);
+}
+
+TEST_CASE("float8 e8m0: powers of two, rounded up, down or to nearest", "[cast][e8m0]") {
+  auto toE8M0 = [](float x, bool saturate, Rounding rounding) {
+    uint8_t out;
+    cast(DLC_F32, &x, DLC_F8E8M0, &out, 1, saturate, rounding);
+    return out;
+  };
+  for (int code = 0; code < 255; ++code) {
+    float x = decode(DLC_F8E8M0, uint8_t(code));
+    REQUIRE(double(x) == std::ldexp(1.0, code - 127));
+    if (code > 0) // 2^-127 is a float32 subnormal (see below)
+      for (Rounding r : {Rounding::Up, Rounding::Down, Rounding::Nearest})
+        REQUIRE(toE8M0(x, true, r) == code); // exact powers of two stay
+  }
+  // The reference rounds on float32 bits: 2^-127 has exponent field 0 and a mantissa bit set.
+  CHECK(toE8M0(std::ldexp(1.0f, -127), true, Rounding::Up) == 1);
+  CHECK(toE8M0(std::ldexp(1.0f, -127), true, Rounding::Down) == 0);
+  CHECK(std::isnan(decode(DLC_F8E8M0, 0xff)));
+  CHECK(toE8M0(3.0f, true, Rounding::Up) == 129);     // 4
+  CHECK(toE8M0(3.0f, true, Rounding::Down) == 128);   // 2
+  CHECK(toE8M0(3.0f, true, Rounding::Nearest) == 129); // 1.5 is a tie: away from 2
+  CHECK(toE8M0(2.5f, true, Rounding::Nearest) == 128);
+  CHECK(toE8M0(-3.0f, true, Rounding::Up) == 129);    // the sign is dropped
+  float largest = std::numeric_limits<float>::max();
+  CHECK(toE8M0(largest, true, Rounding::Up) == 0xfe);
+  CHECK(toE8M0(largest, false, Rounding::Up) == 0xff);
+  CHECK(toE8M0(INFINITY, true, Rounding::Up) == 0xff);
+}
