@@ -272,9 +272,9 @@ void Importer::importControlFlowNode(const onnx::NodeProto &node, NodeImporter &
     const onnx::GraphProto &body = bodyOf(node, "body");
     int64_t first = batched ? 1 : 0; // inputs before the states
     int64_t scanInputs = n.intAttr("num_scan_inputs", 0);
-    int64_t states = node.input_size() - first - scanInputs;
-    if (scanInputs < 1 || states < 0)
+    if (scanInputs < 1 || scanInputs > node.input_size() - first)
       throw ImportError("num_scan_inputs must be between 1 and the number of inputs");
+    int64_t states = node.input_size() - first - scanInputs;
     int64_t scanOutputs = body.output_size() - states;
     if (scanOutputs < 0)
       throw ImportError("the body must output every state variable");
