@@ -92,6 +92,7 @@ const std::map<std::string, OpImport> &opImportTable() {
     addAttentionImports(t);
     addQuantizationImports(t);
     addSignalImports(t);
+    addIndexingImports(t);
     return t;
   }();
   return table;

@@ -31,6 +31,7 @@ void addRecurrentImports(ImportTable &table);
 void addAttentionImports(ImportTable &table);
 void addQuantizationImports(ImportTable &table);
 void addSignalImports(ImportTable &table);
+void addIndexingImports(ImportTable &table);
 
 RankedTensorType typeOf(Value v);
 
