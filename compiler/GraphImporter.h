@@ -58,6 +58,10 @@ private:
   RankedTensorType declaredType(const onnx::ValueInfoProto &info);
   RankedTensorType typeOf(const std::string &name);
   Value materialize(const std::string &name);
+  // An op's entry in opImportTable(): its name, prefixed "domain." outside the default domain.
+  static std::string tableKey(const onnx::NodeProto &node);
+  // The version of the op's definition that the model's opset for its domain selects (0: none).
+  int nodeVersion(const onnx::NodeProto &node) const;
   void importNode(const onnx::NodeProto &node, const std::set<std::string> &read);
   void importSequenceNode(const onnx::NodeProto &node, NodeImporter &n);
   // If, Loop and Scan, unrolled at compile time (ImportControlFlow.cpp).
@@ -78,6 +82,7 @@ private:
   const ShapePins &pins;
   onnx::ModelProto model;
   int opset = 0;
+  std::map<std::string, int> domainOpsets; // the other domains the model imports
   std::map<std::string, ConstTensor> constants;
   std::set<std::string> initializers;
   std::map<std::string, std::string> unusable; // initializers that failed to decode, why

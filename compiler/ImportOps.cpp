@@ -93,6 +93,7 @@ const std::map<std::string, OpImport> &opImportTable() {
     addQuantizationImports(t);
     addSignalImports(t);
     addIndexingImports(t);
+    addOptimizerImports(t);
     return t;
   }();
   return table;

@@ -40,11 +40,27 @@ void forEachNode(const onnx::GraphProto &graph,
 
 } // namespace
 
-bool isSequenceOp(const std::string &op) {
+namespace {
+const std::set<std::string> &sequenceOps() {
   static const std::set<std::string> ops = {
       "SequenceEmpty", "SequenceConstruct", "SequenceInsert",     "SequenceErase",
       "SequenceAt",    "SequenceLength",    "ConcatFromSequence", "SplitToSequence"};
-  return ops.count(op) != 0;
+  return ops;
+}
+} // namespace
+
+bool isSequenceOp(const std::string &op) { return sequenceOps().count(op) != 0; }
+
+std::string Importer::tableKey(const onnx::NodeProto &node) {
+  bool foreign = !node.domain().empty() && node.domain() != "ai.onnx";
+  return foreign ? node.domain() + "." + node.op_type() : node.op_type();
+}
+
+int Importer::nodeVersion(const onnx::NodeProto &node) const {
+  if (node.domain().empty() || node.domain() == "ai.onnx")
+    return onnxOpVersion(node.op_type(), opset);
+  auto it = domainOpsets.find(node.domain());
+  return it == domainOpsets.end() ? 0 : it->second;
 }
 
 bool Importer::load() {
@@ -52,9 +68,12 @@ bool Importer::load() {
     errors.push_back("not a valid ONNX model (truncated file or not an ONNX ModelProto)");
     return false;
   }
-  for (const auto &entry : model.opset_import())
+  for (const auto &entry : model.opset_import()) {
     if (entry.domain().empty() || entry.domain() == "ai.onnx")
       opset = static_cast<int>(entry.version());
+    else
+      domainOpsets[entry.domain()] = static_cast<int>(entry.version());
+  }
   const int maxOpset = onnxMaxOpset();
   // A model of other domains' ops only may import no default-domain opset; its ops are
   // reported below.
@@ -104,10 +123,12 @@ bool Importer::load() {
                        std::to_string(onnxOpFirstVersion(node.op_type())) + ")");
       return;
     }
-    if (!foreign && (table.count(node.op_type()) || isSequenceOp(node.op_type()) ||
-                     isControlFlowOp(node.op_type())))
+    std::string op = tableKey(node);
+    // An op of another domain counts only where the model imports that domain.
+    if (table.count(op) && (!foreign || nodeVersion(node) > 0))
       return;
-    std::string op = (foreign ? node.domain() + "." : "") + node.op_type();
+    if (!foreign && (isSequenceOp(op) || isControlFlowOp(op)))
+      return;
     auto [it, fresh] = unsupported.try_emplace(op, &node, 0);
     it->second.second++;
     if (fresh)
@@ -214,7 +235,7 @@ std::set<const onnx::NodeProto *> Importer::nodesToImport() {
     if (it == producers.end() || !needed.insert(it->second).second)
       continue;
     const onnx::NodeProto &node = *it->second;
-    auto op = table.find(node.op_type());
+    auto op = table.find(tableKey(node));
     for (const auto &in : implicitInputs(node))
       work.push_back(in);
     for (int i = 0; i < node.input_size(); ++i) {
@@ -325,14 +346,14 @@ void Importer::importNode(const onnx::NodeProto &node, const std::set<std::strin
     }
   }
   WideningScope widening(*this, b, loc);
-  NodeImporter importer(b, loc, node, opset, onnxOpVersion(node.op_type(), opset),
+  NodeImporter importer(b, loc, node, opset, nodeVersion(node),
                         storedFloat ? static_cast<ValueScope &>(widening) : *this);
   try {
     if (isSequenceOp(node.op_type()))
       return importSequenceNode(node, importer);
     if (isControlFlowOp(node.op_type()))
       return importControlFlowNode(node, importer);
-    OpImport::Results results = opImportTable().at(node.op_type()).build(importer);
+    OpImport::Results results = opImportTable().at(tableKey(node)).build(importer);
     if (storedFloat)
       for (Value &result : results) {
         auto type = cast<RankedTensorType>(result.getType());
@@ -639,9 +660,8 @@ std::vector<std::string> supportedOnnxOps() {
   std::vector<std::string> ops;
   for (const auto &entry : opImportTable())
     ops.push_back(entry.first);
-  for (const char *op : {"SequenceEmpty", "SequenceConstruct", "SequenceInsert", "SequenceErase",
-                         "SequenceAt", "SequenceLength", "ConcatFromSequence", "SplitToSequence",
-                         "If", "Loop", "Scan"})
+  ops.insert(ops.end(), sequenceOps().begin(), sequenceOps().end());
+  for (const char *op : {"If", "Loop", "Scan"})
     ops.push_back(op);
   std::sort(ops.begin(), ops.end());
   return ops;

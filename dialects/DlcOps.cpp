@@ -249,7 +249,33 @@ template <typename PoolOp> static LogicalResult verifyPool(PoolOp op) {
   return checkResultShape(op, *expected);
 }
 LogicalResult MaxPoolOp::verify() { return verifyPool(*this); }
+LogicalResult MaxPoolIndicesOp::verify() { return verifyPool(*this); }
 LogicalResult AvgPoolOp::verify() { return verifyPool(*this); }
+
+LogicalResult RoiAlignOp::verify() {
+  auto x = tensorType(getInput()).getShape(), rois = tensorType(getRois()).getShape();
+  auto indices = tensorType(getBatchIndices()).getShape(), y = tensorType(getOutput()).getShape();
+  if (x.size() != 4)
+    return emitOpError("input must be [N, C, H, W], got ") << dimsString(x);
+  if (rois.size() != 2 || rois[1] != 4 || indices.size() != 1 || indices[0] != rois[0])
+    return emitOpError("rois ") << dimsString(rois) << " and batch indices "
+                                << dimsString(indices) << " must be [R, 4] and [R]";
+  if (y.size() != 4 || y[0] != rois[0] || y[1] != x[1])
+    return emitOpError("result ") << dimsString(y) << " must be [" << rois[0] << ", " << x[1]
+                                  << ", height, width]";
+  return success();
+}
+
+LogicalResult DetOp::verify() {
+  auto x = tensorType(getInput()).getShape();
+  if (x.size() < 2 || x[x.size() - 1] != x[x.size() - 2])
+    return emitOpError("input ") << dimsString(x) << " is not a stack of square matrices";
+  return checkResultShape(*this, x.drop_back(2));
+}
+int64_t DetOp::getWorkspaceBytes() {
+  int64_t m = tensorType(getInput()).getShape().back();
+  return m * m * int64_t(sizeof(double));
+}
 
 LogicalResult GlobalAvgPoolOp::verify() {
   auto x = tensorType(getInput()).getShape();

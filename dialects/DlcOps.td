@@ -37,6 +37,8 @@ def Dlc_StoredTensor : RankedTensorOf<[F32, F64, F16, BF16, F8E4M3FN, F8E4M3FNUZ
                                        I<4>, I8, I16, I32, I64, UI<2>, UI<4>, UI8, UI16, UI32,
                                        UI64]>;
 def Dlc_F32Tensor : RankedTensorOf<[F32]>;
+// Ops whose runtime kernels come for float and double.
+def Dlc_FloatTensor : RankedTensorOf<[F32, F64]>;
 def Dlc_MatMulTensor : RankedTensorOf<[F32, I32]>;
 def Dlc_IndexTensor : RankedTensorOf<[I32, I64]>;
 def Dlc_BoolTensor : RankedTensorOf<[I1]>;
@@ -56,8 +58,8 @@ class Dlc_KindOp<string mnemonic, string kind, list<Trait> traits = []>
 class Dlc_UnaryOp<string mnemonic, string kind>
     : Dlc_KindOp<mnemonic, kind, [Elementwise, Dlc_SameType, Dlc_InPlaceInterface]> {
   let summary = "elementwise " # mnemonic;
-  let arguments = (ins Dlc_F32Tensor:$input);
-  let results = (outs Dlc_F32Tensor:$output);
+  let arguments = (ins Dlc_FloatTensor:$input);
+  let results = (outs Dlc_FloatTensor:$output);
 }
 
 def Dlc_ReluOp : Dlc_UnaryOp<"relu", "Relu">;
@@ -212,7 +214,43 @@ class Dlc_PoolOp<string mnemonic, dag extraAttrs> : Dlc_TensorOp<mnemonic> {
 }
 
 def Dlc_MaxPoolOp : Dlc_PoolOp<"max_pool", (ins)>;
+
+def Dlc_MaxPoolIndicesOp : Dlc_TensorOp<"max_pool_indices"> {
+  let summary = "where each dlc.max_pool output with the same attributes came from";
+  let description = [{
+    The flat index into the input (batch and channels included) of the element max pooling
+    picks, with the spatial dims row-major or, with `column_major`, column-major (ONNX
+    MaxPool's second output and its storage_order).
+  }];
+  let arguments = (ins Dlc_F32Tensor:$input, DenseI64ArrayAttr:$kernel_shape,
+                   DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
+                   DenseI64ArrayAttr:$dilations, BoolAttr:$ceil_mode, BoolAttr:$column_major);
+  let results = (outs RankedTensorOf<[I64]>:$output);
+  let hasVerifier = 1;
+}
 def Dlc_AvgPoolOp : Dlc_PoolOp<"avg_pool", (ins BoolAttr:$count_include_pad)>;
+
+def Dlc_RoiAlignOp : Dlc_TensorOp<"roi_align"> {
+  let summary = "ONNX RoiAlign: bilinear samples of each region, averaged or maxed per bin";
+  let description = [{
+    `input` [N, C, H, W], `rois` [R, 4] (x1, y1, x2, y2), `batch_indices` [R] (checked at run
+    time); the result [R, C, out_height, out_width]. `half_pixel` shifts coordinates by half a
+    pixel (ONNX's default coordinate_transformation_mode); `max` takes the largest weighted
+    bilinear tap instead of the average.
+  }];
+  let arguments = (ins Dlc_F32Tensor:$input, Dlc_F32Tensor:$rois,
+                   RankedTensorOf<[I64]>:$batch_indices, I64Attr:$sampling_ratio,
+                   F32Attr:$spatial_scale, BoolAttr:$half_pixel, BoolAttr:$max);
+  let results = (outs Dlc_F32Tensor:$output);
+  let hasVerifier = 1;
+}
+
+def Dlc_DetOp : Dlc_TensorOp<"det", [DeclareOpInterfaceMethods<Dlc_WorkspaceInterface>]> {
+  let summary = "the determinant of each square matrix in the trailing two dims";
+  let arguments = (ins Dlc_F32Tensor:$input);
+  let results = (outs Dlc_F32Tensor:$output);
+  let hasVerifier = 1;
+}
 
 def Dlc_GlobalAvgPoolOp : Dlc_TensorOp<"global_avg_pool"> {
   let arguments = (ins Dlc_F32Tensor:$input);
@@ -222,15 +260,15 @@ def Dlc_GlobalAvgPoolOp : Dlc_TensorOp<"global_avg_pool"> {
 
 def Dlc_SoftmaxOp : Dlc_TensorOp<"softmax", [Dlc_SameType]> {
   let summary = "softmax (or log-softmax) along one axis";
-  let arguments = (ins Dlc_F32Tensor:$input, I64Attr:$axis, BoolAttr:$log);
-  let results = (outs Dlc_F32Tensor:$output);
+  let arguments = (ins Dlc_FloatTensor:$input, I64Attr:$axis, BoolAttr:$log);
+  let results = (outs Dlc_FloatTensor:$output);
   let hasVerifier = 1;
 }
 
 class Dlc_ReduceOp<string mnemonic, string kind> : Dlc_KindOp<mnemonic, kind> {
   let summary = "reduction over sorted non-negative `axes`; the result type says keepdims";
-  let arguments = (ins Dlc_F32Tensor:$input, DenseI64ArrayAttr:$axes);
-  let results = (outs Dlc_F32Tensor:$output);
+  let arguments = (ins Dlc_FloatTensor:$input, DenseI64ArrayAttr:$axes);
+  let results = (outs Dlc_FloatTensor:$output);
   let hasVerifier = 1;
 }
 
@@ -242,7 +280,7 @@ def Dlc_ReduceProdOp : Dlc_ReduceOp<"reduce_prod", "Prod">;
 
 class Dlc_ArgReduceOp<string mnemonic, string kind> : Dlc_KindOp<mnemonic, kind> {
   let summary = "index of the extreme element along `axis`; the result type says keepdims";
-  let arguments = (ins Dlc_F32Tensor:$input, I64Attr:$axis, BoolAttr:$select_last_index);
+  let arguments = (ins Dlc_FloatTensor:$input, I64Attr:$axis, BoolAttr:$select_last_index);
   let results = (outs RankedTensorOf<[I64]>:$output);
   let hasVerifier = 1;
 }

@@ -117,7 +117,8 @@ enum class UnaryKind {
   Softplus, Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh, Softsign,
   HardSwish, Sign, Round,
 };
-void unaryF32(UnaryKind kind, const float *x, float *y, int64_t n);
+// For float and double (T deduced from the pointers).
+template <typename T> void unary(UnaryKind kind, const T *x, T *y, int64_t n);
 void clipF32(const float *x, float *y, int64_t n, float lo, float hi);
 void leakyReluF32(const float *x, float *y, int64_t n, float alpha);
 // dx = dy * f'(x) for the unary op f of `kind`. `saved` is what f' is cheapest from: the
@@ -185,6 +186,9 @@ void batchedMatmulF32(const float *a, const int64_t *aOffsets, const float *b,
 void batchedMatmulI32(const int32_t *a, const int64_t *aOffsets, const int32_t *b,
                       const int64_t *bOffsets, int32_t *c, int64_t batch, int64_t m, int64_t n,
                       int64_t k);
+// The determinants of `count` m x m matrices, by LU decomposition with partial pivoting in
+// double; workspace holds m * m doubles.
+void detF32(const float *x, float *y, int64_t count, int64_t m, void *workspace);
 
 // ---- convolution and pooling (NC + up to 3 spatial dims; lower ranks use size-1 dims) ----
 struct WindowParams {
@@ -212,6 +216,23 @@ size_t convBackwardFilterWorkspaceBytes(const ConvParams &p);
 void convBackwardFilterF32(const ConvParams &p, const float *x, const float *dy, float *dw,
                            float *workspace);
 void maxPoolF32(const WindowParams &p, const float *x, float *y);
+// Where each maxPoolF32 output came from: its flat index in x (over batch and channels too),
+// the spatial part row-major or, with columnMajor, column-major; -1 for an all-padding window.
+void maxPoolIndicesF32(const WindowParams &p, const float *x, int64_t *indices, bool columnMajor);
+// ONNX RoiAlign over x [batch, channels, height, width]: for each region (x1, y1, x2, y2 in
+// rois, of image batchIndices[r]) and channel, outHeight x outWidth bins of bilinear samples,
+// averaged (or, with `max`, the largest weighted tap), into y [rois, channels, out...].
+// samplingRatio 0 takes ceil(bin size) samples per axis. False, before anything of the
+// region is written, for a batch index out of range, a non-finite coordinate, or a region
+// needing more than kMaxRoiSamplesPerAxis samples along an axis of a bin.
+constexpr int64_t kMaxRoiSamplesPerAxis = 4096;
+struct RoiAlignParams {
+  int64_t batch, channels, height, width, rois, outHeight, outWidth, samplingRatio;
+  float spatialScale;
+  bool halfPixel, max;
+};
+bool roiAlignF32(const RoiAlignParams &p, const float *x, const float *rois,
+                 const int64_t *batchIndices, float *y);
 // Routes each dy to the element of x maxPoolF32 took (the first maximum, or a NaN); dx is all
 // written, and an element no window took gets 0.
 void maxPoolGradF32(const WindowParams &p, const float *x, const float *dy, float *dx);
@@ -249,8 +270,9 @@ void batchNormRunningUpdateF32(float *runningMean, float *runningVar, const floa
 
 // ---- normalisation and reductions -------------------------------------------------------
 // Softmax over the middle dim of an [outer, n, inner] view.
-void softmaxF32(const float *x, float *y, int64_t outer, int64_t n, int64_t inner, bool log);
-// dx from dy and softmaxF32's output y (the log-softmax with `log`).
+template <typename T>
+void softmax(const T *x, T *y, int64_t outer, int64_t n, int64_t inner, bool log);
+// dx from dy and softmax's output y (the log-softmax with `log`).
 void softmaxGradF32(const float *dy, const float *y, float *dx, int64_t outer, int64_t n,
                     int64_t inner, bool log);
 // Negative log-likelihood: minus the mean, over the outer * inner positions, of the
@@ -264,14 +286,16 @@ bool nllLossGradF32(const float *dloss, const int64_t *labels, float *dlogp, int
 enum class ReduceKind { Sum, Mean, Max, Min, Prod };
 // Reduces x (shape inShape, `rank` dims) into y; outStrides maps each input dim onto y's
 // elements (0 for reduced dims). reducedCount = number of input elements per output element.
-void reduceF32(ReduceKind kind, const float *x, const int64_t *inShape, const int64_t *outStrides,
-               int rank, float *y, int64_t outCount, int64_t reducedCount);
+template <typename T>
+void reduce(ReduceKind kind, const T *x, const int64_t *inShape, const int64_t *outStrides,
+            int rank, T *y, int64_t outCount, int64_t reducedCount);
 
 // y[o, i] = index of the max (or min) of x[o, :, i] over an [outer, n, inner] view; the first
 // such index, or the last with selectLast. NaN counts as larger than (and, for the min,
 // smaller than) everything, as in NumPy's argmax/argmin.
-void argReduceF32(bool max, bool selectLast, const float *x, int64_t *y, int64_t outer,
-                  int64_t n, int64_t inner);
+template <typename T>
+void argReduce(bool max, bool selectLast, const T *x, int64_t *y, int64_t outer, int64_t n,
+               int64_t inner);
 // Running sums (products) along the middle dim of an [outer, n, inner] view; `exclusive` leaves
 // out the element itself, `reverse` runs from the end. Integers wrap.
 template <typename T>

@@ -14,10 +14,10 @@ namespace {
 // the output alias an input (in-place kernels) without blocking that.
 constexpr int64_t kLanes = 8;
 
-template <typename F> void mapF32(const float *x, float *y, int64_t n, F f) {
+template <typename T, typename F> void map(const T *x, T *y, int64_t n, F f) {
   int64_t i = 0;
   for (; i + kLanes <= n; i += kLanes) {
-    float t[kLanes];
+    T t[kLanes];
     for (int64_t l = 0; l < kLanes; ++l)
       t[l] = x[i + l];
     for (int64_t l = 0; l < kLanes; ++l)
@@ -49,18 +49,18 @@ template <typename F> void zipF32(const float *dy, const float *saved, float *dx
   binaryRun<1, 1>(f, dy, saved, dx, n);
 }
 
-float sigmoid(float v) {
+template <typename T> T sigmoid(T v) {
   // exp of a large positive argument overflows; evaluating on the side where the exponent is
   // non-positive keeps both branches finite.
-  if (v >= 0.0f)
-    return 1.0f / (1.0f + std::exp(-v));
-  float e = std::exp(v);
-  return e / (1.0f + e);
+  if (v >= T(0))
+    return T(1) / (T(1) + std::exp(-v));
+  T e = std::exp(v);
+  return e / (T(1) + e);
 }
 
-float softplus(float v) {
+template <typename T> T softplus(T v) {
   // log(1 + exp(v)) overflows for large v; max(v, 0) + log1p(exp(-|v|)) is the same value.
-  return std::max(v, 0.0f) + std::log1p(std::exp(-std::fabs(v)));
+  return std::max(v, T(0)) + std::log1p(std::exp(-std::fabs(v)));
 }
 
 template <typename T> bool isNan(T v) {
@@ -317,82 +317,85 @@ void runBinary(Op op, const T *a, const int64_t *aStrides, const T *b, const int
 
 } // namespace
 
-void unaryF32(UnaryKind kind, const float *x, float *y, int64_t n) {
+template <typename T> void unary(UnaryKind kind, const T *x, T *y, int64_t n) {
   switch (kind) {
   case UnaryKind::Relu:
-    return mapF32(x, y, n, [](float v) { return v < 0.0f ? 0.0f : v; });
+    return map(x, y, n, [](T v) { return v < T(0.0) ? T(0.0) : v; });
   case UnaryKind::Sigmoid:
-    return mapF32(x, y, n, sigmoid);
+    return map(x, y, n, sigmoid<T>);
   case UnaryKind::Tanh:
-    return mapF32(x, y, n, [](float v) { return std::tanh(v); });
+    return map(x, y, n, [](T v) { return std::tanh(v); });
   case UnaryKind::Exp:
-    return mapF32(x, y, n, [](float v) { return std::exp(v); });
+    return map(x, y, n, [](T v) { return std::exp(v); });
   case UnaryKind::Log:
-    return mapF32(x, y, n, [](float v) { return std::log(v); });
+    return map(x, y, n, [](T v) { return std::log(v); });
   case UnaryKind::Sqrt:
-    return mapF32(x, y, n, [](float v) { return std::sqrt(v); });
+    return map(x, y, n, [](T v) { return std::sqrt(v); });
   case UnaryKind::Neg:
-    return mapF32(x, y, n, [](float v) { return -v; });
+    return map(x, y, n, [](T v) { return -v; });
   case UnaryKind::Abs:
-    return mapF32(x, y, n, [](float v) { return std::fabs(v); });
+    return map(x, y, n, [](T v) { return std::fabs(v); });
   case UnaryKind::Erf:
-    return mapF32(x, y, n, [](float v) { return std::erf(v); });
+    return map(x, y, n, [](T v) { return std::erf(v); });
   case UnaryKind::Reciprocal:
-    return mapF32(x, y, n, [](float v) { return 1.0f / v; });
+    return map(x, y, n, [](T v) { return T(1.0) / v; });
   case UnaryKind::Floor:
-    return mapF32(x, y, n, [](float v) { return std::floor(v); });
+    return map(x, y, n, [](T v) { return std::floor(v); });
   case UnaryKind::Ceil:
-    return mapF32(x, y, n, [](float v) { return std::ceil(v); });
+    return map(x, y, n, [](T v) { return std::ceil(v); });
   case UnaryKind::Softplus:
-    return mapF32(x, y, n, softplus);
+    return map(x, y, n, softplus<T>);
   case UnaryKind::Sin:
-    return mapF32(x, y, n, [](float v) { return std::sin(v); });
+    return map(x, y, n, [](T v) { return std::sin(v); });
   case UnaryKind::Cos:
-    return mapF32(x, y, n, [](float v) { return std::cos(v); });
+    return map(x, y, n, [](T v) { return std::cos(v); });
   case UnaryKind::Tan:
-    return mapF32(x, y, n, [](float v) { return std::tan(v); });
+    return map(x, y, n, [](T v) { return std::tan(v); });
   case UnaryKind::Asin:
-    return mapF32(x, y, n, [](float v) { return std::asin(v); });
+    return map(x, y, n, [](T v) { return std::asin(v); });
   case UnaryKind::Acos:
-    return mapF32(x, y, n, [](float v) { return std::acos(v); });
+    return map(x, y, n, [](T v) { return std::acos(v); });
   case UnaryKind::Atan:
-    return mapF32(x, y, n, [](float v) { return std::atan(v); });
+    return map(x, y, n, [](T v) { return std::atan(v); });
   case UnaryKind::Sinh:
-    return mapF32(x, y, n, [](float v) { return std::sinh(v); });
+    return map(x, y, n, [](T v) { return std::sinh(v); });
   case UnaryKind::Cosh:
-    return mapF32(x, y, n, [](float v) { return std::cosh(v); });
+    return map(x, y, n, [](T v) { return std::cosh(v); });
   case UnaryKind::Asinh:
-    return mapF32(x, y, n, [](float v) { return std::asinh(v); });
+    return map(x, y, n, [](T v) { return std::asinh(v); });
   case UnaryKind::Acosh:
-    return mapF32(x, y, n, [](float v) { return std::acosh(v); });
+    return map(x, y, n, [](T v) { return std::acosh(v); });
   case UnaryKind::Atanh:
-    return mapF32(x, y, n, [](float v) { return std::atanh(v); });
+    return map(x, y, n, [](T v) { return std::atanh(v); });
   case UnaryKind::Softsign:
-    return mapF32(x, y, n, [](float v) { return v / (1.0f + std::fabs(v)); });
+    return map(x, y, n, [](T v) { return v / (T(1.0) + std::fabs(v)); });
   case UnaryKind::HardSwish:
     // x * relu6(x + 3) / 6, ONNX's alpha = 1/6, beta = 0.5 form.
-    return mapF32(x, y, n, [](float v) {
-      float gate = v / 6.0f + 0.5f;
-      return v * (gate < 0.0f ? 0.0f : gate > 1.0f ? 1.0f : gate);
+    return map(x, y, n, [](T v) {
+      T gate = v / T(6.0) + T(0.5);
+      return v * (gate < T(0.0) ? T(0.0) : gate > T(1.0) ? T(1.0) : gate);
     });
   case UnaryKind::Sign:
-    return mapF32(x, y, n, [](float v) { return static_cast<float>((v > 0.0f) - (v < 0.0f)); });
+    return map(x, y, n, [](T v) { return static_cast<T>((v > T(0.0)) - (v < T(0.0))); });
   case UnaryKind::Round:
     // Halves to even, as ONNX defines (the default rounding mode).
-    return mapF32(x, y, n, [](float v) { return std::nearbyint(v); });
+    return map(x, y, n, [](T v) { return std::nearbyint(v); });
   }
 }
 
 void clipF32(const float *x, float *y, int64_t n, float lo, float hi) {
-  mapF32(x, y, n, [lo, hi](float v) {
+  map(x, y, n, [lo, hi](float v) {
     float clamped = v < lo ? lo : v;
     return clamped > hi ? hi : clamped;
   });
 }
 
 void leakyReluF32(const float *x, float *y, int64_t n, float alpha) {
-  mapF32(x, y, n, [alpha](float v) { return v < 0.0f ? alpha * v : v; });
+  map(x, y, n, [alpha](float v) { return v < 0.0f ? alpha * v : v; });
 }
+
+template void unary<float>(UnaryKind, const float *, float *, int64_t);
+template void unary<double>(UnaryKind, const double *, double *, int64_t);
 
 void unaryGradF32(UnaryGradKind kind, const float *dy, const float *saved, float *dx, int64_t n) {
   switch (kind) {

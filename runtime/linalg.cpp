@@ -1,6 +1,7 @@
 #include "dlc_runtime.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace dlc {
 namespace rt {
@@ -227,6 +228,33 @@ void sgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float alph
         }
       }
     }
+  }
+}
+
+void detF32(const float *x, float *y, int64_t count, int64_t m, void *workspace) {
+  double *lu = static_cast<double *>(workspace);
+  for (int64_t i = 0; i < count; ++i) {
+    std::copy(x + i * m * m, x + (i + 1) * m * m, lu);
+    double det = 1.0;
+    for (int64_t col = 0; col < m && det != 0.0; ++col) {
+      int64_t pivot = col;
+      for (int64_t r = col + 1; r < m; ++r)
+        if (std::fabs(lu[r * m + col]) > std::fabs(lu[pivot * m + col]))
+          pivot = r;
+      if (pivot != col) {
+        std::swap_ranges(lu + col * m, lu + (col + 1) * m, lu + pivot * m);
+        det = -det;
+      }
+      det *= lu[col * m + col];
+      if (det == 0.0)
+        break;
+      for (int64_t r = col + 1; r < m; ++r) {
+        double factor = lu[r * m + col] / lu[col * m + col];
+        for (int64_t c = col + 1; c < m; ++c)
+          lu[r * m + c] -= factor * lu[col * m + c];
+      }
+    }
+    y[i] = static_cast<float>(det);
   }
 }
 

@@ -157,6 +157,91 @@ void maxPoolF32(const WindowParams &p, const float *x, float *y) {
   });
 }
 
+void maxPoolIndicesF32(const WindowParams &p, const float *x, int64_t *indices, bool columnMajor) {
+  forEachPlane(p, [&](int64_t in, int64_t out) {
+    forEachWindow(p, nullptr, [&](int64_t o, const Span &s0, const Span &s1, const Span &s2) {
+      int64_t arg = windowArgMax(p, x + in, s0, s1, s2);
+      if (arg >= 0 && columnMajor) {
+        int64_t i2 = arg % p.in[2], i1 = arg / p.in[2] % p.in[1], i0 = arg / (p.in[2] * p.in[1]);
+        arg = i0 + (i1 + i2 * p.in[1]) * p.in[0];
+      }
+      indices[out + o] = arg >= 0 ? in + arg : -1;
+    });
+  });
+}
+
+bool roiAlignF32(const RoiAlignParams &p, const float *x, const float *rois,
+                 const int64_t *batchIndices, float *y) {
+  const int64_t bins = p.outHeight * p.outWidth;
+  for (int64_t r = 0; r < p.rois; ++r) {
+    if (batchIndices[r] < 0 || batchIndices[r] >= p.batch)
+      return false;
+    const double offset = p.halfPixel ? 0.5 : 0.0;
+    double box[4];
+    for (int k = 0; k < 4; ++k) {
+      box[k] = double(rois[r * 4 + k]) * p.spatialScale - offset;
+      if (!std::isfinite(box[k]))
+        return false;
+    }
+    double roiWidth = box[2] - box[0], roiHeight = box[3] - box[1];
+    if (!p.halfPixel) { // malformed regions become 1 x 1
+      roiWidth = std::max(roiWidth, 1.0);
+      roiHeight = std::max(roiHeight, 1.0);
+    }
+    const double binHeight = roiHeight / p.outHeight, binWidth = roiWidth / p.outWidth;
+    // Samples per bin: sampling_ratio, or enough to cover each bin at unit spacing (none for
+    // an inverted region, which then pools to 0).
+    auto grid = [&](double extent) {
+      double n = p.samplingRatio > 0 ? double(p.samplingRatio) : std::ceil(extent);
+      return n > double(kMaxRoiSamplesPerAxis) ? int64_t(-1) : int64_t(std::max(n, 0.0));
+    };
+    const int64_t gridH = grid(binHeight), gridW = grid(binWidth);
+    if (gridH < 0 || gridW < 0)
+      return false;
+    const double count = double(std::max<int64_t>(gridH * gridW, 1));
+    for (int64_t c = 0; c < p.channels; ++c) {
+      const float *plane = x + (batchIndices[r] * p.channels + c) * p.height * p.width;
+      float *out = y + (r * p.channels + c) * bins;
+      for (int64_t ph = 0; ph < p.outHeight; ++ph)
+        for (int64_t pw = 0; pw < p.outWidth; ++pw) {
+          double acc = 0.0;
+          bool first = true;
+          for (int64_t iy = 0; iy < gridH; ++iy)
+            for (int64_t ix = 0; ix < gridW; ++ix) {
+              double sy = box[1] + ph * binHeight + (iy + 0.5) * binHeight / gridH;
+              double sx = box[0] + pw * binWidth + (ix + 0.5) * binWidth / gridW;
+              // The four bilinear taps, weighted; a sample off the map contributes zeros.
+              double taps[4] = {0, 0, 0, 0};
+              if (sy >= -1.0 && sy <= p.height && sx >= -1.0 && sx <= p.width) {
+                sy = std::max(sy, 0.0);
+                sx = std::max(sx, 0.0);
+                int64_t y0 = int64_t(sy), x0 = int64_t(sx), y1 = y0 + 1, x1 = x0 + 1;
+                if (y0 >= p.height - 1)
+                  sy = double(y0 = y1 = p.height - 1);
+                if (x0 >= p.width - 1)
+                  sx = double(x0 = x1 = p.width - 1);
+                double ly = sy - y0, lx = sx - x0, hy = 1.0 - ly, hx = 1.0 - lx;
+                taps[0] = hy * hx * plane[y0 * p.width + x0];
+                taps[1] = hy * lx * plane[y0 * p.width + x1];
+                taps[2] = ly * hx * plane[y1 * p.width + x0];
+                taps[3] = ly * lx * plane[y1 * p.width + x1];
+              }
+              if (!p.max) {
+                acc += taps[0] + taps[1] + taps[2] + taps[3];
+                continue;
+              }
+              // ONNX's max mode: the largest weighted tap over all samples.
+              double best = std::max(std::max(taps[0], taps[1]), std::max(taps[2], taps[3]));
+              acc = first ? best : std::max(acc, best);
+              first = false;
+            }
+          out[ph * p.outWidth + pw] = static_cast<float>(p.max ? acc : acc / count);
+        }
+    }
+  }
+  return true;
+}
+
 void maxPoolGradF32(const WindowParams &p, const float *x, const float *dy, float *dx) {
   std::fill(dx, dx + p.batch * p.channels * p.in[0] * p.in[1] * p.in[2], 0.0f);
   forEachPlane(p, [&](int64_t in, int64_t out) {

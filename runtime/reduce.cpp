@@ -15,10 +15,11 @@ namespace {
 constexpr int64_t kChunk = 64;
 
 // Softmax down each column of x[j * inner + l], j < n, l < width.
-void softmaxBlock(const float *x, float *y, int64_t n, int64_t inner, int64_t width, bool log) {
-  float maxv[kChunk], sum[kChunk];
-  std::fill(maxv, maxv + width, -std::numeric_limits<float>::infinity());
-  std::fill(sum, sum + width, 0.0f);
+template <typename T>
+void softmaxBlock(const T *x, T *y, int64_t n, int64_t inner, int64_t width, bool log) {
+  T maxv[kChunk], sum[kChunk];
+  std::fill(maxv, maxv + width, -std::numeric_limits<T>::infinity());
+  std::fill(sum, sum + width, T(0));
   for (int64_t j = 0; j < n; ++j)
     for (int64_t l = 0; l < width; ++l)
       maxv[l] = std::max(maxv[l], x[j * inner + l]);
@@ -38,13 +39,13 @@ void softmaxBlock(const float *x, float *y, int64_t n, int64_t inner, int64_t wi
   }
   for (int64_t j = 0; j < n; ++j) {
     for (int64_t l = 0; l < width; ++l) {
-      float e = std::exp(x[j * inner + l] - maxv[l]);
+      T e = std::exp(x[j * inner + l] - maxv[l]);
       y[j * inner + l] = e;
       sum[l] += e;
     }
   }
   for (int64_t l = 0; l < width; ++l)
-    sum[l] = 1.0f / sum[l];
+    sum[l] = T(1) / sum[l];
   for (int64_t j = 0; j < n; ++j)
     for (int64_t l = 0; l < width; ++l)
       y[j * inner + l] *= sum[l];
@@ -101,25 +102,29 @@ void forEachLabel(const int64_t *labels, int64_t outer, int64_t classes, int64_t
 }
 
 struct SumOp {
-  float operator()(float acc, float v) const { return acc + v; }
+  template <typename T> T operator()(T acc, T v) const { return acc + v; }
 };
 // NaN propagates, as in NumPy's max/min reductions.
 struct MaxOp {
-  float operator()(float acc, float v) const { return (v > acc || std::isnan(v)) ? v : acc; }
+  template <typename T> T operator()(T acc, T v) const {
+    return (v > acc || std::isnan(v)) ? v : acc;
+  }
 };
 struct MinOp {
-  float operator()(float acc, float v) const { return (v < acc || std::isnan(v)) ? v : acc; }
+  template <typename T> T operator()(T acc, T v) const {
+    return (v < acc || std::isnan(v)) ? v : acc;
+  }
 };
 struct ProdOp {
-  float operator()(float acc, float v) const { return acc * v; }
+  template <typename T> T operator()(T acc, T v) const { return acc * v; }
 };
 
 // Walks x in order. Trailing input dims whose output strides compose are merged into one inner
 // run, which either maps onto consecutive outputs or (stride 0) folds into one output.
 // Outer dims are walked recursively, which needs no index storage and so handles any rank.
-template <typename Op> class ReduceWalker {
+template <typename Op, typename T> class ReduceWalker {
 public:
-  ReduceWalker(Op op, float identity, const int64_t *shape, const int64_t *outStrides, int rank)
+  ReduceWalker(Op op, T identity, const int64_t *shape, const int64_t *outStrides, int rank)
       : op(op), identity(identity), shape(shape), outStrides(outStrides) {
     outerRank = rank;
     while (outerRank > 0) {
@@ -135,7 +140,7 @@ public:
     }
   }
 
-  void run(const float *x, float *y) {
+  void run(const T *x, T *y) {
     for (int d = 0; d < outerRank; ++d)
       if (shape[d] == 0)
         return;
@@ -144,7 +149,7 @@ public:
   }
 
 private:
-  void walk(int dim, const float *&x, float *y) {
+  void walk(int dim, const T *&x, T *y) {
     if (dim == outerRank) {
       inner(x, y);
       x += innerLen;
@@ -154,44 +159,45 @@ private:
       walk(dim + 1, x, y + i * outStrides[dim]);
   }
 
-  void inner(const float *x, float *y) const {
+  void inner(const T *x, T *y) const {
     if (innerStride != 0) {
       for (int64_t i = 0; i < innerLen; ++i)
         y[i * innerStride] = op(y[i * innerStride], x[i]);
       return;
     }
     // Eight independent accumulators vectorise and lose less precision than one chain.
-    float acc[8];
+    T acc[8];
     std::fill(acc, acc + 8, identity);
     int64_t i = 0;
     for (; i + 8 <= innerLen; i += 8)
       for (int64_t l = 0; l < 8; ++l)
         acc[l] = op(acc[l], x[i + l]);
-    float total = *y;
+    T total = *y;
     for (; i < innerLen; ++i)
       total = op(total, x[i]);
-    for (float v : acc)
+    for (T v : acc)
       total = op(total, v);
     *y = total;
   }
 
   Op op;
-  float identity;
+  T identity;
   const int64_t *shape, *outStrides;
   int outerRank = 0;
   int64_t innerLen = 1, innerStride = 0;
 };
 
-template <typename Op>
-void reduceWith(Op op, float init, const float *x, const int64_t *inShape,
-                const int64_t *outStrides, int rank, float *y, int64_t outCount) {
+template <typename Op, typename T>
+void reduceWith(Op op, T init, const T *x, const int64_t *inShape, const int64_t *outStrides,
+                int rank, T *y, int64_t outCount) {
   std::fill(y, y + outCount, init);
-  ReduceWalker<Op>(op, init, inShape, outStrides, rank).run(x, y);
+  ReduceWalker<Op, T>(op, init, inShape, outStrides, rank).run(x, y);
 }
 
 } // namespace
 
-void softmaxF32(const float *x, float *y, int64_t outer, int64_t n, int64_t inner, bool log) {
+template <typename T>
+void softmax(const T *x, T *y, int64_t outer, int64_t n, int64_t inner, bool log) {
   forEachSoftmaxBlock(outer, n, inner, [=](int64_t offset, int64_t width) {
     softmaxBlock(x + offset, y + offset, n, inner, width, log);
   });
@@ -227,18 +233,19 @@ bool nllLossGradF32(const float *dloss, const int64_t *labels, float *dlogp, int
   return true;
 }
 
-void reduceF32(ReduceKind kind, const float *x, const int64_t *inShape, const int64_t *outStrides,
-               int rank, float *y, int64_t outCount, int64_t reducedCount) {
-  constexpr float inf = std::numeric_limits<float>::infinity();
+template <typename T>
+void reduce(ReduceKind kind, const T *x, const int64_t *inShape, const int64_t *outStrides,
+            int rank, T *y, int64_t outCount, int64_t reducedCount) {
+  constexpr T inf = std::numeric_limits<T>::infinity();
   switch (kind) {
   case ReduceKind::Sum:
-    return reduceWith(SumOp{}, 0.0f, x, inShape, outStrides, rank, y, outCount);
+    return reduceWith(SumOp{}, T(0), x, inShape, outStrides, rank, y, outCount);
   case ReduceKind::Mean: {
-    reduceWith(SumOp{}, 0.0f, x, inShape, outStrides, rank, y, outCount);
+    reduceWith(SumOp{}, T(0), x, inShape, outStrides, rank, y, outCount);
     // The mean of nothing is NaN, as in NumPy.
-    float scale = 1.0f / static_cast<float>(reducedCount);
+    T scale = T(1) / static_cast<T>(reducedCount);
     for (int64_t i = 0; i < outCount; ++i)
-      y[i] = reducedCount > 0 ? y[i] * scale : std::numeric_limits<float>::quiet_NaN();
+      y[i] = reducedCount > 0 ? y[i] * scale : std::numeric_limits<T>::quiet_NaN();
     return;
   }
   case ReduceKind::Max:
@@ -246,14 +253,15 @@ void reduceF32(ReduceKind kind, const float *x, const int64_t *inShape, const in
   case ReduceKind::Min:
     return reduceWith(MinOp{}, inf, x, inShape, outStrides, rank, y, outCount);
   case ReduceKind::Prod:
-    return reduceWith(ProdOp{}, 1.0f, x, inShape, outStrides, rank, y, outCount);
+    return reduceWith(ProdOp{}, T(1), x, inShape, outStrides, rank, y, outCount);
   }
 }
 
-void argReduceF32(bool max, bool selectLast, const float *x, int64_t *y, int64_t outer,
-                  int64_t n, int64_t inner) {
+template <typename T>
+void argReduce(bool max, bool selectLast, const T *x, int64_t *y, int64_t outer, int64_t n,
+               int64_t inner) {
   // `candidate` replaces `best` when strictly better, or equal and the last index is wanted.
-  auto better = [max](float candidate, float best) {
+  auto better = [max](T candidate, T best) {
     if (std::isnan(best))
       return false;
     if (std::isnan(candidate))
@@ -262,16 +270,25 @@ void argReduceF32(bool max, bool selectLast, const float *x, int64_t *y, int64_t
   };
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t i = 0; i < inner; ++i) {
-      const float *row = x + o * n * inner + i;
+      const T *row = x + o * n * inner + i;
       int64_t best = 0;
       for (int64_t j = 1; j < n; ++j) {
-        float v = row[j * inner], b = row[best * inner];
+        T v = row[j * inner], b = row[best * inner];
         if (better(v, b) || (selectLast && (v == b || (std::isnan(v) && std::isnan(b)))))
           best = j;
       }
       y[o * inner + i] = best;
     }
 }
+
+#define DLC_INSTANTIATE_FLOAT_KERNELS(T)                                                       \
+  template void softmax<T>(const T *, T *, int64_t, int64_t, int64_t, bool);                   \
+  template void reduce<T>(ReduceKind, const T *, const int64_t *, const int64_t *, int, T *,   \
+                          int64_t, int64_t);                                                   \
+  template void argReduce<T>(bool, bool, const T *, int64_t *, int64_t, int64_t, int64_t);
+DLC_INSTANTIATE_FLOAT_KERNELS(float)
+DLC_INSTANTIATE_FLOAT_KERNELS(double)
+#undef DLC_INSTANTIATE_FLOAT_KERNELS
 
 // Integer sums and products wrap (as NumPy's do) instead of invoking signed-overflow UB.
 template <typename T> T wrapping(T a, T b, bool product) {

@@ -20,7 +20,7 @@ int64_t numElements(Value v) { return tensorType(v).getNumElements(); }
 
 LogicalResult emitUnary(Operation *op, KernelEmitter &e) {
   auto kind = cast<KernelKindInterface>(op).getKernelKind();
-  e.line("dlc::rt::unaryF32(dlc::rt::UnaryKind::" + kind.str() + ", " + e.ptr(op->getOperand(0)) +
+  e.line("dlc::rt::unary(dlc::rt::UnaryKind::" + kind.str() + ", " + e.ptr(op->getOperand(0)) +
          ", " + e.ptr(op->getResult(0)) + ", " + std::to_string(numElements(op->getResult(0))) +
          ");");
   return success();

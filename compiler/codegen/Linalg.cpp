@@ -73,6 +73,14 @@ LogicalResult emitGemm(Operation *op, KernelEmitter &e) {
 void addLinalgEmitters(EmitterTable &table) {
   table["dlc.matmul"] = emitMatMul;
   table["dlc.gemm"] = emitGemm;
+  table["dlc.det"] = [](Operation *op, KernelEmitter &e) {
+    auto det = cast<DetOp>(op);
+    auto shape = tensorType(det.getInput()).getShape();
+    e.line("dlc::rt::detF32(" + e.ptr(det.getInput()) + ", " + e.ptr(det.getOutput()) + ", " +
+           std::to_string(tensorType(det.getOutput()).getNumElements()) + ", " +
+           std::to_string(shape.back()) + ", " + e.workspace(op) + ");");
+    return success();
+  };
 }
 
 } // namespace dlc

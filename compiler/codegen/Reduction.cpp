@@ -17,7 +17,7 @@ std::string aroundAxis(Value v, int64_t axis) {
 
 LogicalResult emitSoftmax(Operation *op, KernelEmitter &e) {
   auto softmax = cast<SoftmaxOp>(op);
-  e.line("dlc::rt::softmaxF32(" + e.ptr(softmax.getInput()) + ", " + e.ptr(softmax.getOutput()) +
+  e.line("dlc::rt::softmax(" + e.ptr(softmax.getInput()) + ", " + e.ptr(softmax.getOutput()) +
          aroundAxis(softmax.getInput(), softmax.getAxis()) + ", " +
          (softmax.getLog() ? "true" : "false") + ");");
   return success();
@@ -57,7 +57,7 @@ LogicalResult emitReduce(Operation *op, KernelEmitter &e) {
   for (int64_t axis : axes)
     outStrides[axis] = 0;
   std::string inShape = e.array(shape), strides = e.array(outStrides);
-  e.line("dlc::rt::reduceF32(dlc::rt::ReduceKind::" +
+  e.line("dlc::rt::reduce(dlc::rt::ReduceKind::" +
          cast<KernelKindInterface>(op).getKernelKind().str() + ", " + e.ptr(op->getOperand(0)) +
          ", " + inShape + ", " + strides + ", " + std::to_string(shape.size()) + ", " +
          e.ptr(op->getResult(0)) + ", " +
@@ -69,7 +69,7 @@ LogicalResult emitReduce(Operation *op, KernelEmitter &e) {
 LogicalResult emitArgReduce(Operation *op, KernelEmitter &e) {
   int64_t axis = cast<IntegerAttr>(op->getAttr("axis")).getInt();
   bool last = cast<BoolAttr>(op->getAttr("select_last_index")).getValue();
-  e.line(std::string("dlc::rt::argReduceF32(") + (isa<ArgMaxOp>(op) ? "true" : "false") + ", " +
+  e.line(std::string("dlc::rt::argReduce(") + (isa<ArgMaxOp>(op) ? "true" : "false") + ", " +
          (last ? "true" : "false") + ", " + e.ptr(op->getOperand(0)) + ", " +
          e.ptr(op->getResult(0)) + aroundAxis(op->getOperand(0), axis) + ");");
   return success();

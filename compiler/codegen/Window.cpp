@@ -72,6 +72,14 @@ LogicalResult emitPool(Operation *op, KernelEmitter &e) {
   return success();
 }
 
+LogicalResult emitMaxPoolIndices(Operation *op, KernelEmitter &e) {
+  auto pool = cast<MaxPoolIndicesOp>(op);
+  declareWindowParams(op, pool.getInput(), pool.getOutput(), e);
+  e.line("dlc::rt::maxPoolIndicesF32(params, " + e.ptr(pool.getInput()) + ", " +
+         e.ptr(pool.getOutput()) + ", " + (pool.getColumnMajor() ? "true" : "false") + ");");
+  return success();
+}
+
 LogicalResult emitMaxPoolGrad(Operation *op, KernelEmitter &e) {
   auto grad = cast<MaxPoolGradOp>(op);
   declareWindowParams(op, grad.getInput(), grad.getGrad(), e);
@@ -166,6 +174,23 @@ void addWindowEmitters(EmitterTable &table) {
   table["dlc.conv_grad_input"] = emitConvGradInput;
   table["dlc.conv_grad_weight"] = emitConvGradWeight;
   table["dlc.max_pool"] = emitPool;
+  table["dlc.max_pool_indices"] = emitMaxPoolIndices;
+  table["dlc.roi_align"] = [](Operation *op, KernelEmitter &e) {
+    auto roi = cast<RoiAlignOp>(op);
+    auto x = tensorType(roi.getInput()).getShape(), y = tensorType(roi.getOutput()).getShape();
+    e.line("static const dlc::rt::RoiAlignParams params = {" + list(x) + ", " +
+           std::to_string(y[0]) + ", " + std::to_string(y[2]) + ", " + std::to_string(y[3]) +
+           ", " + std::to_string(roi.getSamplingRatio()) + ", " +
+           floatLiteral(roi.getSpatialScale().convertToFloat()) + ", " +
+           (roi.getHalfPixel() ? "true" : "false") + ", " + (roi.getMax() ? "true" : "false") +
+           "};");
+    e.fallibleCall("dlc::rt::roiAlignF32(params, " + e.ptr(roi.getInput()) + ", " +
+                       e.ptr(roi.getRois()) + ", " + e.ptr(roi.getBatchIndices()) + ", " +
+                       e.ptr(roi.getOutput()) + ")",
+                   "batch index out of range, non-finite region, or a region beyond " +
+                       std::to_string(dlc::rt::kMaxRoiSamplesPerAxis) + " samples per bin axis");
+    return success();
+  };
   table["dlc.max_pool_grad"] = emitMaxPoolGrad;
   table["dlc.avg_pool"] = emitPool;
   table["dlc.avg_pool_grad"] = emitAvgPoolGrad;

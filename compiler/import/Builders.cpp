@@ -21,13 +21,23 @@ std::pair<int64_t, int64_t> flattenedAt(ArrayRef<int64_t> shape, int64_t axis) {
 
 RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
 
+namespace {
+[[noreturn]] void refuseElementType(Type element, const char *supported) {
+  std::string text;
+  llvm::raw_string_ostream(text) << element;
+  throw ImportError("element type " + text + " is not supported (" + supported + ")");
+}
+} // namespace
+
 void requireFloat32(NodeImporter &n, int input) {
+  if (!n.inputType(input).getElementType().isF32())
+    refuseElementType(n.inputType(input).getElementType(), "float32 only");
+}
+
+void requireFloat(NodeImporter &n, int input) {
   Type element = n.inputType(input).getElementType();
-  if (!element.isF32()) {
-    std::string text;
-    llvm::raw_string_ostream(text) << element;
-    throw ImportError("element type " + text + " is not supported (float32 only)");
-  }
+  if (!element.isF32() && !element.isF64())
+    refuseElementType(element, "float32 or float64 only");
 }
 
 Value reshape(NodeImporter &n, Value v, ArrayRef<int64_t> shape) {

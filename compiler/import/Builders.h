@@ -32,6 +32,7 @@ void addAttentionImports(ImportTable &table);
 void addQuantizationImports(ImportTable &table);
 void addSignalImports(ImportTable &table);
 void addIndexingImports(ImportTable &table);
+void addOptimizerImports(ImportTable &table);
 
 RankedTensorType typeOf(Value v);
 
@@ -43,6 +44,8 @@ int64_t dimsProduct(ArrayRef<int64_t> dims);
 std::pair<int64_t, int64_t> flattenedAt(ArrayRef<int64_t> shape, int64_t axis);
 
 void requireFloat32(NodeImporter &n, int input = 0);
+// For ops built only from kernels that also come for float64 (unary, binary, softmax, reduce).
+void requireFloat(NodeImporter &n, int input = 0);
 
 Value reshape(NodeImporter &n, Value v, ArrayRef<int64_t> shape);
 

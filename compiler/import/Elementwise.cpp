@@ -13,6 +13,7 @@ namespace {
 
 template <typename Op> OpImport unary() {
   return {{}, [](NodeImporter &n) -> Value {
+            requireFloat(n);
             return n.b.create<Op>(n.loc(), n.inputType(0), n.input(0));
           }};
 }

@@ -225,31 +225,35 @@ OpImport convTranspose() {
 }
 
 template <typename Op> OpImport pool() {
-  return {{}, [](NodeImporter &n) -> Value {
+  return {{}, [](NodeImporter &n) -> OpImport::Results {
             auto x = n.inputType(0).getShape();
             if (x.size() < 3 || x.size() > 5)
               throw ImportError("only 1-D to 3-D pooling");
-            if (n.intAttr("storage_order", 0) != 0)
-              throw ImportError("storage_order=1 is not supported");
             Window w = resolveWindow(n, x, n.intsAttr("kernel_shape"));
             bool ceil = n.intAttr("ceil_mode", 0) != 0;
             auto type = windowResultType(n.inputType(0), x[1], w, ceil);
             Type element = n.inputType(0).getElementType();
-            if constexpr (std::is_same_v<Op, MaxPoolOp>) {
+            if constexpr (std::is_same_v<Op, AvgPoolOp>) {
+              return {n.b.create<Op>(n.loc(), type, n.input(0), w.kernel, w.strides, w.pads,
+                                     w.dilations, ceil, n.intAttr("count_include_pad", 0) != 0)};
+            } else {
               // 8-bit integers take their max in float32, exactly.
-              if (element.isInteger(8)) {
-                Value wide = castTo(n, n.input(0), n.b.getF32Type());
-                Value y = n.b.create<Op>(n.loc(), typeOf(wide).clone(type.getShape()), wide,
-                                         w.kernel, w.strides, w.pads, w.dilations, ceil);
-                return castTo(n, y, element);
+              bool narrow = element.isInteger(8);
+              Value in = narrow ? castTo(n, n.input(0), n.b.getF32Type()) : n.input(0);
+              Value y = n.b.create<Op>(n.loc(), typeOf(in).clone(type.getShape()), in, w.kernel,
+                                       w.strides, w.pads, w.dilations, ceil);
+              OpImport::Results results{narrow ? castTo(n, y, element) : y};
+              // The second output: where each maximum came from.
+              if (n.node.output_size() > 1 && !n.node.output(1).empty()) {
+                int64_t order = n.intAttr("storage_order", 0);
+                if (order != 0 && order != 1)
+                  throw ImportError("storage_order must be 0 or 1, got " + std::to_string(order));
+                results.push_back(n.b.create<MaxPoolIndicesOp>(
+                    n.loc(), type.clone(n.b.getI64Type()), in, w.kernel, w.strides, w.pads,
+                    w.dilations, ceil, order == 1));
               }
+              return results;
             }
-            if constexpr (std::is_same_v<Op, AvgPoolOp>)
-              return n.b.create<Op>(n.loc(), type, n.input(0), w.kernel, w.strides, w.pads,
-                                    w.dilations, ceil, n.intAttr("count_include_pad", 0) != 0);
-            else
-              return n.b.create<Op>(n.loc(), type, n.input(0), w.kernel, w.strides, w.pads,
-                                    w.dilations, ceil);
           }};
 }
 
@@ -392,6 +396,37 @@ Value arrange(NodeImporter &n, const Labeled &x, const std::string &order) {
 
 int64_t sizeOf(const Labeled &x, char c) { return typeOf(x.value).getDimSize(x.letters.find(c)); }
 
+// A letter repeated within a term takes the diagonal of its dims: the two dims move last,
+// merge into one of k * k elements, and every (k + 1)-th element of it remains.
+Labeled diagonals(NodeImporter &n, Labeled x) {
+  for (;;) {
+    size_t d = 0, again = std::string::npos;
+    for (; d < x.letters.size() && again == std::string::npos; ++d)
+      again = x.letters.find(x.letters[d], d + 1);
+    if (again == std::string::npos)
+      return x;
+    --d;
+    auto shape = typeOf(x.value).getShape();
+    if (shape[d] != shape[again])
+      throw ImportError(std::string("index '") + x.letters[d] + "' is repeated over dims of " +
+                        "sizes " + std::to_string(shape[d]) + " and " +
+                        std::to_string(shape[again]));
+    int64_t k = shape[d];
+    SmallVector<int64_t> perm, merged;
+    std::string letters;
+    for (size_t e = 0; e < x.letters.size(); ++e)
+      if (e != d && e != again) {
+        perm.push_back(e);
+        merged.push_back(shape[e]);
+        letters.push_back(x.letters[e]);
+      }
+    perm.append({int64_t(d), int64_t(again)});
+    merged.push_back(dimsProduct({k, k}));
+    Value flat = reshape(n, transposeValue(n, x.value, perm), merged);
+    x = {sliceAxis(n, flat, merged.size() - 1, 0, k + 1, k), letters + x.letters[d]};
+  }
+}
+
 // The product of a and b keeping the letters in `keep`: shared kept letters are batch dims,
 // shared others are contracted, the rest are free (summed first when not kept).
 Labeled contract(NodeImporter &n, Labeled a, Labeled b, const std::string &keep) {
@@ -480,10 +515,7 @@ OpImport einsum() {
               for (char c : op.letters)
                 if (!std::isalnum(static_cast<unsigned char>(c)))
                   throw ImportError(std::string("unexpected '") + c + "' in the equation");
-              for (size_t d = 0; d < op.letters.size(); ++d)
-                if (op.letters.find(op.letters[d], d + 1) != std::string::npos)
-                  throw ImportError(std::string("repeated index '") + op.letters[d] +
-                                    "' within a term (a diagonal) is not supported");
+              op = diagonals(n, op);
             }
             std::string out;
             if (arrow != std::string::npos) {
@@ -685,6 +717,15 @@ void addLinalgImports(ImportTable &table) {
       {"Col2Im", col2im()},
       {"AffineGrid", affineGrid()},
       {"Einsum", einsum()},
+      {"Det",
+       {{},
+        [](NodeImporter &n) -> Value {
+          requireFloat32(n);
+          auto x = n.inputType(0).getShape();
+          if (x.size() < 2 || x[x.size() - 1] != x[x.size() - 2])
+            throw ImportError("input " + dimsString(x) + " is not a stack of square matrices");
+          return n.b.create<DetOp>(n.loc(), n.inputType(0).clone(x.drop_back(2)), n.input(0));
+        }}},
       {"GlobalMaxPool", floatComposition([](NodeImporter &n, Value x, Type) -> Value {
          if (typeOf(x).getRank() < 3)
            throw ImportError("input must have rank >= 3 (N, C, spatial)");

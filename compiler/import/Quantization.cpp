@@ -226,8 +226,10 @@ OpImport qLinearMatMul() {
 // exactly: refused when a sum of (C / group) * kernel products of at most 255^2 could pass it.
 void requireExactIntegerConv(NodeImporter &n, int weight) {
   auto w = n.inputType(weight).getShape();
+  if (w.size() < 3)
+    throw ImportError("the weight must have rank 3 or more, got " + dimsString(w));
   int64_t terms = dimsProduct(w.drop_front(1));
-  if (terms * 255 * 255 >= (int64_t(1) << 24))
+  if (terms > ((int64_t(1) << 24) - 1) / (255 * 255))
     throw ImportError("each output sums " + std::to_string(terms) +
                       " products of 8-bit values, more than dlc accumulates exactly "
                       "(at most 258)");

@@ -12,6 +12,7 @@ namespace {
 
 OpImport softmax(bool log) {
   return {{}, [log](NodeImporter &n) -> Value {
+            requireFloat(n);
             auto shape = n.inputType(0).getShape();
             int64_t rank = shape.size();
             int64_t axis = normalizeAxis(n.intAttr("axis", n.version < 13 ? 1 : -1), rank);
@@ -172,7 +173,7 @@ OpImport lpNorm() {
 // ArgMax/ArgMin: int64 indices along one axis.
 template <typename Op> OpImport argReduce() {
   return {{}, [](NodeImporter &n) -> Value {
-            requireFloat32(n);
+            requireFloat(n);
             auto in = n.inputType(0);
             int64_t axis = normalizeAxis(n.intAttr("axis", 0), in.getRank());
             bool keep = n.intAttr("keepdims", 1) != 0;
@@ -205,7 +206,7 @@ template <typename Op> OpImport running() {
 // Hardmax: 1 at the first maximum along the axis, else 0 (flattened from axis before 13).
 OpImport hardmax() {
   return {{}, [](NodeImporter &n) -> Value {
-            requireFloat32(n);
+            requireFloat(n);
             auto shape = n.inputType(0).getShape();
             int64_t rank = shape.size();
             int64_t axis = normalizeAxis(n.intAttr("axis", n.version < 13 ? 1 : -1), rank);
@@ -319,8 +320,7 @@ template <typename Build> OpImport reduction(Build build) {
                                         n.b.getF32FloatAttr(lowest), n.b.getF32FloatAttr(highest));
               return castTo(n, wide, element);
             }
-            if (!element.isF32())
-              requireFloat32(n);
+            requireFloat(n);
             return build(n, n.input(0), ArrayRef<int64_t>(axes), keep);
           }};
 }

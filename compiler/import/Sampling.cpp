@@ -508,10 +508,47 @@ OpImport gridSample() {
       }};
 }
 
+// RoiAlign: a kernel of its own, as the number of samples per bin depends on the regions,
+// which are run-time data. Before opset 16 coordinates had no half-pixel offset.
+OpImport roiAlign() {
+  return {{}, [](NodeImporter &n) -> Value {
+            requireFloat32(n);
+            requireFloat32(n, 1);
+            auto x = n.inputType(0).getShape(), rois = n.inputType(1).getShape();
+            auto indices = n.inputType(2);
+            if (x.size() != 4)
+              throw ImportError("X must be [N, C, H, W], got " + dimsString(x));
+            if (rois.size() != 2 || rois[1] != 4 || indices.getRank() != 1 ||
+                indices.getDimSize(0) != rois[0] || !indices.getElementType().isInteger(64))
+              throw ImportError("rois " + dimsString(rois) + " and batch_indices " +
+                                dimsString(indices.getShape()) + " must be [R, 4] and int64 [R]");
+            std::string transform =
+                n.stringAttr("coordinate_transformation_mode",
+                             n.version >= 16 ? "half_pixel" : "output_half_pixel");
+            if (transform != "half_pixel" && transform != "output_half_pixel")
+              throw ImportError("unknown coordinate_transformation_mode '" + transform + "'");
+            std::string mode = n.stringAttr("mode", "avg");
+            if (mode != "avg" && mode != "max")
+              throw ImportError("mode must be 'avg' or 'max', got '" + mode + "'");
+            int64_t height = n.intAttr("output_height", 1), width = n.intAttr("output_width", 1);
+            if (height < 1 || width < 1)
+              throw ImportError("output_height and output_width must be positive");
+            SmallVector<int64_t> shape{rois[0], x[1], height, width};
+            return n.b.create<RoiAlignOp>(
+                n.loc(), n.inputType(0).clone(shape), n.input(0), n.input(1), n.input(2),
+                n.b.getI64IntegerAttr(n.intAttr("sampling_ratio", 0)),
+                n.b.getF32FloatAttr(n.floatAttr("spatial_scale", 1.0f)),
+                n.b.getBoolAttr(transform == "half_pixel"), n.b.getBoolAttr(mode == "max"));
+          }};
+}
+
 } // namespace
 
 void addSamplingImports(ImportTable &table) {
-  table.insert({{"Resize", resize()}, {"Upsample", upsample()}, {"GridSample", gridSample()}});
+  table.insert({{"Resize", resize()},
+                {"Upsample", upsample()},
+                {"GridSample", gridSample()},
+                {"RoiAlign", roiAlign()}});
 }
 
 } // namespace dlc

@@ -30,6 +30,15 @@ int64_t constantScalar(NodeImporter &n, int input, const char *what) {
   return c.asInts()[0];
 }
 
+// The result as output_datatype (a float32 table cast when another type is asked for).
+Value asOutputDatatype(NodeImporter &n, Value table) {
+  int64_t type = n.intAttr("output_datatype", 1);
+  Type element = elementTypeFor(*n.b.getContext(), type);
+  if (!element)
+    throw ImportError("output_datatype " + dtypeName(type) + " is not supported");
+  return castTo(n, table, element);
+}
+
 // Hann, Hamming and Blackman: sums of cosines of 2 pi k n / N (N = size when periodic, else
 // size - 1), as the ONNX reference evaluates them.
 OpImport window(std::vector<double> coefficients) {
@@ -45,12 +54,52 @@ OpImport window(std::vector<double> coefficients) {
                 v += coefficients[k] * (k ? std::cos(2.0 * M_PI * double(k * i) / period) : 1.0);
               values[i] = float(v);
             }
-            Value w = floatConstant(n, {size}, values, "window");
-            int64_t type = n.intAttr("output_datatype", 1);
-            Type element = elementTypeFor(*n.b.getContext(), type);
-            if (!element)
-              throw ImportError("output_datatype " + dtypeName(type) + " is not supported");
-            return castTo(n, w, element);
+            return asOutputDatatype(n, floatConstant(n, {size}, values, "window"));
+          }};
+}
+
+// MelWeightMatrix [dft_length / 2 + 1, num_mel_bins]: triangular filters between mel-spaced
+// edges, computed as the ONNX reference does (its mel step divides by num_mel_bins + 2).
+OpImport melWeightMatrix() {
+  return {{0, 1, 2, 3, 4}, [](NodeImporter &n) -> Value {
+            int64_t mels = constantScalar(n, 0, "num_mel_bins");
+            int64_t dftLength = constantScalar(n, 1, "dft_length");
+            int64_t sampleRate = constantScalar(n, 2, "sample_rate");
+            if (mels < 1 || mels > kMaxDftLength || dftLength < 1 || dftLength > kMaxDftLength ||
+                sampleRate < 1)
+              throw ImportError("num_mel_bins and dft_length must lie in [1, " +
+                                std::to_string(kMaxDftLength) +
+                                "] and sample_rate must be positive");
+            auto hertz = [&](int input) {
+              const ConstTensor &c = n.constInput(input);
+              if (c.numElements() != 1)
+                throw ImportError("the edge frequencies must be scalars");
+              return c.asDoubles()[0];
+            };
+            auto mel = [](double f) { return 2595.0 * std::log1p(f / 700.0) / std::log(10.0); };
+            double low = mel(hertz(3)), high = mel(hertz(4));
+            double step = (high - low) / double(mels + 2);
+            int64_t spectrum = dftLength / 2 + 1;
+            std::vector<int64_t> edges(mels + 2);
+            for (int64_t i = 0; i < mels + 2; ++i) {
+              double f = 700.0 * std::expm1((double(i) * step + low) / 2595.0 * std::log(10.0));
+              double bin = std::floor(double(dftLength + 1) * f / double(sampleRate));
+              if (!(bin >= 0 && bin < double(spectrum)))
+                throw ImportError("the edge frequencies fall outside the spectrum's " +
+                                  std::to_string(spectrum) + " bins");
+              edges[i] = int64_t(bin);
+            }
+            std::vector<float> table(spectrum * mels, 0.0f);
+            for (int64_t i = 0; i < mels; ++i) {
+              int64_t left = edges[i], center = edges[i + 1], right = edges[i + 2];
+              if (center == left)
+                table[center * mels + i] = 1.0f;
+              for (int64_t j = left; center > left && j <= center; ++j)
+                table[j * mels + i] = float(double(j - left) / double(center - left));
+              for (int64_t j = center; j < right; ++j)
+                table[j * mels + i] = float(double(right - j) / double(right - center));
+            }
+            return asOutputDatatype(n, floatConstant(n, {spectrum, mels}, table, "mel_weights"));
           }};
 }
 
@@ -215,7 +264,8 @@ void addSignalImports(ImportTable &table) {
                 {"HammingWindow", window({25.0 / 46.0, -(1.0 - 25.0 / 46.0)})},
                 {"BlackmanWindow", window({0.42, -0.5, 0.08})},
                 {"DFT", dft()},
-                {"STFT", stft()}});
+                {"STFT", stft()},
+                {"MelWeightMatrix", melWeightMatrix()}});
 }
 
 } // namespace dlc

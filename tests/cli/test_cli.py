@@ -56,7 +56,7 @@ def make_models(work):
     unsupported = helper.make_model(helper.make_graph(
         [helper.make_node("Relu", ["x"], ["a"], name="relu1"),
          helper.make_node("StringNormalizer", ["a"], ["b"], name="sn1"),
-         helper.make_node("Det", ["b"], ["y"], name="det1")],
+         helper.make_node("Unique", ["b"], ["y"], name="unique1")],
         "g", [x], [y]), opset_imports=opset)
     w = numpy_helper.from_array(np.ones((4, 5), np.float32), "w")
     mismatch = helper.make_model(helper.make_graph(
@@ -64,8 +64,8 @@ def make_models(work):
         opset_imports=opset)
     wrong_dtype = helper.make_model(helper.make_graph(
         [helper.make_node("Relu", ["x"], ["y"], name="relu_int")], "g",
-        [helper.make_tensor_value_info("x", TensorProto.DOUBLE, [2])],
-        [helper.make_tensor_value_info("y", TensorProto.DOUBLE, [2])]), opset_imports=opset)
+        [helper.make_tensor_value_info("x", TensorProto.INT32, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.INT32, [2])]), opset_imports=opset)
     dynamic = helper.make_model(helper.make_graph(
         [helper.make_node("Relu", ["x"], ["y"], name="relu_dyn")], "g",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3])],
@@ -154,6 +154,28 @@ def check_bfloat16_run(dlc, work):
           np.array_equal((got.astype(np.uint32) << 16).view(np.float32), want),
           "bfloat16 run: uint16 bits in and out, float32 compute rounded back (%s)"
           % r.stderr.strip())
+
+
+def check_float64_run(dlc, work):
+    """Float64 computes in double: log-softmax of values a float32 computation would round to
+    the same number still tells them apart."""
+    x = helper.make_tensor_value_info("x", TensorProto.DOUBLE, [4])
+    y = helper.make_tensor_value_info("y", TensorProto.DOUBLE, [4])
+    model = helper.make_model(helper.make_graph(
+        [helper.make_node("LogSoftmax", ["x"], ["y"], name="log_softmax")], "g", [x], [y]),
+        opset_imports=[helper.make_opsetid("", 13)])
+    path = save(model, os.path.join(work, "f64.onnx"))
+    values = np.array([1.0, 1.0 + 1e-12, 3.0, -2.0], np.float64)
+    xin = os.path.join(work, "f64_x.npy")
+    np.save(xin, values)
+    out = os.path.join(work, "f64_run")
+    r = run(dlc, "run", path, xin, "-o", out)
+    got = np.load(os.path.join(out, "y.npy")) if r.returncode == 0 else None
+    shifted = values - values.max()
+    want = shifted - np.log(np.exp(shifted).sum())
+    check(got is not None and got.dtype == np.float64 and got[1] != got[0] and
+          np.allclose(got, want, rtol=1e-14, atol=0),
+          "float64 run: log-softmax in double (%s)" % r.stderr.strip())
 
 
 def check_control_flow(dlc, work):
@@ -325,15 +347,17 @@ def main():
     expect_error(dlc, work, "not_onnx", not_onnx, ["not a valid ONNX model"])
     expect_error(dlc, work, "missing", os.path.join(work, "missing.onnx"), ["cannot open"])
     expect_error(dlc, work, "unsupported", models["unsupported"],
-                 ["node 'sn1' (StringNormalizer)", "node 'det1' (Det)", "opset 13",
-                  "2 unsupported ops: StringNormalizer x1, Det x1"])
+                 ["node 'sn1' (StringNormalizer)", "node 'unique1' (Unique)", "opset 13",
+                  "2 unsupported ops: StringNormalizer x1, Unique x1"])
     expect_error(dlc, work, "mismatch", models["mismatch"],
                  ["node 'mm1' (MatMul): inner dims differ: [2,3] x [4,5]"])
     expect_error(dlc, work, "wrong_dtype", models["wrong_dtype"],
-                 ["node 'relu_int' (Relu): 'dlc.relu' op operand #0 must be ranked tensor of 32-bit float"])
+                 ["node 'relu_int' (Relu): element type i32 is not supported (float32 or float64 "
+                  "only)"])
 
     check_symbolic_dims(dlc, work, models["dynamic"])
     check_bfloat16_run(dlc, work)
+    check_float64_run(dlc, work)
     check_control_flow(dlc, work)
     expect_error(dlc, work, "used_complex", models["used_complex"], ["unsupported element type"])
     r = run(dlc, "compile", models["unused_complex"], "-o", os.path.join(work, "unused_complex"))

@@ -126,7 +126,8 @@ def load_expected_failures(path):
 
 Test = collections.namedtuple("Test", "name source ops model frozen")
 
-# Ops whose listed inputs decide the output shape.
+# Ops whose listed inputs decide the output shape, or (Resize's roi, MelWeightMatrix's
+# frequencies) are tables dlc builds at compile time.
 SHAPE_INPUTS = {
     "Slice": (1, 2, 3, 4), "Reshape": (1,), "Squeeze": (1,), "Unsqueeze": (1,), "Expand": (1,),
     "Tile": (1,), "ConstantOfShape": (0,), "Range": (0, 1, 2), "Pad": (1, 3), "Split": (1,),
@@ -136,7 +137,7 @@ SHAPE_INPUTS = {
     "ReduceProd": (1,), "ReduceL1": (1,), "ReduceL2": (1,), "ReduceLogSum": (1,),
     "ReduceLogSumExp": (1,), "ReduceSumSquare": (1,), "CumSum": (1,), "CumProd": (1,),
     "Loop": (0, 1), "HannWindow": (0,), "HammingWindow": (0,), "BlackmanWindow": (0,),
-    "DFT": (1, 2), "STFT": (1, 3), "MaxUnpool": (2,),
+    "DFT": (1, 2), "STFT": (1, 3), "MaxUnpool": (2,), "MelWeightMatrix": (0, 1, 2, 3, 4),
 }
 
 

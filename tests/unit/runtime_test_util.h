@@ -27,13 +27,18 @@ inline int64_t randomInt(std::mt19937 &rng, int64_t lo, int64_t hi) {
   return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
 }
 
-inline std::vector<float> randomFloats(std::mt19937 &rng, int64_t n, float lo = -1.0f,
-                                       float hi = 1.0f) {
-  std::uniform_real_distribution<float> dist(lo, hi);
-  std::vector<float> v(static_cast<size_t>(n));
-  for (float &x : v)
+template <typename T>
+std::vector<T> randomValues(std::mt19937 &rng, int64_t n, T lo = T(-1), T hi = T(1)) {
+  std::uniform_real_distribution<T> dist(lo, hi);
+  std::vector<T> v(static_cast<size_t>(n));
+  for (T &x : v)
     x = dist(rng);
   return v;
+}
+
+inline std::vector<float> randomFloats(std::mt19937 &rng, int64_t n, float lo = -1.0f,
+                                       float hi = 1.0f) {
+  return randomValues<float>(rng, n, lo, hi);
 }
 
 // The code of the value nearest to x >= 0 among `finite` (a format's non-negative finite values

@@ -137,7 +137,7 @@ TEST_CASE("importer reports every unsupported op at once, with node name and ops
   *g.add_output() = tensorInfo("y", {4});
   addNode(g, "StringNormalizer", "first", {"x"}, {"a"});
   addNode(g, "Relu", "ok", {"a"}, {"b"});
-  addNode(g, "Det", "second", {"b"}, {"c"});
+  addNode(g, "Unique", "second", {"b"}, {"c"});
   addNode(g, "StringNormalizer", "third", {"c"}, {"d"});
   addNode(g, "StringNormalizer", "fourth", {"d"}, {"y"});
   Imported imp;
@@ -147,8 +147,8 @@ TEST_CASE("importer reports every unsupported op at once, with node name and ops
   REQUIRE(imp.errors.size() == 3);
   CHECK(imp.errors[0] == "node 'first' (StringNormalizer): op StringNormalizer (opset 12) is not "
                          "supported (and 2 more nodes)");
-  CHECK(imp.errors[1] == "node 'second' (Det): op Det (opset 12) is not supported");
-  CHECK(imp.errors[2] == "2 unsupported ops: StringNormalizer x3, Det x1");
+  CHECK(imp.errors[1] == "node 'second' (Unique): op Unique (opset 12) is not supported");
+  CHECK(imp.errors[2] == "2 unsupported ops: StringNormalizer x3, Unique x1");
 }
 
 TEST_CASE("importer ignores unsupported ops that only compute folded shapes") {

@@ -21,22 +21,22 @@ using namespace dlc::rt;
 // Softmax and reductions
 //===----------------------------------------------------------------------------------------===//
 
-TEST_CASE("softmax and log-softmax are accurate and stable", "[reduce]") {
-  std::mt19937 rng(13);
+// Softmax over element type T against a double-precision reference, within `rel`.
+template <typename T> void checkSoftmax(std::mt19937 &rng, double rel) {
   const int64_t shapes[][3] = {{1, 10, 1},  {3, 7, 1},   {2, 5, 3}, {2, 33, 70},
                                {1, 1, 130}, {4, 257, 1}, {2, 3, 64}};
   for (const auto &s : shapes) {
     for (bool log : {false, true}) {
-      for (float offset : {0.0f, 1000.0f}) {
+      for (T offset : {0.0, 1000.0}) {
         int64_t outer = s[0], n = s[1], inner = s[2];
         INFO("outer " << outer << " n " << n << " inner " << inner << " log " << log << " offset "
-                      << offset);
+                      << offset << ", " << sizeof(T) << "-byte elements");
         // A large common offset overflows exp() unless the max is subtracted first.
-        std::vector<float> x = randomFloats(rng, outer * n * inner, -10.0f, 10.0f);
-        for (float &v : x)
+        std::vector<T> x = randomValues<T>(rng, outer * n * inner, -10.0, 10.0);
+        for (T &v : x)
           v += offset;
-        std::vector<float> y(x.size());
-        softmaxF32(x.data(), y.data(), outer, n, inner, log);
+        std::vector<T> y(x.size());
+        softmax(x.data(), y.data(), outer, n, inner, log);
         std::vector<double> want(x.size());
         for (int64_t o = 0; o < outer; ++o)
           for (int64_t l = 0; l < inner; ++l) {
@@ -49,14 +49,20 @@ TEST_CASE("softmax and log-softmax are accurate and stable", "[reduce]") {
             for (int64_t j = 0; j < n; ++j)
               want[at(j)] = log ? x[at(j)] - mx - std::log(sum) : std::exp(x[at(j)] - mx) / sum;
           }
-        requireClose(y, want, 1e-4, 1e-6);
+        requireClose(y, want, rel, rel / 100);
 
         // In place.
-        softmaxF32(x.data(), x.data(), outer, n, inner, log);
-        requireClose(x, want, 1e-4, 1e-6);
+        softmax(x.data(), x.data(), outer, n, inner, log);
+        requireClose(x, want, rel, rel / 100);
       }
     }
   }
+}
+
+TEST_CASE("softmax and log-softmax are accurate and stable", "[reduce]") {
+  std::mt19937 rng(13);
+  checkSoftmax<float>(rng, 1e-4);
+  checkSoftmax<double>(rng, 1e-12);
 }
 
 TEST_CASE("reductions over arbitrary axis sets", "[reduce]") {
@@ -123,9 +129,14 @@ TEST_CASE("reductions over arbitrary axis sets", "[reduce]") {
           scale[o] /= reducedCount;
         }
       std::vector<float> y(want.size(), std::numeric_limits<float>::quiet_NaN());
-      reduceF32(kind, x.data(), shape.data(), outStrides.data(), static_cast<int>(shape.size()),
-                y.data(), outCount, reducedCount);
+      reduce(kind, x.data(), shape.data(), outStrides.data(), static_cast<int>(shape.size()),
+             y.data(), outCount, reducedCount);
       requireClose(y, want, 1e-4, 0.0, &scale);
+      // The double kernel accumulates in double: float's 1e-4 would not meet 1e-12.
+      std::vector<double> xWide(x.begin(), x.end()), yWide(want.size(), std::nan(""));
+      reduce(kind, xWide.data(), shape.data(), outStrides.data(), static_cast<int>(shape.size()),
+             yWide.data(), outCount, reducedCount);
+      requireClose(yWide, want, 1e-12, 0.0, &scale);
     }
   }
 }
@@ -135,14 +146,14 @@ TEST_CASE("max reduction propagates NaN; empty mean is NaN", "[reduce]") {
   std::vector<float> x = {1, 2, 3, 4, 5, 6, 7, 8, nan, 10, 11, 12, 13, 14, 15, 16, 17, 18};
   Shape shape = {18}, strides = {0};
   float y = 0;
-  reduceF32(ReduceKind::Max, x.data(), shape.data(), strides.data(), 1, &y, 1, 18);
+  reduce(ReduceKind::Max, x.data(), shape.data(), strides.data(), 1, &y, 1, 18);
   CHECK(std::isnan(y));
-  reduceF32(ReduceKind::Min, x.data(), shape.data(), strides.data(), 1, &y, 1, 18);
+  reduce(ReduceKind::Min, x.data(), shape.data(), strides.data(), 1, &y, 1, 18);
   CHECK(std::isnan(y));
   Shape empty = {0};
-  reduceF32(ReduceKind::Mean, x.data(), empty.data(), strides.data(), 1, &y, 1, 0);
+  reduce(ReduceKind::Mean, x.data(), empty.data(), strides.data(), 1, &y, 1, 0);
   CHECK(std::isnan(y));
-  reduceF32(ReduceKind::Sum, x.data(), empty.data(), strides.data(), 1, &y, 1, 0);
+  reduce(ReduceKind::Sum, x.data(), empty.data(), strides.data(), 1, &y, 1, 0);
   CHECK(y == 0.0f);
 }
 
@@ -299,8 +310,8 @@ TEST_CASE("product reduction", "[reduce]") {
   std::vector<float> x = {1, 2, 3, -4, 0.5f, 2};
   Shape shape = {2, 3}, rowStrides = {1, 0}, allStrides = {0, 0};
   std::vector<float> rows(2), all(1);
-  reduceF32(ReduceKind::Prod, x.data(), shape.data(), rowStrides.data(), 2, rows.data(), 2, 3);
-  reduceF32(ReduceKind::Prod, x.data(), shape.data(), allStrides.data(), 2, all.data(), 1, 6);
+  reduce(ReduceKind::Prod, x.data(), shape.data(), rowStrides.data(), 2, rows.data(), 2, 3);
+  reduce(ReduceKind::Prod, x.data(), shape.data(), allStrides.data(), 2, all.data(), 1, 6);
   CHECK(rows == std::vector<float>{6, -4});
   CHECK(all == std::vector<float>{-24});
 }
@@ -310,19 +321,26 @@ TEST_CASE("argmax and argmin: first or last extreme, NaN wins", "[reduce]") {
   // [outer 2, n 4, inner 1].
   std::vector<float> x = {1, 5, 5, 0, 2, nan, 7, nan};
   std::vector<int64_t> y(2);
-  argReduceF32(true, false, x.data(), y.data(), 2, 4, 1);
+  argReduce(true, false, x.data(), y.data(), 2, 4, 1);
   CHECK(y == std::vector<int64_t>{1, 1});
-  argReduceF32(true, true, x.data(), y.data(), 2, 4, 1);
+  argReduce(true, true, x.data(), y.data(), 2, 4, 1);
   CHECK(y == std::vector<int64_t>{2, 3});
-  argReduceF32(false, false, x.data(), y.data(), 2, 4, 1);
+  argReduce(false, false, x.data(), y.data(), 2, 4, 1);
   CHECK(y == std::vector<int64_t>{3, 1});
   // Along the first of two dims: [n 2, inner 3].
   std::vector<float> m = {1, 9, 3, 4, 2, 3};
   std::vector<int64_t> columns(3);
-  argReduceF32(true, false, m.data(), columns.data(), 1, 2, 3);
+  argReduce(true, false, m.data(), columns.data(), 1, 2, 3);
   CHECK(columns == std::vector<int64_t>{1, 0, 0});
-  argReduceF32(true, true, m.data(), columns.data(), 1, 2, 3);
+  argReduce(true, true, m.data(), columns.data(), 1, 2, 3);
   CHECK(columns == std::vector<int64_t>{1, 0, 1});
+  // Doubles that round to one float still order.
+  std::vector<double> close = {1.0, 1.0 + 1e-12, 1.0 - 1e-12};
+  std::vector<int64_t> index(1);
+  argReduce(true, false, close.data(), index.data(), 1, 3, 1);
+  CHECK(index[0] == 1);
+  argReduce(false, false, close.data(), index.data(), 1, 3, 1);
+  CHECK(index[0] == 2);
 }
 
 TEST_CASE("cumsum: inclusive, exclusive, reverse, in place", "[reduce]") {

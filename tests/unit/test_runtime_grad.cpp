@@ -100,7 +100,7 @@ TEST_CASE("unary gradients match derivatives and central differences", "[grad]")
       for (float &v : x)
         v = randomInt(rng, 0, 1) ? v : -v;
     std::vector<float> dy = randomFloats(rng, n, -2.0f, 2.0f), y(n), dx(n);
-    unaryF32(c.forward, x.data(), y.data(), n);
+    unary(c.forward, x.data(), y.data(), n);
     unaryGradF32(c.grad, dy.data(), c.savesOutput ? y.data() : x.data(), dx.data(), n);
 
     // Saved outputs carry float rounding, which f' can amplify near saturation by a bounded
@@ -114,7 +114,7 @@ TEST_CASE("unary gradients match derivatives and central differences", "[grad]")
 
     Forward f = [&](const std::vector<float> &v) {
       std::vector<float> out(v.size());
-      unaryF32(c.forward, v.data(), out.data(), n);
+      unary(c.forward, v.data(), out.data(), n);
       return out;
     };
     requireClose(dx, numericGrad(x, dy, f, 1e-2f), 1e-2, 1e-3);
@@ -219,12 +219,12 @@ TEST_CASE("softmax gradient matches derivatives and central differences", "[grad
       const int64_t outer = s[0], n = s[1], inner = s[2], count = outer * n * inner;
       INFO("outer " << outer << " n " << n << " inner " << inner << " log " << log);
       std::vector<float> x = randomFloats(rng, count, -2.0f, 2.0f), dy = randomFloats(rng, count);
-      auto softmax = [&](const std::vector<float> &v) {
+      auto forward = [&](const std::vector<float> &v) {
         std::vector<float> y(v.size());
-        softmaxF32(v.data(), y.data(), outer, n, inner, log);
+        softmax(v.data(), y.data(), outer, n, inner, log);
         return y;
       };
-      std::vector<float> y = softmax(x), dx(count, kNaN);
+      std::vector<float> y = forward(x), dx(count, kNaN);
       softmaxGradF32(dy.data(), y.data(), dx.data(), outer, n, inner, log);
 
       // dx_j = sum_k dy_k dy_k/dx_j with the Jacobian of softmax p: p_k (delta_jk - p_j), or of
@@ -251,7 +251,7 @@ TEST_CASE("softmax gradient matches derivatives and central differences", "[grad
           }
         }
       requireClose(dx, want, 1e-5, 1e-6, &scale);
-      requireClose(dx, numericGrad(x, dy, softmax, 1e-2f), 1e-2, 1e-3);
+      requireClose(dx, numericGrad(x, dy, forward, 1e-2f), 1e-2, 1e-3);
     }
   }
 }

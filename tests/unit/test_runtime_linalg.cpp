@@ -151,3 +151,48 @@ TEST_CASE("batchedMatmulI32: exact int32 products, sums wrapping modulo 2^32", "
         REQUIRE(c[(t * m + i) * n + j] == int32_t(uint32_t(sum)));
       }
 }
+
+namespace {
+// The determinant by cofactor expansion along the first row: independent of elimination.
+double cofactorDet(const std::vector<double> &a, int64_t m) {
+  if (m == 0)
+    return 1.0;
+  double det = 0.0;
+  for (int64_t j = 0; j < m; ++j) {
+    std::vector<double> minor;
+    for (int64_t r = 1; r < m; ++r)
+      for (int64_t c = 0; c < m; ++c)
+        if (c != j)
+          minor.push_back(a[r * m + c]);
+    det += (j % 2 ? -1.0 : 1.0) * a[j] * cofactorDet(minor, m - 1);
+  }
+  return det;
+}
+} // namespace
+
+TEST_CASE("detF32 matches cofactor expansion; singular and permuted matrices", "[linalg]") {
+  std::mt19937 rng(21);
+  for (int64_t m = 0; m <= 6; ++m) {
+    INFO("m " << m);
+    const int64_t count = 3;
+    std::vector<float> x = randomFloats(rng, count * m * m, -2.0f, 2.0f);
+    std::vector<float> y(count);
+    std::vector<double> workspace(static_cast<size_t>(m * m)), want(count), scale(count);
+    detF32(x.data(), y.data(), count, m, workspace.data());
+    for (int64_t i = 0; i < count; ++i) {
+      std::vector<double> a(x.begin() + i * m * m, x.begin() + (i + 1) * m * m);
+      want[i] = cofactorDet(a, m);
+      scale[i] = 1.0;
+    }
+    requireClose(y, want, 1e-5, 0.0, &scale);
+  }
+  // Two equal rows: exactly singular. Rows of the identity swapped: -1.
+  const float singular[9] = {1, 2, 3, 4, 5, 6, 1, 2, 3};
+  const float swapped[9] = {0, 1, 0, 1, 0, 0, 0, 0, 1};
+  double workspace[9];
+  float det = 1.0f;
+  detF32(singular, &det, 1, 3, workspace);
+  CHECK(det == 0.0f);
+  detF32(swapped, &det, 1, 3, workspace);
+  CHECK(det == -1.0f);
+}

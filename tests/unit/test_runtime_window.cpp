@@ -245,6 +245,27 @@ TEST_CASE("pooling matches the ONNX definition, with ceil mode and pads", "[pool
     maxPoolF32(w, x.data(), y.data());
     requireClose(y, poolReference(w, padEnd, PoolKind::Max, x), 0.0);
 
+    // The indices point at the maxima, in the output's own plane; column-major ones are the
+    // same positions.
+    std::vector<int64_t> rowMajor(y.size()), columnMajor(y.size());
+    maxPoolIndicesF32(w, x.data(), rowMajor.data(), false);
+    maxPoolIndicesF32(w, x.data(), columnMajor.data(), true);
+    const int64_t inPlane = w.in[0] * w.in[1] * w.in[2], outPlane = w.out[0] * w.out[1] * w.out[2];
+    for (size_t o = 0; o < y.size(); ++o) {
+      int64_t i = rowMajor[o], plane = static_cast<int64_t>(o) / outPlane;
+      if (i == -1) { // a window entirely in padding
+        CHECK(columnMajor[o] == -1);
+        CHECK(y[o] == -std::numeric_limits<float>::infinity());
+        continue;
+      }
+      REQUIRE(i / inPlane == plane);
+      CHECK(x[static_cast<size_t>(i)] == y[o]);
+      int64_t within = i % inPlane;
+      int64_t i0 = within / (w.in[1] * w.in[2]), i1 = within / w.in[2] % w.in[1],
+              i2 = within % w.in[2];
+      CHECK(columnMajor[o] == plane * inPlane + i0 + i1 * w.in[0] + i2 * w.in[0] * w.in[1]);
+    }
+
     avgPoolF32(w, padEnd, false, x.data(), y.data());
     requireClose(y, poolReference(w, padEnd, PoolKind::AvgExclude, x), 1e-5, 1e-6);
     avgPoolF32(w, padEnd, true, x.data(), y.data());
@@ -321,4 +342,39 @@ TEST_CASE("global average pooling and batch norm", "[pool]") {
             (x[idx] - double(mean[c])) / std::sqrt(double(var[c]) + eps) * scale[c] + bias[c];
       }
   requireClose(y, wantY, 1e-5, 1e-5);
+}
+
+TEST_CASE("roiAlignF32: constant maps, bilinear ramps, refused regions", "[pool]") {
+  // One image, two channels of 6 x 8: channel 0 constant 3, channel 1 the ramp 2x + y, which
+  // bilinear sampling reproduces exactly inside the map.
+  RoiAlignParams p{1, 2, 6, 8, 1, 2, 2, 2, 1.0f, true, false};
+  std::vector<float> x(2 * 6 * 8);
+  for (int64_t yy = 0; yy < 6; ++yy)
+    for (int64_t xx = 0; xx < 8; ++xx) {
+      x[yy * 8 + xx] = 3.0f;
+      x[48 + yy * 8 + xx] = float(2 * xx + yy);
+    }
+  // Region x 1.5..5.5, y 1.5..3.5 (with the half-pixel shift: 1..5, 1..3): bins 2 pixels wide
+  // and 1 high, two samples each way (bin 0 at x 1.5, 2.5 and y 1.25, 1.75).
+  const float rois[4] = {1.5f, 1.5f, 5.5f, 3.5f};
+  const int64_t batch[1] = {0};
+  std::vector<float> y(2 * 4, -1.0f);
+  REQUIRE(roiAlignF32(p, x.data(), rois, batch, y.data()));
+  for (int i = 0; i < 4; ++i)
+    CHECK(y[i] == Approx(3.0f));
+  // Bin (row r, column c): mean x = 2 + 2c, mean y = 1.5 + r.
+  for (int r = 0; r < 2; ++r)
+    for (int c = 0; c < 2; ++c)
+      CHECK(y[4 + r * 2 + c] == Approx(2 * (2 + 2 * c) + (1.5 + r)));
+
+  const int64_t badBatch[1] = {1};
+  std::vector<float> untouched(8, -1.0f);
+  CHECK_FALSE(roiAlignF32(p, x.data(), rois, badBatch, untouched.data()));
+  const float infinite[4] = {0.0f, 0.0f, std::numeric_limits<float>::infinity(), 2.0f};
+  CHECK_FALSE(roiAlignF32(p, x.data(), infinite, batch, untouched.data()));
+  CHECK(untouched == std::vector<float>(8, -1.0f));
+  // Adaptive sampling of a huge region would take billions of samples per bin: refused.
+  p.samplingRatio = 0;
+  const float huge[4] = {0.0f, 0.0f, 1e12f, 1e12f};
+  CHECK_FALSE(roiAlignF32(p, x.data(), huge, batch, untouched.data()));
 }

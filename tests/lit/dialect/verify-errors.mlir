@@ -129,3 +129,22 @@ func.func @mixed_matmul(%a: tensor<2x3xi32>, %b: tensor<3x4xf32>) -> tensor<2x4x
   %r = dlc.matmul %a, %b : (tensor<2x3xi32>, tensor<3x4xf32>) -> tensor<2x4xi32>
   return %r : tensor<2x4xi32>
 }
+
+// -----
+
+// Unary ops, softmax, reductions and arg-reductions run on float32 and float64; not on integers.
+func.func @float64_kernels(%x: tensor<2x3xf64>) -> (tensor<2x3xf64>, tensor<2x3xf64>, tensor<2xf64>, tensor<2xi64>) {
+  %0 = dlc.exp %x : (tensor<2x3xf64>) -> tensor<2x3xf64>
+  %1 = dlc.softmax %0 {axis = 1 : i64, log = false} : (tensor<2x3xf64>) -> tensor<2x3xf64>
+  %2 = dlc.reduce_sum %1 {axes = array<i64: 1>} : (tensor<2x3xf64>) -> tensor<2xf64>
+  %3 = dlc.arg_max %1 {axis = 1 : i64, select_last_index = false} : (tensor<2x3xf64>) -> tensor<2xi64>
+  return %0, %1, %2, %3 : tensor<2x3xf64>, tensor<2x3xf64>, tensor<2xf64>, tensor<2xi64>
+}
+
+// -----
+
+func.func @unary_on_integers(%x: tensor<4xi32>) -> tensor<4xi32> {
+  // expected-error @+1 {{operand #0 must be ranked tensor of 32-bit float or 64-bit float values}}
+  %0 = dlc.exp %x : (tensor<4xi32>) -> tensor<4xi32>
+  return %0 : tensor<4xi32>
+}
