@@ -94,6 +94,7 @@ const std::map<std::string, OpImport> &opImportTable() {
     addSignalImports(t);
     addIndexingImports(t);
     addOptimizerImports(t);
+    addMlImports(t);
     return t;
   }();
   return table;

@@ -33,6 +33,7 @@ void addQuantizationImports(ImportTable &table);
 void addSignalImports(ImportTable &table);
 void addIndexingImports(ImportTable &table);
 void addOptimizerImports(ImportTable &table);
+void addMlImports(ImportTable &table);
 
 RankedTensorType typeOf(Value v);
 

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
 
 using namespace mlir;
 
@@ -90,33 +91,39 @@ OpImport clip() {
 // Y, and (from opset 10, when nothing is dropped) the mask: every element kept.
 OpImport dropout() {
   return {{1, 2}, [](NodeImporter &n) -> OpImport::Results {
-            if (n.version >= 12 && n.hasInput(2) && !n.constantOrNull(2))
-              throw ImportError("training_mode must be a constant");
-            bool training = n.version >= 12 && n.hasInput(2) && !n.constInput(2).asInts().empty() &&
-                            n.constInput(2).asInts()[0];
-            // Outside training mode the ratio does not matter (it may even be a run-time input).
+            // Outside training mode, or at ratio 0, dropout changes nothing.
             auto unchanged = [&]() -> OpImport::Results {
               if (n.version < 10 || n.node.output_size() < 2)
                 return {n.input(0)};
               Value kept = intScalar(n, 1, n.b.getI1Type());
               return {n.input(0), broadcastTo(n, kept, n.inputType(0).getShape())};
             };
+            // The ratio: an attribute before opset 12, then an optional input (0.5 when absent);
+            // outside training mode it does not matter (it may even be a run-time input).
+            std::optional<double> ratio = 0.5;
+            if (n.version < 12)
+              ratio = n.floatAttr("ratio", 0.5f);
+            else if (n.hasInput(1))
+              ratio = n.constantOrNull(1) && n.constInput(1).asDoubles().size() == 1
+                          ? std::optional<double>(n.constInput(1).asDoubles()[0])
+                          : std::nullopt;
+            if (n.version >= 12 && n.hasInput(2) && !n.constantOrNull(2)) {
+              if (ratio == 0.0)
+                return unchanged();
+              throw ImportError("training_mode must be a constant (or the ratio a constant 0)");
+            }
+            bool training = n.version >= 12 && n.hasInput(2) && !n.constInput(2).asInts().empty() &&
+                            n.constInput(2).asInts()[0];
             if (!training)
               return unchanged();
-            double ratio = 0.5;
-            if (n.version >= 12 && n.hasInput(1)) {
-              if (!n.constantOrNull(1) || n.constInput(1).asDoubles().size() != 1)
-                throw ImportError("ratio must be a constant scalar");
-              ratio = n.constInput(1).asDoubles()[0];
-            } else if (n.version < 12) {
-              ratio = n.floatAttr("ratio", 0.5f);
-            }
-            if (!(ratio >= 0.0 && ratio < 1.0))
-              throw ImportError("ratio must be in [0, 1), got " + std::to_string(ratio));
-            if (ratio == 0.0)
+            if (!ratio)
+              throw ImportError("ratio must be a constant scalar");
+            if (!(*ratio >= 0.0 && *ratio < 1.0))
+              throw ImportError("ratio must be in [0, 1), got " + std::to_string(*ratio));
+            if (*ratio == 0.0)
               return unchanged();
             return {n.b.create<DropoutOp>(n.loc(), n.inputType(0), n.input(0),
-                                          n.b.getF32FloatAttr(float(ratio)))};
+                                          n.b.getF32FloatAttr(float(*ratio)))};
           }};
 }
 

@@ -105,6 +105,8 @@ AxisTaps axisTaps(const ResizeAttributes &a, int64_t in, int64_t out, double sca
       x = outWidth == 1 ? -0.5 : (y + 0.5) / scale - 0.5;
     else if (c == "half_pixel")
       x = (y + 0.5) / scale - 0.5;
+    else if (c == "tf_half_pixel_for_nn") // opsets 11 and 12
+      x = (y + 0.5) / scale;
     else if (c == "half_pixel_symmetric")
       x = in / 2.0 * (1 - out / outWidth) + (y + 0.5) / scale - 0.5;
     else

@@ -178,6 +178,31 @@ def check_float64_run(dlc, work):
           "float64 run: log-softmax in double (%s)" % r.stderr.strip())
 
 
+def check_run_time_error(dlc, work):
+    """A kernel that finds bad run-time data (RoiAlign's batch index beyond the batch) makes
+    `dlc run` fail with the node's name and the reason, not crash or write garbage."""
+    f32 = TensorProto.FLOAT
+    model = helper.make_model(helper.make_graph(
+        [helper.make_node("RoiAlign", ["x", "rois", "batch"], ["y"], name="roi",
+                          output_height=2, output_width=2)], "g",
+        [helper.make_tensor_value_info("x", f32, [1, 1, 4, 4]),
+         helper.make_tensor_value_info("rois", f32, [1, 4]),
+         helper.make_tensor_value_info("batch", TensorProto.INT64, [1])],
+        [helper.make_tensor_value_info("y", f32, [1, 1, 2, 2])]),
+        opset_imports=[helper.make_opsetid("", 16)])
+    path = save(model, os.path.join(work, "roi.onnx"))
+    inputs = []
+    for name, value in [("x", np.ones((1, 1, 4, 4), np.float32)),
+                        ("rois", np.array([[0, 0, 2, 2]], np.float32)),
+                        ("batch", np.array([3], np.int64))]:
+        inputs.append(os.path.join(work, "roi_%s.npy" % name))
+        np.save(inputs[-1], value)
+    r = run(dlc, "run", path, *inputs, "-o", os.path.join(work, "roi_run"))
+    check(r.returncode != 0 and "roi" in r.stderr and "batch index out of range" in r.stderr and
+          "Traceback" not in r.stderr,
+          "run-time data error reported with the node (%s)" % r.stderr.strip())
+
+
 def check_control_flow(dlc, work):
     """If, Loop and Scan are unrolled at compile time: results against numpy, and clear errors
     for what cannot be unrolled or a body that cannot be imported."""
@@ -358,6 +383,7 @@ def main():
     check_symbolic_dims(dlc, work, models["dynamic"])
     check_bfloat16_run(dlc, work)
     check_float64_run(dlc, work)
+    check_run_time_error(dlc, work)
     check_control_flow(dlc, work)
     expect_error(dlc, work, "used_complex", models["used_complex"], ["unsupported element type"])
     r = run(dlc, "compile", models["unused_complex"], "-o", os.path.join(work, "unused_complex"))
