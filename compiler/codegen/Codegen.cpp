@@ -92,8 +92,6 @@ std::string floatLiteral(double value) {
   return s;
 }
 
-RankedTensorType tensorType(Value v) { return cast<RankedTensorType>(v.getType()); }
-
 int64_t product(ArrayRef<int64_t> dims) {
   int64_t n = 1;
   for (int64_t d : dims)

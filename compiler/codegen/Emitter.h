@@ -54,6 +54,7 @@ std::string cType(mlir::Type elementType); // "" when unsupported
 std::string dtypeEnum(mlir::Type elementType); // the runtime's dlc_dtype enumerator
 std::string list(llvm::ArrayRef<int64_t> values); // "1, 2, 3"
 std::string floatLiteral(double value);
+// (defined with the dialect, DlcOps.cpp)
 mlir::RankedTensorType tensorType(mlir::Value v);
 // Element strides of a tensor of `shape` read as broadcast to `outShape`.
 llvm::SmallVector<int64_t> broadcastStrides(llvm::ArrayRef<int64_t> shape,
