@@ -584,7 +584,7 @@ void pinShapes(onnx::ModelProto &model, const ShapePins &pins, std::vector<std::
     inputNames.push_back(in->name());
   for (const auto &[name, dims] : pins.inputShapes) {
     auto it = std::find_if(inputs.begin(), inputs.end(),
-                           [&](auto *in) { return in->name() == name; });
+                           [&name = name](auto *in) { return in->name() == name; });
     if (it == inputs.end()) {
       errors.push_back("--input-shape: '" + name + "' is not a graph input (inputs: " +
                        joined(inputNames) + ")");

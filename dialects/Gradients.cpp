@@ -351,7 +351,7 @@ LogicalResult concatGradient(ConcatOp op, GradientContext &g) {
   for (auto [i, in] : llvm::enumerate(op.getInputs())) {
     SmallVector<int64_t> starts(rank, 0), steps(rank, 1);
     starts[axis] = offset;
-    g.set(i, [&] {
+    g.set(i, [&, in = in] {
       return g.create<SliceOp>(in.getType(), g.grad, g.b.getDenseI64ArrayAttr(starts),
                                g.b.getDenseI64ArrayAttr(steps));
     });
