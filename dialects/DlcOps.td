@@ -39,7 +39,7 @@ def Dlc_StoredTensor : RankedTensorOf<[F32, F64, F16, BF16, F8E4M3FN, F8E4M3FNUZ
 def Dlc_F32Tensor : RankedTensorOf<[F32]>;
 // Ops whose runtime kernels come for float and double.
 def Dlc_FloatTensor : RankedTensorOf<[F32, F64]>;
-def Dlc_MatMulTensor : RankedTensorOf<[F32, I32]>;
+def Dlc_MatMulTensor : RankedTensorOf<[F32, F64, I32]>;
 def Dlc_IndexTensor : RankedTensorOf<[I32, I64]>;
 def Dlc_BoolTensor : RankedTensorOf<[I1]>;
 

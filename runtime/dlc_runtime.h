@@ -186,6 +186,10 @@ void batchedMatmulF32(const float *a, const int64_t *aOffsets, const float *b,
 void batchedMatmulI32(const int32_t *a, const int64_t *aOffsets, const int32_t *b,
                       const int64_t *bOffsets, int32_t *c, int64_t batch, int64_t m, int64_t n,
                       int64_t k);
+// The same on float64, accumulated in double (a plain loop: float64 models are rare).
+void batchedMatmulF64(const double *a, const int64_t *aOffsets, const double *b,
+                      const int64_t *bOffsets, double *c, int64_t batch, int64_t m, int64_t n,
+                      int64_t k);
 // The determinants of `count` m x m matrices, by LU decomposition with partial pivoting in
 // double; workspace holds m * m doubles.
 void detF32(const float *x, float *y, int64_t count, int64_t m, void *workspace);

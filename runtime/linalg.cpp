@@ -266,25 +266,40 @@ void batchedMatmulF32(const float *a, const int64_t *aOffsets, const float *b,
           n);
 }
 
-void batchedMatmulI32(const int32_t *a, const int64_t *aOffsets, const int32_t *b,
-                      const int64_t *bOffsets, int32_t *c, int64_t batch, int64_t m, int64_t n,
-                      int64_t k) {
+namespace {
+// Each product row accumulated in Acc: uint32_t makes int32 sums wrap modulo 2^32 (as int32
+// accumulation does in ONNX runtimes) without UB; double is exact enough for float64.
+template <typename T, typename Acc>
+void plainBatchedMatmul(const T *a, const int64_t *aOffsets, const T *b, const int64_t *bOffsets,
+                        T *c, int64_t batch, int64_t m, int64_t n, int64_t k) {
   for (int64_t i = 0; i < batch; ++i) {
-    const int32_t *ai = a + aOffsets[i], *bi = b + bOffsets[i];
-    int32_t *ci = c + i * m * n;
+    const T *ai = a + aOffsets[i], *bi = b + bOffsets[i];
+    T *ci = c + i * m * n;
     for (int64_t r = 0; r < m; ++r) {
-      // Sums wrap modulo 2^32 (as int32 accumulation does in ONNX runtimes), without UB.
-      uint32_t *row = reinterpret_cast<uint32_t *>(ci + r * n);
+      Acc *row = reinterpret_cast<Acc *>(ci + r * n);
       for (int64_t j = 0; j < n; ++j)
         row[j] = 0;
       for (int64_t p = 0; p < k; ++p) {
-        uint32_t x = uint32_t(ai[r * k + p]);
-        const int32_t *brow = bi + p * n;
+        Acc x = Acc(ai[r * k + p]);
+        const T *brow = bi + p * n;
         for (int64_t j = 0; j < n; ++j)
-          row[j] += x * uint32_t(brow[j]);
+          row[j] += x * Acc(brow[j]);
       }
     }
   }
+}
+} // namespace
+
+void batchedMatmulI32(const int32_t *a, const int64_t *aOffsets, const int32_t *b,
+                      const int64_t *bOffsets, int32_t *c, int64_t batch, int64_t m, int64_t n,
+                      int64_t k) {
+  plainBatchedMatmul<int32_t, uint32_t>(a, aOffsets, b, bOffsets, c, batch, m, n, k);
+}
+
+void batchedMatmulF64(const double *a, const int64_t *aOffsets, const double *b,
+                      const int64_t *bOffsets, double *c, int64_t batch, int64_t m, int64_t n,
+                      int64_t k) {
+  plainBatchedMatmul<double, double>(a, aOffsets, b, bOffsets, c, batch, m, n, k);
 }
 
 } // namespace rt

@@ -33,8 +33,9 @@ LogicalResult emitMatMul(Operation *op, KernelEmitter &e) {
   auto batch = out.drop_back(2);
   SmallVector<int64_t> aOffsets = batchOffsets(a, batch), bOffsets = batchOffsets(b, batch);
   std::string aName = e.array(aOffsets), bName = e.array(bOffsets);
-  bool integer = tensorType(matmul.getOutput()).getElementType().isInteger(32);
-  e.line(std::string("dlc::rt::batchedMatmul") + (integer ? "I32(" : "F32(") +
+  Type element = tensorType(matmul.getOutput()).getElementType();
+  e.line(std::string("dlc::rt::batchedMatmul") +
+         (element.isInteger(32) ? "I32(" : element.isF64() ? "F64(" : "F32(") +
          e.ptr(matmul.getLhs()) + ", " + aName + ", " +
          e.ptr(matmul.getRhs()) + ", " + bName + ", " + e.ptr(matmul.getOutput()) + ", " +
          std::to_string(aOffsets.size()) + ", " + std::to_string(a[a.size() - 2]) + ", " +

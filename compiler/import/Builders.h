@@ -92,7 +92,7 @@ Value classIndices(NodeImporter &n, int64_t depth, int64_t axis, int64_t rank);
 
 Value insertUnitDim(NodeImporter &n, Value v, int64_t axis);
 
-// ONNX MatMul: batch dims broadcast, 1-D operands promoted (float32, or int32 exactly).
+// ONNX MatMul: batch dims broadcast, 1-D operands promoted (float32, float64, or int32 exactly).
 Value matmulOf(NodeImporter &n, Value lhs, Value rhs);
 // ONNX Conv on float32 `x` and `weight` with the node's window attributes (Linalg.cpp).
 Value convOf(NodeImporter &n, Value x, Value weight, Value bias);

@@ -152,6 +152,33 @@ TEST_CASE("batchedMatmulI32: exact int32 products, sums wrapping modulo 2^32", "
       }
 }
 
+TEST_CASE("batchedMatmulF64 accumulates in double", "[linalg]") {
+  std::mt19937 rng(58);
+  const int64_t batch = 2, m = 3, n = 4, k = 300;
+  std::vector<double> a = randomValues<double>(rng, batch * m * k),
+                      b = randomValues<double>(rng, batch * k * n), c(batch * m * n);
+  // Terms that a float accumulator would lose next to 1e8.
+  a[0] = 1e8;
+  b[0] = 1.0;
+  std::vector<int64_t> aOffsets{0, m * k}, bOffsets{0, k * n};
+  batchedMatmulF64(a.data(), aOffsets.data(), b.data(), bOffsets.data(), c.data(), batch, m, n,
+                   k);
+  std::vector<double> want(c.size()), scale(c.size());
+  for (int64_t t = 0; t < batch; ++t)
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        long double sum = 0, magnitude = 0;
+        for (int64_t p = 0; p < k; ++p) {
+          long double term = (long double)a[(t * m + i) * k + p] * b[(t * k + p) * n + j];
+          sum += term;
+          magnitude += std::fabs(term);
+        }
+        want[(t * m + i) * n + j] = double(sum);
+        scale[(t * m + i) * n + j] = double(magnitude);
+      }
+  requireClose(c, want, 1e-14, 0.0, &scale);
+}
+
 namespace {
 // The determinant by cofactor expansion along the first row: independent of elimination.
 double cofactorDet(const std::vector<double> &a, int64_t m) {
