@@ -307,6 +307,8 @@ OpImport gatherElementsOp() {
 OpImport split() {
   return {{1}, [](NodeImporter &n) -> OpImport::Results {
             auto in = n.inputType(0);
+            if (in.getRank() == 0)
+              throw ImportError("cannot split a scalar");
             int64_t axis = normalizeAxis(n.intAttr("axis", 0), in.getRank());
             int64_t dim = in.getDimSize(axis), outputs = n.node.output_size();
             std::vector<int64_t> sizes;
