@@ -361,7 +361,8 @@ foldElementwise(const std::string &op, const std::vector<const ConstTensor *> &i
 }
 
 int64_t normalizeAxis(int64_t axis, int64_t rank) {
-  if (axis < -rank || axis >= std::max<int64_t>(rank, 1))
+  // A scalar has no axis at all: callers index the shape with the result.
+  if (axis < -rank || axis >= rank)
     throw ImportError("axis " + std::to_string(axis) + " out of range for rank " +
                       std::to_string(rank));
   return axis < 0 ? axis + rank : axis;

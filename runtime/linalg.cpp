@@ -236,7 +236,7 @@ void detF32(const float *x, float *y, int64_t count, int64_t m, void *workspace)
   for (int64_t i = 0; i < count; ++i) {
     std::copy(x + i * m * m, x + (i + 1) * m * m, lu);
     double det = 1.0;
-    for (int64_t col = 0; col < m && det != 0.0; ++col) {
+    for (int64_t col = 0; col < m; ++col) {
       int64_t pivot = col;
       for (int64_t r = col + 1; r < m; ++r)
         if (std::fabs(lu[r * m + col]) > std::fabs(lu[pivot * m + col]))

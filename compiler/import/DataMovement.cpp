@@ -105,8 +105,6 @@ template <bool isSqueeze> OpImport squeezeLike() {
             std::vector<char> marked(rank, 0);
             for (int64_t axis : axes) {
               int64_t a = normalizeAxis(axis, rank);
-              if (a >= rank) // normalizeAxis lets axis 0 through for rank 0
-                throw ImportError("axis " + std::to_string(axis) + " is out of range for rank 0");
               if (marked[a]++)
                 throw ImportError("axis " + std::to_string(axis) + " is given twice");
               if (isSqueeze && in[a] != 1)
@@ -307,8 +305,6 @@ OpImport gatherElementsOp() {
 OpImport split() {
   return {{1}, [](NodeImporter &n) -> OpImport::Results {
             auto in = n.inputType(0);
-            if (in.getRank() == 0)
-              throw ImportError("cannot split a scalar");
             int64_t axis = normalizeAxis(n.intAttr("axis", 0), in.getRank());
             int64_t dim = in.getDimSize(axis), outputs = n.node.output_size();
             std::vector<int64_t> sizes;
@@ -377,26 +373,38 @@ OpImport tile() {
           }};
 }
 
-// Trilu: the elements on and above (upper) or below the k-th diagonal; others 0.
+// Trilu: the elements on and above (upper) or below the k-th diagonal; others 0. A constant k
+// makes the mask a constant; a run-time k (it never changes the shape) is compared with a
+// table of column-minus-row offsets.
 OpImport trilu() {
-  return {{1}, [](NodeImporter &n) -> Value {
+  return {{}, [](NodeImporter &n) -> Value {
             auto in = n.inputType(0);
             if (in.getRank() < 2)
               throw ImportError("input must have rank >= 2");
-            int64_t k = 0;
-            if (n.hasInput(1)) {
-              if (n.constInput(1).numElements() != 1)
-                throw ImportError("k must be a scalar");
-              k = n.constInput(1).asInts()[0];
-            }
             bool upper = n.intAttr("upper", 1) != 0;
             int64_t rows = in.getDimSize(in.getRank() - 2), cols = in.getDimSize(in.getRank() - 1);
-            Value mask = boolMask(n, {rows, cols}, [&](int64_t i) {
-              int64_t diagonal = i % cols - i / cols; // column minus row
-              return upper ? diagonal >= k : diagonal <= k;
-            });
             Value zero = scalar(n, 0, in.getElementType());
-            return n.b.create<WhereOp>(n.loc(), in, mask, n.input(0), zero);
+            auto select = [&](Value mask) {
+              return n.b.create<WhereOp>(n.loc(), in, mask, n.input(0), zero);
+            };
+            const ConstTensor *k = n.hasInput(1) ? n.constantOrNull(1) : nullptr;
+            if (k && k->numElements() != 1)
+              throw ImportError("k must be a scalar");
+            if (!n.hasInput(1) || k) {
+              int64_t diagonalK = k ? k->asInts()[0] : 0;
+              return select(boolMask(n, {rows, cols}, [&](int64_t i) {
+                int64_t diagonal = i % cols - i / cols;
+                return upper ? diagonal >= diagonalK : diagonal <= diagonalK;
+              }));
+            }
+            auto kType = n.inputType(1);
+            if (kType.getNumElements() != 1 || !kType.getElementType().isInteger(64))
+              throw ImportError("k must be an int64 scalar");
+            Value runtimeK = reshape(n, n.input(1), {});
+            Value diagonal =
+                bin<SubOp>(n, classIndices(n, cols, 1, 2), classIndices(n, rows, 0, 2));
+            return select(upper ? comparison<GreaterEqualOp>(n, diagonal, runtimeK)
+                                : comparison<LessEqualOp>(n, diagonal, runtimeK));
           }};
 }
 

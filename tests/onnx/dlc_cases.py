@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""Writes dlc's own node tests into OUT/dlc-cases, in the backend tests' layout (model.onnx and
+test_data_set_0 per test): attribute modes and input forms the ONNX test sets leave out, with
+expected outputs from onnx's reference evaluator (onnx.reference), not from dlc. Run them with
+run_node_tests.py --suite dlc-cases like the other suites.
+
+    build/onnx-venv/bin/python tests/onnx/dlc_cases.py OUT
+"""
+import argparse
+import os
+import shutil
+import sys
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper, TensorProto
+from onnx.reference import ReferenceEvaluator
+
+OPSET = 21
+
+
+def tfidf_cases(rng):
+    # Pool: unigrams 2 3 5, bigrams (2 3) (5 7) (3 3); the bigram (2 3) given twice keeps
+    # its later slot, as the reference's trie does.
+    pool = dict(ngram_counts=[0, 3], ngram_indexes=[0, 1, 2, 3, 4, 5, 6],
+                pool_int64s=[2, 3, 5, 2, 3, 5, 7, 3, 3, 2, 3])
+    weights = [0.5, 2.0, 1.5, 3.0, 0.25, 4.0, 1.25]
+    tokens = rng.integers(1, 8, size=(3, 12)).astype(np.int64)
+    for mode in ("TF", "IDF", "TFIDF"):
+        for min_len, max_len, skip in ((1, 2, 2), (2, 2, 0), (1, 1, 3)):
+            name = "tfidf_%s_%d%d_skip%d" % (mode.lower(), min_len, max_len, skip)
+            attrs = dict(mode=mode, min_gram_length=min_len, max_gram_length=max_len,
+                         max_skip_count=skip, **pool)
+            yield name + "_weights", "TfIdfVectorizer", dict(attrs, weights=weights), [tokens]
+            yield name, "TfIdfVectorizer", attrs, [tokens]
+    yield "tfidf_int32_row", "TfIdfVectorizer", dict(
+        mode="TFIDF", min_gram_length=1, max_gram_length=2, max_skip_count=1, **pool), [
+        np.array([2, 3, 3, 5, 7, 2, 3], np.int32)]
+
+
+def trilu_cases(rng):
+    x = rng.standard_normal((2, 4, 6)).astype(np.float32)
+    for upper in (0, 1):
+        for k in (-5, -1, 0, 2, 7):
+            yield "trilu_runtime_k_upper%d_k%s" % (upper, str(k).replace("-", "neg")), "Trilu", dict(upper=upper), [
+                x, np.array(k, np.int64)]
+
+
+def make_model(op, attrs, inputs):
+    names = ["x%d" % i for i in range(len(inputs))]
+    graph_inputs = [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(a.dtype),
+                                                  a.shape) for n, a in zip(names, inputs)]
+
+    def model_with(node_attrs):
+        node = helper.make_node(op, names, ["y"], name="node", **node_attrs)
+        graph = helper.make_graph([node], "case", graph_inputs,
+                                  [helper.make_empty_tensor_value_info("y")])
+        return helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
+
+    model, reference = model_with(attrs), model_with(attrs)
+    if op == "TfIdfVectorizer" and attrs["mode"] != "TF" and "weights" not in attrs:
+        # The reference fails on IDF/TFIDF without weights, which by the spec mean all ones.
+        reference = model_with(dict(attrs, weights=[1.0] * len(attrs["ngram_indexes"])))
+    (y,) = ReferenceEvaluator(reference).run(None, dict(zip(names, inputs)))
+    graph = model.graph
+    graph.output[0].CopyFrom(helper.make_tensor_value_info(
+        "y", helper.np_dtype_to_tensor_dtype(y.dtype), y.shape))
+    return model, y
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("out")
+    out = os.path.join(p.parse_args().out, "dlc-cases")
+    shutil.rmtree(out, ignore_errors=True)
+    rng = np.random.default_rng(7)
+    count = 0
+    for cases in (tfidf_cases, trilu_cases):
+        for name, op, attrs, inputs in cases(rng):
+            model, y = make_model(op, attrs, inputs)
+            data = os.path.join(out, "test_" + name, "test_data_set_0")
+            os.makedirs(data)
+            onnx.save(model, os.path.join(out, "test_" + name, "model.onnx"))
+            for i, a in enumerate(inputs):
+                onnx.save_tensor(numpy_helper.from_array(a), os.path.join(data, "input_%d.pb" % i))
+            onnx.save_tensor(numpy_helper.from_array(y), os.path.join(data, "output_0.pb"))
+            count += 1
+    print("wrote %d dlc cases to %s" % (count, out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
