@@ -287,6 +287,14 @@ std::string optionsKey(const CompileOptions &c) {
     for (int64_t d : dims)
       key += std::to_string(d) + "x";
   }
+  for (const auto &[name, elements] : c.pins.sequences) {
+    key += "|sequence " + name + "=";
+    for (const auto &dims : elements) {
+      for (int64_t d : dims)
+        key += std::to_string(d) + "x";
+      key += ",";
+    }
+  }
   const TrainOptions &t = c.train;
   if (!t.enabled)
     return key;

@@ -29,6 +29,8 @@ namespace func = mlir::func;
 // Ops the importer evaluates itself instead of through the op table: sequence ops (their
 // sequences exist only at compile time) and control flow (unrolled).
 bool isSequenceOp(const std::string &op);
+// If, Loop, Scan and SequenceMap: their bodies are imported where they run.
+const std::set<std::string> &controlFlowOps();
 bool isControlFlowOp(const std::string &op);
 
 class Importer : public ValueScope {
@@ -70,10 +72,13 @@ private:
                                                  const std::vector<Binding> &inputs);
   Binding bindingOf(const std::string &name);
   Value valueOf(const Binding &binding, Location loc);
+  // Makes `name` stand for what `binding` holds.
+  void bind(const std::string &name, const Binding &binding);
   void importNodes(const google::protobuf::RepeatedPtrField<onnx::NodeProto> &nodes,
                    const std::set<const onnx::NodeProto *> *needed,
                    const std::set<std::string> &read);
-  void checkDeclaredOutputs(func::FuncOp func);
+  void checkDeclaredOutputs(
+      llvm::ArrayRef<std::pair<const onnx::ValueInfoProto *, Value>> outputs);
 
   MLIRContext &ctx;
   const std::string &bytes;
@@ -100,9 +105,12 @@ private:
 
 // A value bound to a name in a body: a compile-time constant where one is known (loop counters,
 // conditions, shape arithmetic keep folding across iterations), else a run-time value.
+// What a body input or output is bound to: a value, a compile-time constant, or a sequence
+// (the compile-time list of its tensors).
 struct Importer::Binding {
   Value value;
   std::optional<ConstTensor> constant;
+  std::optional<std::vector<Value>> sequence;
 };
 
 } // namespace dlc

@@ -15,7 +15,12 @@ using namespace mlir;
 
 namespace dlc {
 
-bool isControlFlowOp(const std::string &op) { return op == "If" || op == "Loop" || op == "Scan"; }
+const std::set<std::string> &controlFlowOps() {
+  static const std::set<std::string> ops = {"If", "Loop", "Scan", "SequenceMap"};
+  return ops;
+}
+
+bool isControlFlowOp(const std::string &op) { return controlFlowOps().count(op) != 0; }
 
 namespace {
 
@@ -76,12 +81,16 @@ Value dropAxis(NodeImporter &n, Value v, int64_t axis, int64_t index) {
 } // namespace
 
 Importer::Binding Importer::bindingOf(const std::string &name) {
+  if (auto it = sequences.find(name); it != sequences.end())
+    return {Value(), std::nullopt, it->second};
   if (auto it = constants.find(name); it != constants.end())
-    return {Value(), it->second};
-  return {materialize(name), std::nullopt};
+    return {Value(), it->second, std::nullopt};
+  return {materialize(name), std::nullopt, std::nullopt};
 }
 
 Value Importer::valueOf(const Binding &binding, Location loc) {
+  if (binding.sequence)
+    throw ImportError("a sequence is used where a tensor is needed");
   if (!binding.constant)
     return binding.value;
   Type element = elementTypeFor(ctx, binding.constant->dtype);
@@ -109,15 +118,18 @@ Importer::importBody(const onnx::GraphProto &body, const std::vector<Binding> &i
   struct Saved {
     std::optional<Value> value;
     std::optional<ConstTensor> constant;
+    std::optional<std::vector<Value>> sequence;
     bool failed;
   };
   std::map<std::string, Saved> saved;
   for (const std::string &name : local) {
-    Saved s{std::nullopt, std::nullopt, failedValues.count(name) != 0};
+    Saved s{std::nullopt, std::nullopt, std::nullopt, failedValues.count(name) != 0};
     if (auto it = values.find(name); it != values.end())
       s.value = it->second;
     if (auto it = constants.find(name); it != constants.end())
       s.constant = it->second;
+    if (auto it = sequences.find(name); it != sequences.end())
+      s.sequence = it->second;
     saved[name] = std::move(s);
     values.erase(name);
     constants.erase(name);
@@ -134,6 +146,8 @@ Importer::importBody(const onnx::GraphProto &body, const std::vector<Binding> &i
         values[name] = *s.value;
       if (s.constant)
         constants[name] = *s.constant;
+      if (s.sequence)
+        sequences[name] = *s.sequence;
       if (s.failed)
         failedValues.insert(name);
     }
@@ -142,12 +156,8 @@ Importer::importBody(const onnx::GraphProto &body, const std::vector<Binding> &i
   std::optional<std::vector<Binding>> outputs;
   size_t errorsBefore = errors.size();
   try {
-    for (auto [i, in] : llvm::enumerate(body.input())) {
-      if (inputs[i].constant)
-        constants[in.name()] = *inputs[i].constant;
-      else
-        values[in.name()] = inputs[i].value;
-    }
+    for (auto [i, in] : llvm::enumerate(body.input()))
+      bind(in.name(), inputs[i]);
     for (const auto &init : body.initializer())
       constants[init.name()] = constFromProto(init);
     std::set<std::string> read;
@@ -199,14 +209,28 @@ void Importer::importControlFlowNode(const onnx::NodeProto &node, NodeImporter &
       if (!flagType.getElementType().isInteger(1) || flagType.getNumElements() != 1)
         throw ImportError("the condition must be a single bool");
       Value flag = reshape(n, condition.value, {});
-      for (size_t i = 0; i < thenOut->size(); ++i) {
-        Value a = valueOf((*thenOut)[i], n.loc()), b = valueOf((*elseOut)[i], n.loc());
+      auto select = [&](size_t i, Value a, Value b) -> Value {
         if (a.getType() != b.getType())
           throw ImportError("with a condition known only at run time, both branches must give "
                             "output #" + std::to_string(i) + " the same type (" +
                             dimsString(dlc::typeOf(a).getShape()) + " vs " +
                             dimsString(dlc::typeOf(b).getShape()) + ")");
-        results.push_back({n.b.create<WhereOp>(n.loc(), a.getType(), flag, a, b), std::nullopt});
+        return n.b.create<WhereOp>(n.loc(), a.getType(), flag, a, b);
+      };
+      for (size_t i = 0; i < thenOut->size(); ++i) {
+        const Binding &a = (*thenOut)[i], &b = (*elseOut)[i];
+        if (!a.sequence && !b.sequence) {
+          results.push_back({select(i, valueOf(a, n.loc()), valueOf(b, n.loc())), std::nullopt});
+          continue;
+        }
+        // Sequences: element by element, so both must have the same length.
+        if (!a.sequence || !b.sequence || a.sequence->size() != b.sequence->size())
+          throw ImportError("with a condition known only at run time, both branches must give "
+                            "output #" + std::to_string(i) + " sequences of one length");
+        std::vector<Value> items;
+        for (size_t k = 0; k < a.sequence->size(); ++k)
+          items.push_back(select(i, (*a.sequence)[k], (*b.sequence)[k]));
+        results.push_back({Value(), std::nullopt, std::move(items)});
       }
     }
   } else if (op == "Loop") {
@@ -263,6 +287,33 @@ void Importer::importControlFlowNode(const onnx::NodeProto &node, NodeImporter &
         throw ImportError("a loop that runs no iteration gives its scan outputs no shape");
       results.push_back({stack(n, parts, 0, false), std::nullopt});
     }
+  } else if (op == "SequenceMap") {
+    // The body runs once per element, on the i-th element of each sequence input and on
+    // the tensor inputs as they are; each body output gathers into an output sequence.
+    const onnx::GraphProto &body = bodyOf(node, "body");
+    std::vector<Binding> inputs;
+    for (int i = 0; i < node.input_size(); ++i)
+      inputs.push_back(input(i));
+    if (inputs.empty() || !inputs[0].sequence)
+      throw ImportError("input #0 must be a sequence");
+    size_t length = inputs[0].sequence->size();
+    for (const Binding &b : inputs)
+      if (b.sequence && b.sequence->size() != length)
+        throw ImportError("the sequence inputs differ in length");
+    std::vector<std::vector<Value>> gathered(body.output_size());
+    for (size_t element = 0; element < length; ++element) {
+      std::vector<Binding> bound;
+      for (const Binding &b : inputs)
+        bound.push_back(b.sequence ? Binding{(*b.sequence)[element], std::nullopt, std::nullopt}
+                                   : b);
+      auto outputs = importBody(body, bound);
+      if (!outputs)
+        return failedValues.insert(node.output().begin(), node.output().end()), void();
+      for (size_t k = 0; k < outputs->size(); ++k)
+        gathered[k].push_back(valueOf((*outputs)[k], n.loc()));
+    }
+    for (auto &items : gathered)
+      results.push_back({Value(), std::nullopt, std::move(items)});
   } else { // Scan
     // Scan-8 puts a batch axis first and runs the body per batch element; from opset 9 the
     // scan axes are attributes and there is no batch.
@@ -375,11 +426,17 @@ void Importer::importControlFlowNode(const onnx::NodeProto &node, NodeImporter &
       continue;
     if (i >= (int)results.size())
       throw ImportError("output #" + std::to_string(i) + " ('" + name + "') is not produced");
-    if (results[i].constant)
-      constants[name] = *results[i].constant;
-    else
-      values[name] = results[i].value;
+    bind(name, results[i]);
   }
+}
+
+void Importer::bind(const std::string &name, const Binding &binding) {
+  if (binding.sequence)
+    sequences[name] = *binding.sequence;
+  else if (binding.constant)
+    constants[name] = *binding.constant;
+  else
+    values[name] = binding.value;
 }
 
 } // namespace dlc

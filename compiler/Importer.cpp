@@ -103,6 +103,7 @@ bool Importer::load() {
   }
   // The importer trusts the model's structure and data sizes: check them first.
   loadExternalData(model, path, errors);
+  expandSequenceInputs(model, pins, errors);
   validateModel(model, opset, errors);
   if (!errors.empty())
     return false;
@@ -349,7 +350,10 @@ void Importer::importNode(const onnx::NodeProto &node, const std::set<std::strin
   NodeImporter importer(b, loc, node, opset, nodeVersion(node),
                         storedFloat ? static_cast<ValueScope &>(widening) : *this);
   try {
-    if (isSequenceOp(node.op_type()))
+    // Identity passes a sequence on as it is: the same compile-time list.
+    bool sequenceIdentity = node.op_type() == "Identity" && node.input_size() == 1 &&
+                            sequences.count(node.input(0));
+    if (isSequenceOp(node.op_type()) || sequenceIdentity)
       return importSequenceNode(node, importer);
     if (isControlFlowOp(node.op_type()))
       return importControlFlowNode(node, importer);
@@ -378,9 +382,7 @@ void Importer::importSequenceNode(const onnx::NodeProto &node, NodeImporter &n) 
   auto sequence = [&](int i) -> const std::vector<Value> & {
     auto it = n.hasInput(i) ? sequences.find(node.input(i)) : sequences.end();
     if (it == sequences.end())
-      throw ImportError("input #" + std::to_string(i) +
-                        " is not a sequence built by the graph (sequence inputs are not "
-                        "supported)");
+      throw ImportError("input #" + std::to_string(i) + " is not a sequence");
     return it->second;
   };
   // A position from a constant input: [-size, size) (or up to size when inserting).
@@ -394,7 +396,9 @@ void Importer::importSequenceNode(const onnx::NodeProto &node, NodeImporter &n) 
                         std::to_string(size));
     return size_t(p < 0 ? p + count : p);
   };
-  if (op == "SequenceEmpty") {
+  if (op == "Identity") {
+    sequences[out] = sequence(0);
+  } else if (op == "SequenceEmpty") {
     sequences[out] = {};
   } else if (op == "SequenceConstruct") {
     std::vector<Value> items;
@@ -496,12 +500,14 @@ std::string Importer::whyNotConstant(const std::string &name) {
 
 // A model may declare its outputs' shapes; one that contradicts what dlc computed means the
 // model and dlc disagree about an op, which must not pass silently.
-void Importer::checkDeclaredOutputs(func::FuncOp func) {
-  for (auto [i, out] : llvm::enumerate(model.graph().output())) {
+void Importer::checkDeclaredOutputs(
+    ArrayRef<std::pair<const onnx::ValueInfoProto *, Value>> outputs) {
+  for (auto [declaredOutput, value] : outputs) {
+    const onnx::ValueInfoProto &out = *declaredOutput;
     if (!out.type().has_tensor_type())
       continue;
     const auto &tensor = out.type().tensor_type();
-    auto computed = cast<RankedTensorType>(func.getResultTypes()[i]);
+    auto computed = cast<RankedTensorType>(value.getType());
     Type element = elementTypeFor(ctx, tensor.elem_type());
     bool elementDiffers =
         tensor.elem_type() != onnx::TensorProto::UNDEFINED && element != computed.getElementType();
@@ -606,19 +612,32 @@ OwningOpRef<ModuleOp> Importer::run() {
   importNodes(graph.node(), &needed, read);
   if (!errors.empty())
     return {};
+  // A sequence output (its length known here) returns each element as OUT[i].
   SmallVector<Value> results;
+  std::vector<std::string> resultNames;
+  std::vector<std::pair<const onnx::ValueInfoProto *, Value>> tensorOutputs;
   try {
-    for (const auto &out : graph.output())
+    for (const auto &out : graph.output()) {
+      if (auto it = sequences.find(out.name()); it != sequences.end()) {
+        for (auto [i, item] : llvm::enumerate(it->second)) {
+          results.push_back(item);
+          resultNames.push_back(out.name() + "[" + std::to_string(i) + "]");
+        }
+        continue;
+      }
       results.push_back(materialize(out.name()));
+      resultNames.push_back(out.name());
+      tensorOutputs.push_back({&out, results.back()});
+    }
   } catch (const ImportError &e) {
     errors.push_back(std::string("graph output: ") + e.what());
     return {};
   }
   b.create<func::ReturnOp>(fileLoc, results);
   func.setType(b.getFunctionType(argTypes, ValueRange(results).getTypes()));
-  for (auto [i, out] : llvm::enumerate(graph.output()))
-    func.setResultAttr(i, kTensorNameAttr, b.getStringAttr(out.name()));
-  checkDeclaredOutputs(func);
+  for (auto [i, name] : llvm::enumerate(resultNames))
+    func.setResultAttr(i, kTensorNameAttr, b.getStringAttr(name));
+  checkDeclaredOutputs(tensorOutputs);
   if (!errors.empty())
     return {};
   // Producers imported only so that a Shape node could read their type.
@@ -661,8 +680,7 @@ std::vector<std::string> supportedOnnxOps() {
   for (const auto &entry : opImportTable())
     ops.push_back(entry.first);
   ops.insert(ops.end(), sequenceOps().begin(), sequenceOps().end());
-  for (const char *op : {"If", "Loop", "Scan"})
-    ops.push_back(op);
+  ops.insert(ops.end(), controlFlowOps().begin(), controlFlowOps().end());
   std::sort(ops.begin(), ops.end());
   return ops;
 }

@@ -19,6 +19,8 @@ namespace dlc {
 struct ShapePins {
   std::map<std::string, int64_t> dims;                      // --dim NAME=N: every dim NAME
   std::map<std::string, std::vector<int64_t>> inputShapes; // --input-shape INPUT=AxBxC
+  // --sequence INPUT=AxB,CxD: a sequence input's length and element shapes.
+  std::map<std::string, std::vector<std::vector<int64_t>>> sequences;
 };
 
 // Imports the model at `path` as `func.func @forward`. On failure returns null and fills

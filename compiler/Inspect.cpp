@@ -14,6 +14,10 @@ namespace dlc {
 namespace {
 
 std::string describeType(const onnx::TypeProto &type) {
+  if (type.has_sequence_type())
+    return "sequence of " + describeType(type.sequence_type().elem_type());
+  if (type.has_optional_type())
+    return "optional " + describeType(type.optional_type().elem_type());
   if (!type.has_tensor_type())
     return "(non-tensor)";
   const auto &t = type.tensor_type();
@@ -61,7 +65,12 @@ int inspectCommand(const std::string &path) {
   std::cout << "inputs:\n";
   for (const auto &in : graph.input())
     if (!initializers.count(in.name()))
-      std::cout << "  " << in.name() << ": " << describeType(in.type()) << "\n";
+      std::cout << "  " << in.name() << ": " << describeType(in.type())
+                << (in.type().has_sequence_type()
+                        ? " (pin its length and element shapes with --sequence " + in.name() +
+                              "=AxB,CxD)"
+                        : "")
+                << "\n";
   std::cout << "outputs:\n";
   for (const auto &out : graph.output())
     std::cout << "  " << out.name() << ": " << describeType(out.type()) << "\n";

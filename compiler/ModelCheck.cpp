@@ -266,7 +266,7 @@ bool isControlFlowBody(const onnx::NodeProto &node, const AttributeProto &attr) 
   const std::string &op = node.op_type(), &name = attr.name();
   return defaultDomain && attr.type() == AttributeProto::GRAPH && attr.has_g() &&
          ((op == "If" && (name == "then_branch" || name == "else_branch")) ||
-          ((op == "Loop" || op == "Scan") && name == "body"));
+          ((op == "Loop" || op == "Scan" || op == "SequenceMap") && name == "body"));
 }
 
 void validateNodeAttributes(const onnx::NodeProto &node, int opset,
@@ -289,7 +289,7 @@ void validateNodeAttributes(const onnx::NodeProto &node, int opset,
     if (holdsGraph && !isControlFlowBody(node, attr))
       errors.push_back(label + "attribute '" + attr.name() +
                        "' holds a subgraph; dlc supports subgraphs only as the bodies of If, "
-                       "Loop and Scan");
+                       "Loop, Scan and SequenceMap");
     if (attr.type() == AttributeProto::SPARSE_TENSOR ||
         attr.type() == AttributeProto::SPARSE_TENSORS || attr.has_sparse_tensor() ||
         attr.sparse_tensors_size())
@@ -410,13 +410,17 @@ void validateGraph(const onnx::GraphProto &graph, const std::set<std::string> &o
     // exporters, bring their own); a body's inputs take the types of what is bound to them.
     bool typed = in.type().has_tensor_type() &&
                  in.type().tensor_type().elem_type() != TensorProto::UNDEFINED;
-    const char *kind = in.type().has_sequence_type()   ? "a sequence"
+    // A body's sequence input is bound to a sequence of the enclosing graph.
+    const char *kind = in.type().has_sequence_type()   ? (top ? "a sequence" : nullptr)
                        : in.type().has_optional_type() ? "an optional"
                        : in.type().has_map_type()      ? "a map"
                                                        : nullptr;
     if (kind)
       errors.push_back(where + " input '" + in.name() + "' is " + kind +
-                       "; dlc supports tensor inputs only");
+                       (top && in.type().has_sequence_type()
+                            ? "; pin its length and element shapes with --sequence " + in.name() +
+                                  "=AxB,CxD"
+                            : "; dlc supports tensor inputs only"));
     else if (top && !typed && !initializers.count(in.name()))
       errors.push_back("graph input '" + in.name() + "' has no tensor type");
     validateValueInfo(in, where + " input '" + in.name() + "'", errors);
@@ -574,6 +578,70 @@ std::string pinningOption(const onnx::GraphProto &graph, const SymbolicDim &dim)
       return "--input-shape " + dim.input + "=" + dims;
     }
   return "--input-shape " + dim.input + "=...";
+}
+
+void expandSequenceInputs(onnx::ModelProto &model, const ShapePins &pins,
+                          std::vector<std::string> &errors) {
+  if (pins.sequences.empty())
+    return;
+  auto &graph = *model.mutable_graph();
+  std::set<std::string> taken = definedNames(graph), pinned;
+  google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> inputs;
+  google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
+  for (const auto &in : graph.input()) {
+    auto pin = pins.sequences.find(in.name());
+    if (pin == pins.sequences.end() || !in.type().has_sequence_type() ||
+        !in.type().sequence_type().elem_type().has_tensor_type()) {
+      *inputs.Add() = in;
+      continue;
+    }
+    pinned.insert(in.name());
+    const auto &element = in.type().sequence_type().elem_type().tensor_type();
+    onnx::NodeProto &node = *nodes.Add();
+    node.set_name(in.name());
+    node.add_output(in.name());
+    node.set_op_type(pin->second.empty() ? "SequenceEmpty" : "SequenceConstruct");
+    if (pin->second.empty()) {
+      auto *dtype = node.add_attribute();
+      dtype->set_name("dtype");
+      dtype->set_type(AttributeProto::INT);
+      dtype->set_i(element.elem_type());
+    }
+    for (size_t i = 0; i < pin->second.size(); ++i) {
+      const std::vector<int64_t> &dims = pin->second[i];
+      std::string name = in.name() + "[" + std::to_string(i) + "]";
+      std::string what = "--sequence " + in.name() + ": element " + std::to_string(i);
+      if (taken.count(name))
+        errors.push_back(what + ": the name '" + name + "' is taken by another value");
+      if (element.has_shape() && element.shape().dim_size() != (int)dims.size())
+        errors.push_back(what + " has rank " + std::to_string(dims.size()) +
+                         "; the sequence's elements have rank " +
+                         std::to_string(element.shape().dim_size()));
+      for (size_t d = 0; d < dims.size(); ++d) {
+        if (dims[d] < 1)
+          errors.push_back(what + ": dims must be >= 1");
+        else if (element.has_shape() && (int)d < element.shape().dim_size() &&
+                 !isOpen(element.shape().dim(d)) && element.shape().dim(d).dim_value() != dims[d])
+          errors.push_back(what + ": dim " + std::to_string(d) + " is declared as " +
+                           std::to_string(element.shape().dim(d).dim_value()));
+      }
+      auto *tensor = inputs.Add();
+      tensor->set_name(name);
+      tensor->mutable_type()->mutable_tensor_type()->set_elem_type(element.elem_type());
+      auto *shape = tensor->mutable_type()->mutable_tensor_type()->mutable_shape();
+      for (int64_t d : dims)
+        shape->add_dim()->set_dim_value(d);
+      node.add_input(name);
+    }
+  }
+  for (const auto &[name, elements] : pins.sequences)
+    if (!pinned.count(name))
+      errors.push_back("--sequence: '" + name + "' is not a graph input holding a sequence of "
+                       "tensors");
+  graph.mutable_input()->Swap(&inputs);
+  for (const auto &node : graph.node())
+    *nodes.Add() = node;
+  graph.mutable_node()->Swap(&nodes);
 }
 
 void pinShapes(onnx::ModelProto &model, const ShapePins &pins, std::vector<std::string> &errors) {

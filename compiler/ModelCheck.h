@@ -63,6 +63,14 @@ std::vector<SymbolicDim> symbolicInputDims(const onnx::GraphProto &graph);
 // unnamed dim (the input's declared dims, N for every open one).
 std::string pinningOption(const onnx::GraphProto &graph, const SymbolicDim &dim);
 
+// Replaces each sequence input named by --sequence with one tensor input per element,
+// NAME[0], NAME[1], ..., of the given shapes, gathered into NAME by a SequenceConstruct (a
+// SequenceEmpty for an empty one) placed first; the importer then sees a sequence the graph
+// builds. Appends an error for a pin that names no sequence input, a name already taken, or
+// an element shape that contradicts the declared one.
+void expandSequenceInputs(onnx::ModelProto &model, const ShapePins &pins,
+                          std::vector<std::string> &errors);
+
 // Gives the graph inputs (and outputs sharing their dim names) the values of --dim and
 // --input-shape, so the importer sees static shapes. Appends an error for a pin that names
 // nothing, contradicts a fixed dim, or has the wrong rank, and for every input dim still open.

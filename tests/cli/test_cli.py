@@ -302,6 +302,50 @@ def check_control_flow(dlc, work):
                  ["subgraphs nest deeper than 16 levels"])
 
 
+def check_sequence_io(dlc, work):
+    """A sequence input pinned by --sequence becomes one input per element, a sequence output
+    one output per element; both run through dlc run and match numpy."""
+    xs = helper.make_tensor_sequence_value_info("xs", TensorProto.FLOAT, ["n"])
+    t = helper.make_tensor_value_info("t", TensorProto.FLOAT, [2])
+    ys = helper.make_tensor_sequence_value_info("ys", TensorProto.FLOAT, None)
+    c = helper.make_tensor_value_info("c", TensorProto.FLOAT, None)
+    model = helper.make_model(helper.make_graph(
+        [helper.make_node("SequenceInsert", ["xs", "t"], ["ys"], name="insert"),
+         helper.make_node("ConcatFromSequence", ["ys"], ["c"], name="concat", axis=0)],
+        "g", [xs, t], [ys, c]), opset_imports=[helper.make_opsetid("", 13)])
+    path = save(model, os.path.join(work, "seq_io.onnx"))
+    values = [np.arange(3, dtype=np.float32), np.arange(4, dtype=np.float32) - 9,
+              np.array([0.5, 0.25], np.float32)]
+    inputs = []
+    for i, v in enumerate(values):
+        inputs.append(os.path.join(work, "seq_in%d.npy" % i))
+        np.save(inputs[-1], v)
+    out = os.path.join(work, "seq_run")
+    r = run(dlc, "run", path, *inputs, "-o", out, "--sequence", "xs=3,4")
+    got = [os.path.join(out, "ys[%d].npy" % i) for i in range(3)] + [os.path.join(out, "c.npy")]
+    ok = r.returncode == 0 and all(os.path.exists(g) for g in got)
+    check(ok and all(np.array_equal(np.load(g), v) for g, v in zip(got, values)) and
+          np.array_equal(np.load(got[3]), np.concatenate(values)),
+          "--sequence: elements in as xs[i], out as ys[i]; run matches numpy (%s)"
+          % r.stderr.strip())
+    r = run(dlc, "inspect", path)
+    check(r.returncode == 0 and "xs: sequence of FLOAT[n] (pin its length and element shapes "
+          "with --sequence xs=AxB,CxD)" in r.stdout, "inspect names the sequence input's pin")
+    for name, pin, code, message in (
+            ("seq_unpinned", [], 1,
+             "graph input 'xs' is a sequence; pin its length and element shapes with "
+             "--sequence xs=AxB,CxD"),
+            ("seq_not_sequence", ["--sequence", "xs=3,4", "--sequence", "t=2"], 1,
+             "--sequence: 't' is not a graph input holding a sequence of tensors"),
+            ("seq_rank", ["--sequence", "xs=3,2x2"], 1,
+             "--sequence xs: element 1 has rank 2; the sequence's elements have rank 1"),
+            ("seq_malformed", ["--sequence", "xs=3xq"], 2, "--sequence wants INPUT=AxB,CxD")):
+        out = os.path.join(work, name)
+        r = run(dlc, "compile", path, "-o", out, *pin)
+        check(r.returncode == code and message in r.stderr and not os.path.exists(out),
+              "%s: refused (%s)" % (name, r.stderr.strip().splitlines()[0] if r.stderr else ""))
+
+
 def check_symbolic_dims(dlc, work, model):
     """A symbolic batch dim: refused with the option that pins it, pinned by --dim or
     --input-shape (compile and run), bad pins refused, and listed by inspect."""
@@ -381,6 +425,7 @@ def main():
                   "only)"])
 
     check_symbolic_dims(dlc, work, models["dynamic"])
+    check_sequence_io(dlc, work)
     check_bfloat16_run(dlc, work)
     check_float64_run(dlc, work)
     check_run_time_error(dlc, work)

@@ -16,7 +16,7 @@ window larger than its input), sizes that overflow (dims, element counts, an int
 2^40 bytes), external data (paths leaving the model's folder by `..`, an absolute path or a
 symlink; a missing file; offsets and lengths past the end; too few bytes), opsets (too new,
 zero, no import at all) and Gather indices out of range, at compile time for constant indices
-and at run time for input indices.
+and at run time for input indices, and SequenceMap bodies that do not fit their inputs.
 
 Four models must work (run and compared with numpy): weights in external data in the model's
 folder and in a subfolder, Slices with steps beyond int32, and a Gather whose valid negative
@@ -146,6 +146,23 @@ def gather_const(index):
                  [vi("y", [1, 3])], [numpy_helper.from_array(np.int64([index]), "idx")])
 
 
+def sequence_map(body_inputs, second=None, first_is_sequence=True):
+    """SequenceMap over a two-element sequence built from x (and a second sequence or
+    tensor); the body adds 1 to each element, its declared inputs as given."""
+    body = helper.make_graph(
+        [node("Add", [body_inputs[0], "one"], ["out"], "add_one")], "map_body",
+        [vi(n, None) for n in body_inputs], [vi("out", None)],
+        [numpy_helper.from_array(np.float32(1), "one")])
+    nodes = [node("SequenceConstruct", ["x", "x"], ["xs"], "construct")]
+    inputs = ["xs" if first_is_sequence else "x"]
+    if second == "short":
+        nodes.append(node("SequenceConstruct", ["x"], ["short"], "construct_short"))
+        inputs.append("short")
+    nodes += [node("SequenceMap", inputs, ["ys"], "map", body=body),
+              node("ConcatFromSequence", ["ys"], ["y"], "concat", axis=0)]
+    return model(nodes, outputs=[vi("y", [4, 3])], opset=17)
+
+
 def ext_case(location, data=None, **keys):
     """Add of a [4,4] external weight at `location`; `data` (bytes) is written there first."""
     def build(folder):
@@ -243,6 +260,12 @@ CASES = [
                      [helper.make_value_info("x", onnx.TypeProto())], [vi("y", [2], I64)],
                      opset=15),
      ["graph input 'x' has no tensor type"]),
+    ("sequence_map_body_arity", lambda d: sequence_map(["a", "b"]),
+     ["node 'map' (SequenceMap)", "declares 2 inputs, but 1 are bound"]),
+    ("sequence_map_lengths_differ", lambda d: sequence_map(["a", "b"], second="short"),
+     ["node 'map' (SequenceMap)", "the sequence inputs differ in length"]),
+    ("sequence_map_over_tensor", lambda d: sequence_map(["a"], first_is_sequence=False),
+     ["node 'map' (SequenceMap)", "input #0 must be a sequence"]),
     # libonnx ignores squeeze axes beyond the rank; dlc compiled it as a no-op.
     ("squeeze_axis_out_of_range",
      lambda d: model([node("Squeeze", ["x", "axes"], ["y"], "sq")],

@@ -128,8 +128,8 @@ def load_expected_failures(path):
 
 Test = collections.namedtuple("Test", "name source ops model frozen")
 
-# Ops whose listed inputs decide the output shape, or (Resize's roi, MelWeightMatrix's
-# frequencies) are tables dlc builds at compile time.
+# Ops whose listed inputs decide the output shape (or a sequence's structure), or (Resize's
+# roi, MelWeightMatrix's frequencies) are tables dlc builds at compile time.
 SHAPE_INPUTS = {
     "Slice": (1, 2, 3, 4), "Reshape": (1,), "Squeeze": (1,), "Unsqueeze": (1,), "Expand": (1,),
     "Tile": (1,), "ConstantOfShape": (0,), "Range": (0, 1, 2), "Pad": (1, 3), "Split": (1,),
@@ -140,23 +140,38 @@ SHAPE_INPUTS = {
     "ReduceLogSumExp": (1,), "ReduceSumSquare": (1,), "CumSum": (1,), "CumProd": (1,),
     "Loop": (0, 1), "HannWindow": (0,), "HammingWindow": (0,), "BlackmanWindow": (0,),
     "DFT": (1, 2), "STFT": (1, 3), "MaxUnpool": (2,), "MelWeightMatrix": (0, 1, 2, 3, 4),
+    "SequenceInsert": (2,), "SequenceAt": (1,), "SequenceErase": (1,), "SplitToSequence": (1,),
 }
 
 
 def test_data(test_dir):
-    """(kind, index, array) for the first test data set's inputs and outputs."""
+    """(kind, index, value) for the first test data set's inputs and outputs: an array, or a
+    list of arrays for a sequence. Raises ValueError for an optional."""
+    graph = onnx.load(os.path.join(test_dir, "model.onnx"), load_external_data=False).graph
     data = os.path.join(test_dir, "test_data_set_0")
     for f in sorted(os.listdir(data)):
         m = re.match(r"(input|output)_(\d+)\.pb$", f)
-        if m:
+        if not m:
+            continue
+        kind, index = m.group(1), int(m.group(2))
+        declared = (graph.input if kind == "input" else graph.output)[index].type
+        with open(os.path.join(data, f), "rb") as fh:
+            raw = fh.read()
+        if declared.HasField("optional_type"):
+            raise ValueError("optional values are not supported")
+        if declared.HasField("sequence_type"):
+            sequence = onnx.SequenceProto()
+            sequence.ParseFromString(raw)
+            yield kind, index, [numpy_helper.to_array(t) for t in sequence.tensor_values]
+        else:
             tensor = onnx.TensorProto()
-            with open(os.path.join(data, f), "rb") as fh:
-                tensor.ParseFromString(fh.read())
-            yield m.group(1), int(m.group(2)), numpy_helper.to_array(tensor)
+            tensor.ParseFromString(raw)
+            yield kind, index, numpy_helper.to_array(tensor)
 
 
 def shape_deciding_inputs(model):
-    graph_inputs = {i.name for i in model.graph.input}
+    # Old models list initializers among the inputs too; those are constants already.
+    graph_inputs = {i.name for i in model.graph.input} - {t.name for t in model.graph.initializer}
     return {n.input[i] for n in model.graph.node for i in SHAPE_INPUTS.get(n.op_type, ())
             if i < len(n.input) and n.input[i] in graph_inputs}
 
@@ -218,56 +233,65 @@ def is_ml_dtype(array):
 
 
 def convert_data(test, work_dir):
-    """Writes the test's inputs (renumbered past frozen ones) and expected outputs as .npy."""
+    """Writes the test's inputs (without frozen ones) and expected outputs as .npy, numbered
+    in graph order; a sequence's elements take one number each, as dlc makes them inputs
+    and outputs of their own."""
     out = os.path.join(work_dir, "data")
     os.makedirs(out, exist_ok=True)
-    for kind, i, array in test_data(test.source):
-        if kind == "input":
-            if test.frozen is not None:
-                if i not in test.frozen:
-                    continue
-                i = test.frozen.index(i)
-            if is_ml_dtype(array):
-                array = array.view(np.uint16 if array.itemsize == 2 else np.uint8)
-            np.save(os.path.join(out, "input_%d.npy" % i), array)
-        else:
-            path = os.path.join(out, "expected_%d.npy" % i)
-            if is_ml_dtype(array):
-                # bfloat16, float8, 4- and 2-bit types (ml_dtypes) do not survive .npy: keep
-                # their values, and the type's name to read dlc's bits by.
-                with open(path[:-4] + ".type", "w") as f:
-                    f.write(array.dtype.name)
-                array = array.astype(np.int32 if "int" in array.dtype.name else np.float32)
-            np.save(path, array)
+    inputs, outputs = [], []
+    for kind, i, value in sorted(test_data(test.source), key=lambda d: (d[0], d[1])):
+        if kind == "input" and test.frozen is not None and i not in test.frozen:
+            continue
+        (inputs if kind == "input" else outputs).extend(
+            value if isinstance(value, list) else [value])
+    for i, array in enumerate(inputs):
+        if is_ml_dtype(array):
+            array = array.view(np.uint16 if array.itemsize == 2 else np.uint8)
+        np.save(os.path.join(out, "input_%d.npy" % i), array)
+    for i, array in enumerate(outputs):
+        path = os.path.join(out, "expected_%d.npy" % i)
+        if is_ml_dtype(array):
+            # bfloat16, float8, 4- and 2-bit types (ml_dtypes) do not survive .npy: keep
+            # their values, and the type's name to read dlc's bits by.
+            with open(path[:-4] + ".type", "w") as f:
+                f.write(array.dtype.name)
+            array = array.astype(np.int32 if "int" in array.dtype.name else np.float32)
+        np.save(path, array)
 
 
-def pinned_dims(test):
-    """--dim options pinning each symbolic input dim to the size the test's data has, as a
-    user pins an exported model's batch dim."""
+def pin_options(test):
+    """--dim pinning each symbolic input dim to the size the test's data has, as a user pins
+    an exported model's batch dim, and --sequence giving each sequence input's elements."""
     model = onnx.load(test.model, load_external_data=False)
     try:
-        arrays = {i: a for kind, i, a in test_data(test.source) if kind == "input"}
-    except ValueError:  # a sequence or optional input
+        values = {i: v for kind, i, v in test_data(test.source) if kind == "input"}
+    except ValueError:  # an optional input
         return []
     source_inputs = [i.name for i in onnx.load(os.path.join(test.source, "model.onnx"),
                                                 load_external_data=False).graph.input]
-    dims = {}
+    dims, options = {}, []
     for graph_input in model.graph.input:
-        array = arrays.get(source_inputs.index(graph_input.name)) \
+        value = values.get(source_inputs.index(graph_input.name)) \
             if graph_input.name in source_inputs else None
+        if isinstance(value, list):
+            shapes = ",".join("x".join(map(str, a.shape)) or "scalar" for a in value)
+            options += ["--sequence", "%s=%s" % (graph_input.name, shapes)]
+            continue
         shape = graph_input.type.tensor_type.shape.dim
-        if array is None or len(shape) != array.ndim:
+        if value is None or len(shape) != value.ndim:
             continue
         for d, dim in enumerate(shape):
             if dim.dim_param:
-                dims[dim.dim_param] = array.shape[d]
-    return ["--dim", ",".join("%s=%d" % item for item in sorted(dims.items()))] if dims else []
+                dims[dim.dim_param] = value.shape[d]
+    if dims:
+        options += ["--dim", ",".join("%s=%d" % item for item in sorted(dims.items()))]
+    return options
 
 
 def compile_model(dlc, work, test):
     gen = os.path.join(work, test.name, "gen")
     r = subprocess.run([dlc, "compile", test.model, "-o", gen, "--name", test.name,
-                        "--emit", "source"] + pinned_dims(test), capture_output=True, text=True)
+                        "--emit", "source"] + pin_options(test), capture_output=True, text=True)
     return r.returncode, r.stderr.strip()
 
 

@@ -12,7 +12,7 @@ namespace {
 
 const char kUsage[] = R"(usage:
   dlc compile MODEL -o DIR [--name N] [--emit source|staticlib|mlir] [--target cpu]
-              [--dim NAME=N[,NAME=N]] [--input-shape INPUT=AxBxC]
+              [--dim NAME=N[,NAME=N]] [--input-shape INPUT=AxBxC] [--sequence INPUT=AxB,CxD]
               [--no-reuse | --first-fit] [--report] [--report-json FILE]
               [--report-memory FILE.svg]
       Compile an ONNX model (.onnx or .pb) to C++ sources (NAME.h, NAME.cpp, weights) or to
@@ -22,7 +22,11 @@ const char kUsage[] = R"(usage:
       poison memory whose values are dead (reads after reuse show up as NaN).
       Shapes are static: --dim gives every input dim named NAME (a symbolic dim such as
       'batch') a value; --input-shape gives one input all its dims (also unnamed ones).
-      dlc inspect lists the symbolic dims and the option that pins each. Both work with run.
+      dlc inspect lists the symbolic dims and the option that pins each. A sequence input
+      needs --sequence INPUT=AxB,CxD: its length and each element's shape ('scalar' for
+      rank 0, nothing after '=' for an empty sequence); its elements become the inputs
+      INPUT[0], INPUT[1], ..., and a sequence output becomes the outputs OUT[0], OUT[1], ...
+      All of these work with run.
       Training (--train): also emit a training step, NAME_train_step(), that runs forward,
       loss, backward and the optimizer update on the model's state with one planned arena.
         --loss mse|cross_entropy|bce_with_logits|l1|none   (required; mean reduction; labels
@@ -54,41 +58,64 @@ const char kUsage[] = R"(usage:
   dlc --help | --version
 )";
 
-// --dim NAME=N[,NAME=N] or --input-shape INPUT=AxBxC into `pins`; false when malformed.
+// --dim NAME=N[,NAME=N], --input-shape INPUT=AxBxC or --sequence INPUT=AxB,CxD into `pins`;
+// false when malformed.
 bool parsePin(const std::string &flag, const std::string &spec, dlc::ShapePins &pins) {
   auto number = [](const std::string &text, int64_t &out) {
     char *end = nullptr;
     out = std::strtoll(text.c_str(), &end, 10);
     return !text.empty() && !*end;
   };
-  if (flag == "--input-shape") {
-    size_t eq = spec.rfind('=');
-    if (eq == std::string::npos || eq == 0)
-      return false;
-    std::vector<int64_t> dims;
-    std::string rest = spec.substr(eq + 1);
-    for (size_t start = 0; start <= rest.size();) {
-      size_t x = std::min(rest.find('x', start), rest.size());
+  // Splits `text` at `separator`; false when a part does not parse.
+  auto each = [](const std::string &text, char separator, auto parse) {
+    for (size_t start = 0; start <= text.size();) {
+      size_t end = std::min(text.find(separator, start), text.size());
+      if (!parse(text.substr(start, end - start)))
+        return false;
+      start = end + 1;
+    }
+    return true;
+  };
+  auto shape = [&](const std::string &text, std::vector<int64_t> &dims) {
+    if (text == "scalar")
+      return true;
+    return each(text, 'x', [&](const std::string &part) {
       int64_t d;
-      if (!number(rest.substr(start, x - start), d))
+      if (!number(part, d))
         return false;
       dims.push_back(d);
-      start = x + 1;
-    }
-    pins.inputShapes[spec.substr(0, eq)] = dims;
-    return true;
+      return true;
+    });
+  };
+  if (flag == "--input-shape" || flag == "--sequence") {
+    size_t eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0)
+      return false;
+    std::string name = spec.substr(0, eq), rest = spec.substr(eq + 1);
+    if (flag == "--input-shape")
+      return rest != "scalar" && shape(rest, pins.inputShapes[name]);
+    auto &elements = pins.sequences[name];
+    return rest.empty() || each(rest, ',', [&](const std::string &part) {
+             elements.emplace_back();
+             return shape(part, elements.back());
+           });
   }
-  for (size_t start = 0; start < spec.size();) {
-    size_t comma = std::min(spec.find(',', start), spec.size());
-    std::string item = spec.substr(start, comma - start);
+  return !spec.empty() && each(spec, ',', [&](const std::string &item) {
     size_t eq = item.rfind('=');
     int64_t value;
     if (eq == std::string::npos || eq == 0 || !number(item.substr(eq + 1), value))
       return false;
     pins.dims[item.substr(0, eq)] = value;
-    start = comma + 1;
-  }
-  return !spec.empty();
+    return true;
+  });
+}
+
+// What each pinning option wants, for its usage error.
+std::string pinForm(const std::string &flag) {
+  return flag == "--dim"           ? "NAME=N"
+         : flag == "--input-shape" ? "INPUT=AxBxC"
+                                   : "INPUT=AxB,CxD (one shape per element; 'scalar' for "
+                                     "rank 0; nothing after '=' for an empty sequence)";
 }
 
 int usageError(const std::string &message) {
@@ -165,13 +192,11 @@ int main(int argc, char **argv) {
       ok = value(loadState);
     else if (a == "--save-state")
       ok = value(saveState);
-    else if (a == "--dim" || a == "--input-shape") {
+    else if (a == "--dim" || a == "--input-shape" || a == "--sequence") {
       std::string spec;
       ok = value(spec);
       if (ok && !parsePin(a, spec, options.pins))
-        return usageError(a + " wants " +
-                          (a == "--dim" ? "NAME=N" : std::string("INPUT=AxBxC")) + ", got '" +
-                          spec + "'");
+        return usageError(a + " wants " + pinForm(a) + ", got '" + spec + "'");
     } else if (a == "--freeze" || a == "--trainable") {
       std::string list;
       ok = value(list);
@@ -196,11 +221,9 @@ int main(int argc, char **argv) {
       else if (flag == "--steps") steps = v;
       else if (flag == "--load-state") loadState = v;
       else if (flag == "--save-state") saveState = v;
-      else if (flag == "--dim" || flag == "--input-shape") {
+      else if (flag == "--dim" || flag == "--input-shape" || flag == "--sequence") {
         if (!parsePin(flag, v, options.pins))
-          return usageError(flag + " wants " +
-                            (flag == "--dim" ? "NAME=N" : std::string("INPUT=AxBxC")) +
-                            ", got '" + v + "'");
+          return usageError(flag + " wants " + pinForm(flag) + ", got '" + v + "'");
       }
       else if (flag == "--freeze") addNames(options.train.freeze, v);
       else if (flag == "--trainable") addNames(options.train.trainable, v);
