@@ -653,6 +653,25 @@ std::optional<ConstTensor> foldShapeNode(const onnx::NodeProto &node, ValueScope
     normalizeAxis(intAttr("axis", 0), 1);
     return makeIntegers(x.dtype, inputs[1]->shape, out);
   }
+  // NonZero's output size is the count of non-zeros, so only a constant input gives it a
+  // static shape: [rank, count], the coordinates of each non-zero in row-major order (a
+  // scalar counts as one dim, as numpy's nonzero has it).
+  if (op == "NonZero" && inputs.size() == 1) {
+    auto v = x.asInts();
+    std::vector<int64_t> dims = x.shape.empty() ? std::vector<int64_t>{1} : x.shape;
+    std::vector<std::vector<int64_t>> coordinates(dims.size());
+    for (int64_t i = 0; i < (int64_t)v.size(); ++i) {
+      if (!v[i])
+        continue;
+      for (int64_t d = dims.size() - 1, rest = i; d >= 0; rest /= dims[d], --d)
+        coordinates[d].push_back(rest % dims[d]);
+    }
+    std::vector<int64_t> out;
+    for (const auto &along : coordinates)
+      out.insert(out.end(), along.begin(), along.end());
+    return makeIntegers(onnx::TensorProto::INT64,
+                        {(int64_t)dims.size(), (int64_t)coordinates[0].size()}, out);
+  }
   return std::nullopt;
 }
 

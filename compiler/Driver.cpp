@@ -287,6 +287,8 @@ std::string optionsKey(const CompileOptions &c) {
     for (int64_t d : dims)
       key += std::to_string(d) + "x";
   }
+  for (const auto &name : c.pins.absent)
+    key += "|absent " + name;
   for (const auto &[name, elements] : c.pins.sequences) {
     key += "|sequence " + name + "=";
     for (const auto &dims : elements) {

@@ -31,6 +31,8 @@ namespace func = mlir::func;
 bool isSequenceOp(const std::string &op);
 // If, Loop, Scan and SequenceMap: their bodies are imported where they run.
 const std::set<std::string> &controlFlowOps();
+// A rank-0 int64 or bool constant.
+ConstTensor scalarConstant(int32_t dtype, int64_t value);
 bool isControlFlowOp(const std::string &op);
 
 class Importer : public ValueScope {
@@ -74,6 +76,8 @@ private:
   Value valueOf(const Binding &binding, Location loc);
   // Makes `name` stand for what `binding` holds.
   void bind(const std::string &name, const Binding &binding);
+  // Drops whatever `name` stands for.
+  void forget(const std::string &name);
   void importNodes(const google::protobuf::RepeatedPtrField<onnx::NodeProto> &nodes,
                    const std::set<const onnx::NodeProto *> *needed,
                    const std::set<std::string> &read);
@@ -94,6 +98,8 @@ private:
   std::map<std::string, Value> values;
   // Sequences whose structure is known at compile time: each is a list of tensors.
   std::map<std::string, std::vector<Value>> sequences;
+  // Optionals known at compile time to hold nothing; a present optional is its value.
+  std::set<std::string> emptyOptionals;
   std::map<std::string, const onnx::NodeProto *> producers;
   // Values of nodes that failed, or read such a value: their readers stay silent, so each
   // problem is reported once, at its root.
@@ -103,14 +109,14 @@ private:
   int64_t unrolledBodies = 0; // bodies imported so far, over all control-flow nodes
 };
 
-// A value bound to a name in a body: a compile-time constant where one is known (loop counters,
-// conditions, shape arithmetic keep folding across iterations), else a run-time value.
-// What a body input or output is bound to: a value, a compile-time constant, or a sequence
-// (the compile-time list of its tensors).
+// What a name in a body is bound to: a compile-time constant where one is known (loop counters,
+// conditions, shape arithmetic keep folding across iterations), a sequence (the compile-time
+// list of its tensors), an empty optional, else a run-time value.
 struct Importer::Binding {
   Value value;
   std::optional<ConstTensor> constant;
   std::optional<std::vector<Value>> sequence;
+  bool emptyOptional = false;
 };
 
 } // namespace dlc

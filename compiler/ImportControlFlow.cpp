@@ -22,6 +22,17 @@ const std::set<std::string> &controlFlowOps() {
 
 bool isControlFlowOp(const std::string &op) { return controlFlowOps().count(op) != 0; }
 
+ConstTensor scalarConstant(int32_t dtype, int64_t value) {
+  ConstTensor c;
+  c.dtype = dtype;
+  c.bytes.resize(dtype == onnx::TensorProto::BOOL ? 1 : 8);
+  if (dtype == onnx::TensorProto::BOOL)
+    c.bytes[0] = value != 0;
+  else
+    std::memcpy(c.bytes.data(), &value, 8);
+  return c;
+}
+
 namespace {
 
 constexpr int64_t kMaxUnrolledBodies = 16 * kMaxUnrolledSteps;
@@ -33,16 +44,6 @@ const onnx::GraphProto &bodyOf(const onnx::NodeProto &node, const char *name) {
   throw ImportError(std::string("has no '") + name + "' subgraph");
 }
 
-ConstTensor scalarConstant(int32_t dtype, int64_t value) {
-  ConstTensor c;
-  c.dtype = dtype;
-  c.bytes.resize(dtype == onnx::TensorProto::BOOL ? 1 : 8);
-  if (dtype == onnx::TensorProto::BOOL)
-    c.bytes[0] = value != 0;
-  else
-    std::memcpy(c.bytes.data(), &value, 8);
-  return c;
-}
 
 // A condition's value; nullopt when it is known only at run time.
 std::optional<bool> constantCondition(const Importer::Binding &b) {
@@ -81,6 +82,8 @@ Value dropAxis(NodeImporter &n, Value v, int64_t axis, int64_t index) {
 } // namespace
 
 Importer::Binding Importer::bindingOf(const std::string &name) {
+  if (emptyOptionals.count(name))
+    return {Value(), std::nullopt, std::nullopt, true};
   if (auto it = sequences.find(name); it != sequences.end())
     return {Value(), std::nullopt, it->second};
   if (auto it = constants.find(name); it != constants.end())
@@ -89,8 +92,9 @@ Importer::Binding Importer::bindingOf(const std::string &name) {
 }
 
 Value Importer::valueOf(const Binding &binding, Location loc) {
-  if (binding.sequence)
-    throw ImportError("a sequence is used where a tensor is needed");
+  if (binding.sequence || binding.emptyOptional)
+    throw ImportError(std::string(binding.sequence ? "a sequence" : "an empty optional") +
+                      " is used where a tensor is needed");
   if (!binding.constant)
     return binding.value;
   Type element = elementTypeFor(ctx, binding.constant->dtype);
@@ -119,11 +123,12 @@ Importer::importBody(const onnx::GraphProto &body, const std::vector<Binding> &i
     std::optional<Value> value;
     std::optional<ConstTensor> constant;
     std::optional<std::vector<Value>> sequence;
-    bool failed;
+    bool failed, emptyOptional;
   };
   std::map<std::string, Saved> saved;
   for (const std::string &name : local) {
-    Saved s{std::nullopt, std::nullopt, std::nullopt, failedValues.count(name) != 0};
+    Saved s{std::nullopt, std::nullopt, std::nullopt, failedValues.count(name) != 0,
+            emptyOptionals.count(name) != 0};
     if (auto it = values.find(name); it != values.end())
       s.value = it->second;
     if (auto it = constants.find(name); it != constants.end())
@@ -131,17 +136,11 @@ Importer::importBody(const onnx::GraphProto &body, const std::vector<Binding> &i
     if (auto it = sequences.find(name); it != sequences.end())
       s.sequence = it->second;
     saved[name] = std::move(s);
-    values.erase(name);
-    constants.erase(name);
-    failedValues.erase(name);
-    sequences.erase(name);
+    forget(name);
   }
   auto restore = [&] {
     for (auto &[name, s] : saved) {
-      values.erase(name);
-      constants.erase(name);
-      failedValues.erase(name);
-      sequences.erase(name);
+      forget(name);
       if (s.value)
         values[name] = *s.value;
       if (s.constant)
@@ -150,6 +149,8 @@ Importer::importBody(const onnx::GraphProto &body, const std::vector<Binding> &i
         sequences[name] = *s.sequence;
       if (s.failed)
         failedValues.insert(name);
+      if (s.emptyOptional)
+        emptyOptionals.insert(name);
     }
   };
 
@@ -187,7 +188,11 @@ Importer::importBody(const onnx::GraphProto &body, const std::vector<Binding> &i
 
 void Importer::importControlFlowNode(const onnx::NodeProto &node, NodeImporter &n) {
   const std::string &op = node.op_type();
-  auto input = [&](int i) { return bindingOf(node.input(i)); };
+  auto input = [&](int i) {
+    if (!n.hasInput(i))
+      throw ImportError("input #" + std::to_string(i) + " is missing");
+    return bindingOf(node.input(i));
+  };
   std::vector<Binding> results;
 
   if (op == "If") {
@@ -219,14 +224,20 @@ void Importer::importControlFlowNode(const onnx::NodeProto &node, NodeImporter &
       };
       for (size_t i = 0; i < thenOut->size(); ++i) {
         const Binding &a = (*thenOut)[i], &b = (*elseOut)[i];
-        if (!a.sequence && !b.sequence) {
+        bool aTensor = !a.sequence && !a.emptyOptional, bTensor = !b.sequence && !b.emptyOptional;
+        if (aTensor && bTensor) {
           results.push_back({select(i, valueOf(a, n.loc()), valueOf(b, n.loc())), std::nullopt});
+          continue;
+        }
+        if (a.emptyOptional && b.emptyOptional) {
+          results.push_back(a);
           continue;
         }
         // Sequences: element by element, so both must have the same length.
         if (!a.sequence || !b.sequence || a.sequence->size() != b.sequence->size())
           throw ImportError("with a condition known only at run time, both branches must give "
-                            "output #" + std::to_string(i) + " sequences of one length");
+                            "output #" + std::to_string(i) + " the same structure (tensors, "
+                            "sequences of one length, or empty optionals)");
         std::vector<Value> items;
         for (size_t k = 0; k < a.sequence->size(); ++k)
           items.push_back(select(i, (*a.sequence)[k], (*b.sequence)[k]));
@@ -430,8 +441,18 @@ void Importer::importControlFlowNode(const onnx::NodeProto &node, NodeImporter &
   }
 }
 
+void Importer::forget(const std::string &name) {
+  values.erase(name);
+  constants.erase(name);
+  failedValues.erase(name);
+  sequences.erase(name);
+  emptyOptionals.erase(name);
+}
+
 void Importer::bind(const std::string &name, const Binding &binding) {
-  if (binding.sequence)
+  if (binding.emptyOptional)
+    emptyOptionals.insert(name);
+  else if (binding.sequence)
     sequences[name] = *binding.sequence;
   else if (binding.constant)
     constants[name] = *binding.constant;

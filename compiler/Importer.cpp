@@ -43,8 +43,9 @@ void forEachNode(const onnx::GraphProto &graph,
 namespace {
 const std::set<std::string> &sequenceOps() {
   static const std::set<std::string> ops = {
-      "SequenceEmpty", "SequenceConstruct", "SequenceInsert",     "SequenceErase",
-      "SequenceAt",    "SequenceLength",    "ConcatFromSequence", "SplitToSequence"};
+      "SequenceEmpty",      "SequenceConstruct", "SequenceInsert",    "SequenceErase",
+      "SequenceAt",         "SequenceLength",    "ConcatFromSequence", "SplitToSequence",
+      "Optional",           "OptionalHasElement", "OptionalGetElement"};
   return ops;
 }
 } // namespace
@@ -103,6 +104,7 @@ bool Importer::load() {
   }
   // The importer trusts the model's structure and data sizes: check them first.
   loadExternalData(model, path, errors);
+  resolveOptionalInputs(model, pins, errors);
   expandSequenceInputs(model, pins, errors);
   validateModel(model, opset, errors);
   if (!errors.empty())
@@ -257,6 +259,8 @@ Value Importer::materialize(const std::string &name) {
     throw ImportError(bad->second);
   if (sequences.count(name))
     throw ImportError("'" + name + "' is a sequence; dlc reads and returns tensors only");
+  if (emptyOptionals.count(name))
+    throw ImportError("'" + name + "' is an empty optional, read as a tensor");
   if (c == constants.end())
     throw ImportError("input '" + name + "' is not produced by any node");
   RankedTensorType type = typeOf(name);
@@ -350,9 +354,10 @@ void Importer::importNode(const onnx::NodeProto &node, const std::set<std::strin
   NodeImporter importer(b, loc, node, opset, nodeVersion(node),
                         storedFloat ? static_cast<ValueScope &>(widening) : *this);
   try {
-    // Identity passes a sequence on as it is: the same compile-time list.
-    bool sequenceIdentity = node.op_type() == "Identity" && node.input_size() == 1 &&
-                            sequences.count(node.input(0));
+    // Identity passes a sequence or an empty optional on as it is.
+    bool sequenceIdentity =
+        node.op_type() == "Identity" && node.input_size() == 1 &&
+        (sequences.count(node.input(0)) || emptyOptionals.count(node.input(0)));
     if (isSequenceOp(node.op_type()) || sequenceIdentity)
       return importSequenceNode(node, importer);
     if (isControlFlowOp(node.op_type()))
@@ -396,8 +401,16 @@ void Importer::importSequenceNode(const onnx::NodeProto &node, NodeImporter &n) 
                         std::to_string(size));
     return size_t(p < 0 ? p + count : p);
   };
-  if (op == "Identity") {
-    sequences[out] = sequence(0);
+  // Optionals are known at compile time: present (their value) or empty.
+  bool empty = !n.hasInput(0) || emptyOptionals.count(node.input(0));
+  if (op == "Identity" || op == "OptionalGetElement" || (op == "Optional" && !empty)) {
+    if (op == "OptionalGetElement" && empty)
+      throw ImportError("the optional is empty");
+    bind(out, bindingOf(node.input(0)));
+  } else if (op == "Optional") {
+    emptyOptionals.insert(out);
+  } else if (op == "OptionalHasElement") {
+    constants[out] = scalarConstant(onnx::TensorProto::BOOL, !empty);
   } else if (op == "SequenceEmpty") {
     sequences[out] = {};
   } else if (op == "SequenceConstruct") {

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,8 @@ struct ShapePins {
   std::map<std::string, std::vector<int64_t>> inputShapes; // --input-shape INPUT=AxBxC
   // --sequence INPUT=AxB,CxD: a sequence input's length and element shapes.
   std::map<std::string, std::vector<std::vector<int64_t>>> sequences;
+  // --absent INPUT: an optional input that holds nothing (others hold their value).
+  std::set<std::string> absent;
 };
 
 // Imports the model at `path` as `func.func @forward`. On failure returns null and fills

@@ -69,6 +69,8 @@ int inspectCommand(const std::string &path) {
                 << (in.type().has_sequence_type()
                         ? " (pin its length and element shapes with --sequence " + in.name() +
                               "=AxB,CxD)"
+                    : in.type().has_optional_type()
+                        ? " (holds its value unless --absent " + in.name() + ")"
                         : "")
                 << "\n";
   std::cout << "outputs:\n";

@@ -411,10 +411,11 @@ void validateGraph(const onnx::GraphProto &graph, const std::set<std::string> &o
     bool typed = in.type().has_tensor_type() &&
                  in.type().tensor_type().elem_type() != TensorProto::UNDEFINED;
     // A body's sequence input is bound to a sequence of the enclosing graph.
-    const char *kind = in.type().has_sequence_type()   ? (top ? "a sequence" : nullptr)
-                       : in.type().has_optional_type() ? "an optional"
-                       : in.type().has_map_type()      ? "a map"
-                                                       : nullptr;
+    // (resolveOptionalInputs has made the graph's optional inputs present or absent; a
+    // body's are bound like its sequences.)
+    const char *kind = in.type().has_sequence_type() ? (top ? "a sequence" : nullptr)
+                       : in.type().has_map_type()    ? "a map"
+                                                     : nullptr;
     if (kind)
       errors.push_back(where + " input '" + in.name() + "' is " + kind +
                        (top && in.type().has_sequence_type()
@@ -578,6 +579,43 @@ std::string pinningOption(const onnx::GraphProto &graph, const SymbolicDim &dim)
       return "--input-shape " + dim.input + "=" + dims;
     }
   return "--input-shape " + dim.input + "=...";
+}
+
+void resolveOptionalInputs(onnx::ModelProto &model, const ShapePins &pins,
+                           std::vector<std::string> &errors) {
+  auto &graph = *model.mutable_graph();
+  std::set<std::string> resolved;
+  google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> inputs;
+  google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
+  for (const auto &in : graph.input()) {
+    if (!in.type().has_optional_type()) {
+      *inputs.Add() = in;
+      continue;
+    }
+    resolved.insert(in.name());
+    const onnx::TypeProto &element = in.type().optional_type().elem_type();
+    if (!pins.absent.count(in.name())) {
+      onnx::ValueInfoProto &present = *inputs.Add();
+      present = in;
+      *present.mutable_type() = element;
+      continue;
+    }
+    onnx::NodeProto &node = *nodes.Add();
+    node.set_name(in.name());
+    node.set_op_type("Optional");
+    node.add_output(in.name());
+    auto *type = node.add_attribute();
+    type->set_name("type");
+    type->set_type(AttributeProto::TYPE_PROTO);
+    *type->mutable_tp() = element;
+  }
+  for (const auto &name : pins.absent)
+    if (!resolved.count(name))
+      errors.push_back("--absent: '" + name + "' is not an optional graph input");
+  graph.mutable_input()->Swap(&inputs);
+  for (const auto &node : graph.node())
+    *nodes.Add() = node;
+  graph.mutable_node()->Swap(&nodes);
 }
 
 void expandSequenceInputs(onnx::ModelProto &model, const ShapePins &pins,

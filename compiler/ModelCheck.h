@@ -63,6 +63,12 @@ std::vector<SymbolicDim> symbolicInputDims(const onnx::GraphProto &graph);
 // unnamed dim (the input's declared dims, N for every open one).
 std::string pinningOption(const onnx::GraphProto &graph, const SymbolicDim &dim);
 
+// Makes each optional graph input present (an input of its element type) or, when --absent
+// names it, empty (an Optional node without input, placed first). Appends an error for an
+// --absent that names no optional input.
+void resolveOptionalInputs(onnx::ModelProto &model, const ShapePins &pins,
+                           std::vector<std::string> &errors);
+
 // Replaces each sequence input named by --sequence with one tensor input per element,
 // NAME[0], NAME[1], ..., of the given shapes, gathered into NAME by a SequenceConstruct (a
 // SequenceEmpty for an empty one) placed first; the importer then sees a sequence the graph

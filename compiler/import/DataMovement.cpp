@@ -708,6 +708,7 @@ void addDataMovementImports(ImportTable &table) {
       {"Size", notFolded()},
       {"ConstantOfShape", notFolded()},
       {"Range", notFolded()},
+      {"NonZero", notFolded()},
   });
 }
 

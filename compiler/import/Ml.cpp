@@ -4,6 +4,7 @@
 #include "compiler/import/Builders.h"
 
 #include <cstring>
+#include <limits>
 #include <map>
 
 using namespace mlir;
@@ -40,24 +41,13 @@ OpImport arrayFeatureExtractor() {
           }};
 }
 
-// A constant of `shape` holding `values` converted to `element` (int32, int64 or float32).
-Value tableConstant(NodeImporter &n, ArrayRef<int64_t> shape, Type element,
-                    ArrayRef<double> values) {
-  std::vector<char> bytes;
-  for (double v : values) {
-    char buffer[8];
-    size_t size = element.isInteger(64) ? 8 : 4;
-    if (element.isInteger(64)) {
-      int64_t i = int64_t(v);
-      std::memcpy(buffer, &i, 8);
-    } else if (element.isInteger(32)) {
-      int32_t i = int32_t(v);
-      std::memcpy(buffer, &i, 4);
-    } else {
-      float f = float(v);
-      std::memcpy(buffer, &f, 4);
-    }
-    bytes.insert(bytes.end(), buffer, buffer + size);
+// A constant of `shape` holding `values` as `T` (int32_t, int64_t or float).
+template <typename T, typename V>
+Value tableConstant(NodeImporter &n, ArrayRef<int64_t> shape, Type element, ArrayRef<V> values) {
+  std::vector<char> bytes(values.size() * sizeof(T));
+  for (size_t i = 0; i < values.size(); ++i) {
+    T v = static_cast<T>(values[i]);
+    std::memcpy(&bytes[i * sizeof(T)], &v, sizeof(T));
   }
   return ConstantOp::fromBytes(n.b, n.loc(), RankedTensorType::get(shape, element), bytes,
                                "table");
@@ -128,9 +118,21 @@ OpImport tfIdfVectorizer() {
               throw ImportError("mode must be TF, IDF or TFIDF, got '" + mode + "'");
             int64_t outputSize = 0;
             std::map<int64_t, GramSet> byLength = poolGrams(n, minLength, maxLength, outputSize);
-            std::vector<double> weights;
+            // An int32 token never equals a pool entry outside int32's range: such a gram's
+            // slot stays 0.
+            if (token.isInteger(32))
+              for (auto &[length, set] : byLength)
+                for (size_t g = set.grams.size(); g-- > 0;)
+                  if (llvm::any_of(set.grams[g], [](int64_t v) {
+                        return v < std::numeric_limits<int32_t>::min() ||
+                               v > std::numeric_limits<int32_t>::max();
+                      })) {
+                    set.grams.erase(set.grams.begin() + g);
+                    set.slots.erase(set.slots.begin() + g);
+                  }
+            std::vector<float> weights;
             for (double w : n.floatsAttr("weights"))
-              weights.push_back(w);
+              weights.push_back(float(w));
             if (!weights.empty() && int64_t(weights.size()) < outputSize)
               throw ImportError("weights has " + std::to_string(weights.size()) +
                                 " values for " + std::to_string(outputSize) + " output slots");
@@ -144,6 +146,8 @@ OpImport tfIdfVectorizer() {
             int64_t windowsBuilt = 0;
             for (auto &[length, set] : byLength) {
               int64_t grams = set.grams.size();
+              if (!grams)
+                continue;
               if (grams * outputSize > kMaxBuiltConstantElements)
                 throw ImportError("the pool's output table is too large to build");
               Value matches;
@@ -156,12 +160,15 @@ OpImport tfIdfVectorizer() {
                   throw ImportError("too many n-gram lengths and skips to unroll");
                 Value match;
                 for (int64_t k = 0; k < length; ++k) {
-                  std::vector<double> column;
+                  std::vector<int64_t> column;
                   for (const auto &gram : set.grams)
-                    column.push_back(double(gram[k]));
+                    column.push_back(gram[k]);
+                  Value pattern =
+                      token.isInteger(64)
+                          ? tableConstant<int64_t>(n, {1, 1, grams}, token, ArrayRef(column))
+                          : tableConstant<int32_t>(n, {1, 1, grams}, token, ArrayRef(column));
                   Value equal = comparison<EqualOp>(
-                      n, sliceAxis(n, tokens, 1, k * distance, 1, windows),
-                      tableConstant(n, {1, 1, grams}, token, column));
+                      n, sliceAxis(n, tokens, 1, k * distance, 1, windows), pattern);
                   match = match ? bin<AndOp>(n, match, equal) : equal;
                 }
                 Value found = red<ReduceSumOp>(n, castTo(n, match, f32), {1}, false);
@@ -169,17 +176,19 @@ OpImport tfIdfVectorizer() {
               }
               if (!matches)
                 continue;
-              std::vector<double> toSlots(grams * outputSize, 0.0);
+              std::vector<float> toSlots(grams * outputSize, 0.0f);
               for (int64_t g = 0; g < grams; ++g)
-                toSlots[g * outputSize + set.slots[g]] = 1.0;
-              Value slotTable = tableConstant(n, {grams, outputSize}, f32, toSlots);
+                toSlots[g * outputSize + set.slots[g]] = 1.0f;
+              Value slotTable =
+                  tableConstant<float>(n, {grams, outputSize}, f32, ArrayRef(toSlots));
               counts = bin<AddOp>(n, counts, matmulOf(n, matches, slotTable));
             }
             Value result = counts;
             if (mode == "IDF")
               result = castTo(n, comparison<GreaterOp>(n, counts, scalar(n, 0, f32)), f32);
             if (mode != "TF" && !weights.empty())
-              result = bin<MulOp>(n, result, tableConstant(n, {outputSize}, f32, weights));
+              result = bin<MulOp>(n, result,
+                                  tableConstant<float>(n, {outputSize}, f32, ArrayRef(weights)));
             return xType.getRank() == 2 ? result : reshape(n, result, {outputSize});
           }};
 }

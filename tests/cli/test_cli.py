@@ -346,6 +346,36 @@ def check_sequence_io(dlc, work):
               "%s: refused (%s)" % (name, r.stderr.strip().splitlines()[0] if r.stderr else ""))
 
 
+def check_optional_inputs(dlc, work):
+    """An optional input holds its value unless --absent names it: then it takes no input and
+    OptionalHasElement is false."""
+    o = helper.make_value_info("o", helper.make_optional_type_proto(
+        helper.make_tensor_type_proto(TensorProto.FLOAT, [3])))
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [3])
+    has = helper.make_tensor_value_info("has", TensorProto.BOOL, [])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [3])
+    model = helper.make_model(helper.make_graph(
+        [helper.make_node("OptionalHasElement", ["o"], ["has"], name="has_element"),
+         helper.make_node("Relu", ["x"], ["y"], name="relu")],
+        "g", [o, x], [has, y]), opset_imports=[helper.make_opsetid("", 18)])
+    path = save(model, os.path.join(work, "optional.onnx"))
+    value = np.array([1.0, -2.0, 3.0], np.float32)
+    xin = os.path.join(work, "optional_x.npy")
+    np.save(xin, value)
+    for name, inputs, pin, present in (("optional_present", [xin, xin], [], True),
+                                       ("optional_absent", [xin], ["--absent", "o"], False)):
+        out = os.path.join(work, name)
+        r = run(dlc, "run", path, *inputs, "-o", out, *pin)
+        ok = r.returncode == 0
+        check(ok and bool(np.load(os.path.join(out, "has.npy"))) == present and
+              np.array_equal(np.load(os.path.join(out, "y.npy")), np.maximum(value, 0)),
+              "%s: OptionalHasElement is %s (%s)" % (name, present, r.stderr.strip()))
+    out = os.path.join(work, "optional_not")
+    r = run(dlc, "compile", path, "-o", out, "--absent", "x")
+    check(r.returncode == 1 and "--absent: 'x' is not an optional graph input" in r.stderr and
+          not os.path.exists(out), "--absent of a tensor input: refused (%s)" % r.stderr.strip())
+
+
 def check_symbolic_dims(dlc, work, model):
     """A symbolic batch dim: refused with the option that pins it, pinned by --dim or
     --input-shape (compile and run), bad pins refused, and listed by inspect."""
@@ -426,6 +456,7 @@ def main():
 
     check_symbolic_dims(dlc, work, models["dynamic"])
     check_sequence_io(dlc, work)
+    check_optional_inputs(dlc, work)
     check_bfloat16_run(dlc, work)
     check_float64_run(dlc, work)
     check_run_time_error(dlc, work)

@@ -36,6 +36,11 @@ def tfidf_cases(rng):
     yield "tfidf_int32_row", "TfIdfVectorizer", dict(
         mode="TFIDF", min_gram_length=1, max_gram_length=2, max_skip_count=1, **pool), [
         np.array([2, 3, 3, 5, 7, 2, 3], np.int32)]
+    # A pool entry beyond int32 never matches an int32 token; its slot stays 0.
+    yield "tfidf_int32_pool_beyond_int32", "TfIdfVectorizer", dict(
+        mode="TF", min_gram_length=1, max_gram_length=2, max_skip_count=0,
+        ngram_counts=[0, 2], ngram_indexes=[0, 1, 2], pool_int64s=[3, 2 ** 40, 3, 5]), [
+        np.array([[3, 5, 3, 0], [5, 3, 5, 3]], np.int32)]
 
 
 def trilu_cases(rng):
@@ -46,15 +51,26 @@ def trilu_cases(rng):
                 x, np.array(k, np.int64)]
 
 
-def make_model(op, attrs, inputs):
+def nonzero_cases(rng):
+    # NonZero's output size depends on its input's values: dlc takes it from a constant.
+    x = rng.integers(-1, 2, size=(3, 4, 2)).astype(np.int32)
+    yield "nonzero_constant_int32_3d", "NonZero", {}, [], [x]
+    yield "nonzero_constant_bool", "NonZero", {}, [], [np.array([[True, False], [True, True]])]
+    yield "nonzero_constant_all_zero", "NonZero", {}, [], [np.zeros((2, 3), np.int64)]
+
+
+def make_model(op, attrs, inputs, constants=()):
+    """A one-node model: `inputs` are graph inputs, `constants` initializers (after them)."""
     names = ["x%d" % i for i in range(len(inputs))]
+    constant_names = ["c%d" % i for i in range(len(constants))]
     graph_inputs = [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(a.dtype),
                                                   a.shape) for n, a in zip(names, inputs)]
+    initializers = [numpy_helper.from_array(a, n) for n, a in zip(constant_names, constants)]
 
     def model_with(node_attrs):
-        node = helper.make_node(op, names, ["y"], name="node", **node_attrs)
+        node = helper.make_node(op, names + constant_names, ["y"], name="node", **node_attrs)
         graph = helper.make_graph([node], "case", graph_inputs,
-                                  [helper.make_empty_tensor_value_info("y")])
+                                  [helper.make_empty_tensor_value_info("y")], initializers)
         return helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
 
     model, reference = model_with(attrs), model_with(attrs)
@@ -75,9 +91,9 @@ def main():
     shutil.rmtree(out, ignore_errors=True)
     rng = np.random.default_rng(7)
     count = 0
-    for cases in (tfidf_cases, trilu_cases):
-        for name, op, attrs, inputs in cases(rng):
-            model, y = make_model(op, attrs, inputs)
+    for cases in (tfidf_cases, trilu_cases, nonzero_cases):
+        for name, op, attrs, inputs, *constants in cases(rng):
+            model, y = make_model(op, attrs, inputs, *constants)
             data = os.path.join(out, "test_" + name, "test_data_set_0")
             os.makedirs(data)
             onnx.save(model, os.path.join(out, "test_" + name, "model.onnx"))

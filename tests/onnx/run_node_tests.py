@@ -128,8 +128,9 @@ def load_expected_failures(path):
 
 Test = collections.namedtuple("Test", "name source ops model frozen")
 
-# Ops whose listed inputs decide the output shape (or a sequence's structure), or (Resize's
-# roi, MelWeightMatrix's frequencies) are tables dlc builds at compile time.
+# Ops whose listed inputs decide the output shape (or a sequence's or optional's structure, as
+# If's condition may), or (Resize's roi, MelWeightMatrix's frequencies) are tables dlc builds
+# at compile time.
 SHAPE_INPUTS = {
     "Slice": (1, 2, 3, 4), "Reshape": (1,), "Squeeze": (1,), "Unsqueeze": (1,), "Expand": (1,),
     "Tile": (1,), "ConstantOfShape": (0,), "Range": (0, 1, 2), "Pad": (1, 3), "Split": (1,),
@@ -141,12 +142,32 @@ SHAPE_INPUTS = {
     "Loop": (0, 1), "HannWindow": (0,), "HammingWindow": (0,), "BlackmanWindow": (0,),
     "DFT": (1, 2), "STFT": (1, 3), "MaxUnpool": (2,), "MelWeightMatrix": (0, 1, 2, 3, 4),
     "SequenceInsert": (2,), "SequenceAt": (1,), "SequenceErase": (1,), "SplitToSequence": (1,),
+    "If": (0,), "NonZero": (0,),
 }
 
 
+def parse_value(declared, raw):
+    """A test value of the declared type: an array, a list of arrays for a sequence, and for
+    an optional its value or None."""
+    if declared.HasField("optional_type"):
+        optional = onnx.OptionalProto()
+        optional.ParseFromString(raw)
+        if optional.HasField("tensor_value"):
+            return numpy_helper.to_array(optional.tensor_value)
+        if optional.HasField("sequence_value"):
+            return [numpy_helper.to_array(t) for t in optional.sequence_value.tensor_values]
+        return None
+    if declared.HasField("sequence_type"):
+        sequence = onnx.SequenceProto()
+        sequence.ParseFromString(raw)
+        return [numpy_helper.to_array(t) for t in sequence.tensor_values]
+    tensor = onnx.TensorProto()
+    tensor.ParseFromString(raw)
+    return numpy_helper.to_array(tensor)
+
+
 def test_data(test_dir):
-    """(kind, index, value) for the first test data set's inputs and outputs: an array, or a
-    list of arrays for a sequence. Raises ValueError for an optional."""
+    """(kind, index, value) for the first test data set's inputs and outputs (parse_value)."""
     graph = onnx.load(os.path.join(test_dir, "model.onnx"), load_external_data=False).graph
     data = os.path.join(test_dir, "test_data_set_0")
     for f in sorted(os.listdir(data)):
@@ -157,16 +178,7 @@ def test_data(test_dir):
         declared = (graph.input if kind == "input" else graph.output)[index].type
         with open(os.path.join(data, f), "rb") as fh:
             raw = fh.read()
-        if declared.HasField("optional_type"):
-            raise ValueError("optional values are not supported")
-        if declared.HasField("sequence_type"):
-            sequence = onnx.SequenceProto()
-            sequence.ParseFromString(raw)
-            yield kind, index, [numpy_helper.to_array(t) for t in sequence.tensor_values]
-        else:
-            tensor = onnx.TensorProto()
-            tensor.ParseFromString(raw)
-            yield kind, index, numpy_helper.to_array(tensor)
+        yield kind, index, parse_value(declared, raw)
 
 
 def shape_deciding_inputs(model):
@@ -184,10 +196,7 @@ def frozen_variant(model, test_dir, shape_inputs):
         return None, []
     frozen = onnx.ModelProto()
     frozen.CopyFrom(model)
-    try:
-        values = {graph_inputs[i]: a for kind, i, a in test_data(test_dir) if kind == "input"}
-    except ValueError:  # a sequence or optional input, which is not a TensorProto
-        return None, []
+    values = {graph_inputs[i]: a for kind, i, a in test_data(test_dir) if kind == "input"}
     del frozen.graph.input[:]
     kept = []
     for i, name in enumerate(graph_inputs):
@@ -243,7 +252,7 @@ def convert_data(test, work_dir):
         if kind == "input" and test.frozen is not None and i not in test.frozen:
             continue
         (inputs if kind == "input" else outputs).extend(
-            value if isinstance(value, list) else [value])
+            value if isinstance(value, list) else [] if value is None else [value])
     for i, array in enumerate(inputs):
         if is_ml_dtype(array):
             array = array.view(np.uint16 if array.itemsize == 2 else np.uint8)
@@ -261,18 +270,21 @@ def convert_data(test, work_dir):
 
 def pin_options(test):
     """--dim pinning each symbolic input dim to the size the test's data has, as a user pins
-    an exported model's batch dim, and --sequence giving each sequence input's elements."""
+    an exported model's batch dim, --sequence giving each sequence input's elements, and
+    --absent naming the optional inputs the test leaves empty."""
     model = onnx.load(test.model, load_external_data=False)
-    try:
-        values = {i: v for kind, i, v in test_data(test.source) if kind == "input"}
-    except ValueError:  # an optional input
-        return []
+    values = {i: v for kind, i, v in test_data(test.source) if kind == "input"}
     source_inputs = [i.name for i in onnx.load(os.path.join(test.source, "model.onnx"),
                                                 load_external_data=False).graph.input]
-    dims, options = {}, []
+    dims, options, absent = {}, [], []
     for graph_input in model.graph.input:
-        value = values.get(source_inputs.index(graph_input.name)) \
-            if graph_input.name in source_inputs else None
+        if graph_input.name not in source_inputs:
+            continue
+        index = source_inputs.index(graph_input.name)
+        value = values.get(index)
+        if value is None and graph_input.type.HasField("optional_type") and index in values:
+            absent.append(graph_input.name)
+            continue
         if isinstance(value, list):
             shapes = ",".join("x".join(map(str, a.shape)) or "scalar" for a in value)
             options += ["--sequence", "%s=%s" % (graph_input.name, shapes)]
@@ -285,6 +297,8 @@ def pin_options(test):
                 dims[dim.dim_param] = value.shape[d]
     if dims:
         options += ["--dim", ",".join("%s=%d" % item for item in sorted(dims.items()))]
+    if absent:
+        options += ["--absent", ",".join(absent)]
     return options
 
 

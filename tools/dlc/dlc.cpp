@@ -13,6 +13,7 @@ namespace {
 const char kUsage[] = R"(usage:
   dlc compile MODEL -o DIR [--name N] [--emit source|staticlib|mlir] [--target cpu]
               [--dim NAME=N[,NAME=N]] [--input-shape INPUT=AxBxC] [--sequence INPUT=AxB,CxD]
+              [--absent INPUT[,INPUT]]
               [--no-reuse | --first-fit] [--report] [--report-json FILE]
               [--report-memory FILE.svg]
       Compile an ONNX model (.onnx or .pb) to C++ sources (NAME.h, NAME.cpp, weights) or to
@@ -26,7 +27,8 @@ const char kUsage[] = R"(usage:
       needs --sequence INPUT=AxB,CxD: its length and each element's shape ('scalar' for
       rank 0, nothing after '=' for an empty sequence); its elements become the inputs
       INPUT[0], INPUT[1], ..., and a sequence output becomes the outputs OUT[0], OUT[1], ...
-      All of these work with run.
+      An optional input holds its value (pinned like a tensor or sequence) unless --absent
+      names it. All of these work with run.
       Training (--train): also emit a training step, NAME_train_step(), that runs forward,
       loss, backward and the optimizer update on the model's state with one planned arena.
         --loss mse|cross_entropy|bce_with_logits|l1|none   (required; mean reduction; labels
@@ -100,6 +102,11 @@ bool parsePin(const std::string &flag, const std::string &spec, dlc::ShapePins &
              return shape(part, elements.back());
            });
   }
+  if (flag == "--absent")
+    return !spec.empty() && each(spec, ',', [&](const std::string &name) {
+      pins.absent.insert(name);
+      return !name.empty();
+    });
   return !spec.empty() && each(spec, ',', [&](const std::string &item) {
     size_t eq = item.rfind('=');
     int64_t value;
@@ -114,6 +121,7 @@ bool parsePin(const std::string &flag, const std::string &spec, dlc::ShapePins &
 std::string pinForm(const std::string &flag) {
   return flag == "--dim"           ? "NAME=N"
          : flag == "--input-shape" ? "INPUT=AxBxC"
+         : flag == "--absent"      ? "INPUT[,INPUT]"
                                    : "INPUT=AxB,CxD (one shape per element; 'scalar' for "
                                      "rank 0; nothing after '=' for an empty sequence)";
 }
@@ -192,7 +200,7 @@ int main(int argc, char **argv) {
       ok = value(loadState);
     else if (a == "--save-state")
       ok = value(saveState);
-    else if (a == "--dim" || a == "--input-shape" || a == "--sequence") {
+    else if (a == "--dim" || a == "--input-shape" || a == "--sequence" || a == "--absent") {
       std::string spec;
       ok = value(spec);
       if (ok && !parsePin(a, spec, options.pins))
@@ -221,7 +229,8 @@ int main(int argc, char **argv) {
       else if (flag == "--steps") steps = v;
       else if (flag == "--load-state") loadState = v;
       else if (flag == "--save-state") saveState = v;
-      else if (flag == "--dim" || flag == "--input-shape" || flag == "--sequence") {
+      else if (flag == "--dim" || flag == "--input-shape" || flag == "--sequence" ||
+               flag == "--absent") {
         if (!parsePin(flag, v, options.pins))
           return usageError(flag + " wants " + pinForm(flag) + ", got '" + v + "'");
       }
