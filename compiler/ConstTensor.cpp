@@ -397,6 +397,97 @@ static std::optional<ConstTensor> foldConstantOfShape(const onnx::NodeProto &nod
   return t;
 }
 
+// Whether two boxes overlap by more than `threshold` (intersection over union), computed in
+// float as the ONNX reference does; corners (y1, x1, y2, x2) in either order, or
+// (x center, y center, width, height) with centerPointBox.
+static bool suppresses(const float *a, const float *b, bool centerPointBox, float threshold) {
+  auto extent = [&](const float *box, int axis, float &lo, float &hi) {
+    if (centerPointBox) {
+      float half = box[axis + 2] / 2;
+      lo = box[axis] - half;
+      hi = box[axis] + half;
+    } else { // axis 0 is x (coordinates 1 and 3), 1 is y (0 and 2)
+      lo = std::min(box[1 - axis], box[3 - axis]);
+      hi = std::max(box[1 - axis], box[3 - axis]);
+    }
+  };
+  float area[2] = {1, 1}, overlap = 1;
+  for (int axis = 0; axis < 2; ++axis) {
+    float aLo, aHi, bLo, bHi;
+    extent(a, axis, aLo, aHi);
+    extent(b, axis, bLo, bHi);
+    float lo = std::max(aLo, bLo), hi = std::min(aHi, bHi);
+    if (hi <= lo)
+      return false;
+    overlap *= hi - lo;
+    area[0] *= aHi - aLo;
+    area[1] *= bHi - bLo;
+  }
+  float unionArea = area[0] + area[1] - overlap;
+  if (overlap <= 0 || area[0] <= 0 || area[1] <= 0 || unionArea <= 0)
+    return false;
+  return overlap / unionArea > threshold;
+}
+
+// NonMaxSuppression's output size is the number of boxes it selects, so only constant boxes
+// and scores give it a static shape: [selected, 3] rows of (batch, class, box), per batch and
+// class the boxes by descending score (lower index first on ties) that score above the
+// threshold and overlap no earlier selection by more than iou_threshold.
+static std::optional<ConstTensor> foldNonMaxSuppression(const onnx::NodeProto &node,
+                                                        ValueScope &scope, bool centerPointBox) {
+  std::vector<const ConstTensor *> in(5, nullptr);
+  for (int i = 0; i < node.input_size() && i < 5; ++i) {
+    if (node.input(i).empty())
+      continue;
+    in[i] = scope.constant(node.input(i));
+    if (!in[i] || in[i]->numElements() > kMaxFoldedElements)
+      return std::nullopt;
+  }
+  if (!in[0] || !in[1])
+    return std::nullopt;
+  const auto &boxShape = in[0]->shape, &scoreShape = in[1]->shape;
+  if (boxShape.size() != 3 || boxShape[2] != 4 || scoreShape.size() != 3 ||
+      scoreShape[0] != boxShape[0] || scoreShape[2] != boxShape[1])
+    throw ImportError("boxes must be [batches, boxes, 4] and scores [batches, classes, boxes]");
+  for (int i = 2; i < 5; ++i)
+    if (in[i] && in[i]->numElements() != 1)
+      throw ImportError("max_output_boxes_per_class, iou_threshold and score_threshold must "
+                        "hold one value each");
+  int64_t batches = boxShape[0], boxCount = boxShape[1], classes = scoreShape[1];
+  int64_t perClass = in[2] ? std::max<int64_t>(in[2]->asInts()[0], 0) : 0;
+  float iouThreshold = in[3] ? float(in[3]->asDoubles()[0]) : 0.0f;
+  std::vector<float> boxes, scores;
+  for (double v : in[0]->asDoubles())
+    boxes.push_back(float(v));
+  for (double v : in[1]->asDoubles())
+    scores.push_back(float(v));
+  std::vector<int64_t> rows;
+  for (int64_t b = 0; b < batches; ++b)
+    for (int64_t c = 0; c < classes; ++c) {
+      const float *score = scores.data() + (b * classes + c) * boxCount;
+      std::vector<int64_t> order;
+      for (int64_t i = 0; i < boxCount; ++i)
+        if (!in[4] || score[i] > float(in[4]->asDoubles()[0]))
+          order.push_back(i);
+      std::stable_sort(order.begin(), order.end(),
+                       [&](int64_t i, int64_t j) { return score[i] > score[j]; });
+      std::vector<int64_t> selected;
+      for (int64_t i : order) {
+        if ((int64_t)selected.size() >= perClass)
+          break;
+        const float *box = boxes.data() + (b * boxCount + i) * 4;
+        if (std::none_of(selected.begin(), selected.end(), [&](int64_t j) {
+              return suppresses(box, boxes.data() + (b * boxCount + j) * 4, centerPointBox,
+                                iouThreshold);
+            })) {
+          selected.push_back(i);
+          rows.insert(rows.end(), {b, c, i});
+        }
+      }
+    }
+  return makeIntegers(onnx::TensorProto::INT64, {(int64_t)rows.size() / 3, 3}, rows);
+}
+
 // start, start + delta, ... up to limit (exclusive); integer or floating point.
 static std::optional<ConstTensor> foldRange(const onnx::NodeProto &node, ValueScope &scope) {
   std::vector<const ConstTensor *> in;
@@ -540,6 +631,8 @@ std::optional<ConstTensor> foldShapeNode(const onnx::NodeProto &node, ValueScope
     return foldConstantOfShape(node, scope);
   if (op == "Range")
     return foldRange(node, scope);
+  if (op == "NonMaxSuppression")
+    return foldNonMaxSuppression(node, scope, intAttr("center_point_box", 0) != 0);
   // The rest fold small integer and bool tensors whose inputs are all constants; ops that only
   // move values also fold small float tensors (Resize's scales assembled by a Concat), but
   // never a weight's value, which training may update.

@@ -709,6 +709,7 @@ void addDataMovementImports(ImportTable &table) {
       {"ConstantOfShape", notFolded()},
       {"Range", notFolded()},
       {"NonZero", notFolded()},
+      {"NonMaxSuppression", notFolded()},
   });
 }
 

@@ -59,6 +59,20 @@ def nonzero_cases(rng):
     yield "nonzero_constant_all_zero", "NonZero", {}, [], [np.zeros((2, 3), np.int64)]
 
 
+def nms_cases(rng):
+    # NonMaxSuppression's output size depends on the boxes' values: dlc folds it for constant
+    # ones. Random boxes (corners in either order), scores with ties, two batches and classes.
+    corners = rng.uniform(0, 10, size=(2, 12, 4)).astype(np.float32)
+    scores = rng.choice(np.float32([0.1, 0.3, 0.5, 0.5, 0.7, 0.9]), size=(2, 3, 12))
+    limits = [np.array([3], np.int64), np.array([0.3], np.float32), np.array([0.2], np.float32)]
+    yield "nms_constant_corners", "NonMaxSuppression", {}, [], [corners, scores] + limits
+    centers = np.concatenate([corners[..., :2], np.abs(corners[..., 2:]) / 3], axis=-1)
+    yield "nms_constant_center_point", "NonMaxSuppression", dict(center_point_box=1), [], [
+        centers, scores] + limits
+    yield "nms_constant_no_score_threshold", "NonMaxSuppression", {}, [], [
+        corners, scores, np.array([12], np.int64), np.array([0.5], np.float32)]
+
+
 def make_model(op, attrs, inputs, constants=()):
     """A one-node model: `inputs` are graph inputs, `constants` initializers (after them)."""
     names = ["x%d" % i for i in range(len(inputs))]
@@ -91,7 +105,7 @@ def main():
     shutil.rmtree(out, ignore_errors=True)
     rng = np.random.default_rng(7)
     count = 0
-    for cases in (tfidf_cases, trilu_cases, nonzero_cases):
+    for cases in (tfidf_cases, trilu_cases, nonzero_cases, nms_cases):
         for name, op, attrs, inputs, *constants in cases(rng):
             model, y = make_model(op, attrs, inputs, *constants)
             data = os.path.join(out, "test_" + name, "test_data_set_0")

@@ -142,7 +142,7 @@ SHAPE_INPUTS = {
     "Loop": (0, 1), "HannWindow": (0,), "HammingWindow": (0,), "BlackmanWindow": (0,),
     "DFT": (1, 2), "STFT": (1, 3), "MaxUnpool": (2,), "MelWeightMatrix": (0, 1, 2, 3, 4),
     "SequenceInsert": (2,), "SequenceAt": (1,), "SequenceErase": (1,), "SplitToSequence": (1,),
-    "If": (0,), "NonZero": (0,),
+    "If": (0,), "NonZero": (0,), "NonMaxSuppression": (0, 1, 2, 3, 4),
 }
 
 
