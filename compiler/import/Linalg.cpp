@@ -312,9 +312,18 @@ OpImport maxUnpool() {
             SmallVector<int64_t> inferred(x.begin(), x.begin() + 2);
             Window w = resolveWindow(n, x, n.intsAttr("kernel_shape"));
             size_t spatial = x.size() - 2;
-            for (size_t d = 0; d < spatial; ++d)
-              inferred.push_back((x[d + 2] - 1) * w.strides[d] + w.kernel[d] - w.pads[d] -
-                                 w.pads[d + spatial]);
+            for (size_t d = 0; d < spatial; ++d) {
+              // Strides, kernel and pads come from the file: every step is checked.
+              auto size = checkedMul(x[d + 2] - 1, w.strides[d]);
+              size = size ? checkedAdd(*size, w.kernel[d]) : std::nullopt;
+              auto pads = checkedAdd(w.pads[d], w.pads[d + spatial]);
+              if (!size || !pads)
+                throw ImportError("the output size overflows on spatial axis " +
+                                  std::to_string(d));
+              if (*size - *pads < 1)
+                throw ImportError("the output would be empty");
+              inferred.push_back(*size - *pads);
+            }
             int64_t total = dimsProduct(inferred), count = dimsProduct(x);
             if (total < 1)
               throw ImportError("the output would be empty");
