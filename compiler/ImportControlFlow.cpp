@@ -44,7 +44,6 @@ const onnx::GraphProto &bodyOf(const onnx::NodeProto &node, const char *name) {
   throw ImportError(std::string("has no '") + name + "' subgraph");
 }
 
-
 // A condition's value; nullopt when it is known only at run time.
 std::optional<bool> constantCondition(const Importer::Binding &b) {
   if (!b.constant)
