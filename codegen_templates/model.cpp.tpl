@@ -34,13 +34,18 @@ const char *schedule(const unsigned char *weights, unsigned char *arena,
 } // namespace
 
 Model::~Model() {
+  dlc::rt::destroyThreadPool(threads_);
   if (ownsArena_)
     dlc::rt::alignedFree(arena_);@TRAIN_DESTROY@
 }
 
 dlc_status Model::init(const Options &options) {
-  if (arena_)
+  if (arena_ || options.threads < 0)
     return DLC_INVALID_ARGUMENT;@TRAIN_INIT@
+  const int threads = options.threads > 0 ? options.threads : dlc::rt::defaultThreadCount();
+  threads_ = dlc::rt::createThreadPool(threads);
+  if (threads > 1 && !threads_)
+    return DLC_OUT_OF_MEMORY;
   if (options.arena) {
     if (reinterpret_cast<uintptr_t>(options.arena) % 64)
       return DLC_INVALID_ARGUMENT;
@@ -59,6 +64,7 @@ dlc_status Model::run(const void *const *inputs, void *const *outputs) {
   if (!arena_)
     return DLC_INVALID_ARGUMENT;
   dlc_status status = dlc_check_buffers(&kInfo, inputs, outputs);
+  dlc::rt::ThreadScope threadScope(threads_);
   if (status == DLC_OK)
     lastError_ = schedule(dlc_weights_@NAME@, arena_, inputs, outputs@STATE_ARG@);
   return lastError_ ? DLC_INVALID_INPUT_DATA : status;
@@ -98,15 +104,23 @@ extern "C" {
 const dlc_model_info *@NAME@_info(void) { return &@NAME@::kInfo; }
 
 dlc_status @NAME@_create(void *arena, @NAME@_model **model) {
+  dlc_model_options options = {arena, 0};
+  return @NAME@_create_with(&options, model);
+}
+
+dlc_status @NAME@_create_with(const dlc_model_options *options, @NAME@_model **model) {
   if (!model)
     return DLC_INVALID_ARGUMENT;
   *model = nullptr;
+  if (!options)
+    return DLC_INVALID_ARGUMENT;
   auto *created = new (std::nothrow) @NAME@_model;
   if (!created)
     return DLC_OUT_OF_MEMORY;
-  @NAME@::Options options;
-  options.arena = arena;
-  dlc_status status = created->impl.init(options);
+  @NAME@::Options modelOptions;
+  modelOptions.arena = options->arena;
+  modelOptions.threads = options->threads;
+  dlc_status status = created->impl.init(modelOptions);
   if (status != DLC_OK) {
     delete created;
     return status;

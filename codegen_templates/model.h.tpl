@@ -22,7 +22,10 @@ typedef struct @NAME@_model @NAME@_model;
 const dlc_model_info *@NAME@_info(void);
 // `arena` is NULL (the model allocates its own) or caller memory of at least
 // @UPPER_NAME@_ARENA_BYTES bytes, 64-byte aligned, that outlives the model.
+// Runs on $DLC_THREADS threads, or as many as the cores this process may use.
 dlc_status @NAME@_create(void *arena, @NAME@_model **model);
+// The same with options: options->arena as above, options->threads (0: the default above).
+dlc_status @NAME@_create_with(const dlc_model_options *options, @NAME@_model **model);
 // Buffers in graph order (see @NAME@_info); inputs are only read. Output buffers must not
 // overlap inputs or each other (DLC_INVALID_ARGUMENT otherwise): the model writes outputs
 // while it still reads inputs.
@@ -45,6 +48,9 @@ constexpr size_t kWeightBytes = @UPPER_NAME@_WEIGHT_BYTES;
 @SHAPE_CONSTANTS@
 struct Options {
   void *arena = nullptr; // see @NAME@_create
+  // Threads one run uses (the caller's and workers started at the first run): 0 picks
+  // $DLC_THREADS or the cores this process may use. Results do not depend on it.
+  int threads = 0;
 };
 
 // One instance per thread; the weights are shared read-only by all instances.
@@ -65,6 +71,7 @@ public:
 @TRAIN_METHODS@
 private:
   unsigned char *arena_ = nullptr;@TRAIN_MEMBERS@
+  dlc::rt::ThreadPool *threads_ = nullptr;
   const char *lastError_ = nullptr;
   bool ownsArena_ = false;
 };

@@ -116,6 +116,7 @@ dlc_status Model::trainStep(const void *const *inputs, float *loss) {
   const float hyper[4] = {learningRate_, steps_ == 0 ? 1.0f : 0.0f,
                           float(1.0 - std::pow(double(@BETA1@), t)),
                           float(1.0 - std::pow(double(@BETA2@), t))};
+  dlc::rt::ThreadScope threadScope(threads_);
   lastError_ = trainSchedule(dlc_weights_@NAME@, arena_, inputs, outputs, state_, hyper,
                              static_cast<uint64_t>(steps_));
   if (lastError_)

@@ -18,6 +18,7 @@
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Support/xxhash.h"
 
+#include <algorithm>
 #include <iostream>
 
 using namespace mlir;
@@ -190,6 +191,12 @@ int compileTo(const CompileOptions &options, const std::string &outDir) {
     reportError(options.model, "--target '" + options.target + "' is not supported (cpu)");
     return 1;
   }
+  static const char *const cpus[] = {"", "native", "x86-64-v2", "x86-64-v3", "x86-64-v4"};
+  if (std::find(std::begin(cpus), std::end(cpus), options.cpu) == std::end(cpus)) {
+    reportError(options.model, "--cpu '" + options.cpu +
+                                   "' is not one of native, x86-64-v2, x86-64-v3, x86-64-v4");
+    return 1;
+  }
   if (options.emit != "source" && options.emit != "staticlib" && options.emit != "mlir") {
     reportError(options.model, "--emit must be source, staticlib or mlir");
     return 1;
@@ -239,9 +246,9 @@ int compileTo(const CompileOptions &options, const std::string &outDir) {
          writeFile(stagedWeights,
                    weightsSource(name, generated.weights.size(), dir + "/" + weightsFile),
                    error) &&
-         compileSources({dir + "/" + name + ".cpp", stagedWeights}, {dir}, buildDir, objects,
-                        error) &&
-         runtimeObjects(runtime, error);
+         compileSources({dir + "/" + name + ".cpp", stagedWeights}, {dir}, buildDir,
+                        options.cpu, objects, error) &&
+         runtimeObjects(options.cpu, runtime, error);
     objects.insert(objects.end(), runtime.begin(), runtime.end());
     ok = ok && archive(dir + "/lib" + name + ".a", objects, error);
     files.push_back("lib" + name + ".a");
@@ -279,7 +286,8 @@ namespace {
 
 // Everything of the compile options that changes the generated code.
 std::string optionsKey(const CompileOptions &c) {
-  std::string key = std::string(c.reuse ? "reuse" : "no-reuse") + (c.firstFit ? "first-fit" : "");
+  std::string key = std::string(c.reuse ? "reuse" : "no-reuse") + (c.firstFit ? "first-fit" : "") +
+                    "|cpu " + c.cpu;
   for (const auto &[name, value] : c.pins.dims)
     key += "|dim " + name + "=" + std::to_string(value);
   for (const auto &[name, dims] : c.pins.inputShapes) {
@@ -323,7 +331,7 @@ std::string cachedRunner(const CompileOptions &compile, const char *runnerTempla
   }
   std::string key = (*bytes)->getBuffer().str() + DLC_VERSION + dlcBinaryIdentity() +
                     cxxCompiler() + optionsKey(compile) + runnerTemplate;
-  for (const auto &flag : cxxFlags())
+  for (const auto &flag : cxxFlags(compile.cpu))
     key += " " + flag;
   char hash[32];
   std::snprintf(hash, sizeof hash, "%016llx", (unsigned long long)llvm::xxh3_64bits(key));
@@ -356,7 +364,8 @@ std::string cachedRunner(const CompileOptions &compile, const char *runnerTempla
     source.replace(pos, 6, name);
   std::vector<std::string> objects;
   bool ok = writeFile(buildDir + "/runner.cpp", source, error) &&
-            compileSources({buildDir + "/runner.cpp"}, {buildDir}, buildDir, objects, error);
+            compileSources({buildDir + "/runner.cpp"}, {buildDir}, buildDir, compile.cpu, objects,
+                           error);
   objects.push_back(buildDir + "/lib" + name + ".a");
   ok = ok && link(buildDir + "/runner", objects, error);
   if (!ok) {

@@ -17,6 +17,9 @@ struct CompileOptions {
   std::string name;            // default: the model file's stem, made an identifier
   std::string emit = "source"; // source | staticlib | mlir
   std::string target = "cpu";
+  // --cpu: "" builds portable code that picks its kernels by CPUID at run time; otherwise the
+  // -march of the deployment CPU (native, x86-64-v2, x86-64-v3, x86-64-v4).
+  std::string cpu;
   bool reuse = true;          // false: every value gets its own memory (debugging)
   bool firstFit = false;      // the naive planner, for comparisons
   bool report = false;        // print the memory report

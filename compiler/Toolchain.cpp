@@ -37,8 +37,10 @@ std::vector<std::string> userFlags() {
 }
 } // namespace
 
-std::vector<std::string> cxxFlags() {
-  std::vector<std::string> flags = {"-std=c++17", "-O2", "-fPIC", "-Wall", "-Wextra"};
+std::vector<std::string> cxxFlags(const std::string &cpu) {
+  std::vector<std::string> flags = {"-std=c++17", "-O3", "-fPIC", "-Wall", "-Wextra"};
+  if (!cpu.empty())
+    flags.push_back("-march=" + cpu);
   for (auto &flag : userFlags())
     flags.push_back(flag);
   return flags;
@@ -145,7 +147,8 @@ bool writeFile(const std::string &path, const std::string &text, std::string &er
 
 bool compileSources(const std::vector<std::string> &sources,
                     const std::vector<std::string> &includeDirs, const std::string &objDir,
-                    std::vector<std::string> &objects, std::string &error) {
+                    const std::string &cpu, std::vector<std::string> &objects,
+                    std::string &error) {
   objects.clear();
   for (const auto &src : sources)
     objects.push_back(objDir + "/" + llvm::sys::path::stem(src).str() + ".o");
@@ -155,7 +158,7 @@ bool compileSources(const std::vector<std::string> &sources,
   auto worker = [&] {
     for (size_t i; (i = next++) < sources.size();) {
       std::vector<std::string> argv = {cxxCompiler()};
-      for (const auto &flag : cxxFlags())
+      for (const auto &flag : cxxFlags(cpu))
         argv.push_back(flag);
       for (const auto &dir : includeDirs)
         argv.push_back("-I" + dir);
@@ -188,9 +191,10 @@ bool writeRuntimeHeaders(const std::string &dir, std::string &error) {
   return true;
 }
 
-bool runtimeObjects(std::vector<std::string> &objects, std::string &error) {
+bool runtimeObjects(const std::string &cpu, std::vector<std::string> &objects,
+                    std::string &error) {
   std::string key = cxxCompiler();
-  for (const auto &flag : cxxFlags())
+  for (const auto &flag : cxxFlags(cpu))
     key += " " + flag;
   for (const auto &file : embeddedFiles())
     if (llvm::StringRef(file.name).starts_with("runtime/"))
@@ -227,7 +231,7 @@ bool runtimeObjects(std::vector<std::string> &objects, std::string &error) {
       ok = writeFile(paths.back(), file.text, error);
     }
   }
-  ok = ok && compileSources(paths, {tmpDir}, tmpDir, built, error) &&
+  ok = ok && compileSources(paths, {tmpDir}, tmpDir, cpu, built, error) &&
        writeFile(tmpDir + "/complete", "", error);
   if (!ok) {
     llvm::sys::fs::remove_directories(tmpDir);

@@ -7,9 +7,10 @@
 
 namespace dlc {
 
-// $CXX or c++, and the flags generated code is built with (plus $DLC_CXXFLAGS).
+// $CXX or c++, and the flags generated code is built with (plus $DLC_CXXFLAGS): portable
+// x86-64, or -march=`cpu` when set (CompileOptions::cpu).
 std::string cxxCompiler();
-std::vector<std::string> cxxFlags();
+std::vector<std::string> cxxFlags(const std::string &cpu);
 
 // Where dlc keeps built runtime objects and `dlc run` builds: $DLC_CACHE_DIR, else
 // $XDG_CACHE_HOME/dlc, else ~/.cache/dlc; when that folder cannot be created or written,
@@ -26,9 +27,12 @@ std::string publishCacheEntry(const std::string &built, const std::string &dir,
 // puts the compiler's output in `error`.
 bool compileSources(const std::vector<std::string> &sources,
                     const std::vector<std::string> &includeDirs, const std::string &objDir,
-                    std::vector<std::string> &objects, std::string &error);
-// Objects of the embedded runtime, built once per runtime version and compiler, then cached.
-bool runtimeObjects(std::vector<std::string> &objects, std::string &error);
+                    const std::string &cpu, std::vector<std::string> &objects,
+                    std::string &error);
+// Objects of the embedded runtime, built once per runtime version, compiler and flags, then
+// cached.
+bool runtimeObjects(const std::string &cpu, std::vector<std::string> &objects,
+                    std::string &error);
 // Writes the embedded runtime headers into `dir`.
 bool writeRuntimeHeaders(const std::string &dir, std::string &error);
 bool archive(const std::string &library, const std::vector<std::string> &objects,

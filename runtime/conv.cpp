@@ -1,4 +1,6 @@
 #include "dlc_runtime.h"
+#include "gemm.h"
+#include "parallel.h"
 
 #include <algorithm>
 
@@ -22,6 +24,14 @@ bool isPointwise(const WindowParams &w) {
         w.out[d] != w.in[d])
       return false;
   return true;
+}
+
+// Each output channel reads one input channel over a 1-D or 2-D window: a direct loop beats
+// im2col plus a one-row product per channel.
+bool isDepthwise(const ConvParams &p) {
+  const WindowParams &w = p.window;
+  return p.groups == w.channels && p.outChannels % p.groups == 0 && w.in[0] == 1 &&
+         w.kernel[0] == 1 && w.out[0] == 1;
 }
 
 // Output positions [lo, hi) along one dim whose input index o * stride - pad + offset lies in
@@ -140,7 +150,9 @@ struct GroupShape {
 
 } // namespace
 
-size_t convWorkspaceBytes(const ConvParams &p) {
+namespace {
+// One chunk of the im2col matrix, which the gradients always use.
+size_t im2colWorkspaceBytes(const ConvParams &p) {
   const WindowParams &w = p.window;
   if (isPointwise(w))
     return 0;
@@ -148,40 +160,126 @@ size_t convWorkspaceBytes(const ConvParams &p) {
   return static_cast<size_t>(k * rowsPerChunk(p) * w.out[2]) * sizeof(float);
 }
 
+// y = the depthwise convolution of x, plane by plane (split over the model's threads); each
+// output row sums bias and taps in a fixed order, along rows of x that the compiler
+// vectorises when the stride is 1.
+void depthwiseConvF32(const ConvParams &p, const float *x, const float *w, const float *bias,
+                      float *y) {
+  const WindowParams &win = p.window;
+  const int64_t multiplier = p.outChannels / p.groups;
+  const int64_t inPlane = win.in[1] * win.in[2], outPlane = win.out[1] * win.out[2];
+  const int64_t taps = win.kernel[1] * win.kernel[2];
+  parallelFor(win.batch * p.outChannels, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t plane = begin; plane < end; ++plane) {
+      const int64_t n = plane / p.outChannels, m = plane % p.outChannels;
+      const float *xc = x + (n * win.channels + m / multiplier) * inPlane;
+      const float *wm = w + m * taps;
+      float *ym = y + plane * outPlane;
+      std::fill(ym, ym + outPlane, bias ? bias[m] : 0.0f);
+      for (int64_t k1 = 0; k1 < win.kernel[1]; ++k1) {
+        int64_t lo1, hi1;
+        validRange(win.in[1], win.out[1], win.stride[1], win.padBegin[1], k1 * win.dilation[1],
+                   lo1, hi1);
+        for (int64_t k2 = 0; k2 < win.kernel[2]; ++k2) {
+          const float tap = wm[k1 * win.kernel[2] + k2];
+          const int64_t off2 = k2 * win.dilation[2] - win.padBegin[2];
+          int64_t lo2, hi2;
+          validRange(win.in[2], win.out[2], win.stride[2], win.padBegin[2], k2 * win.dilation[2],
+                     lo2, hi2);
+          for (int64_t o1 = lo1; o1 < hi1; ++o1) {
+            const int64_t i1 = o1 * win.stride[1] - win.padBegin[1] + k1 * win.dilation[1];
+            const float *xrow = xc + i1 * win.in[2] + off2;
+            float *yrow = ym + o1 * win.out[2];
+            if (win.stride[2] == 1) {
+              for (int64_t o2 = lo2; o2 < hi2; ++o2)
+                yrow[o2] += tap * xrow[o2];
+            } else {
+              for (int64_t o2 = lo2; o2 < hi2; ++o2)
+                yrow[o2] += tap * xrow[o2 * win.stride[2]];
+            }
+          }
+        }
+      }
+    }
+  });
+}
+} // namespace
+
+size_t convWorkspaceBytes(const ConvParams &p) {
+  return isDepthwise(p) ? 0 : im2colWorkspaceBytes(p);
+}
+
+bool convPacksWeights(const ConvParams &p) {
+  return !isDepthwise(p) && GroupShape(p).outPerGroup >= kGemmFewRows;
+}
+
+size_t packedConvWeightBytes(const ConvParams &p) {
+  const GroupShape s(p);
+  return size_t(p.groups) * packedGemmABytes(s.outPerGroup, s.k);
+}
+
+void packConvWeights(const ConvParams &p, const float *w, float *packed) {
+  const GroupShape s(p);
+  const int64_t groupFloats = int64_t(packedGemmABytes(s.outPerGroup, s.k) / sizeof(float));
+  for (int64_t g = 0; g < p.groups; ++g)
+    packGemmA(false, s.outPerGroup, s.k, w + s.wOffset(g), s.k, packed + g * groupFloats);
+}
+
 void convF32(const ConvParams &p, const float *x, const float *w, const float *bias, float *y,
              float *workspace) {
+  if (isDepthwise(p)) {
+    depthwiseConvF32(p, x, w, bias, y);
+    return;
+  }
   const GroupShape s(p);
   const int64_t out2 = p.window.out[2];
+  const int64_t packedGroupFloats =
+      int64_t(packedGemmABytes(s.outPerGroup, s.k) / sizeof(float));
   for (int64_t n = 0; n < p.window.batch; ++n) {
     for (int64_t g = 0; g < p.groups; ++g) {
-      const float *xg = x + s.xOffset(p, n, g), *wg = w + s.wOffset(g);
+      const float *xg = x + s.xOffset(p, n, g);
+      const float *wg = p.packedWeights ? w + g * packedGroupFloats : w + s.wOffset(g);
       float *yg = y + s.yOffset(p, n, g);
+      // y's columns [col0, col0 + cols) = W * the matrix `cols` columns wide at `b`.
+      auto product = [&](const float *b, int64_t cols, int64_t col0) {
+        if (p.packedWeights)
+          sgemmPackedA(s.outPerGroup, cols, s.k, 1.0f, wg, false, b, cols, 0.0f, yg + col0,
+                       s.outPlane);
+        else
+          sgemm(false, false, s.outPerGroup, cols, s.k, 1.0f, wg, s.k, b, cols, 0.0f, yg + col0,
+                s.outPlane);
+      };
       if (s.pointwise) {
-        sgemm(false, false, s.outPerGroup, s.outPlane, s.k, 1.0f, wg, s.k, xg, s.outPlane, 0.0f, yg,
-              s.outPlane);
+        product(xg, s.outPlane, 0);
       } else {
         // Each chunk of output rows is one im2col block and one product into y's columns.
+        // Threads take disjoint rows of the chunk: each builds its own columns of the block
+        // (in its own part of the workspace) and multiplies them. A part is never one column
+        // wide, which sgemm would take as a matrix-vector product, summed in another order.
         forEachRowChunk(p, [&](int64_t r0, int64_t r1) {
-          const int64_t cols = (r1 - r0) * out2;
-          im2col(p.window, xg, s.inPerGroup, r0, r1, workspace);
-          sgemm(false, false, s.outPerGroup, cols, s.k, 1.0f, wg, s.k, workspace, cols, 0.0f,
-                yg + r0 * out2, s.outPlane);
+          parallelFor(r1 - r0, out2 == 1 ? 2 : 1, [&](int64_t begin, int64_t end) {
+            float *block = workspace + s.k * begin * out2;
+            im2col(p.window, xg, s.inPerGroup, r0 + begin, r0 + end, block);
+            product(block, (end - begin) * out2, (r0 + begin) * out2);
+          });
         });
       }
       if (bias) {
-        for (int64_t m = 0; m < s.outPerGroup; ++m) {
-          float b = bias[g * s.outPerGroup + m];
-          float *row = yg + m * s.outPlane;
-          for (int64_t i = 0; i < s.outPlane; ++i)
-            row[i] += b;
-        }
+        parallelFor(s.outPerGroup, 1, [&](int64_t begin, int64_t end) {
+          for (int64_t m = begin; m < end; ++m) {
+            float b = bias[g * s.outPerGroup + m];
+            float *row = yg + m * s.outPlane;
+            for (int64_t i = 0; i < s.outPlane; ++i)
+              row[i] += b;
+          }
+        });
       }
     }
   }
 }
 
 // Both backward passes hold one chunk of the same im2col matrix the forward pass builds.
-size_t convBackwardDataWorkspaceBytes(const ConvParams &p) { return convWorkspaceBytes(p); }
+size_t convBackwardDataWorkspaceBytes(const ConvParams &p) { return im2colWorkspaceBytes(p); }
 
 void convBackwardDataF32(const ConvParams &p, const float *dy, const float *w, float *dx,
                          float *workspace) {
@@ -210,7 +308,7 @@ void convBackwardDataF32(const ConvParams &p, const float *dy, const float *w, f
   }
 }
 
-size_t convBackwardFilterWorkspaceBytes(const ConvParams &p) { return convWorkspaceBytes(p); }
+size_t convBackwardFilterWorkspaceBytes(const ConvParams &p) { return im2colWorkspaceBytes(p); }
 
 void convBackwardFilterF32(const ConvParams &p, const float *x, const float *dy, float *dw,
                            float *workspace) {

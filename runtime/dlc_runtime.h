@@ -57,6 +57,13 @@ typedef enum dlc_status {
   DLC_INVALID_STATE = 5,
 } dlc_status;
 
+// What NAME_create_with takes: the arena as NAME_create takes it, and the threads one run uses
+// (0: $DLC_THREADS, or the cores this process may use).
+typedef struct dlc_model_options {
+  void *arena;
+  int threads;
+} dlc_model_options;
+
 typedef struct dlc_tensor_info {
   const char *name;
   dlc_dtype dtype;
@@ -171,12 +178,56 @@ void broadcastBytes(const void *x, const int64_t *xStrides, void *y, const int64
 void broadcastF32(const float *x, const int64_t *xStrides, float *y, const int64_t *outShape,
                   int rank);
 
+// ---- instruction sets and threads ---------------------------------------------------------
+// Kernels with a version per instruction set pick one once per process: the widest the CPU
+// has, or a narrower one named by $DLC_CPU (baseline, avx2, avx512). AVX2 and AVX-512 use
+// fused multiply-adds, so results may differ from the baseline's in the last bits.
+enum class CpuIsa { Baseline = 0, Avx2 = 1, Avx512 = 2 };
+CpuIsa selectedCpuIsa();
+const char *cpuIsaName(CpuIsa isa);
+
+// A model's worker threads (opaque). Kernels run on a thread that holds a ThreadScope split
+// their work into at most that many fixed parts; everywhere else they run serially.
+struct ThreadPool;
+constexpr int kMaxThreads = 64;
+// $DLC_THREADS when set, else the cores this process may run on.
+int defaultThreadCount();
+// Null for threads <= 1 (or without memory). Starts no thread until its first parallel run;
+// destroyThreadPool joins them.
+ThreadPool *createThreadPool(int threads);
+void destroyThreadPool(ThreadPool *pool);
+class ThreadScope {
+public:
+  explicit ThreadScope(ThreadPool *pool);
+  ~ThreadScope();
+  ThreadScope(const ThreadScope &) = delete;
+  ThreadScope &operator=(const ThreadScope &) = delete;
+
+private:
+  ThreadPool *previous_;
+};
+int activeThreadCount();
+// Runs task(context, part) for every part in [0, parts), part 0 on the calling thread, and
+// returns when all have finished. Parts must not depend on each other.
+void parallelRun(int parts, void (*task)(void *context, int part), void *context);
+
 // ---- linear algebra ----------------------------------------------------------------------
 // C = alpha * op(A) * op(B) + beta * C, row-major; op(X) = X or X^T. beta == 0 ignores C's
 // previous contents (it may be uninitialised).
 void sgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float alpha,
            const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c,
            int64_t ldc);
+// Constant operands packed ahead of time (by the compiler, into the weights) in the one layout
+// every instruction set's kernels read: op(A) (m x k) and op(B) (k x n).
+size_t packedGemmABytes(int64_t m, int64_t k);
+size_t packedGemmBBytes(int64_t k, int64_t n);
+void packGemmA(bool transA, int64_t m, int64_t k, const float *a, int64_t lda, float *packed);
+void packGemmB(bool transB, int64_t k, int64_t n, const float *b, int64_t ldb, float *packed);
+// sgemm with op(A) or op(B) packed.
+void sgemmPackedA(int64_t m, int64_t n, int64_t k, float alpha, const float *packedA,
+                  bool transB, const float *b, int64_t ldb, float beta, float *c, int64_t ldc);
+void sgemmPackedB(bool transA, int64_t m, int64_t n, int64_t k, float alpha, const float *a,
+                  int64_t lda, const float *packedB, float beta, float *c, int64_t ldc);
 // Batched matmul: for each batch i, C_i[m,n] = A[aOffsets[i]..] (m x k) * B[bOffsets[i]..] (k x n).
 // Offsets are element offsets, so broadcast batch dims cost nothing.
 void batchedMatmulF32(const float *a, const int64_t *aOffsets, const float *b,
@@ -205,14 +256,22 @@ struct ConvParams {
   // Bound on the im2col workspace (0: 1 MiB). A larger im2col matrix is built and multiplied
   // in chunks of output rows, so a big early convolution does not set the arena's peak.
   int64_t workspaceLimit;
+  // The weights come packed by packConvWeights (constant weights, packed by the compiler).
+  bool packedWeights;
 };
-// Bytes of scratch memory convF32 needs for these parameters (0 when it can skip im2col).
+// Bytes of scratch memory convF32 needs for these parameters (0 when it can skip im2col:
+// pointwise and depthwise convolutions).
 size_t convWorkspaceBytes(const ConvParams &p);
+// Whether packing the weights ahead of time pays (not for a few output channels per group),
+// and the packed form: what convF32 reads when p.packedWeights is set.
+bool convPacksWeights(const ConvParams &p);
+size_t packedConvWeightBytes(const ConvParams &p);
+void packConvWeights(const ConvParams &p, const float *w, float *packed);
 void convF32(const ConvParams &p, const float *x, const float *w, const float *bias, float *y,
              float *workspace);
 // Gradients of convF32 from dy: dx (all of it written) and dw (summed over the batch). Each
-// holds im2col chunks in its workspace under the same limit, so the sizes are 0 when convF32's
-// is.
+// holds im2col chunks in its workspace under the same limit (0 for a pointwise convolution;
+// depthwise ones need it although convF32 does not).
 size_t convBackwardDataWorkspaceBytes(const ConvParams &p);
 void convBackwardDataF32(const ConvParams &p, const float *dy, const float *w, float *dx,
                          float *workspace);

@@ -1,4 +1,5 @@
 #include "dlc_runtime.h"
+#include "parallel.h"
 
 #include <algorithm>
 #include <cmath>
@@ -61,11 +62,15 @@ void forEachTap(const WindowParams &p, const Span &s0, const Span &s1, const Spa
 }
 
 // Calls f(inPlaneIndex, outPlaneIndex) for each plane of batch x channels.
+// Planes are independent (each reads and writes only its own), so they are split over the
+// model's threads.
 template <typename F> void forEachPlane(const WindowParams &p, F f) {
   const int64_t inPlane = p.in[0] * p.in[1] * p.in[2];
   const int64_t outPlane = p.out[0] * p.out[1] * p.out[2];
-  for (int64_t c = 0; c < p.batch * p.channels; ++c)
-    f(c * inPlane, c * outPlane);
+  parallelFor(p.batch * p.channels, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t c = begin; c < end; ++c)
+      f(c * inPlane, c * outPlane);
+  });
 }
 
 // The element of the window max pooling picks (padding never wins), or -1 for a window

@@ -112,15 +112,37 @@ SmallVector<int64_t> stridesOf(ArrayRef<int64_t> shape) {
 
 namespace {
 
-// Byte offsets of constants in the weights blob, by their value (functions of a training
-// build share the blob).
-using WeightOffsets = std::map<const void *, int64_t>;
+void alignBlob(std::vector<char> &blob) { blob.resize((blob.size() + 63) / 64 * 64); }
+
+// The weights blob (functions of a training build share it) and where each constant's bytes
+// are in it: plain, by the constant's value, and packed, by value and layout.
+struct WeightsBlob {
+  std::vector<char> &bytes;
+  std::map<const void *, int64_t> plain;
+  std::map<std::pair<const void *, std::string>, int64_t> packed;
+
+  int64_t append(const std::vector<char> &data) {
+    alignBlob(bytes);
+    int64_t offset = bytes.size();
+    bytes.insert(bytes.end(), data.begin(), data.end());
+    return offset;
+  }
+};
 
 class ScheduleEmitter : public KernelEmitter {
 public:
   // `argPointers`: a typed pointer expression per function argument.
-  ScheduleEmitter(const WeightOffsets &weightOffsets, std::vector<std::string> argPointers)
-      : weightOffsets(weightOffsets), argPointers(std::move(argPointers)) {}
+  ScheduleEmitter(WeightsBlob &weights, std::vector<std::string> argPointers)
+      : weights(weights), argPointers(std::move(argPointers)) {}
+
+  std::string packedWeight(OpOperand &use, const WeightPacking &packing) override {
+    auto constant = cast<ConstantOp>(use.get().getDefiningOp());
+    auto [it, fresh] = weights.packed.try_emplace(
+        {constant.getValue().getAsOpaquePointer(), packing.layout}, 0);
+    if (fresh)
+      it->second = weights.append(packing.pack(constant.getBytes()));
+    return "reinterpret_cast<const float *>(weights + " + std::to_string(it->second) + ")";
+  }
 
   std::string ptr(Value v) override {
     std::string type = cType(tensorType(v).getElementType());
@@ -129,7 +151,7 @@ public:
     Operation *def = v.getDefiningOp();
     if (auto constant = dyn_cast<ConstantOp>(def))
       return "reinterpret_cast<const " + type + " *>(weights + " +
-             std::to_string(weightOffsets.at(constant.getValue().getAsOpaquePointer())) + ")";
+             std::to_string(weights.plain.at(constant.getValue().getAsOpaquePointer())) + ")";
     // A view is only ever read: its pointer is its source's (through any chain of views,
     // resolved here so that a long chain does not nest casts).
     if (def->hasAttr(kViewAttr)) {
@@ -170,7 +192,7 @@ public:
   }
 
 private:
-  const WeightOffsets &weightOffsets;
+  WeightsBlob &weights;
   std::vector<std::string> argPointers;
 };
 
@@ -308,7 +330,6 @@ bool emitSchedule(func::FuncOp func, ScheduleEmitter &emitter, int64_t arenaByte
   return ok;
 }
 
-void alignBlob(std::vector<char> &blob) { blob.resize((blob.size() + 63) / 64 * 64); }
 
 // Model state of a training build, laid out in @train_step's argument order: weights and
 // running statistics (which have initial values) first, optimizer moments after.
@@ -445,16 +466,17 @@ bool generateCpp(ModuleOp module, const std::string &name, const std::string &mo
   }
   auto step = module.lookupSymbol<func::FuncOp>("train_step");
 
-  WeightOffsets weightOffsets;
   out.weights.clear();
+  WeightsBlob weights{out.weights, {}, {}};
   module.walk([&](ConstantOp op) {
-    auto [it, fresh] = weightOffsets.try_emplace(op.getValue().getAsOpaquePointer(), 0);
-    if (!fresh)
+    // A constant every use reads packed is stored only packed (when its uses are emitted).
+    if (!op->use_empty() && llvm::all_of(op->getUses(), [](OpOperand &use) {
+          return weightPacking(use).has_value();
+        }))
       return;
-    alignBlob(out.weights);
-    it->second = out.weights.size();
-    std::vector<char> bytes = op.getBytes();
-    out.weights.insert(out.weights.end(), bytes.begin(), bytes.end());
+    auto [it, fresh] = weights.plain.try_emplace(op.getValue().getAsOpaquePointer(), 0);
+    if (fresh)
+      it->second = weights.append(op.getBytes());
   });
   StateLayout state;
   if (step)
@@ -465,12 +487,12 @@ bool generateCpp(ModuleOp module, const std::string &name, const std::string &mo
     return false;
   // forward() and train_step() never run at once on one model: they share its arena.
   out.arenaBytes = std::max(forwardArena, stepArena);
-  ScheduleEmitter emitter(weightOffsets, argPointers(func, state));
+  ScheduleEmitter emitter(weights, argPointers(func, state));
   if (!emitSchedule(func, emitter, forwardArena))
     return false;
   std::string stepSchedule;
   if (step) {
-    ScheduleEmitter stepEmitter(weightOffsets, argPointers(step, state));
+    ScheduleEmitter stepEmitter(weights, argPointers(step, state));
     if (!emitSchedule(step, stepEmitter, stepArena))
       return false;
     stepSchedule = stepEmitter.body_str();

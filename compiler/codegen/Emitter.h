@@ -8,15 +8,30 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace dlc {
+
+// A constant operand an op reads packed ahead of time, in the layout its kernel wants:
+// `layout` names the packing (uses of one constant with the same layout share one packed
+// copy), `pack` makes the packed bytes from the plain ones.
+struct WeightPacking {
+  std::string layout;
+  std::function<std::vector<char>(const std::vector<char> &plain)> pack;
+};
+// How `use` reads its constant operand packed (a convolution's weights, a Gemm's B), or
+// nothing when it reads it as it is. (Linalg.cpp)
+std::optional<WeightPacking> weightPacking(mlir::OpOperand &use);
 
 class KernelEmitter {
 public:
   // C++ expression for the data pointer of `v` (typed by its element type).
   virtual std::string ptr(mlir::Value v) = 0;
+  // C++ expression for the packed copy (const float*) of the constant `use` reads.
+  virtual std::string packedWeight(mlir::OpOperand &use, const WeightPacking &packing) = 0;
   // C++ expression for the op's workspace (float*), or "nullptr".
   virtual std::string workspace(mlir::Operation *op) = 0;
   virtual ~KernelEmitter() = default;

@@ -1,6 +1,8 @@
 #include "compiler/codegen/Emitter.h"
 #include "dialects/DlcDialect.h"
 
+#include <cstring>
+
 using namespace mlir;
 
 namespace dlc {
@@ -59,6 +61,16 @@ LogicalResult emitGemm(Operation *op, KernelEmitter &e) {
            cStrides + ", &beta, " + zero + ", " + e.ptr(gemm.getOutput()) + ", " + shape +
            ", 2);");
   }
+  OpOperand &bUse = gemm.getBMutable();
+  if (std::optional<WeightPacking> packing = weightPacking(bUse)) {
+    e.line(std::string("dlc::rt::sgemmPackedB(") + (gemm.getTransA() ? "true" : "false") + ", " +
+           std::to_string(out[0]) + ", " + std::to_string(out[1]) + ", " + std::to_string(k) +
+           ", " + floatLiteral(gemm.getAlpha().convertToFloat()) + ", " + e.ptr(gemm.getA()) +
+           ", " + std::to_string(a[1]) + ", " + e.packedWeight(bUse, *packing) + ", " +
+           (accumulate ? "1.0f" : "0.0f") + ", " + e.ptr(gemm.getOutput()) + ", " +
+           std::to_string(out[1]) + ");");
+    return success();
+  }
   e.line(std::string("dlc::rt::sgemm(") + (gemm.getTransA() ? "true" : "false") + ", " +
          (gemm.getTransB() ? "true" : "false") + ", " + std::to_string(out[0]) + ", " +
          std::to_string(out[1]) + ", " + std::to_string(k) + ", " +
@@ -69,7 +81,50 @@ LogicalResult emitGemm(Operation *op, KernelEmitter &e) {
   return success();
 }
 
+// Packed bytes of a float32 constant from its plain bytes, by a runtime packing function.
+template <typename Pack>
+std::vector<char> packFloats(const std::vector<char> &plain, size_t packedBytes, Pack pack) {
+  std::vector<float> source(plain.size() / sizeof(float));
+  std::memcpy(source.data(), plain.data(), source.size() * sizeof(float));
+  std::vector<char> packed(packedBytes);
+  pack(source.data(), reinterpret_cast<float *>(packed.data()));
+  return packed;
+}
+
 } // namespace
+
+std::optional<WeightPacking> weightPacking(OpOperand &use) {
+  if (!isa_and_nonnull<ConstantOp>(use.get().getDefiningOp()) ||
+      !tensorType(use.get()).getElementType().isF32())
+    return std::nullopt;
+  Operation *owner = use.getOwner();
+  if (auto conv = dyn_cast<ConvOp>(owner)) {
+    dlc::rt::ConvParams params = convParams(conv);
+    if (use.getOperandNumber() != conv.getWeightMutable().getOperandNumber() ||
+        !dlc::rt::convPacksWeights(params))
+      return std::nullopt;
+    return WeightPacking{"conv " + std::to_string(params.groups), [params](const auto &plain) {
+                           return packFloats(plain, dlc::rt::packedConvWeightBytes(params),
+                                             [&](const float *w, float *packed) {
+                                               dlc::rt::packConvWeights(params, w, packed);
+                                             });
+                         }};
+  }
+  if (auto gemm = dyn_cast<GemmOp>(owner)) {
+    if (use.getOperandNumber() != gemm.getBMutable().getOperandNumber())
+      return std::nullopt;
+    auto b = tensorType(gemm.getB()).getShape();
+    bool transB = gemm.getTransB();
+    int64_t k = transB ? b[1] : b[0], n = transB ? b[0] : b[1], ldb = b[1];
+    return WeightPacking{std::string("gemm B") + (transB ? "T" : ""), [=](const auto &plain) {
+                           return packFloats(plain, dlc::rt::packedGemmBBytes(k, n),
+                                             [&](const float *x, float *packed) {
+                                               dlc::rt::packGemmB(transB, k, n, x, ldb, packed);
+                                             });
+                         }};
+  }
+  return std::nullopt;
+}
 
 void addLinalgEmitters(EmitterTable &table) {
   table["dlc.matmul"] = emitMatMul;

@@ -18,14 +18,19 @@ std::string windowLiteral(const dlc::rt::WindowParams &p) {
 void declareConvParams(const dlc::rt::ConvParams &p, KernelEmitter &e) {
   e.line("static const dlc::rt::ConvParams params = {" + windowLiteral(p.window) + ", " +
          std::to_string(p.outChannels) + ", " + std::to_string(p.groups) + ", " +
-         std::to_string(p.workspaceLimit) + "};");
+         std::to_string(p.workspaceLimit) + ", " + (p.packedWeights ? "true" : "false") + "};");
 }
 
 LogicalResult emitConv(Operation *op, KernelEmitter &e) {
   auto conv = cast<ConvOp>(op);
-  declareConvParams(convParams(conv), e);
-  e.line("dlc::rt::convF32(params, " + e.ptr(conv.getInput()) + ", " + e.ptr(conv.getWeight()) +
-         ", " + (conv.getBias() ? e.ptr(conv.getBias()) : "nullptr") + ", " +
+  dlc::rt::ConvParams params = convParams(conv);
+  OpOperand &weightUse = conv.getWeightMutable();
+  std::optional<WeightPacking> packing = weightPacking(weightUse);
+  params.packedWeights = packing.has_value();
+  declareConvParams(params, e);
+  e.line("dlc::rt::convF32(params, " + e.ptr(conv.getInput()) + ", " +
+         (packing ? e.packedWeight(weightUse, *packing) : e.ptr(conv.getWeight())) + ", " +
+         (conv.getBias() ? e.ptr(conv.getBias()) : "nullptr") + ", " +
          e.ptr(conv.getOutput()) + ", " + e.workspace(op) + ");");
   return success();
 }

@@ -425,6 +425,29 @@ def check_failed_staticlib(dlc, work, model):
           "a failed --emit staticlib leaves no -o folder behind")
 
 
+def check_cpu_and_threads(dlc, work, model, inputs, expected, env):
+    """--cpu builds for one deployment CPU (x86-64-v2 runs on every CPU these tests meet);
+    a bad value is refused; $DLC_CPU and $DLC_THREADS pick kernels and threads at run time."""
+    out = os.path.join(work, "cpu_v2")
+    r = subprocess.run([dlc, "run", model] + inputs + ["-o", out, "--cpu", "x86-64-v2"],
+                       capture_output=True, text=True, env=env)
+    check(r.returncode == 0 and np.allclose(np.load(os.path.join(out, "y.npy")), expected,
+                                            rtol=1e-4, atol=1e-5),
+          "--cpu x86-64-v2: dlc run matches the ONNX reference (%s)" % r.stderr.strip())
+    r = run(dlc, "compile", model, "-o", os.path.join(work, "cpu_bad"), "--cpu", "pentium")
+    check(r.returncode == 1 and "--cpu 'pentium' is not one of native" in r.stderr,
+          "--cpu refuses an unknown CPU (%r)" % r.stderr)
+    for isa in ("baseline", "avx2"):
+        for threads in ("1", "2"):
+            out = os.path.join(work, "isa_%s_%s" % (isa, threads))
+            r = subprocess.run([dlc, "run", model] + inputs + ["-o", out], capture_output=True,
+                               text=True, env=dict(env, DLC_CPU=isa, DLC_THREADS=threads))
+            y = os.path.join(out, "y.npy")
+            check(r.returncode == 0 and np.allclose(np.load(y), expected, rtol=1e-4, atol=1e-5),
+                  "DLC_CPU=%s DLC_THREADS=%s: dlc run matches the ONNX reference (%s)"
+                  % (isa, threads, r.stderr.strip()))
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--dlc", required=True)
@@ -539,6 +562,7 @@ def main():
     check(r.returncode != 0 and "invalid argument" in r.stderr, "dlc run: wrong input shapes")
     check_cache_sharing(dlc, work, good, inputs, numpy_helper.to_array(expected))
     check_failed_staticlib(dlc, work, good)
+    check_cpu_and_threads(dlc, work, good, inputs, numpy_helper.to_array(expected), env)
 
     print("%d passed, %d failed" % (len(passes), len(failures)))
     return 1 if failures else 0

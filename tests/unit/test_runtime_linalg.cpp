@@ -1,6 +1,7 @@
 // Tests for the CPU runtime's linear algebra kernels (sgemm, batched matmul) against naive
 // products computed in double, on random shapes from fixed seeds.
 #include "dlc_runtime.h"
+#include "gemm.h"
 #include "runtime_test_util.h"
 
 #include <catch2/catch.hpp>
@@ -10,6 +11,7 @@
 #include <cstdint>
 #include <limits>
 #include <random>
+#include <tuple>
 #include <vector>
 
 using namespace dlc::rt;
@@ -26,8 +28,20 @@ struct GemmCase {
   float alpha, beta;
 };
 
-void checkGemm(std::mt19937 &rng, const GemmCase &g) {
-  INFO("transA " << g.transA << " transB " << g.transB << " m " << g.m << " n " << g.n << " k "
+// Which operand the product reads packed ahead of time, as constant weights are.
+enum class Packed { None, A, B };
+
+// Every kernel this CPU can run ($DLC_CPU narrows the list), from the baseline up.
+std::vector<CpuIsa> runnableIsas() {
+  std::vector<CpuIsa> isas;
+  for (CpuIsa isa : {CpuIsa::Baseline, CpuIsa::Avx2, CpuIsa::Avx512})
+    if (isa <= selectedCpuIsa())
+      isas.push_back(isa);
+  return isas;
+}
+
+void checkGemm(std::mt19937 &rng, const GemmCase &g, CpuIsa isa, Packed packed = Packed::None) {
+  INFO("isa " << cpuIsaName(isa) << " packed " << int(packed) << " transA " << g.transA << " transB " << g.transB << " m " << g.m << " n " << g.n << " k "
                  << g.k << " alpha " << g.alpha << " beta " << g.beta);
   // Leading dimensions with slack catch any reliance on packed operands.
   int64_t aRows = g.transA ? g.k : g.m, aCols = g.transA ? g.m : g.k;
@@ -54,40 +68,111 @@ void checkGemm(std::mt19937 &rng, const GemmCase &g) {
     }
   }
   // Padding columns of C must keep their (possibly NaN) contents.
-  sgemm(g.transA, g.transB, g.m, g.n, g.k, g.alpha, a.data(), lda, b.data(), ldb, g.beta, c.data(),
-        ldc);
+  GemmArgs args{g.transA, g.transB, g.m, g.n, g.k, g.alpha, a.data(), lda, b.data(), ldb,
+                g.beta, c.data(), ldc, {}, {}};
+  std::vector<float> packedA(packedGemmABytes(g.m, g.k) / sizeof(float));
+  std::vector<float> packedB(packedGemmBBytes(g.k, g.n) / sizeof(float));
+  if (packed == Packed::A) {
+    packGemmA(g.transA, g.m, g.k, a.data(), lda, packedA.data());
+    args.a = nullptr;
+    args.packedA = {packedA.data(), int64_t(packedA.size()) / g.k, 0};
+  } else if (packed == Packed::B) {
+    packGemmB(g.transB, g.k, g.n, b.data(), ldb, packedB.data());
+    args.b = nullptr;
+    args.packedB = {packedB.data(), int64_t(packedB.size()) / g.k, 0};
+  }
+  sgemmOn(isa, args);
   requireClose(c, want, 1e-4, 1e-6, &scale);
 }
 
 } // namespace
 
 TEST_CASE("sgemm matches a naive product across block edges", "[linalg]") {
-  std::mt19937 rng(7);
-  const int64_t sizes[] = {1, 2, 3, 5, 7, 8, 9, 15, 16, 17, 63, 64, 65, 129};
-  for (bool transA : {false, true}) {
-    for (bool transB : {false, true}) {
-      for (int trial = 0; trial < 12; ++trial) {
-        GemmCase g{transA,
-                   transB,
-                   sizes[randomInt(rng, 0, 13)],
-                   sizes[randomInt(rng, 0, 13)],
-                   sizes[randomInt(rng, 0, 13)],
-                   1.0f,
-                   0.0f};
-        const float alphas[] = {1.0f, -0.5f, 2.0f};
-        const float betas[] = {0.0f, 1.0f, 0.3f};
-        g.alpha = alphas[randomInt(rng, 0, 2)];
-        g.beta = betas[randomInt(rng, 0, 2)];
-        checkGemm(rng, g);
+  for (CpuIsa isa : runnableIsas()) {
+    std::mt19937 rng(7);
+    // Around every kernel's tile (6, 12 rows; 8, 16, 32 columns) and block (96 rows, 128
+    // columns, 256 deep), plus primes.
+    const int64_t sizes[] = {1, 2, 3, 5, 6, 7, 11, 12, 13, 16, 17, 31, 32, 33, 97, 129};
+    const int64_t count = int64_t(sizeof sizes / sizeof sizes[0]);
+    for (bool transA : {false, true}) {
+      for (bool transB : {false, true}) {
+        for (int trial = 0; trial < 16; ++trial) {
+          const float alphas[] = {1.0f, -0.5f, 2.0f};
+          const float betas[] = {0.0f, 1.0f, 0.3f};
+          GemmCase g{transA,
+                     transB,
+                     sizes[randomInt(rng, 0, count - 1)],
+                     sizes[randomInt(rng, 0, count - 1)],
+                     sizes[randomInt(rng, 0, count - 1)],
+                     alphas[randomInt(rng, 0, 2)],
+                     betas[randomInt(rng, 0, 2)]};
+          checkGemm(rng, g, isa);
+          checkGemm(rng, g, isa, Packed::A);
+          checkGemm(rng, g, isa, Packed::B);
+        }
+        // Several k blocks, row blocks and column blocks, with ragged edges everywhere.
+        for (Packed packed : {Packed::None, Packed::A, Packed::B})
+          checkGemm(rng, {transA, transB, 197, 261, 600, 1.0f, 0.0f}, isa, packed);
+        checkGemm(rng, {transA, transB, 67, 9, 513, -1.5f, 0.5f}, isa);
+        checkGemm(rng, {transA, transB, 12, 32, 256, 1.0f, 1.0f}, isa);
+        // Matrix-vector shapes.
+        checkGemm(rng, {transA, transB, 77, 1, 300, 1.0f, 0.0f}, isa);
+        checkGemm(rng, {transA, transB, 1, 77, 300, 1.0f, 2.0f}, isa);
       }
-      // Several k blocks and several row blocks of A, with ragged edges everywhere.
-      checkGemm(rng, {transA, transB, 141, 75, 600, 1.0f, 0.0f});
-      checkGemm(rng, {transA, transB, 67, 9, 513, -1.5f, 0.5f});
-      // Matrix-vector shapes.
-      checkGemm(rng, {transA, transB, 77, 1, 300, 1.0f, 0.0f});
-      checkGemm(rng, {transA, transB, 1, 77, 300, 1.0f, 2.0f});
     }
   }
+}
+
+TEST_CASE("sgemm split over threads gives the single-thread result bit for bit", "[linalg]") {
+  std::mt19937 rng(11);
+  // Wide (split by columns) and tall (split by rows), with edges in every part.
+  for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{37, 301, 129}, {301, 37, 129}}) {
+    std::vector<float> a = randomFloats(rng, m * k), b = randomFloats(rng, k * n);
+    std::vector<float> serial(m * n), threaded(m * n);
+    sgemm(false, false, m, n, k, 1.0f, a.data(), k, b.data(), n, 0.0f, serial.data(), n);
+    std::vector<float> packedA(packedGemmABytes(m, k) / sizeof(float));
+    std::vector<float> packedB(packedGemmBBytes(k, n) / sizeof(float));
+    packGemmA(false, m, k, a.data(), k, packedA.data());
+    packGemmB(false, k, n, b.data(), n, packedB.data());
+    for (int threads : {2, 3, 5}) {
+      ThreadPool *pool = createThreadPool(threads);
+      REQUIRE(pool);
+      for (Packed packed : {Packed::None, Packed::A, Packed::B}) {
+        INFO("threads " << threads << " packed " << int(packed));
+        ThreadScope scope(pool);
+        CHECK(activeThreadCount() == threads);
+        std::fill(threaded.begin(), threaded.end(), -1.0f);
+        if (packed == Packed::A)
+          sgemmPackedA(m, n, k, 1.0f, packedA.data(), false, b.data(), n, 0.0f, threaded.data(), n);
+        else if (packed == Packed::B)
+          sgemmPackedB(false, m, n, k, 1.0f, a.data(), k, packedB.data(), 0.0f, threaded.data(), n);
+        else
+          sgemm(false, false, m, n, k, 1.0f, a.data(), k, b.data(), n, 0.0f, threaded.data(), n);
+        CHECK(threaded == serial);
+      }
+      CHECK(activeThreadCount() == 1);
+      destroyThreadPool(pool);
+    }
+  }
+}
+
+TEST_CASE("thread pool runs every part once, also more parts than threads", "[threads]") {
+  ThreadPool *pool = createThreadPool(3);
+  REQUIRE(pool);
+  {
+    ThreadScope scope(pool);
+    for (int parts : {1, 2, 3, 7}) {
+      std::vector<int> runs(parts, 0);
+      parallelRun(
+          parts, [](void *context, int part) { ++(*static_cast<std::vector<int> *>(context))[part]; },
+          &runs);
+      CHECK(runs == std::vector<int>(parts, 1));
+    }
+  }
+  destroyThreadPool(pool);
+  // A pool that never ran a region starts no thread and is destroyed at once.
+  destroyThreadPool(createThreadPool(4));
+  CHECK(createThreadPool(1) == nullptr);
 }
 
 TEST_CASE("sgemm degenerate sizes", "[linalg]") {

@@ -79,6 +79,17 @@ void checkConv(std::mt19937 &rng, const ConvParams &p, const int64_t padEnd[3], 
             scale[idx] = mag;
           }
   requireClose(y, want, 1e-4, 1e-6, &scale);
+  if (convPacksWeights(p)) {
+    // Weights packed ahead of time, as the compiler embeds constant ones.
+    ConvParams packedParams = p;
+    packedParams.packedWeights = true;
+    std::vector<float> packed(packedConvWeightBytes(p) / sizeof(float), 12345.0f);
+    packConvWeights(p, weight.data(), packed.data());
+    std::vector<float> yPacked(y.size());
+    convF32(packedParams, x.data(), packed.data(), withBias ? bias.data() : nullptr,
+            yPacked.data(), workspace.data());
+    requireClose(yPacked, want, 1e-4, 1e-6, &scale);
+  }
 }
 
 } // namespace

@@ -12,6 +12,7 @@ namespace {
 
 const char kUsage[] = R"(usage:
   dlc compile MODEL -o DIR [--name N] [--emit source|staticlib|mlir] [--target cpu]
+              [--cpu native|x86-64-v2|x86-64-v3|x86-64-v4]
               [--dim NAME=N[,NAME=N]] [--input-shape INPUT=AxBxC] [--sequence INPUT=AxB,CxD]
               [--absent INPUT[,INPUT]]
               [--no-reuse | --first-fit] [--report] [--report-json FILE]
@@ -27,6 +28,10 @@ const char kUsage[] = R"(usage:
       needs --sequence INPUT=AxB,CxD: its length and each element's shape ('scalar' for
       rank 0, nothing after '=' for an empty sequence); its elements become the inputs
       INPUT[0], INPUT[1], ..., and a sequence output becomes the outputs OUT[0], OUT[1], ...
+      The library runs on any x86-64 and picks AVX2 or AVX-512 kernels by CPUID when the CPU
+      has them; --cpu builds for one deployment CPU instead (-march; x86-64-v3 is AVX2+FMA,
+      x86-64-v4 AVX-512), which then will not run on older CPUs. Models use $DLC_THREADS
+      threads (default: the cores the process may use; NAME_create_with picks per model).
       An optional input holds its value (pinned like a tensor or sequence) unless --absent
       names it. All of these work with run.
       Training (--train): also emit a training step, NAME_train_step(), that runs forward,
@@ -178,6 +183,8 @@ int main(int argc, char **argv) {
       ok = value(options.emit);
     else if (a == "--target")
       ok = value(options.target);
+    else if (a == "--cpu")
+      ok = value(options.cpu);
     else if (a == "--report-json")
       ok = value(options.reportJsonPath);
     else if (a == "--report-memory")
@@ -220,6 +227,7 @@ int main(int argc, char **argv) {
       if (flag == "--name") options.name = v;
       else if (flag == "--emit") options.emit = v;
       else if (flag == "--target") options.target = v;
+      else if (flag == "--cpu") options.cpu = v;
       else if (flag == "--report-json") options.reportJsonPath = v;
       else if (flag == "--report-memory") options.reportSvgPath = v;
       else if (flag == "--loss") options.train.loss = v;

@@ -102,9 +102,10 @@ func.func @strided_concat(%x: tensor<2x4xf32>) -> tensor<2x8xf32> attributes {dl
 
 // -----
 
-func.func @no_workspace(%x: tensor<1x1x4x4xf32>, %w: tensor<1x1x3x3xf32>) -> tensor<1x1x4x4xf32> attributes {dlc.arena_bytes = 0 : i64} {
+// Two input channels: a one-channel convolution is depthwise and needs no im2col workspace.
+func.func @no_workspace(%x: tensor<1x2x4x4xf32>, %w: tensor<1x2x3x3xf32>) -> tensor<1x1x4x4xf32> attributes {dlc.arena_bytes = 0 : i64} {
   // expected-error @+1 {{needs a workspace but has none}}
-  %c = dlc.conv %x, %w {dilations = array<i64: 1, 1>, dlc.output = 0 : i64, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x1x4x4xf32>, tensor<1x1x3x3xf32>) -> tensor<1x1x4x4xf32>
+  %c = dlc.conv %x, %w {dilations = array<i64: 1, 1>, dlc.output = 0 : i64, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x2x4x4xf32>, tensor<1x2x3x3xf32>) -> tensor<1x1x4x4xf32>
   return %c : tensor<1x1x4x4xf32>
 }
 

@@ -1,0 +1,281 @@
+// sgemm: the instruction set chosen once per process by CPUID, the work split over the
+// calling model's threads, and the portable build of the blocked kernel.
+#include "gemm_kernel.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+namespace dlc {
+namespace rt {
+
+namespace {
+
+// Four lanes and GCC's generic vectors: SSE2 on any x86-64 and plain code elsewhere. No fused
+// multiply-add, which baseline x86-64 lacks.
+struct Portable {
+  typedef float Vec __attribute__((vector_size(16)));
+  static constexpr int64_t kLanes = 4, kRows = 6;
+  static Vec zero() { return Vec{0.0f, 0.0f, 0.0f, 0.0f}; }
+  static Vec load(const float *p) {
+    Vec v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+  }
+  static void store(float *p, Vec v) { std::memcpy(p, &v, sizeof v); }
+  static Vec broadcast(float x) { return Vec{x, x, x, x}; }
+  static Vec fma(Vec a, Vec b, Vec c) { return a * b + c; }
+};
+
+using BlockedFn = void (*)(const GemmArgs &);
+
+BlockedFn blockedFor(CpuIsa isa) {
+#if defined(__x86_64__)
+  if (isa == CpuIsa::Avx512)
+    return sgemmBlockedAvx512;
+  if (isa == CpuIsa::Avx2)
+    return sgemmBlockedAvx2;
+#endif
+  (void)isa;
+  return sgemmBlockedBaseline;
+}
+
+// Eight independent partial sums break the add dependency chain.
+float dot(const float *x, const float *y, int64_t k) {
+  float partial[8] = {};
+  int64_t p = 0;
+  for (; p + 8 <= k; p += 8)
+    for (int64_t l = 0; l < 8; ++l)
+      partial[l] += x[p + l] * y[p + l];
+  float sum = 0.0f;
+  for (; p < k; ++p)
+    sum += x[p] * y[p];
+  for (int64_t l = 0; l < 8; ++l)
+    sum += partial[l];
+  return sum;
+}
+
+void scaleC(float *c, int64_t ldc, int64_t m, int64_t n, float beta) {
+  for (int64_t i = 0; i < m; ++i) {
+    float *row = c + i * ldc;
+    if (beta == 0.0f)
+      std::fill(row, row + n, 0.0f);
+    else
+      for (int64_t j = 0; j < n; ++j)
+        row[j] *= beta;
+  }
+}
+
+// y += s * x in fixed chunks of 8, which vectorise without a scalar epilogue per chunk.
+void axpy(float s, const float *__restrict x, float *__restrict y, int64_t n) {
+  int64_t j = 0;
+  for (; j + 8 <= n; j += 8)
+    for (int64_t l = 0; l < 8; ++l)
+      y[j + l] += s * x[j + l];
+  for (; j < n; ++j)
+    y[j] += s * x[j];
+}
+
+// A few rows of C: dot products against B's rows (transposed B) or axpys of them, which
+// stream B contiguously and multiply no padding.
+void gemmFewRows(const GemmArgs &g) {
+  for (int64_t i = 0; i < g.m; ++i) {
+    float *row = g.c + i * g.ldc;
+    if (g.transB) {
+      for (int64_t j = 0; j < g.n; ++j) {
+        const float *ai = g.a + (g.transA ? i : i * g.lda);
+        float v = 0.0f;
+        if (g.transA)
+          for (int64_t p = 0; p < g.k; ++p)
+            v += ai[p * g.lda] * g.b[j * g.ldb + p];
+        else
+          v = dot(ai, g.b + j * g.ldb, g.k);
+        row[j] = g.beta == 0.0f ? g.alpha * v : g.alpha * v + g.beta * row[j];
+      }
+      continue;
+    }
+    scaleC(row, g.ldc, 1, g.n, g.beta);
+    for (int64_t p = 0; p < g.k; ++p)
+      axpy(g.alpha * (g.transA ? g.a[p * g.lda + i] : g.a[i * g.lda + p]), g.b + p * g.ldb, row,
+           g.n);
+  }
+}
+
+// One contiguous part of C per thread: columns when C is wide, rows otherwise. Every element
+// of C sees the same products in the same order whatever the split, so results do not depend
+// on the thread count.
+struct GemmSplit {
+  const GemmArgs *whole;
+  BlockedFn blocked;
+  int parts;
+  bool byColumns;
+  // Parts start at multiples of every kernel's tile, so no part begins with an edge tile.
+  static constexpr int64_t kColumnAlign = 32, kRowAlign = 12;
+
+  static void runPart(void *context, int part) {
+    const GemmSplit &s = *static_cast<const GemmSplit *>(context);
+    GemmArgs g = *s.whole;
+    const int64_t total = s.byColumns ? g.n : g.m;
+    const int64_t align = s.byColumns ? kColumnAlign : kRowAlign;
+    int64_t chunk = (total + s.parts - 1) / s.parts;
+    chunk = (chunk + align - 1) / align * align;
+    const int64_t begin = std::min(total, part * chunk), end = std::min(total, begin + chunk);
+    if (begin == end)
+      return;
+    if (s.byColumns) {
+      g.n = end - begin;
+      if (g.packedB.data)
+        g.packedB.first += begin;
+      else
+        g.b += g.transB ? begin * g.ldb : begin;
+      g.c += begin;
+    } else {
+      g.m = end - begin;
+      if (g.packedA.data)
+        g.packedA.first += begin;
+      else
+        g.a += g.transA ? begin : begin * g.lda;
+      g.c += begin * g.ldc;
+    }
+    s.blocked(g);
+  }
+};
+
+// Below this many multiply-adds waking the other threads costs more than it saves.
+constexpr int64_t kParallelMinWork = int64_t(1) << 20;
+
+void sgemmWith(BlockedFn blocked, const GemmArgs &g) {
+  if (g.m <= 0 || g.n <= 0)
+    return;
+  if (g.k <= 0 || g.alpha == 0.0f) {
+    scaleC(g.c, g.ldc, g.m, g.n, g.beta);
+    return;
+  }
+  if (g.n == 1 && !g.transA && (g.transB || g.ldb == 1) && !g.packedA.data && !g.packedB.data) {
+    // Matrix-vector product: both operands are contiguous rows, so each output is one dot.
+    for (int64_t i = 0; i < g.m; ++i) {
+      float v = g.alpha * dot(g.a + i * g.lda, g.b, g.k);
+      g.c[i * g.ldc] = g.beta == 0.0f ? v : v + g.beta * g.c[i * g.ldc];
+    }
+    return;
+  }
+  if (g.m < kGemmFewRows && !g.packedA.data && !g.packedB.data) {
+    gemmFewRows(g);
+    return;
+  }
+  const int threads = activeThreadCount();
+  if (threads > 1 && g.m * g.n * g.k >= kParallelMinWork) {
+    GemmSplit split{&g, blocked, threads, g.n >= g.m};
+    parallelRun(threads, GemmSplit::runPart, &split);
+    return;
+  }
+  blocked(g);
+}
+
+CpuIsa detectCpuIsa();
+
+BlockedFn selectedBlocked() {
+  static const BlockedFn blocked = blockedFor(selectedCpuIsa());
+  return blocked;
+}
+
+CpuIsa detectCpuIsa() {
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  CpuIsa best = __builtin_cpu_supports("avx512f")                                    ? CpuIsa::Avx512
+                : __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? CpuIsa::Avx2
+                                                                                   : CpuIsa::Baseline;
+#else
+  CpuIsa best = CpuIsa::Baseline;
+#endif
+  // $DLC_CPU may only narrow the choice: a wider set than the CPU has would crash.
+  if (const char *forced = std::getenv("DLC_CPU")) {
+    for (CpuIsa isa : {CpuIsa::Baseline, CpuIsa::Avx2, CpuIsa::Avx512})
+      if (std::strcmp(forced, cpuIsaName(isa)) == 0 && isa < best)
+        best = isa;
+  }
+  return best;
+}
+
+} // namespace
+
+void sgemmBlockedBaseline(const GemmArgs &g) { BlockedGemm<Portable>::run(g); }
+
+const char *cpuIsaName(CpuIsa isa) {
+  switch (isa) {
+  case CpuIsa::Avx512:
+    return "avx512";
+  case CpuIsa::Avx2:
+    return "avx2";
+  case CpuIsa::Baseline:
+    break;
+  }
+  return "baseline";
+}
+
+CpuIsa selectedCpuIsa() {
+  // A plain check at first use rather than an ifunc: ifunc resolvers run before sanitizer
+  // runtimes are initialised.
+  static const CpuIsa selected = detectCpuIsa();
+  return selected;
+}
+
+void sgemmOn(CpuIsa isa, const GemmArgs &g) { sgemmWith(blockedFor(isa), g); }
+
+void sgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float alpha, const float *a,
+           int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc) {
+  sgemmWith(selectedBlocked(), {transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, {}, {}});
+}
+
+namespace {
+int64_t roundUp(int64_t x, int64_t multiple) { return (x + multiple - 1) / multiple * multiple; }
+
+// Where element (row, p) of a packed operand lives, `width` being its panel width and
+// `padded` its rows (or columns) rounded up to that.
+int64_t packedIndex(int64_t row, int64_t p, int64_t k, int64_t width, int64_t padded) {
+  const int64_t blockDepth = gemmBlockDepth(k), block = p / blockDepth * blockDepth;
+  const int64_t depth = std::min(blockDepth, k - block);
+  return block * padded + row / width * width * depth + (p - block) * width + row % width;
+}
+
+void packOperand(bool trans, int64_t rows, int64_t k, const float *x, int64_t ld, int64_t width,
+                 float *dst) {
+  const int64_t padded = roundUp(rows, width);
+  std::fill(dst, dst + padded * k, 0.0f);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t p = 0; p < k; ++p)
+      dst[packedIndex(r, p, k, width, padded)] = trans ? x[p * ld + r] : x[r * ld + p];
+}
+} // namespace
+
+size_t packedGemmABytes(int64_t m, int64_t k) {
+  return size_t(roundUp(m, kPackRows) * k) * sizeof(float);
+}
+size_t packedGemmBBytes(int64_t k, int64_t n) {
+  return size_t(roundUp(n, kPackCols) * k) * sizeof(float);
+}
+
+void packGemmA(bool transA, int64_t m, int64_t k, const float *a, int64_t lda, float *packed) {
+  // op(A)(i, p) is a[i * lda + p], or a[p * lda + i] transposed.
+  packOperand(transA, m, k, a, lda, kPackRows, packed);
+}
+
+void packGemmB(bool transB, int64_t k, int64_t n, const float *b, int64_t ldb, float *packed) {
+  // Column j of op(B) is row j of B transposed, so B packs like A with the flag inverted.
+  packOperand(!transB, n, k, b, ldb, kPackCols, packed);
+}
+
+void sgemmPackedA(int64_t m, int64_t n, int64_t k, float alpha, const float *packedA,
+                  bool transB, const float *b, int64_t ldb, float beta, float *c, int64_t ldc) {
+  sgemmWith(selectedBlocked(), {false, transB, m, n, k, alpha, nullptr, 0, b, ldb, beta, c, ldc,
+                                {packedA, roundUp(m, kPackRows), 0}, {}});
+}
+
+void sgemmPackedB(bool transA, int64_t m, int64_t n, int64_t k, float alpha, const float *a,
+                  int64_t lda, const float *packedB, float beta, float *c, int64_t ldc) {
+  sgemmWith(selectedBlocked(), {transA, false, m, n, k, alpha, a, lda, nullptr, 0, beta, c, ldc,
+                                {}, {packedB, roundUp(n, kPackCols), 0}});
+}
+
+} // namespace rt
+} // namespace dlc

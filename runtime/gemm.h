@@ -1,0 +1,71 @@
+// Internal to the runtime (and its tests): the blocked GEMM, built once per instruction set
+// (gemm.cpp, gemm_avx2.cpp, gemm_avx512.cpp) and chosen at run time by CPUID. Only plain
+// declarations, here and in dlc_runtime.h:
+// translation units compiled for a wider target include this, and an inline function they
+// compiled could be picked by the linker for every caller (the one helper here is internal).
+#ifndef DLC_RUNTIME_GEMM_H
+#define DLC_RUNTIME_GEMM_H
+
+#include "dlc_runtime.h"
+
+#include <stdint.h>
+
+namespace dlc {
+namespace rt {
+
+// Operands packed ahead of time (packGemmA, packGemmB) use one layout for every instruction
+// set: k in blocks of gemmBlockDepth(k); within a block, A in panels of kPackRows rows stored
+// column by column and B in panels of kPackCols columns stored row by row, zero-padded. Each
+// kernel's register tile divides the panel, so it reads a panel with a stride.
+constexpr int64_t kPackRows = 12, kPackCols = 32;
+
+namespace {
+// k split into equal blocks of at most kMaxBlockDepth: a short last block would pay for
+// loading and storing C over only a few multiply-adds. (Internal linkage: this header is
+// compiled for several targets.)
+constexpr int64_t kMaxBlockDepth = 256;
+constexpr int64_t gemmBlockDepth(int64_t k) {
+  return k <= kMaxBlockDepth ? k : (k + (k + kMaxBlockDepth - 1) / kMaxBlockDepth - 1) /
+                                        ((k + kMaxBlockDepth - 1) / kMaxBlockDepth);
+}
+} // namespace
+
+// Fewer rows than this (of an unpacked A) take row-by-row loops instead of the tiled kernel,
+// which would mostly multiply padding.
+constexpr int64_t kGemmFewRows = 4;
+
+// A packed operand of the whole product: `padded` is its rows (A) or columns (B) rounded up
+// to the panel, `first` the row or column where this (part of the) product starts.
+struct PackedOperand {
+  const float *data;
+  int64_t padded, first;
+};
+
+// C = alpha * op(A) * op(B) + beta * C, row-major, as sgemm takes it; packedA / packedB, when
+// their data is set, replace a / b.
+struct GemmArgs {
+  bool transA, transB;
+  int64_t m, n, k;
+  float alpha;
+  const float *a;
+  int64_t lda;
+  const float *b;
+  int64_t ldb;
+  float beta;
+  float *c;
+  int64_t ldc;
+  PackedOperand packedA, packedB;
+};
+
+// sgemm on the kernels of one instruction set, which the CPU must have (tests, benchmarks).
+void sgemmOn(CpuIsa isa, const GemmArgs &g);
+
+void sgemmBlockedBaseline(const GemmArgs &g);
+// Defined only on x86-64; call them only where the CPU has the instructions.
+void sgemmBlockedAvx2(const GemmArgs &g);
+void sgemmBlockedAvx512(const GemmArgs &g);
+
+} // namespace rt
+} // namespace dlc
+
+#endif

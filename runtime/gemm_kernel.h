@@ -1,0 +1,184 @@
+// The blocked GEMM written once over a vector type: each instruction-set translation unit
+// (gemm.cpp, gemm_avx2.cpp, gemm_avx512.cpp) selects its target, defines its vector traits V
+// and includes this file. Everything has internal linkage, so the linker can never merge a
+// wide-target copy of a function into code that runs on a narrower CPU.
+//
+// V provides: Vec, kLanes (floats per Vec), kRows (rows of the register tile), zero(),
+// load(p), store(p, v) (unaligned), broadcast(x) and fma(a, b, c) = a * b + c.
+#ifndef DLC_RUNTIME_GEMM_KERNEL_H
+#define DLC_RUNTIME_GEMM_KERNEL_H
+
+#include "gemm.h"
+
+namespace dlc {
+namespace rt {
+namespace {
+
+inline int64_t smaller(int64_t a, int64_t b) { return a < b ? a : b; }
+
+template <class V> struct BlockedGemm {
+  using Vec = typename V::Vec;
+  // The register tile is kMR rows by two vectors: kMR * 2 accumulators, two B vectors and one
+  // broadcast A value fill the register file (15 of 16, or 27 of 32 with AVX-512).
+  static constexpr int64_t kMR = V::kRows;
+  static constexpr int64_t kNR = 2 * V::kLanes;
+  // A kKC x kNR panel of B stays in L1 while the ir loop walks the kMC x kKC block of A (in
+  // L2); the packed kKC x kNC block of B is reused by every block of A. The buffers live on
+  // the stack (at most 224 KiB) because kernels do not allocate.
+  static constexpr int64_t kKC = kMaxBlockDepth;
+  static constexpr int64_t kMC = (96 / kMR) * kMR;
+  static constexpr int64_t kNC = 128;
+  static_assert(kNC % kNR == 0, "column blocks are whole panels");
+  static_assert(kPackRows % kMR == 0 && kPackCols % kNR == 0,
+                "tiles divide the ahead-of-time packed panels");
+
+  // Rows [i0, i0+mc) x columns [p0, p0+kc) of op(A) as kMR-row panels, each stored column by
+  // column; rows past mc are zero so the micro-kernel never sees a ragged edge.
+  static void packA(const GemmArgs &g, int64_t i0, int64_t p0, int64_t mc, int64_t kc,
+                    float *dst) {
+    for (int64_t ir = 0; ir < mc; ir += kMR, dst += kMR * kc) {
+      const int64_t mr = smaller(kMR, mc - ir);
+      if (g.transA) {
+        for (int64_t p = 0; p < kc; ++p) {
+          const float *src = g.a + (p0 + p) * g.lda + i0 + ir;
+          for (int64_t i = 0; i < kMR; ++i)
+            dst[p * kMR + i] = i < mr ? src[i] : 0.0f;
+        }
+        continue;
+      }
+      for (int64_t i = 0; i < kMR; ++i) {
+        const float *src = g.a + (i0 + ir + i) * g.lda + p0;
+        for (int64_t p = 0; p < kc; ++p)
+          dst[p * kMR + i] = i < mr ? src[p] : 0.0f;
+      }
+    }
+  }
+
+  // Rows [p0, p0+kc) x columns [j0, j0+nc) of op(B) as kNR-column panels, each stored row by
+  // row and zero-padded to kNR columns.
+  static void packB(const GemmArgs &g, int64_t p0, int64_t j0, int64_t kc, int64_t nc,
+                    float *dst) {
+    for (int64_t jr = 0; jr < nc; jr += kNR, dst += kNR * kc) {
+      const int64_t nr = smaller(kNR, nc - jr);
+      if (g.transB) {
+        for (int64_t j = 0; j < kNR; ++j) {
+          const float *src = g.b + (j0 + jr + j) * g.ldb + p0;
+          for (int64_t p = 0; p < kc; ++p)
+            dst[p * kNR + j] = j < nr ? src[p] : 0.0f;
+        }
+      } else if (nr == kNR) {
+        for (int64_t p = 0; p < kc; ++p) {
+          const float *src = g.b + (p0 + p) * g.ldb + j0 + jr;
+          V::store(dst + p * kNR, V::load(src));
+          V::store(dst + p * kNR + V::kLanes, V::load(src + V::kLanes));
+        }
+      } else {
+        for (int64_t p = 0; p < kc; ++p) {
+          const float *src = g.b + (p0 + p) * g.ldb + j0 + jr;
+          for (int64_t j = 0; j < kNR; ++j)
+            dst[p * kNR + j] = j < nr ? src[j] : 0.0f;
+        }
+      }
+    }
+  }
+
+  // C tile (mr x nr at c) = alpha * A panel * B panel + beta * C tile, the panels' k steps
+  // aStep and bStep floats apart. The accumulators stay in registers for all kc steps (the
+  // fixed-size loops unroll fully); beta == 0 never reads C, which may be uninitialised.
+  // Not inlined, and alpha and beta read through a pointer after the loop: a float live
+  // across the loop takes a vector register and GCC then spills a B vector instead.
+  __attribute__((noinline)) static void microTile(int64_t kc, const float *__restrict a,
+                                                  int64_t aStep, const float *__restrict b,
+                                                  int64_t bStep, float *c, int64_t ldc,
+                                                  int64_t mr, int64_t nr,
+                                                  const float *alphaBeta) {
+    Vec acc[kMR][2];
+#pragma GCC unroll 16
+    for (int64_t i = 0; i < kMR; ++i)
+      acc[i][0] = acc[i][1] = V::zero();
+    for (int64_t p = 0; p < kc; ++p, a += aStep, b += bStep) {
+      const Vec b0 = V::load(b), b1 = V::load(b + V::kLanes);
+#pragma GCC unroll 16
+      for (int64_t i = 0; i < kMR; ++i) {
+        const Vec ai = V::broadcast(a[i]);
+        acc[i][0] = V::fma(ai, b0, acc[i][0]);
+        acc[i][1] = V::fma(ai, b1, acc[i][1]);
+      }
+    }
+    const float alpha = alphaBeta[0], beta = alphaBeta[1];
+    const Vec alphaV = V::broadcast(alpha), betaV = V::broadcast(beta);
+    if (mr == kMR && nr == kNR) {
+#pragma GCC unroll 16
+      for (int64_t i = 0; i < kMR; ++i) {
+        float *row = c + i * ldc;
+#pragma GCC unroll 2
+        for (int64_t h = 0; h < 2; ++h) {
+          Vec v = acc[i][h] * alphaV;
+          if (beta != 0.0f)
+            v = V::fma(betaV, V::load(row + h * V::kLanes), v);
+          V::store(row + h * V::kLanes, v);
+        }
+      }
+      return;
+    }
+    // An edge tile: only the rows and columns that exist are read and written.
+    alignas(64) float tile[kMR * kNR];
+#pragma GCC unroll 16
+    for (int64_t i = 0; i < kMR; ++i) {
+      V::store(tile + i * kNR, acc[i][0] * alphaV);
+      V::store(tile + i * kNR + V::kLanes, acc[i][1] * alphaV);
+    }
+    for (int64_t i = 0; i < mr; ++i)
+      for (int64_t j = 0; j < nr; ++j)
+        c[i * ldc + j] = beta == 0.0f ? tile[i * kNR + j]
+                                      : tile[i * kNR + j] + beta * c[i * ldc + j];
+  }
+
+  // The first float of the tile panel at row (or column) `first` of a packed operand's
+  // k block starting at pc, `width` being its panel width.
+  static const float *packedPanel(const PackedOperand &op, int64_t width, int64_t pc, int64_t kc,
+                                  int64_t first) {
+    return op.data + pc * op.padded + first / width * width * kc + first % width;
+  }
+
+  static void run(const GemmArgs &g) {
+    alignas(64) float bufferA[kMC * kKC];
+    alignas(64) float bufferB[kKC * kNC];
+    const int64_t depth = gemmBlockDepth(g.k);
+    for (int64_t jc = 0; jc < g.n; jc += kNC) {
+      const int64_t nc = smaller(kNC, g.n - jc);
+      for (int64_t pc = 0; pc < g.k; pc += depth) {
+        const int64_t kc = smaller(depth, g.k - pc);
+        // Later k blocks accumulate onto what the first one stored.
+        const float alphaBeta[2] = {g.alpha, pc == 0 ? g.beta : 1.0f};
+        if (!g.packedB.data)
+          packB(g, pc, jc, kc, nc, bufferB);
+        for (int64_t ic = 0; ic < g.m; ic += kMC) {
+          const int64_t mc = smaller(kMC, g.m - ic);
+          if (!g.packedA.data)
+            packA(g, ic, pc, mc, kc, bufferA);
+          for (int64_t jr = 0; jr < nc; jr += kNR) {
+            const float *b = g.packedB.data
+                                 ? packedPanel(g.packedB, kPackCols, pc, kc, g.packedB.first + jc + jr)
+                                 : bufferB + jr * kc;
+            const int64_t bStep = g.packedB.data ? kPackCols : kNR;
+            for (int64_t ir = 0; ir < mc; ir += kMR) {
+              const float *a = g.packedA.data
+                                   ? packedPanel(g.packedA, kPackRows, pc, kc, g.packedA.first + ic + ir)
+                                   : bufferA + ir * kc;
+              microTile(kc, a, g.packedA.data ? kPackRows : kMR, b, bStep,
+                        g.c + (ic + ir) * g.ldc + jc + jr, g.ldc, smaller(kMR, mc - ir),
+                        smaller(kNR, nc - jr), alphaBeta);
+            }
+          }
+        }
+      }
+    }
+  }
+};
+
+} // namespace
+} // namespace rt
+} // namespace dlc
+
+#endif

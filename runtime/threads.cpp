@@ -1,0 +1,178 @@
+// The model's thread pool: POSIX threads started at the first parallel run (never at load
+// time), each running one fixed part of every parallel region, joined by the destructor.
+#include "dlc_runtime.h"
+
+#include <pthread.h>
+#include <sched.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <new>
+
+namespace dlc {
+namespace rt {
+
+struct ThreadPool {
+  explicit ThreadPool(int threads) : threads(threads) {}
+
+  const int threads;
+  pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
+  pthread_cond_t wake = PTHREAD_COND_INITIALIZER, done = PTHREAD_COND_INITIALIZER;
+  pthread_t workers[kMaxThreads];
+  int started = 0;
+  // Written under mutex: the region being run (its generation counts regions), how many of
+  // its parts are still running, and whether the workers must exit. The first two are also
+  // read without it while spinning.
+  std::atomic<unsigned long> generation{0};
+  std::atomic<int> pending{0};
+  int parts = 0;
+  bool stopping = false;
+  void (*task)(void *, int) = nullptr;
+  void *context = nullptr;
+};
+
+namespace {
+
+thread_local ThreadPool *currentPool = nullptr;
+
+// A model's ops come one after another, and waking a sleeping thread costs tens of
+// microseconds: a worker that finished its part, and a caller waiting for the workers, first
+// poll for about that long.
+constexpr int kSpinPolls = 2000;
+
+inline void cpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+struct WorkerStart {
+  ThreadPool *pool;
+  int part;
+};
+
+void *workerMain(void *arg) {
+  WorkerStart start = *static_cast<WorkerStart *>(arg);
+  delete static_cast<WorkerStart *>(arg);
+  ThreadPool &pool = *start.pool;
+  unsigned long seen = 0;
+  for (;;) {
+    for (int poll = 0; poll < kSpinPolls && pool.generation.load() == seen; ++poll)
+      cpuRelax();
+    pthread_mutex_lock(&pool.mutex);
+    while (!pool.stopping && pool.generation.load() == seen)
+      pthread_cond_wait(&pool.wake, &pool.mutex);
+    if (pool.stopping)
+      break;
+    seen = pool.generation;
+    void (*task)(void *, int) = pool.task;
+    void *context = pool.context;
+    const bool mine = start.part < pool.parts;
+    pthread_mutex_unlock(&pool.mutex);
+    if (mine)
+      task(context, start.part);
+    pthread_mutex_lock(&pool.mutex);
+    if (--pool.pending == 0)
+      pthread_cond_signal(&pool.done);
+    pthread_mutex_unlock(&pool.mutex);
+  }
+  pthread_mutex_unlock(&pool.mutex);
+  return nullptr;
+}
+
+// Starts the workers a region needs; a worker that cannot be started leaves its part to the
+// caller, so a region always completes.
+void startWorkers(ThreadPool &pool) {
+  while (pool.started + 1 < pool.threads) {
+    auto *start = new (std::nothrow) WorkerStart{&pool, pool.started + 1};
+    if (!start)
+      return;
+    if (pthread_create(&pool.workers[pool.started], nullptr, workerMain, start) != 0) {
+      delete start;
+      return;
+    }
+    ++pool.started;
+  }
+}
+
+int parseThreads(const char *text) {
+  if (!text || !*text)
+    return 0;
+  char *end = nullptr;
+  long value = std::strtol(text, &end, 10);
+  return *end == '\0' && value > 0 ? int(value < kMaxThreads ? value : kMaxThreads) : 0;
+}
+
+} // namespace
+
+int defaultThreadCount() {
+  if (int fromEnv = parseThreads(std::getenv("DLC_THREADS")))
+    return fromEnv;
+  cpu_set_t cpus;
+  if (sched_getaffinity(0, sizeof cpus, &cpus) != 0)
+    return 1;
+  int count = CPU_COUNT(&cpus);
+  return count < 1 ? 1 : count < kMaxThreads ? count : kMaxThreads;
+}
+
+ThreadPool *createThreadPool(int threads) {
+  if (threads <= 1)
+    return nullptr;
+  return new (std::nothrow) ThreadPool(threads < kMaxThreads ? threads : kMaxThreads);
+}
+
+void destroyThreadPool(ThreadPool *pool) {
+  if (!pool)
+    return;
+  pthread_mutex_lock(&pool->mutex);
+  pool->stopping = true;
+  pthread_cond_broadcast(&pool->wake);
+  pthread_mutex_unlock(&pool->mutex);
+  for (int i = 0; i < pool->started; ++i)
+    pthread_join(pool->workers[i], nullptr);
+  pthread_mutex_destroy(&pool->mutex);
+  pthread_cond_destroy(&pool->wake);
+  pthread_cond_destroy(&pool->done);
+  delete pool;
+}
+
+ThreadScope::ThreadScope(ThreadPool *pool) : previous_(currentPool) { currentPool = pool; }
+ThreadScope::~ThreadScope() { currentPool = previous_; }
+
+int activeThreadCount() { return currentPool ? currentPool->threads : 1; }
+
+void parallelRun(int parts, void (*task)(void *, int), void *context) {
+  ThreadPool *pool = currentPool;
+  if (!pool || parts <= 1) {
+    for (int part = 0; part < parts; ++part)
+      task(context, part);
+    return;
+  }
+  // Parts beyond the pool's size (or beyond the workers that could start) run here in turn;
+  // a nested region inside a part runs serially, since workers have no current pool.
+  currentPool = nullptr;
+  pthread_mutex_lock(&pool->mutex);
+  startWorkers(*pool);
+  const int helpers = parts - 1 < pool->started ? parts - 1 : pool->started;
+  // Workers run parts 1..started; those at or above `parts` have nothing to do this time.
+  pool->task = task;
+  pool->parts = parts;
+  pool->context = context;
+  pool->pending = pool->started;
+  ++pool->generation;
+  pthread_cond_broadcast(&pool->wake);
+  pthread_mutex_unlock(&pool->mutex);
+  task(context, 0);
+  for (int part = helpers + 1; part < parts; ++part)
+    task(context, part);
+  for (int poll = 0; poll < kSpinPolls && pool->pending.load() > 0; ++poll)
+    cpuRelax();
+  pthread_mutex_lock(&pool->mutex);
+  while (pool->pending.load() > 0)
+    pthread_cond_wait(&pool->done, &pool->mutex);
+  pthread_mutex_unlock(&pool->mutex);
+  currentPool = pool;
+}
+
+} // namespace rt
+} // namespace dlc
