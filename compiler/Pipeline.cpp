@@ -23,6 +23,7 @@ void registerAllPasses() {
 
 void buildInferencePipeline(mlir::PassManager &pm, bool reuse, bool firstFit) {
   pm.addNestedPass<mlir::func::FuncOp>(createFoldBatchNorm());
+  pm.addNestedPass<mlir::func::FuncOp>(createFuseEpilogues());
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());
   if (reuse)

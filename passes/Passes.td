@@ -13,6 +13,18 @@ def FoldBatchNorm : Pass<"dlc-fold-batch-norm", "mlir::func::FuncOp"> {
   let dependentDialects = ["dlc::DlcDialect"];
 }
 
+def FuseEpilogues : Pass<"dlc-fuse-epilogues", "mlir::func::FuncOp"> {
+  let summary = "Make a Relu or Clip the epilogue of the convolution or Gemm that feeds it";
+  let description = [{
+    A `dlc.relu` or `dlc.clip` whose input is a float32 `dlc.conv` or `dlc.gemm` used only by
+    it disappears: the producer gets `dlc.activation = "relu"` (or `"clip"` with
+    `dlc.activation_min` / `dlc.activation_max`) and computes the activation's value itself,
+    while its output is still in cache. The producer keeps its location. Run it after
+    autodiff: a gradient built from a fused op would ignore its epilogue.
+  }];
+  let dependentDialects = ["dlc::DlcDialect"];
+}
+
 def Autodiff : Pass<"dlc-autodiff", "mlir::func::FuncOp"> {
   let summary = "Reverse-mode autodiff: append the gradients of the loss to the function";
   let description = [{

@@ -1,6 +1,7 @@
 #include "dlc_runtime.h"
 #include "gemm.h"
 #include "parallel.h"
+#include "window.h"
 
 #include <algorithm>
 
@@ -10,11 +11,6 @@ namespace rt {
 namespace {
 
 int64_t product3(const int64_t *v) { return v[0] * v[1] * v[2]; }
-
-// Smallest q with q * den >= num, for den > 0 and num of either sign.
-int64_t ceilDiv(int64_t num, int64_t den) {
-  return num >= 0 ? (num + den - 1) / den : -((-num) / den);
-}
 
 // A 1x1 window with unit stride and no padding reads each input pixel exactly once in order,
 // so the input itself is the im2col matrix.
@@ -30,16 +26,7 @@ bool isPointwise(const WindowParams &w) {
 // im2col plus a one-row product per channel.
 bool isDepthwise(const ConvParams &p) {
   const WindowParams &w = p.window;
-  return p.groups == w.channels && p.outChannels % p.groups == 0 && w.in[0] == 1 &&
-         w.kernel[0] == 1 && w.out[0] == 1;
-}
-
-// Output positions [lo, hi) along one dim whose input index o * stride - pad + offset lies in
-// [0, in); positions outside read padding.
-void validRange(int64_t in, int64_t out, int64_t stride, int64_t pad, int64_t offset, int64_t &lo,
-                int64_t &hi) {
-  lo = std::clamp<int64_t>(ceilDiv(pad - offset, stride), 0, out);
-  hi = std::clamp<int64_t>(ceilDiv(in + pad - offset, stride), lo, out);
+  return p.groups == w.channels && p.outChannels % p.groups == 0 && isPlanar(w);
 }
 
 // Walks the im2col matrix of `channels` input planes for output rows [rowBegin, rowEnd) (a row
@@ -127,6 +114,9 @@ template <typename F> void forEachRowChunk(const ConvParams &p, F f) {
     f(r0, std::min(rows, r0 + chunk));
 }
 
+// Columns of output below which a thread's share of a convolution is mostly edge tiles.
+constexpr int64_t kMinColumnsPerThread = 128;
+
 // Per-group matrix shapes: the weights of a group are outPerGroup x k, its input planes
 // (im2col'ed) k x outPlane, its output outPerGroup x outPlane.
 struct GroupShape {
@@ -176,30 +166,19 @@ void depthwiseConvF32(const ConvParams &p, const float *x, const float *w, const
       const float *wm = w + m * taps;
       float *ym = y + plane * outPlane;
       std::fill(ym, ym + outPlane, bias ? bias[m] : 0.0f);
-      for (int64_t k1 = 0; k1 < win.kernel[1]; ++k1) {
-        int64_t lo1, hi1;
-        validRange(win.in[1], win.out[1], win.stride[1], win.padBegin[1], k1 * win.dilation[1],
-                   lo1, hi1);
-        for (int64_t k2 = 0; k2 < win.kernel[2]; ++k2) {
-          const float tap = wm[k1 * win.kernel[2] + k2];
-          const int64_t off2 = k2 * win.dilation[2] - win.padBegin[2];
-          int64_t lo2, hi2;
-          validRange(win.in[2], win.out[2], win.stride[2], win.padBegin[2], k2 * win.dilation[2],
-                     lo2, hi2);
-          for (int64_t o1 = lo1; o1 < hi1; ++o1) {
-            const int64_t i1 = o1 * win.stride[1] - win.padBegin[1] + k1 * win.dilation[1];
-            const float *xrow = xc + i1 * win.in[2] + off2;
-            float *yrow = ym + o1 * win.out[2];
-            if (win.stride[2] == 1) {
-              for (int64_t o2 = lo2; o2 < hi2; ++o2)
-                yrow[o2] += tap * xrow[o2];
-            } else {
-              for (int64_t o2 = lo2; o2 < hi2; ++o2)
-                yrow[o2] += tap * xrow[o2 * win.stride[2]];
-            }
-          }
+      const int64_t stride2 = win.stride[2], out2 = win.out[2];
+      forEachTapRun(win, [&](int64_t tap, int64_t o1, int64_t base, int64_t lo, int64_t hi) {
+        const float weight = wm[tap], *xrow = xc + base;
+        float *yrow = ym + o1 * out2;
+        if (stride2 == 1) {
+          for (int64_t o2 = lo; o2 < hi; ++o2)
+            yrow[o2] += weight * xrow[o2];
+        } else {
+          for (int64_t o2 = lo; o2 < hi; ++o2)
+            yrow[o2] += weight * xrow[o2 * stride2];
         }
-      }
+      });
+      applyEpilogue(p.epilogue, ym, outPlane);
     }
   });
 }
@@ -256,7 +235,14 @@ void convF32(const ConvParams &p, const float *x, const float *w, const float *b
         // Threads take disjoint rows of the chunk: each builds its own columns of the block
         // (in its own part of the workspace) and multiplies them. A part is never one column
         // wide, which sgemm would take as a matrix-vector product, summed in another order.
+        // A chunk too narrow to give each thread a few register tiles' width is built by
+        // one thread and multiplied by all (sgemm then splits W's rows).
         forEachRowChunk(p, [&](int64_t r0, int64_t r1) {
+          if ((r1 - r0) * out2 < activeThreadCount() * kMinColumnsPerThread) {
+            im2col(p.window, xg, s.inPerGroup, r0, r1, workspace);
+            product(workspace, (r1 - r0) * out2, r0 * out2);
+            return;
+          }
           parallelFor(r1 - r0, out2 == 1 ? 2 : 1, [&](int64_t begin, int64_t end) {
             float *block = workspace + s.k * begin * out2;
             im2col(p.window, xg, s.inPerGroup, r0 + begin, r0 + end, block);
@@ -264,13 +250,16 @@ void convF32(const ConvParams &p, const float *x, const float *w, const float *b
           });
         });
       }
-      if (bias) {
+      if (bias || p.epilogue.activation != Activation::None) {
         parallelFor(s.outPerGroup, 1, [&](int64_t begin, int64_t end) {
           for (int64_t m = begin; m < end; ++m) {
-            float b = bias[g * s.outPerGroup + m];
             float *row = yg + m * s.outPlane;
-            for (int64_t i = 0; i < s.outPlane; ++i)
-              row[i] += b;
+            if (bias) {
+              const float b = bias[g * s.outPerGroup + m];
+              for (int64_t i = 0; i < s.outPlane; ++i)
+                row[i] += b;
+            }
+            applyEpilogue(p.epilogue, row, s.outPlane);
           }
         });
       }

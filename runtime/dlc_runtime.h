@@ -127,6 +127,14 @@ enum class UnaryKind {
 // For float and double (T deduced from the pointers).
 template <typename T> void unary(UnaryKind kind, const T *x, T *y, int64_t n);
 void clipF32(const float *x, float *y, int64_t n, float lo, float hi);
+// An activation fused into the op that produces its input (the fuse pass), applied in place
+// to that op's output as Relu or clipF32 would.
+enum class Activation : int32_t { None = 0, Relu = 1, Clip = 2 };
+struct Epilogue {
+  Activation activation;
+  float min, max; // Clip's bounds
+};
+void applyEpilogue(const Epilogue &epilogue, float *y, int64_t n);
 void leakyReluF32(const float *x, float *y, int64_t n, float alpha);
 // dx = dy * f'(x) for the unary op f of `kind`. `saved` is what f' is cheapest from: the
 // forward output y for Relu, Sigmoid, Tanh, Exp, Sqrt, Reciprocal and Tan, the forward input x
@@ -258,6 +266,7 @@ struct ConvParams {
   int64_t workspaceLimit;
   // The weights come packed by packConvWeights (constant weights, packed by the compiler).
   bool packedWeights;
+  Epilogue epilogue; // after the bias
 };
 // Bytes of scratch memory convF32 needs for these parameters (0 when it can skip im2col:
 // pointwise and depthwise convolutions).

@@ -394,6 +394,13 @@ void clipF32(const float *x, float *y, int64_t n, float lo, float hi) {
   });
 }
 
+void applyEpilogue(const Epilogue &epilogue, float *y, int64_t n) {
+  if (epilogue.activation == Activation::Relu)
+    unary(UnaryKind::Relu, y, y, n);
+  else if (epilogue.activation == Activation::Clip)
+    clipF32(y, y, n, epilogue.min, epilogue.max);
+}
+
 void leakyReluF32(const float *x, float *y, int64_t n, float alpha) {
   map(x, y, n, [alpha](float v) { return v < 0.0f ? alpha * v : v; });
 }

@@ -22,6 +22,7 @@ template <class V> struct BlockedGemm {
   // broadcast A value fill the register file (15 of 16, or 27 of 32 with AVX-512).
   static constexpr int64_t kMR = V::kRows;
   static constexpr int64_t kNR = 2 * V::kLanes;
+  static constexpr int64_t kSmallRows = 4;
   // A kKC x kNR panel of B stays in L1 while the ir loop walks the kMC x kKC block of A (in
   // L2); the packed kKC x kNC block of B is reused by every block of A. The buffers live on
   // the stack (at most 224 KiB) because kernels do not allocate.
@@ -85,21 +86,25 @@ template <class V> struct BlockedGemm {
   // C tile (mr x nr at c) = alpha * A panel * B panel + beta * C tile, the panels' k steps
   // aStep and bStep floats apart. The accumulators stay in registers for all kc steps (the
   // fixed-size loops unroll fully); beta == 0 never reads C, which may be uninitialised.
-  // Not inlined, and alpha and beta read through a pointer after the loop: a float live
-  // across the loop takes a vector register and GCC then spills a B vector instead.
+  // R is kMR, or kSmallRows for a last tile of at most that many rows (m = 8 on AVX2 is one
+  // 6-row and one 4-row tile rather than two 6-row ones). Not inlined, and alpha and beta read
+  // through a pointer after the loop: a float live across the loop takes a vector register and
+  // GCC then spills a B vector instead.
+  template <int64_t R>
   __attribute__((noinline)) static void microTile(int64_t kc, const float *__restrict a,
                                                   int64_t aStep, const float *__restrict b,
                                                   int64_t bStep, float *c, int64_t ldc,
                                                   int64_t mr, int64_t nr,
                                                   const float *alphaBeta) {
-    Vec acc[kMR][2];
+    Vec acc[R][2];
 #pragma GCC unroll 16
-    for (int64_t i = 0; i < kMR; ++i)
+    for (int64_t i = 0; i < R; ++i)
       acc[i][0] = acc[i][1] = V::zero();
+#pragma GCC unroll 4
     for (int64_t p = 0; p < kc; ++p, a += aStep, b += bStep) {
       const Vec b0 = V::load(b), b1 = V::load(b + V::kLanes);
 #pragma GCC unroll 16
-      for (int64_t i = 0; i < kMR; ++i) {
+      for (int64_t i = 0; i < R; ++i) {
         const Vec ai = V::broadcast(a[i]);
         acc[i][0] = V::fma(ai, b0, acc[i][0]);
         acc[i][1] = V::fma(ai, b1, acc[i][1]);
@@ -107,9 +112,9 @@ template <class V> struct BlockedGemm {
     }
     const float alpha = alphaBeta[0], beta = alphaBeta[1];
     const Vec alphaV = V::broadcast(alpha), betaV = V::broadcast(beta);
-    if (mr == kMR && nr == kNR) {
+    if (mr == R && nr == kNR) {
 #pragma GCC unroll 16
-      for (int64_t i = 0; i < kMR; ++i) {
+      for (int64_t i = 0; i < R; ++i) {
         float *row = c + i * ldc;
 #pragma GCC unroll 2
         for (int64_t h = 0; h < 2; ++h) {
@@ -122,9 +127,9 @@ template <class V> struct BlockedGemm {
       return;
     }
     // An edge tile: only the rows and columns that exist are read and written.
-    alignas(64) float tile[kMR * kNR];
+    alignas(64) float tile[R * kNR];
 #pragma GCC unroll 16
-    for (int64_t i = 0; i < kMR; ++i) {
+    for (int64_t i = 0; i < R; ++i) {
       V::store(tile + i * kNR, acc[i][0] * alphaV);
       V::store(tile + i * kNR + V::kLanes, acc[i][1] * alphaV);
     }
@@ -141,36 +146,63 @@ template <class V> struct BlockedGemm {
     return op.data + pc * op.padded + first / width * width * kc + first % width;
   }
 
+  // The register tiles of C rows [ic, ic+mc) x columns [jc, jc+nc) over k block [pc, pc+kc),
+  // reading A and B from their packed operands or from the block buffers.
+  static void tiles(const GemmArgs &g, int64_t pc, int64_t kc, int64_t ic, int64_t mc, int64_t jc,
+                    int64_t nc, const float *bufferA, const float *bufferB) {
+    // Later k blocks accumulate onto what the first one stored.
+    const float alphaBeta[2] = {g.alpha, pc == 0 ? g.beta : 1.0f};
+    for (int64_t jr = 0; jr < nc; jr += kNR) {
+      const float *b = g.packedB.data
+                           ? packedPanel(g.packedB, kPackCols, pc, kc, g.packedB.first + jc + jr)
+                           : bufferB + jr * kc;
+      const int64_t bStep = g.packedB.data ? kPackCols : kNR;
+      for (int64_t ir = 0; ir < mc; ir += kMR) {
+        const float *a = g.packedA.data
+                             ? packedPanel(g.packedA, kPackRows, pc, kc, g.packedA.first + ic + ir)
+                             : bufferA + ir * kc;
+        const int64_t aStep = g.packedA.data ? kPackRows : kMR, mr = smaller(kMR, mc - ir);
+        float *c = g.c + (ic + ir) * g.ldc + jc + jr;
+        if (kMR > kSmallRows && mr <= kSmallRows)
+          microTile<kSmallRows>(kc, a, aStep, b, bStep, c, g.ldc, mr, smaller(kNR, nc - jr),
+                                alphaBeta);
+        else
+          microTile<kMR>(kc, a, aStep, b, bStep, c, g.ldc, mr, smaller(kNR, nc - jr), alphaBeta);
+      }
+    }
+  }
+
   static void run(const GemmArgs &g) {
     alignas(64) float bufferA[kMC * kKC];
     alignas(64) float bufferB[kKC * kNC];
     const int64_t depth = gemmBlockDepth(g.k);
-    for (int64_t jc = 0; jc < g.n; jc += kNC) {
-      const int64_t nc = smaller(kNC, g.n - jc);
-      for (int64_t pc = 0; pc < g.k; pc += depth) {
-        const int64_t kc = smaller(depth, g.k - pc);
-        // Later k blocks accumulate onto what the first one stored.
-        const float alphaBeta[2] = {g.alpha, pc == 0 ? g.beta : 1.0f};
-        if (!g.packedB.data)
-          packB(g, pc, jc, kc, nc, bufferB);
-        for (int64_t ic = 0; ic < g.m; ic += kMC) {
-          const int64_t mc = smaller(kMC, g.m - ic);
-          if (!g.packedA.data)
-            packA(g, ic, pc, mc, kc, bufferA);
-          for (int64_t jr = 0; jr < nc; jr += kNR) {
-            const float *b = g.packedB.data
-                                 ? packedPanel(g.packedB, kPackCols, pc, kc, g.packedB.first + jc + jr)
-                                 : bufferB + jr * kc;
-            const int64_t bStep = g.packedB.data ? kPackCols : kNR;
-            for (int64_t ir = 0; ir < mc; ir += kMR) {
-              const float *a = g.packedA.data
-                                   ? packedPanel(g.packedA, kPackRows, pc, kc, g.packedA.first + ic + ir)
-                                   : bufferA + ir * kc;
-              microTile(kc, a, g.packedA.data ? kPackRows : kMR, b, bStep,
-                        g.c + (ic + ir) * g.ldc + jc + jr, g.ldc, smaller(kMR, mc - ir),
-                        smaller(kNR, nc - jr), alphaBeta);
-            }
-          }
+    if (g.packedA.data) {
+      // Nothing of A to pack: each block of B is packed once and meets every block of A.
+      for (int64_t jc = 0; jc < g.n; jc += kNC) {
+        const int64_t nc = smaller(kNC, g.n - jc);
+        for (int64_t pc = 0; pc < g.k; pc += depth) {
+          const int64_t kc = smaller(depth, g.k - pc);
+          if (!g.packedB.data)
+            packB(g, pc, jc, kc, nc, bufferB);
+          for (int64_t ic = 0; ic < g.m; ic += kMC)
+            tiles(g, pc, kc, ic, smaller(kMC, g.m - ic), jc, nc, nullptr,
+                  g.packedB.data ? nullptr : bufferB);
+        }
+      }
+      return;
+    }
+    // Each block of A is packed once (a gather when A is not transposed) and meets every block
+    // of B, which packs with plain vector copies.
+    for (int64_t pc = 0; pc < g.k; pc += depth) {
+      const int64_t kc = smaller(depth, g.k - pc);
+      for (int64_t ic = 0; ic < g.m; ic += kMC) {
+        const int64_t mc = smaller(kMC, g.m - ic);
+        packA(g, ic, pc, mc, kc, bufferA);
+        for (int64_t jc = 0; jc < g.n; jc += kNC) {
+          const int64_t nc = smaller(kNC, g.n - jc);
+          if (!g.packedB.data)
+            packB(g, pc, jc, kc, nc, bufferB);
+          tiles(g, pc, kc, ic, mc, jc, nc, bufferA, g.packedB.data ? nullptr : bufferB);
         }
       }
     }

@@ -1,5 +1,6 @@
 #include "dlc_runtime.h"
 #include "parallel.h"
+#include "window.h"
 
 #include <algorithm>
 #include <cmath>
@@ -10,11 +11,6 @@ namespace dlc {
 namespace rt {
 
 namespace {
-
-// Smallest q with q * den >= num, for den > 0 and num of either sign.
-int64_t ceilDiv(int64_t num, int64_t den) {
-  return num >= 0 ? (num + den - 1) / den : -((-num) / den);
-}
 
 // The window of output index `o` along one dim: input index `start + k * dilation` for kernel
 // taps k in [lo, hi) lies inside the input; `counted` taps lie inside the padded extent.
@@ -153,6 +149,25 @@ GradSums gradSums(const float *dy, const float *x, float mean, int64_t batch, in
 } // namespace
 
 void maxPoolF32(const WindowParams &p, const float *x, float *y) {
+  if (isPlanar(p)) {
+    // Tap by tap along output rows, which vectorises. The same value as the general path:
+    // padding never wins (an all-padding window stays -inf) and NaN propagates.
+    const int64_t out2 = p.out[2], stride2 = p.stride[2];
+    forEachPlane(p, [&](int64_t in, int64_t out) {
+      const float *plane = x + in;
+      float *yp = y + out;
+      std::fill(yp, yp + p.out[1] * out2, -std::numeric_limits<float>::infinity());
+      forEachTapRun(p, [&](int64_t, int64_t o1, int64_t base, int64_t lo, int64_t hi) {
+        const float *xrow = plane + base;
+        float *yrow = yp + o1 * out2;
+        for (int64_t o2 = lo; o2 < hi; ++o2) {
+          const float v = xrow[o2 * stride2];
+          yrow[o2] = v > yrow[o2] || v != v ? v : yrow[o2];
+        }
+      });
+    });
+    return;
+  }
   forEachPlane(p, [&](int64_t in, int64_t out) {
     const float *plane = x + in;
     forEachWindow(p, nullptr, [&](int64_t o, const Span &s0, const Span &s1, const Span &s2) {

@@ -37,8 +37,8 @@ thread_local ThreadPool *currentPool = nullptr;
 
 // A model's ops come one after another, and waking a sleeping thread costs tens of
 // microseconds: a worker that finished its part, and a caller waiting for the workers, first
-// poll for about that long.
-constexpr int kSpinPolls = 2000;
+// poll (about a millisecond) before they sleep.
+constexpr int kSpinPolls = 30000;
 
 inline void cpuRelax() {
 #if defined(__x86_64__) || defined(__i386__)

@@ -92,6 +92,27 @@ std::string floatLiteral(double value) {
   return s;
 }
 
+dlc::rt::Epilogue epilogueOf(Operation *op) {
+  dlc::rt::Epilogue epilogue{dlc::rt::Activation::None, 0.0f, 0.0f};
+  auto activation = op->getAttrOfType<StringAttr>(kActivationAttr);
+  if (!activation)
+    return epilogue;
+  if (activation.getValue() == "relu") {
+    epilogue.activation = dlc::rt::Activation::Relu;
+  } else {
+    epilogue.activation = dlc::rt::Activation::Clip;
+    epilogue.min = op->getAttrOfType<FloatAttr>(kActivationMinAttr).getValueAsDouble();
+    epilogue.max = op->getAttrOfType<FloatAttr>(kActivationMaxAttr).getValueAsDouble();
+  }
+  return epilogue;
+}
+
+std::string epilogueLiteral(const dlc::rt::Epilogue &epilogue) {
+  static const char *const names[] = {"None", "Relu", "Clip"};
+  return std::string("{dlc::rt::Activation::") + names[int(epilogue.activation)] + ", " +
+         floatLiteral(epilogue.min) + ", " + floatLiteral(epilogue.max) + "}";
+}
+
 int64_t product(ArrayRef<int64_t> dims) {
   int64_t n = 1;
   for (int64_t d : dims)

@@ -2,6 +2,7 @@
 #ifndef DLC_COMPILER_CODEGEN_EMITTER_H
 #define DLC_COMPILER_CODEGEN_EMITTER_H
 
+#include "dlc_runtime.h"
 #include "mlir/IR/Operation.h"
 #include "mlir/IR/Value.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -77,6 +78,9 @@ llvm::SmallVector<int64_t> broadcastStrides(llvm::ArrayRef<int64_t> shape,
 int64_t product(llvm::ArrayRef<int64_t> dims);
 // A tensor seen as [outer, shape[axis], inner]: the products of the dims before and after.
 std::pair<int64_t, int64_t> outerInner(llvm::ArrayRef<int64_t> shape, int64_t axis);
+// The fused activation of a conv or gemm (dlc-fuse-epilogues), and its C++ literal.
+dlc::rt::Epilogue epilogueOf(mlir::Operation *op);
+std::string epilogueLiteral(const dlc::rt::Epilogue &epilogue);
 // Row-major element strides of `shape`.
 llvm::SmallVector<int64_t> stridesOf(llvm::ArrayRef<int64_t> shape);
 

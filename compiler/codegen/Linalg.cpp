@@ -61,6 +61,13 @@ LogicalResult emitGemm(Operation *op, KernelEmitter &e) {
            cStrides + ", &beta, " + zero + ", " + e.ptr(gemm.getOutput()) + ", " + shape +
            ", 2);");
   }
+  // A fused activation runs on the product, still in cache.
+  dlc::rt::Epilogue epilogue = epilogueOf(op);
+  std::string applyEpilogue =
+      epilogue.activation == dlc::rt::Activation::None
+          ? ""
+          : "dlc::rt::applyEpilogue(" + epilogueLiteral(epilogue) + ", " +
+                e.ptr(gemm.getOutput()) + ", " + std::to_string(out[0] * out[1]) + ");";
   OpOperand &bUse = gemm.getBMutable();
   if (std::optional<WeightPacking> packing = weightPacking(bUse)) {
     e.line(std::string("dlc::rt::sgemmPackedB(") + (gemm.getTransA() ? "true" : "false") + ", " +
@@ -69,6 +76,8 @@ LogicalResult emitGemm(Operation *op, KernelEmitter &e) {
            ", " + std::to_string(a[1]) + ", " + e.packedWeight(bUse, *packing) + ", " +
            (accumulate ? "1.0f" : "0.0f") + ", " + e.ptr(gemm.getOutput()) + ", " +
            std::to_string(out[1]) + ");");
+    if (!applyEpilogue.empty())
+      e.line(applyEpilogue);
     return success();
   }
   e.line(std::string("dlc::rt::sgemm(") + (gemm.getTransA() ? "true" : "false") + ", " +
@@ -78,6 +87,8 @@ LogicalResult emitGemm(Operation *op, KernelEmitter &e) {
          std::to_string(a[1]) + ", " + e.ptr(gemm.getB()) + ", " + std::to_string(b[1]) + ", " +
          (accumulate ? "1.0f" : "0.0f") + ", " + e.ptr(gemm.getOutput()) + ", " +
          std::to_string(out[1]) + ");");
+  if (!applyEpilogue.empty())
+    e.line(applyEpilogue);
   return success();
 }
 

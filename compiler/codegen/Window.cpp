@@ -18,7 +18,8 @@ std::string windowLiteral(const dlc::rt::WindowParams &p) {
 void declareConvParams(const dlc::rt::ConvParams &p, KernelEmitter &e) {
   e.line("static const dlc::rt::ConvParams params = {" + windowLiteral(p.window) + ", " +
          std::to_string(p.outChannels) + ", " + std::to_string(p.groups) + ", " +
-         std::to_string(p.workspaceLimit) + ", " + (p.packedWeights ? "true" : "false") + "};");
+         std::to_string(p.workspaceLimit) + ", " + (p.packedWeights ? "true" : "false") + ", " +
+         epilogueLiteral(p.epilogue) + "};");
 }
 
 LogicalResult emitConv(Operation *op, KernelEmitter &e) {
@@ -27,6 +28,7 @@ LogicalResult emitConv(Operation *op, KernelEmitter &e) {
   OpOperand &weightUse = conv.getWeightMutable();
   std::optional<WeightPacking> packing = weightPacking(weightUse);
   params.packedWeights = packing.has_value();
+  params.epilogue = epilogueOf(op);
   declareConvParams(params, e);
   e.line("dlc::rt::convF32(params, " + e.ptr(conv.getInput()) + ", " +
          (packing ? e.packedWeight(weightUse, *packing) : e.ptr(conv.getWeight())) + ", " +

@@ -520,8 +520,9 @@ def main():
     keys = {"arena_bytes", "lower_bound_bytes", "no_reuse_bytes", "inplace_ops",
             "elided_concats", "weight_bytes"}
     check(set(report) == keys, "--report-json has exactly the documented keys (%s)" % report)
+    # (Its Relus are Gemm epilogues, so it has no in-place op left to count.)
     check(report.get("lower_bound_bytes", 0) <= report.get("arena_bytes", -1)
-          < report.get("no_reuse_bytes", 0) and report.get("inplace_ops", 0) > 0,
+          < report.get("no_reuse_bytes", 0),
           "the digits plan reuses memory and is not below its lower bound")
     check(report.get("weight_bytes", 0) >= 39208, "weight bytes cover the 9802 parameters")
     try:

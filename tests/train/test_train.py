@@ -437,7 +437,7 @@ def inference_unchanged_case(run):
     expected = sorted([
         "_ZN6digits5Model10runCheckedEPK10dlc_tensoriS3_i", "_ZN6digits5Model3runEPKPKvPKPv",
         "_ZN6digits5Model3runEPKfPf", "_ZN6digits5Model4initERKNS_7OptionsE",
-        "_ZN6digits5ModelD1Ev", "_ZN6digits5ModelD2Ev", "digits_create", "digits_destroy",
+        "_ZN6digits5ModelD1Ev", "_ZN6digits5ModelD2Ev", "digits_create", "digits_create_with", "digits_destroy",
         "digits_info", "digits_last_error", "digits_run", "digits_run_checked",
         "dlc_weights_digits"])
     check(model_symbols == expected,

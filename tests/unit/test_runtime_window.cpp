@@ -79,6 +79,21 @@ void checkConv(std::mt19937 &rng, const ConvParams &p, const int64_t padEnd[3], 
             scale[idx] = mag;
           }
   requireClose(y, want, 1e-4, 1e-6, &scale);
+  // Fused activations (dlc-fuse-epilogues) clamp after the bias.
+  for (Epilogue epilogue : {Epilogue{Activation::Relu, 0.0f, 0.0f},
+                            Epilogue{Activation::Clip, -0.5f, 0.7f}}) {
+    ConvParams fused = p;
+    fused.epilogue = epilogue;
+    std::vector<float> yFused(y.size());
+    convF32(fused, x.data(), weight.data(), withBias ? bias.data() : nullptr, yFused.data(),
+            workspace.data());
+    const double lo = epilogue.activation == Activation::Relu ? 0.0 : epilogue.min;
+    const double hi = epilogue.activation == Activation::Relu ? HUGE_VAL : epilogue.max;
+    std::vector<double> clamped(want.size());
+    for (size_t i = 0; i < want.size(); ++i)
+      clamped[i] = std::min(std::max(want[i], lo), hi);
+    requireClose(yFused, clamped, 1e-4, 1e-6, &scale);
+  }
   if (convPacksWeights(p)) {
     // Weights packed ahead of time, as the compiler embeds constant ones.
     ConvParams packedParams = p;
@@ -317,6 +332,11 @@ TEST_CASE("max pooling propagates NaN", "[pool]") {
   const float x[4] = {std::numeric_limits<float>::quiet_NaN(), 1, 2, 3};
   float y[2];
   maxPoolF32(w, x, y);
+  CHECK(std::isnan(y[0]));
+  CHECK(y[1] == 3.0f);
+  // A NaN after the maximum wins too.
+  const float later[4] = {5, std::numeric_limits<float>::quiet_NaN(), 2, 3};
+  maxPoolF32(w, later, y);
   CHECK(std::isnan(y[0]));
   CHECK(y[1] == 3.0f);
 }
