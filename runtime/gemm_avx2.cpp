@@ -1,10 +1,19 @@
-// The blocked GEMM for AVX2 + FMA (x86-64-v3): a 6 x 16 register tile. The whole file is
-// compiled for that target, so it includes nothing that defines inline code beyond the
-// intrinsics and gemm_kernel.h (whose functions are all internal).
+// The blocked GEMM for AVX2 + FMA (x86-64-v3): a 6 x 16 register tile. Its kernel code is compiled for that
+// target (GCC and clang pragmas below); only the entry point and the plain declarations
+// included first are not.
 #if defined(__x86_64__)
-#pragma GCC target("avx2,fma")
 #include <immintrin.h>
 
+#include "gemm.h"
+
+// Everything defined from here to the pop is compiled for the target; the declarations
+// included above are not.
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+#endif
 #include "gemm_kernel.h"
 
 namespace dlc {
@@ -19,9 +28,18 @@ struct Avx2 {
   static Vec broadcast(float x) { return _mm256_set1_ps(x); }
   static Vec fma(Vec a, Vec b, Vec c) { return _mm256_fmadd_ps(a, b, c); }
 };
+
+// The entry point itself needs no wide instructions: it only calls the kernel.
+void runAvx2(const GemmArgs &g) { BlockedGemm<Avx2>::run(g); }
 } // namespace
 
-void sgemmBlockedAvx2(const GemmArgs &g) { BlockedGemm<Avx2>::run(g); }
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
+
+void sgemmBlockedAvx2(const GemmArgs &g) { runAvx2(g); }
 
 } // namespace rt
 } // namespace dlc

@@ -1,9 +1,19 @@
-// The blocked GEMM for AVX-512F (x86-64-v4): a 12 x 32 register tile. Compiled for that
-// target as a whole; see gemm_avx2.cpp for why it includes so little.
+// The blocked GEMM for AVX-512F (x86-64-v4): a 12 x 32 register tile. Its kernel code is
+// compiled for that target (GCC and clang pragmas below); only the entry point and the plain
+// declarations included first are not.
 #if defined(__x86_64__)
-#pragma GCC target("avx512f,avx2,fma")
 #include <immintrin.h>
 
+#include "gemm.h"
+
+// Everything defined from here to the pop is compiled for the target; the declarations
+// included above are not.
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx512f,avx2,fma"))), apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx2,fma")
+#endif
 #include "gemm_kernel.h"
 
 namespace dlc {
@@ -18,9 +28,18 @@ struct Avx512 {
   static Vec broadcast(float x) { return _mm512_set1_ps(x); }
   static Vec fma(Vec a, Vec b, Vec c) { return _mm512_fmadd_ps(a, b, c); }
 };
+
+// The entry point itself needs no wide instructions: it only calls the kernel.
+void runAvx512(const GemmArgs &g) { BlockedGemm<Avx512>::run(g); }
 } // namespace
 
-void sgemmBlockedAvx512(const GemmArgs &g) { BlockedGemm<Avx512>::run(g); }
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
+
+void sgemmBlockedAvx512(const GemmArgs &g) { runAvx512(g); }
 
 } // namespace rt
 } // namespace dlc

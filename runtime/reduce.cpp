@@ -1,7 +1,9 @@
 // Built with -O2 although the runtime builds with -O3: these loops are written for -O2's
 // vectoriser (fixed-size chunks, no epilogue) and are memory-bound, while -O3 makes this file
 // take 14 s to compile instead of 2 s.
+#if !defined(__clang__)
 #pragma GCC optimize("O2")
+#endif
 #include "dlc_runtime.h"
 
 #include <algorithm>
