@@ -43,6 +43,8 @@ dlc_status Model::init(const Options &options) {
   if (arena_ || options.threads < 0)
     return DLC_INVALID_ARGUMENT;@TRAIN_INIT@
   const int threads = options.threads > 0 ? options.threads : dlc::rt::defaultThreadCount();
+  // A retry after a failed init replaces the pool the failed one made.
+  dlc::rt::destroyThreadPool(threads_);
   threads_ = dlc::rt::createThreadPool(threads);
   if (threads > 1 && !threads_)
     return DLC_OUT_OF_MEMORY;
