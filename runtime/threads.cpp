@@ -4,6 +4,7 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdlib>
@@ -13,9 +14,11 @@ namespace dlc {
 namespace rt {
 
 struct ThreadPool {
-  explicit ThreadPool(int threads) : threads(threads) {}
+  explicit ThreadPool(int threads) : threads(threads), owner(getpid()) {}
 
   const int threads;
+  // The process whose workers these are: a forked child has none of them, and runs serially.
+  const pid_t owner;
   pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
   pthread_cond_t wake = PTHREAD_COND_INITIALIZER, done = PTHREAD_COND_INITIALIZER;
   pthread_t workers[kMaxThreads];
@@ -80,19 +83,28 @@ void *workerMain(void *arg) {
   return nullptr;
 }
 
+// Kernels keep their GEMM blocks on the stack (about 230 KiB): workers get room for that
+// whatever the platform's default thread stack is.
+constexpr size_t kWorkerStackBytes = size_t(4) << 20;
+
 // Starts the workers a region needs; a worker that cannot be started leaves its part to the
 // caller, so a region always completes.
 void startWorkers(ThreadPool &pool) {
+  pthread_attr_t attributes;
+  if (pthread_attr_init(&attributes) != 0)
+    return;
+  pthread_attr_setstacksize(&attributes, kWorkerStackBytes);
   while (pool.started + 1 < pool.threads) {
     auto *start = new (std::nothrow) WorkerStart{&pool, pool.started + 1};
     if (!start)
-      return;
-    if (pthread_create(&pool.workers[pool.started], nullptr, workerMain, start) != 0) {
+      break;
+    if (pthread_create(&pool.workers[pool.started], &attributes, workerMain, start) != 0) {
       delete start;
-      return;
+      break;
     }
     ++pool.started;
   }
+  pthread_attr_destroy(&attributes);
 }
 
 int parseThreads(const char *text) {
@@ -124,6 +136,11 @@ ThreadPool *createThreadPool(int threads) {
 void destroyThreadPool(ThreadPool *pool) {
   if (!pool)
     return;
+  if (getpid() != pool->owner) {
+    // A forked child: the workers belong to the parent; only the memory is ours.
+    delete pool;
+    return;
+  }
   pthread_mutex_lock(&pool->mutex);
   pool->stopping = true;
   pthread_cond_broadcast(&pool->wake);
@@ -143,7 +160,7 @@ int activeThreadCount() { return currentPool ? currentPool->threads : 1; }
 
 void parallelRun(int parts, void (*task)(void *, int), void *context) {
   ThreadPool *pool = currentPool;
-  if (!pool || parts <= 1) {
+  if (!pool || parts <= 1 || getpid() != pool->owner) {
     for (int part = 0; part < parts; ++part)
       task(context, part);
     return;

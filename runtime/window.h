@@ -24,10 +24,10 @@ inline void validRange(int64_t in, int64_t out, int64_t stride, int64_t pad, int
   hi = std::clamp<int64_t>(ceilDiv(in + pad - offset, stride), lo, out);
 }
 
-// Whether a window over w is at most 2-D (the outer spatial slot unused), as the row walk
-// below requires.
+// Whether a window over w is at most 2-D (the outer spatial slot unused: its one tap reads
+// the one input position), as the row walk below requires.
 inline bool isPlanar(const WindowParams &w) {
-  return w.in[0] == 1 && w.kernel[0] == 1 && w.out[0] == 1;
+  return w.in[0] == 1 && w.kernel[0] == 1 && w.out[0] == 1 && w.padBegin[0] == 0;
 }
 
 // The taps of a planar window, as runs along output rows: for each output row o1 and each tap

@@ -170,6 +170,13 @@ TEST_CASE("conv special shapes", "[conv]") {
     CHECK(convWorkspaceBytes(p) == sizeof(float) * 3 * 5 * 7);
     checkConv(rng, p, padEnd, true);
   }
+  SECTION("a depth-padded window of depth 1 reads only padding, also depthwise") {
+    // One depth position, padded before and strided past: every tap is padding, y = bias.
+    ConvParams p{window(1, 2, {1, 4, 4}), 2, 2};
+    p.window.padBegin[0] = 1;
+    p.window.stride[0] = 2;
+    checkConv(rng, p, noPad, true);
+  }
   SECTION("1-D convolution uses the last spatial slot") {
     ConvParams p{window(2, 3, {50}), 16, 1};
     p.window.kernel[2] = 5;
