@@ -2,6 +2,7 @@
 #include "gemm.h"
 #include "parallel.h"
 #include "window.h"
+#include "winograd.h"
 
 #include <algorithm>
 
@@ -99,7 +100,7 @@ void col2im(const WindowParams &w, const float *cols, int64_t channels, int64_t 
 // Output rows per im2col chunk: as many as fit the workspace limit, at least one.
 int64_t rowsPerChunk(const ConvParams &p) {
   const WindowParams &w = p.window;
-  const int64_t limit = p.workspaceLimit > 0 ? p.workspaceLimit : int64_t(1) << 20;
+  const int64_t limit = convWorkspaceLimit(p);
   const int64_t rowBytes =
       w.channels / p.groups * product3(w.kernel) * w.out[2] * int64_t(sizeof(float));
   const int64_t rows = w.out[0] * w.out[1];
@@ -184,8 +185,12 @@ void depthwiseConvF32(const ConvParams &p, const float *x, const float *w, const
 }
 } // namespace
 
+// Whether the compiler packs the weights decides between im2col and Winograd, and the
+// workspace serves both.
 size_t convWorkspaceBytes(const ConvParams &p) {
-  return isDepthwise(p) ? 0 : im2colWorkspaceBytes(p);
+  if (isDepthwise(p))
+    return 0;
+  return std::max(im2colWorkspaceBytes(p), winogradApplies(p) ? winogradWorkspaceBytes(p) : 0);
 }
 
 bool convPacksWeights(const ConvParams &p) {
@@ -193,11 +198,17 @@ bool convPacksWeights(const ConvParams &p) {
 }
 
 size_t packedConvWeightBytes(const ConvParams &p) {
+  if (winogradApplies(p))
+    return winogradWeightBytes(p);
   const GroupShape s(p);
   return size_t(p.groups) * packedGemmABytes(s.outPerGroup, s.k);
 }
 
 void packConvWeights(const ConvParams &p, const float *w, float *packed) {
+  if (winogradApplies(p)) {
+    packWinogradWeights(p, w, packed);
+    return;
+  }
   const GroupShape s(p);
   const int64_t groupFloats = int64_t(packedGemmABytes(s.outPerGroup, s.k) / sizeof(float));
   for (int64_t g = 0; g < p.groups; ++g)
@@ -208,6 +219,10 @@ void convF32(const ConvParams &p, const float *x, const float *w, const float *b
              float *workspace) {
   if (isDepthwise(p)) {
     depthwiseConvF32(p, x, w, bias, y);
+    return;
+  }
+  if (p.packedWeights && winogradApplies(p)) {
+    winogradConvF32(p, x, w, bias, y, workspace);
     return;
   }
   const GroupShape s(p);

@@ -2,6 +2,7 @@
 // direct references computed in double, on random windows from fixed seeds.
 #include "dlc_runtime.h"
 #include "runtime_test_util.h"
+#include "winograd.h"
 
 #include <catch2/catch.hpp>
 
@@ -35,10 +36,12 @@ void checkConv(std::mt19937 &rng, const ConvParams &p, const int64_t padEnd[3], 
 
   size_t wsBytes = convWorkspaceBytes(p);
   REQUIRE(wsBytes % sizeof(float) == 0);
-  // A limit is kept unless one output row alone needs more.
+  // A limit is kept unless one output row (or one Winograd tile) alone needs more.
   const size_t rowBytes = sizeof(float) * cg * taps * w.out[2];
+  const size_t tileBytes =
+      winogradApplies(p) ? sizeof(float) * 16 * (w.channels + p.outChannels) : 0;
   if (p.workspaceLimit > 0)
-    REQUIRE(wsBytes <= std::max<size_t>(p.workspaceLimit, rowBytes));
+    REQUIRE(wsBytes <= std::max<size_t>({size_t(p.workspaceLimit), rowBytes, tileBytes}));
   // Sentinels after the workspace detect writes past the size it asked for.
   const size_t wsFloats = wsBytes / sizeof(float);
   std::vector<float> workspace(wsFloats + 16, 12345.0f);
@@ -79,31 +82,38 @@ void checkConv(std::mt19937 &rng, const ConvParams &p, const int64_t padEnd[3], 
             scale[idx] = mag;
           }
   requireClose(y, want, 1e-4, 1e-6, &scale);
+  // Weights packed ahead of time, as the compiler embeds constant ones (3x3 stride-1 ones
+  // Winograd-transformed).
+  std::vector<float> packed;
+  if (convPacksWeights(p)) {
+    packed.assign(packedConvWeightBytes(p) / sizeof(float), 12345.0f);
+    packConvWeights(p, weight.data(), packed.data());
+  }
   // Fused activations (dlc-fuse-epilogues) clamp after the bias.
-  for (Epilogue epilogue : {Epilogue{Activation::Relu, 0.0f, 0.0f},
+  for (Epilogue epilogue : {Epilogue{Activation::None, 0.0f, 0.0f},
+                            Epilogue{Activation::Relu, 0.0f, 0.0f},
                             Epilogue{Activation::Clip, -0.5f, 0.7f}}) {
-    ConvParams fused = p;
-    fused.epilogue = epilogue;
-    std::vector<float> yFused(y.size());
-    convF32(fused, x.data(), weight.data(), withBias ? bias.data() : nullptr, yFused.data(),
-            workspace.data());
-    const double lo = epilogue.activation == Activation::Relu ? 0.0 : epilogue.min;
-    const double hi = epilogue.activation == Activation::Relu ? HUGE_VAL : epilogue.max;
+    const double lo = epilogue.activation == Activation::Clip ? epilogue.min
+                      : epilogue.activation == Activation::Relu ? 0.0
+                                                                : -HUGE_VAL;
+    const double hi = epilogue.activation == Activation::Clip ? epilogue.max : HUGE_VAL;
     std::vector<double> clamped(want.size());
     for (size_t i = 0; i < want.size(); ++i)
       clamped[i] = std::min(std::max(want[i], lo), hi);
-    requireClose(yFused, clamped, 1e-4, 1e-6, &scale);
-  }
-  if (convPacksWeights(p)) {
-    // Weights packed ahead of time, as the compiler embeds constant ones.
-    ConvParams packedParams = p;
-    packedParams.packedWeights = true;
-    std::vector<float> packed(packedConvWeightBytes(p) / sizeof(float), 12345.0f);
-    packConvWeights(p, weight.data(), packed.data());
-    std::vector<float> yPacked(y.size());
-    convF32(packedParams, x.data(), packed.data(), withBias ? bias.data() : nullptr,
-            yPacked.data(), workspace.data());
-    requireClose(yPacked, want, 1e-4, 1e-6, &scale);
+    for (bool packedWeights : {false, true}) {
+      if (packedWeights && packed.empty())
+        continue;
+      INFO("epilogue " << int(epilogue.activation) << " packed weights " << packedWeights);
+      ConvParams fused = p;
+      fused.epilogue = epilogue;
+      fused.packedWeights = packedWeights;
+      std::vector<float> yFused(y.size());
+      convF32(fused, x.data(), packedWeights ? packed.data() : weight.data(),
+              withBias ? bias.data() : nullptr, yFused.data(), workspace.data());
+      requireClose(yFused, clamped, 1e-4, 1e-6, &scale);
+      for (size_t i = wsFloats; i < workspace.size(); ++i)
+        REQUIRE(workspace[i] == 12345.0f);
+    }
   }
 }
 
@@ -214,6 +224,104 @@ TEST_CASE("conv special shapes", "[conv]") {
       p.window.out[d] = p.window.in[d] - p.window.kernel[d] + 1;
     }
     checkConv(rng, p, noPad, true);
+  }
+}
+
+TEST_CASE("3x3 stride-1 convolutions with packed weights take Winograd F(2x2, 3x3)", "[conv]") {
+  std::mt19937 rng(11);
+  for (int trial = 0; trial < 24; ++trial) {
+    ConvParams p{};
+    int64_t padEnd[3] = {0, 0, 0};
+    WindowParams &w = p.window;
+    // Odd and even outputs (partial edge tiles), one-row outputs, asymmetric padding, and
+    // enough tiles (32) for Winograd to apply.
+    do {
+      w.batch = randomInt(rng, 1, 4);
+      w.channels = randomInt(rng, 16, 40);
+      p.outChannels = randomInt(rng, 16, 40);
+      p.groups = 1;
+      for (int d = 0; d < 3; ++d)
+        w.in[d] = w.out[d] = w.kernel[d] = w.stride[d] = w.dilation[d] = 1;
+      for (int d = 1; d < 3; ++d) {
+        w.kernel[d] = 3;
+        w.padBegin[d] = randomInt(rng, 0, 2);
+        padEnd[d] = randomInt(rng, 0, 2);
+        w.in[d] = randomInt(rng, std::max<int64_t>(1, 3 - w.padBegin[d] - padEnd[d]), 17);
+        w.out[d] = w.in[d] + w.padBegin[d] + padEnd[d] - 2;
+      }
+    } while (!winogradApplies(p));
+    // Small limits: a few tiles per workspace chunk.
+    p.workspaceLimit = trial % 2 ? randomInt(rng, 1, 16384) : 0;
+    REQUIRE(winogradApplies(p));
+    checkConv(rng, p, padEnd, trial % 3 != 0);
+  }
+  SECTION("few channels or tiles, strides and dilations keep im2col") {
+    ConvParams p{};
+    p.window.batch = 1;
+    p.window.channels = p.outChannels = 64;
+    p.groups = 1;
+    for (int d = 0; d < 3; ++d)
+      p.window.in[d] = p.window.out[d] = p.window.kernel[d] = p.window.stride[d] =
+          p.window.dilation[d] = 1;
+    for (int d = 1; d < 3; ++d) {
+      p.window.kernel[d] = 3;
+      p.window.padBegin[d] = 1;
+      p.window.in[d] = p.window.out[d] = 14; // 49 tiles
+    }
+    CHECK(winogradApplies(p));
+    ConvParams small = p;
+    small.window.in[1] = small.window.out[1] = small.window.in[2] = small.window.out[2] = 7;
+    CHECK_FALSE(winogradApplies(small)); // 16 tiles
+    ConvParams narrow = p;
+    narrow.window.channels = 8;
+    CHECK_FALSE(winogradApplies(narrow));
+    ConvParams strided = p;
+    strided.window.stride[2] = 2;
+    CHECK_FALSE(winogradApplies(strided));
+    ConvParams dilated = p;
+    dilated.window.dilation[1] = 2;
+    CHECK_FALSE(winogradApplies(dilated));
+    ConvParams grouped = p;
+    grouped.groups = 2;
+    CHECK_FALSE(winogradApplies(grouped));
+  }
+}
+
+TEST_CASE("Winograd convolution gives the same bits on any thread count", "[conv][threads]") {
+  std::mt19937 rng(12);
+  ConvParams p{};
+  WindowParams &w = p.window;
+  w.batch = 2;
+  w.channels = 24;
+  p.outChannels = 36;
+  p.groups = 1;
+  for (int d = 0; d < 3; ++d)
+    w.in[d] = w.out[d] = w.kernel[d] = w.stride[d] = w.dilation[d] = 1;
+  for (int d = 1; d < 3; ++d) {
+    w.kernel[d] = 3;
+    w.padBegin[d] = 1;
+    w.in[d] = w.out[d] = 23;
+  }
+  p.packedWeights = true;
+  p.workspaceLimit = 0; // 1 MiB: two chunks per thread on every thread count here
+  std::vector<float> x = randomFloats(rng, w.batch * w.channels * 23 * 23);
+  std::vector<float> weight = randomFloats(rng, p.outChannels * w.channels * 9);
+  std::vector<float> bias = randomFloats(rng, p.outChannels);
+  std::vector<float> packed(packedConvWeightBytes(p) / sizeof(float));
+  packConvWeights(p, weight.data(), packed.data());
+  std::vector<float> workspace(convWorkspaceBytes(p) / sizeof(float));
+  std::vector<float> serial(size_t(w.batch * p.outChannels * 23 * 23));
+  convF32(p, x.data(), packed.data(), bias.data(), serial.data(), workspace.data());
+  for (int threads : {2, 3, 5}) {
+    INFO(threads << " threads");
+    ThreadPool *pool = createThreadPool(threads);
+    std::vector<float> y(serial.size());
+    {
+      ThreadScope scope(pool);
+      convF32(p, x.data(), packed.data(), bias.data(), y.data(), workspace.data());
+    }
+    destroyThreadPool(pool);
+    CHECK(y == serial);
   }
 }
 

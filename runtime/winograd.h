@@ -1,0 +1,31 @@
+// Internal to the runtime: 3x3 stride-1 convolutions by Winograd's minimal filtering
+// F(2x2, 3x3). Each 2x2 block of output takes 16 multiplications per input channel instead of
+// 36: the input is cut into overlapping 4x4 tiles, each transformed (B^T d B), multiplied by
+// the transformed weights (G g G^T, computed once, when the compiler packs the weights) as 16
+// GEMMs of (out channels x in channels) by (in channels x tiles), and transformed back
+// (A^T m A). Used only with packed (constant) weights; convF32 otherwise takes im2col.
+#ifndef DLC_RUNTIME_WINOGRAD_H
+#define DLC_RUNTIME_WINOGRAD_H
+
+#include "dlc_runtime.h"
+
+namespace dlc {
+namespace rt {
+
+// The bound on a convolution's workspace, which both algorithms build their blocks within.
+int64_t convWorkspaceLimit(const ConvParams &p);
+
+// Whether p is a convolution the Winograd path takes when its weights are packed.
+bool winogradApplies(const ConvParams &p);
+size_t winogradWeightBytes(const ConvParams &p);
+// Transforms w (out x in x 3 x 3) and packs each of the 16 transformed matrices as sgemm's A.
+void packWinogradWeights(const ConvParams &p, const float *w, float *packed);
+size_t winogradWorkspaceBytes(const ConvParams &p);
+// y = conv(x) + bias, through p's epilogue; `packed` from packWinogradWeights.
+void winogradConvF32(const ConvParams &p, const float *x, const float *packed, const float *bias,
+                     float *y, float *workspace);
+
+} // namespace rt
+} // namespace dlc
+
+#endif
