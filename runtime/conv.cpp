@@ -100,7 +100,7 @@ void col2im(const WindowParams &w, const float *cols, int64_t channels, int64_t 
 // Output rows per im2col chunk: as many as fit the workspace limit, at least one.
 int64_t rowsPerChunk(const ConvParams &p) {
   const WindowParams &w = p.window;
-  const int64_t limit = convWorkspaceLimit(p);
+  const int64_t limit = p.workspaceLimit > 0 ? p.workspaceLimit : int64_t(1) << 20;
   const int64_t rowBytes =
       w.channels / p.groups * product3(w.kernel) * w.out[2] * int64_t(sizeof(float));
   const int64_t rows = w.out[0] * w.out[1];

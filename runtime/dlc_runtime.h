@@ -261,15 +261,16 @@ struct WindowParams {
 struct ConvParams {
   WindowParams window; // window.channels = input channels
   int64_t outChannels, groups;
-  // Bound on the im2col workspace (0: 1 MiB). A larger im2col matrix is built and multiplied
-  // in chunks of output rows, so a big early convolution does not set the arena's peak.
+  // Bound on the workspace (0: 1 MiB for im2col, 4 MiB for Winograd). A larger im2col matrix
+  // or set of Winograd tiles is built and multiplied in pieces, so a big early convolution does
+  // not set the arena's peak.
   int64_t workspaceLimit;
   // The weights come packed by packConvWeights (constant weights, packed by the compiler).
   bool packedWeights;
   Epilogue epilogue; // after the bias
 };
 // Bytes of scratch memory convF32 needs for these parameters (0 when it can skip im2col:
-// pointwise and depthwise convolutions).
+// pointwise and depthwise convolutions), for im2col or Winograd, whichever packedWeights picks.
 size_t convWorkspaceBytes(const ConvParams &p);
 // Whether packing the weights ahead of time pays (not for a few output channels per group),
 // and the packed form: what convF32 reads when p.packedWeights is set.

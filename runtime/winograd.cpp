@@ -24,6 +24,10 @@ constexpr int64_t kMinTilesPerPart = 32;
 // every GEMM tile empty (ResNet's 7x7 maps: 16 tiles).
 constexpr int64_t kMinChannels = 16, kMinTiles = 32;
 
+// Without a limit of the caller's, pieces of tiles fill 4 MiB: the GEMMs are as wide as the
+// pieces, and ResNet-18 ran 5% faster than with im2col's 1 MiB (its arena: 4.2 -> 6.6 MB).
+constexpr int64_t kDefaultWorkspaceBytes = int64_t(4) << 20;
+
 struct Tiling {
   int64_t channels, outChannels, inRows, inCols, outRows, outCols, padTop, padLeft;
   int64_t tileCols, perImage, tiles;
@@ -36,7 +40,8 @@ struct Tiling {
         padTop(p.window.padBegin[1]), padLeft(p.window.padBegin[2]), tileCols((outCols + 1) / 2),
         perImage((outRows + 1) / 2 * tileCols), tiles(p.window.batch * perImage) {
     const int64_t tileBytes = kPositions * (channels + outChannels) * int64_t(sizeof(float));
-    chunk = std::clamp<int64_t>(convWorkspaceLimit(p) / tileBytes, 1, std::max<int64_t>(tiles, 1));
+    const int64_t limit = p.workspaceLimit > 0 ? p.workspaceLimit : kDefaultWorkspaceBytes;
+    chunk = std::clamp<int64_t>(limit / tileBytes, 1, std::max<int64_t>(tiles, 1));
   }
   int64_t inPlane() const { return inRows * inCols; }
   int64_t outPlane() const { return outRows * outCols; }
@@ -257,10 +262,6 @@ int64_t positionFloats(const ConvParams &p) {
 }
 
 } // namespace
-
-int64_t convWorkspaceLimit(const ConvParams &p) {
-  return p.workspaceLimit > 0 ? p.workspaceLimit : int64_t(1) << 20;
-}
 
 bool winogradApplies(const ConvParams &p) {
   const WindowParams &w = p.window;

@@ -12,9 +12,6 @@
 namespace dlc {
 namespace rt {
 
-// The bound on a convolution's workspace, which both algorithms build their blocks within.
-int64_t convWorkspaceLimit(const ConvParams &p);
-
 // Whether p is a convolution the Winograd path takes when its weights are packed.
 bool winogradApplies(const ConvParams &p);
 size_t winogradWeightBytes(const ConvParams &p);

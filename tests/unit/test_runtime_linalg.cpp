@@ -125,8 +125,9 @@ TEST_CASE("sgemm matches a naive product across block edges", "[linalg]") {
 
 TEST_CASE("sgemm split over threads gives the single-thread result bit for bit", "[linalg]") {
   std::mt19937 rng(11);
-  // Wide (split by columns) and tall (split by rows), with edges in every part.
-  for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{37, 301, 129}, {301, 37, 129}}) {
+  // Wide (split by columns) and tall (split by rows), with edges in every part, and large
+  // enough for sgemm to split them (4M multiply-adds).
+  for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{37, 301, 400}, {301, 37, 400}}) {
     std::vector<float> a = randomFloats(rng, m * k), b = randomFloats(rng, k * n);
     std::vector<float> serial(m * n), threaded(m * n);
     sgemm(false, false, m, n, k, 1.0f, a.data(), k, b.data(), n, 0.0f, serial.data(), n);
