@@ -182,6 +182,25 @@ LogicalResult MatMulOp::verify() {
   return checkResultShape(*this, expected);
 }
 
+// A fused activation (dlc-fuse-epilogues) must be one the runtime has, with its parameters.
+static LogicalResult verifyEpilogue(Operation *op) {
+  Attribute attr = op->getAttr(kActivationAttr);
+  if (!attr)
+    return success();
+  auto name = dyn_cast<StringAttr>(attr);
+  auto hasFloat = [&](const char *param) { return isa_and_nonnull<FloatAttr>(op->getAttr(param)); };
+  if (name && (name.getValue() == "relu" || name.getValue() == "sigmoid" ||
+               name.getValue() == "tanh"))
+    return success();
+  if (name && name.getValue() == "leaky_relu" && hasFloat(kActivationAlphaAttr))
+    return success();
+  if (name && name.getValue() == "clip" && hasFloat(kActivationMinAttr) &&
+      hasFloat(kActivationMaxAttr))
+    return success();
+  return op->emitOpError("unknown fused activation ")
+         << attr << " (or its float parameter is missing)";
+}
+
 LogicalResult GemmOp::verify() {
   auto a = tensorType(getA()).getShape(), b = tensorType(getB()).getShape();
   if (a.size() != 2 || b.size() != 2)
@@ -195,6 +214,8 @@ LogicalResult GemmOp::verify() {
     if (failed(c) || (*c)[0] != m || (*c)[1] != n)
       return emitOpError("bias shape does not broadcast to [") << m << "," << n << "]";
   }
+  if (failed(verifyEpilogue(*this)))
+    return failure();
   return checkResultShape(*this, {m, n});
 }
 
@@ -230,6 +251,10 @@ LogicalResult ConvOp::verify() {
            << x[1] << ", weight " << dimsString(w) << ", group " << group;
   if (getBias() && tensorType(getBias()).getShape() != ArrayRef<int64_t>{w[0]})
     return emitOpError("bias must have shape [") << w[0] << "]";
+  if (getResidual() && getResidual().getType() != getType())
+    return emitOpError("residual must have the result's type");
+  if (failed(verifyEpilogue(*this)))
+    return failure();
   auto expected = verifyWindow(*this, x, w.drop_front(2), getStrides(), getPads(),
                                getDilations(), w[0], /*ceilMode=*/false);
   if (failed(expected))

@@ -186,13 +186,22 @@ def Dlc_GemmOp : Dlc_TensorOp<"gemm"> {
 }
 
 def Dlc_ConvOp : Dlc_TensorOp<"conv",
-    [DeclareOpInterfaceMethods<Dlc_WorkspaceInterface>]> {
+    [DeclareOpInterfaceMethods<Dlc_WorkspaceInterface>, AttrSizedOperandSegments]> {
   let summary = "grouped N-d convolution (1 to 3 spatial dims), explicit pads";
-  let description = [{ `pads` holds begin pads for each spatial dim, then end pads. }];
+  let description = [{
+    `pads` holds begin pads for each spatial dim, then end pads. `residual` (the result's type)
+    is a fused Add (dlc-fuse-epilogues): the result is conv + bias + residual, then the fused
+    activation; it is never the same buffer as the result.
+  }];
   let arguments = (ins Dlc_F32Tensor:$input, Dlc_F32Tensor:$weight,
-                   Optional<Dlc_F32Tensor>:$bias, DenseI64ArrayAttr:$strides,
-                   DenseI64ArrayAttr:$pads, DenseI64ArrayAttr:$dilations, I64Attr:$group);
+                   Optional<Dlc_F32Tensor>:$bias, Optional<Dlc_F32Tensor>:$residual,
+                   DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
+                   DenseI64ArrayAttr:$dilations, I64Attr:$group);
   let results = (outs Dlc_F32Tensor:$output);
+  let assemblyFormat = [{
+    $input `,` $weight (`,` $bias^)? (`residual` $residual^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
   let hasVerifier = 1;
 }
 

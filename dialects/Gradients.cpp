@@ -218,6 +218,9 @@ LogicalResult gemmGradient(GemmOp op, GradientContext &g) {
 }
 
 LogicalResult convGradient(ConvOp op, GradientContext &g) {
+  // dlc-fuse-epilogues runs after autodiff; its fused ops have no gradient of their own.
+  if (op.getResidual() || op->hasAttr(kActivationAttr))
+    return op.emitOpError("with a fused epilogue has no gradient");
   g.set(0, [&] {
     return g.create<ConvGradInputOp>(op.getInput().getType(), g.grad, op.getWeight(),
                                      op.getStridesAttr(), op.getPadsAttr(),
@@ -245,7 +248,7 @@ LogicalResult convGradient(ConvOp op, GradientContext &g) {
 // exchanged.
 LogicalResult convGradInputGradient(ConvGradInputOp op, GradientContext &g) {
   g.set(0, [&] {
-    return g.create<ConvOp>(op.getGrad().getType(), g.grad, op.getWeight(), Value(),
+    return g.create<ConvOp>(op.getGrad().getType(), g.grad, op.getWeight(), Value(), Value(),
                             op.getStridesAttr(), op.getPadsAttr(), op.getDilationsAttr(),
                             op.getGroupAttr());
   });

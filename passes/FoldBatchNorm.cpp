@@ -33,8 +33,10 @@ bool isConstant(Value v) { return v && v.getDefiningOp<dlc::ConstantOp>(); }
 void fold(dlc::BatchNormOp bn) {
   auto conv = bn.getInput().getDefiningOp<dlc::ConvOp>();
   // Batch statistics depend on the input: nothing to fold.
-  if (bn->hasAttr(dlc::kBatchStatisticsAttr) || !conv || !conv->hasOneUse() || !isConstant(conv.getWeight()) ||
-      (conv.getBias() && !isConstant(conv.getBias())))
+  // A fused residual or activation comes before the batch norm, so it cannot fold.
+  if (bn->hasAttr(dlc::kBatchStatisticsAttr) || !conv || !conv->hasOneUse() ||
+      !isConstant(conv.getWeight()) || (conv.getBias() && !isConstant(conv.getBias())) ||
+      conv.getResidual() || conv->hasAttr(dlc::kActivationAttr))
     return;
   for (Value param : {bn.getScale(), bn.getBias(), bn.getMean(), bn.getVariance()})
     if (!isConstant(param))
@@ -61,7 +63,7 @@ void fold(dlc::BatchNormOp bn) {
                                              "folded_bias");
   // The folded op keeps the batch norm's location: its result is the batch norm's value.
   auto folded = b.create<dlc::ConvOp>(bn.getLoc(), bn.getType(), conv.getInput(), newWeight,
-                                      newBias, conv.getStridesAttr(), conv.getPadsAttr(),
+                                      newBias, Value(), conv.getStridesAttr(), conv.getPadsAttr(),
                                       conv.getDilationsAttr(), conv.getGroupAttr());
   bn.replaceAllUsesWith(folded.getResult());
   bn.erase();

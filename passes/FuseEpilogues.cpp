@@ -12,40 +12,79 @@ using namespace mlir;
 
 namespace {
 
+bool isF32(Value v) { return cast<RankedTensorType>(v.getType()).getElementType().isF32(); }
+
+// The conv (used only by `add`) and the residual it can take over from `add`, if any.
+std::optional<std::pair<dlc::ConvOp, Value>> residualFusion(dlc::AddOp add) {
+  for (unsigned i = 0; i < 2; ++i) {
+    Value convResult = add->getOperand(i), residual = add->getOperand(1 - i);
+    auto conv = convResult.getDefiningOp<dlc::ConvOp>();
+    if (conv && convResult.hasOneUse() && !conv.getResidual() &&
+        !conv->hasAttr(dlc::kActivationAttr) && conv->getBlock() == add->getBlock() &&
+        convResult.getType() == add.getType() && residual.getType() == add.getType() &&
+        isF32(residual))
+      return std::make_pair(conv, residual);
+  }
+  return std::nullopt;
+}
+
+void fuseResidual(dlc::AddOp add, dlc::ConvOp conv, Value residual) {
+  // The residual may be computed after the conv; the conv's own operands all come before it.
+  conv->moveBefore(add);
+  conv.getResidualMutable().assign(residual);
+  add.getResult().replaceAllUsesWith(conv.getResult());
+  add.erase();
+}
+
 // The convolution or Gemm whose only use is `activation`'s input, if any.
 Operation *fusableProducer(Operation *activation) {
   Value input = activation->getOperand(0);
   Operation *producer = input.getDefiningOp();
   if (!producer || !isa<dlc::ConvOp, dlc::GemmOp>(producer) || !input.hasOneUse() ||
-      producer->hasAttr(dlc::kActivationAttr) || input.getType() != activation->getResult(0).getType() ||
-      !cast<RankedTensorType>(input.getType()).getElementType().isF32())
+      producer->hasAttr(dlc::kActivationAttr) ||
+      input.getType() != activation->getResult(0).getType() || !isF32(input))
     return nullptr;
   return producer;
 }
 
-void fuse(Operation *activation, Operation *producer) {
+void fuseActivation(Operation *activation, Operation *producer) {
   Builder b(activation->getContext());
+  StringRef name;
   if (auto clip = dyn_cast<dlc::ClipOp>(activation)) {
-    producer->setAttr(dlc::kActivationAttr, b.getStringAttr("clip"));
+    name = "clip";
     producer->setAttr(dlc::kActivationMinAttr, clip.getMinAttr());
     producer->setAttr(dlc::kActivationMaxAttr, clip.getMaxAttr());
+  } else if (auto leaky = dyn_cast<dlc::LeakyReluOp>(activation)) {
+    name = "leaky_relu";
+    producer->setAttr(dlc::kActivationAlphaAttr, leaky.getAlphaAttr());
+  } else if (isa<dlc::SigmoidOp>(activation)) {
+    name = "sigmoid";
+  } else if (isa<dlc::TanhOp>(activation)) {
+    name = "tanh";
   } else {
-    producer->setAttr(dlc::kActivationAttr, b.getStringAttr("relu"));
+    name = "relu";
   }
+  producer->setAttr(dlc::kActivationAttr, b.getStringAttr(name));
   activation->getResult(0).replaceAllUsesWith(producer->getResult(0));
   activation->erase();
 }
 
 struct FuseEpiloguesPass : dlc::impl::FuseEpiloguesBase<FuseEpiloguesPass> {
   void runOnOperation() override {
+    SmallVector<dlc::AddOp> adds;
+    getOperation().walk([&](dlc::AddOp add) { adds.push_back(add); });
+    for (dlc::AddOp add : adds)
+      if (auto fusion = residualFusion(add))
+        fuseResidual(add, fusion->first, fusion->second);
+
     SmallVector<std::pair<Operation *, Operation *>> fusions;
     getOperation().walk([&](Operation *op) {
-      if (isa<dlc::ReluOp, dlc::ClipOp>(op))
+      if (isa<dlc::ReluOp, dlc::ClipOp, dlc::LeakyReluOp, dlc::SigmoidOp, dlc::TanhOp>(op))
         if (Operation *producer = fusableProducer(op))
           fusions.push_back({op, producer});
     });
     for (auto [activation, producer] : fusions)
-      fuse(activation, producer);
+      fuseActivation(activation, producer);
   }
 };
 

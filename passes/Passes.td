@@ -14,13 +14,17 @@ def FoldBatchNorm : Pass<"dlc-fold-batch-norm", "mlir::func::FuncOp"> {
 }
 
 def FuseEpilogues : Pass<"dlc-fuse-epilogues", "mlir::func::FuncOp"> {
-  let summary = "Make a Relu or Clip the epilogue of the convolution or Gemm that feeds it";
+  let summary = "Make residual adds and activations the epilogue of the conv or Gemm feeding them";
   let description = [{
-    A `dlc.relu` or `dlc.clip` whose input is a float32 `dlc.conv` or `dlc.gemm` used only by
-    it disappears: the producer gets `dlc.activation = "relu"` (or `"clip"` with
-    `dlc.activation_min` / `dlc.activation_max`) and computes the activation's value itself,
-    while its output is still in cache. The producer keeps its location. Run it after
-    autodiff: a gradient built from a fused op would ignore its epilogue.
+    First, a float32 `dlc.add` of a `dlc.conv` used only by it and another value of the same
+    type (no broadcast: a residual connection) disappears: the conv moves to the add's place
+    and takes that value as its `residual` operand. Then a `dlc.relu`, `dlc.clip`,
+    `dlc.leaky_relu`, `dlc.sigmoid` or `dlc.tanh` whose input is a float32 `dlc.conv` or
+    `dlc.gemm` used only by it disappears: the producer gets `dlc.activation` (with
+    `dlc.activation_min` / `dlc.activation_max` for clip, `dlc.activation_alpha` for leaky
+    relu) and computes the value itself, while its output is still in cache. So ResNet's
+    conv + add + relu is one op. The producer keeps its location. Run it after autodiff: a
+    fused op has no gradient, and the single-use rule keeps every value a gradient reads.
   }];
   let dependentDialects = ["dlc::DlcDialect"];
 }

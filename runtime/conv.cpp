@@ -118,6 +118,21 @@ template <typename F> void forEachRowChunk(const ConvParams &p, F f) {
 // Columns of output below which a thread's share of a convolution is mostly edge tiles.
 constexpr int64_t kMinColumnsPerThread = 128;
 
+// One output row of n floats: + bias, + the fused residual's row (if any), then the fused
+// activation, in the order of the unfused Conv (bias inside), Add and activation.
+void finishRow(const Epilogue &epilogue, const float *bias, const float *residual, float *row,
+               int64_t n) {
+  if (bias) {
+    const float b = *bias;
+    for (int64_t i = 0; i < n; ++i)
+      row[i] += b;
+  }
+  if (residual)
+    for (int64_t i = 0; i < n; ++i)
+      row[i] += residual[i];
+  applyEpilogue(epilogue, row, n);
+}
+
 // Per-group matrix shapes: the weights of a group are outPerGroup x k, its input planes
 // (im2col'ed) k x outPlane, its output outPerGroup x outPlane.
 struct GroupShape {
@@ -155,7 +170,7 @@ size_t im2colWorkspaceBytes(const ConvParams &p) {
 // output row sums bias and taps in a fixed order, along rows of x that the compiler
 // vectorises when the stride is 1.
 void depthwiseConvF32(const ConvParams &p, const float *x, const float *w, const float *bias,
-                      float *y) {
+                      const float *residual, float *y) {
   const WindowParams &win = p.window;
   const int64_t multiplier = p.outChannels / p.groups;
   const int64_t inPlane = win.in[1] * win.in[2], outPlane = win.out[1] * win.out[2];
@@ -179,7 +194,8 @@ void depthwiseConvF32(const ConvParams &p, const float *x, const float *w, const
             yrow[o2] += weight * xrow[o2 * stride2];
         }
       });
-      applyEpilogue(p.epilogue, ym, outPlane);
+      finishRow(p.epilogue, nullptr, residual ? residual + plane * outPlane : nullptr, ym,
+                outPlane);
     }
   });
 }
@@ -215,14 +231,14 @@ void packConvWeights(const ConvParams &p, const float *w, float *packed) {
     packGemmA(false, s.outPerGroup, s.k, w + s.wOffset(g), s.k, packed + g * groupFloats);
 }
 
-void convF32(const ConvParams &p, const float *x, const float *w, const float *bias, float *y,
-             float *workspace) {
+void convF32(const ConvParams &p, const float *x, const float *w, const float *bias,
+             const float *residual, float *y, float *workspace) {
   if (isDepthwise(p)) {
-    depthwiseConvF32(p, x, w, bias, y);
+    depthwiseConvF32(p, x, w, bias, residual, y);
     return;
   }
   if (p.packedWeights && winogradApplies(p)) {
-    winogradConvF32(p, x, w, bias, y, workspace);
+    winogradConvF32(p, x, w, bias, residual, y, workspace);
     return;
   }
   const GroupShape s(p);
@@ -265,17 +281,13 @@ void convF32(const ConvParams &p, const float *x, const float *w, const float *b
           });
         });
       }
-      if (bias || p.epilogue.activation != Activation::None) {
+      if (bias || residual || p.epilogue.activation != Activation::None) {
+        const float *residualGroup = residual ? residual + s.yOffset(p, n, g) : nullptr;
         parallelFor(s.outPerGroup, 1, [&](int64_t begin, int64_t end) {
-          for (int64_t m = begin; m < end; ++m) {
-            float *row = yg + m * s.outPlane;
-            if (bias) {
-              const float b = bias[g * s.outPerGroup + m];
-              for (int64_t i = 0; i < s.outPlane; ++i)
-                row[i] += b;
-            }
-            applyEpilogue(p.epilogue, row, s.outPlane);
-          }
+          for (int64_t m = begin; m < end; ++m)
+            finishRow(p.epilogue, bias ? bias + g * s.outPerGroup + m : nullptr,
+                      residualGroup ? residualGroup + m * s.outPlane : nullptr,
+                      yg + m * s.outPlane, s.outPlane);
         });
       }
     }

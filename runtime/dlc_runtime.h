@@ -128,11 +128,19 @@ enum class UnaryKind {
 template <typename T> void unary(UnaryKind kind, const T *x, T *y, int64_t n);
 void clipF32(const float *x, float *y, int64_t n, float lo, float hi);
 // An activation fused into the op that produces its input (the fuse pass), applied in place
-// to that op's output as Relu or clipF32 would.
-enum class Activation : int32_t { None = 0, Relu = 1, Clip = 2 };
+// to that op's output as the unfused op would (the same kernels: the same bits).
+enum class Activation : int32_t {
+  None = 0,
+  Relu = 1,
+  Clip = 2,
+  LeakyRelu = 3,
+  Sigmoid = 4,
+  Tanh = 5,
+};
 struct Epilogue {
   Activation activation;
   float min, max; // Clip's bounds
+  float alpha;    // LeakyRelu's slope
 };
 void applyEpilogue(const Epilogue &epilogue, float *y, int64_t n);
 void leakyReluF32(const float *x, float *y, int64_t n, float alpha);
@@ -277,8 +285,10 @@ size_t convWorkspaceBytes(const ConvParams &p);
 bool convPacksWeights(const ConvParams &p);
 size_t packedConvWeightBytes(const ConvParams &p);
 void packConvWeights(const ConvParams &p, const float *w, float *packed);
-void convF32(const ConvParams &p, const float *x, const float *w, const float *bias, float *y,
-             float *workspace);
+// y = activation(conv(x, w) + bias + residual); bias and residual may be null. The residual
+// (y's shape; a fused Add) must not overlap y.
+void convF32(const ConvParams &p, const float *x, const float *w, const float *bias,
+             const float *residual, float *y, float *workspace);
 // Gradients of convF32 from dy: dx (all of it written) and dw (summed over the batch). Each
 // holds im2col chunks in its workspace under the same limit (0 for a pointwise convolution;
 // depthwise ones need it although convF32 does not).

@@ -397,10 +397,20 @@ void clipF32(const float *x, float *y, int64_t n, float lo, float hi) {
 }
 
 void applyEpilogue(const Epilogue &epilogue, float *y, int64_t n) {
-  if (epilogue.activation == Activation::Relu)
-    unary(UnaryKind::Relu, y, y, n);
-  else if (epilogue.activation == Activation::Clip)
-    clipF32(y, y, n, epilogue.min, epilogue.max);
+  switch (epilogue.activation) {
+  case Activation::None:
+    return;
+  case Activation::Relu:
+    return unary(UnaryKind::Relu, y, y, n);
+  case Activation::Clip:
+    return clipF32(y, y, n, epilogue.min, epilogue.max);
+  case Activation::LeakyRelu:
+    return leakyReluF32(y, y, n, epilogue.alpha);
+  case Activation::Sigmoid:
+    return unary(UnaryKind::Sigmoid, y, y, n);
+  case Activation::Tanh:
+    return unary(UnaryKind::Tanh, y, y, n);
+  }
 }
 
 void leakyReluF32(const float *x, float *y, int64_t n, float alpha) {

@@ -179,55 +179,77 @@ void transformInput(const Tiling &s, const float *x, int64_t t0, int64_t t1, flo
   }
 }
 
-// The 2x2 output tile A^T m A + bias of the products m, clamped to [lo, hi] (the epilogue;
-// in the order of clipF32 and Relu, so NaN passes through as it does there).
-template <typename T>
-inline void transformOutputTile(const T (&m)[16], float bias, float lo, float hi, T (&y)[2][2]) {
+// The 2x2 output tile A^T m A + bias of the products m.
+template <typename T> inline void transformOutputTile(const T (&m)[16], float bias, T (&y)[2][2]) {
   T r[2][4]; // A^T m
   for (int j = 0; j < 4; ++j) {
     r[0][j] = m[j] + m[4 + j] + m[8 + j];
     r[1][j] = m[4 + j] - m[8 + j] - m[12 + j];
   }
   for (int i = 0; i < 2; ++i) {
-    const T row[2] = {r[i][0] + r[i][1] + r[i][2], r[i][1] - r[i][2] - r[i][3]};
-    for (int j = 0; j < 2; ++j) {
-      const T sum = row[j] + bias;
-      const T value = sum < lo ? lo : sum;
-      y[i][j] = value > hi ? hi : value;
-    }
+    y[i][0] = r[i][0] + r[i][1] + r[i][2] + bias;
+    y[i][1] = r[i][1] - r[i][2] - r[i][3] + bias;
   }
 }
 
-// Writes `count` whole output tiles of one tile row: tile q's rows start at origin + 2 * q.
+// What the output transform does to each output after the bias: adds the fused residual (if
+// any) and clamps to [lo, hi] (Relu, Clip, or nothing) in the order of clipF32 and Relu, so
+// NaN passes through as it does there. Other activations run over the finished output.
+struct Finish {
+  float lo, hi;
+  template <typename T> T operator()(T value, const float *residual) const;
+};
+template <> inline float Finish::operator()(float value, const float *residual) const {
+  if (residual)
+    value += *residual;
+  value = value < lo ? lo : value;
+  return value > hi ? hi : value;
+}
+template <> inline Lanes Finish::operator()(Lanes value, const float *residual) const {
+  if (residual)
+    value += loadLanes(residual);
+  value = value < lo ? lo : value;
+  return value > hi ? hi : value;
+}
+
+// Writes `count` whole output tiles of one tile row: tile q's rows start at origin + 2 * q
+// (and its residual's at residual + 2 * q).
 void transformWholeTiles(const float *__restrict m, int64_t stride, int64_t count, float bias,
-                         float lo, float hi, float *__restrict origin, int64_t outCols) {
+                         const Finish &finish, const float *__restrict residual,
+                         float *__restrict origin, int64_t outCols) {
+  auto at = [&](const float *row, int64_t offset) { return row ? row + offset : nullptr; };
   int64_t q = 0;
   for (; q + kLanes <= count; q += kLanes) {
     Lanes products[16], y[2][2];
     for (int pos = 0; pos < 16; ++pos)
       products[pos] = loadLanes(m + pos * stride + q);
-    transformOutputTile(products, bias, lo, hi, y);
+    transformOutputTile(products, bias, y);
     // Tile q + l's two columns are output columns 2 (q + l) and 2 (q + l) + 1.
     for (int i = 0; i < 2; ++i) {
-      float *row = origin + i * outCols + 2 * q;
-      storeLanes(row, __builtin_shufflevector(y[i][0], y[i][1], 0, 4, 1, 5));
-      storeLanes(row + kLanes, __builtin_shufflevector(y[i][0], y[i][1], 2, 6, 3, 7));
+      const int64_t offset = i * outCols + 2 * q;
+      storeLanes(origin + offset, finish(__builtin_shufflevector(y[i][0], y[i][1], 0, 4, 1, 5),
+                                         at(residual, offset)));
+      storeLanes(origin + offset + kLanes,
+                 finish(__builtin_shufflevector(y[i][0], y[i][1], 2, 6, 3, 7),
+                        at(residual, offset + kLanes)));
     }
   }
   for (; q < count; ++q) {
     float products[16], y[2][2];
     for (int pos = 0; pos < 16; ++pos)
       products[pos] = m[pos * stride + q];
-    transformOutputTile(products, bias, lo, hi, y);
+    transformOutputTile(products, bias, y);
     for (int i = 0; i < 2; ++i)
-      for (int j = 0; j < 2; ++j)
-        origin[i * outCols + 2 * q + j] = y[i][j];
+      for (int j = 0; j < 2; ++j) {
+        const int64_t offset = i * outCols + 2 * q + j;
+        origin[offset] = finish(y[i][j], at(residual, offset));
+      }
   }
 }
 
 // y's 2x2 tiles t0..t1 from m[pos][k][t - t0], the products of output channel k.
 void transformOutput(const Tiling &s, const float *m, int64_t t0, int64_t t1, const float *bias,
-                     float lo, float hi, float *y) {
+                     const Finish &finish, const float *residual, float *y) {
   const int64_t nt = t1 - t0, positionStride = s.outChannels * nt;
   const int64_t wholeCols = s.outCols / 2; // tile columns with both output columns
   for (int64_t k = 0; k < s.outChannels; ++k) {
@@ -235,23 +257,30 @@ void transformOutput(const Tiling &s, const float *m, int64_t t0, int64_t t1, co
     const float *mk = m + k * nt;
     forEachTileRun(s, t0, t1,
                    [&](int64_t t, int64_t n, int64_t tileRow, int64_t tileCol, int64_t count) {
-                     float *plane = y + (n * s.outChannels + k) * s.outPlane();
+                     const int64_t planeOffset = (n * s.outChannels + k) * s.outPlane();
+                     float *plane = y + planeOffset;
+                     const float *residualPlane = residual ? residual + planeOffset : nullptr;
                      const int64_t oy0 = 2 * tileRow;
                      int64_t whole = 0;
                      if (oy0 + 2 <= s.outRows) {
                        whole = std::clamp<int64_t>(wholeCols - tileCol, 0, count);
-                       transformWholeTiles(mk + (t - t0), positionStride, whole, b, lo, hi,
-                                           plane + oy0 * s.outCols + 2 * tileCol, s.outCols);
+                       const int64_t origin = oy0 * s.outCols + 2 * tileCol;
+                       transformWholeTiles(mk + (t - t0), positionStride, whole, b, finish,
+                                           residualPlane ? residualPlane + origin : nullptr,
+                                           plane + origin, s.outCols);
                      }
                      for (int64_t q = whole; q < count; ++q) {
                        float products[16], tile[2][2];
                        for (int pos = 0; pos < 16; ++pos)
                          products[pos] = mk[pos * positionStride + (t - t0) + q];
-                       transformOutputTile(products, b, lo, hi, tile);
+                       transformOutputTile(products, b, tile);
                        const int64_t ox0 = 2 * (tileCol + q);
                        for (int i = 0; i < 2 && oy0 + i < s.outRows; ++i)
-                         for (int j = 0; j < 2 && ox0 + j < s.outCols; ++j)
-                           plane[(oy0 + i) * s.outCols + ox0 + j] = tile[i][j];
+                         for (int j = 0; j < 2 && ox0 + j < s.outCols; ++j) {
+                           const int64_t offset = (oy0 + i) * s.outCols + ox0 + j;
+                           plane[offset] =
+                               finish(tile[i][j], residualPlane ? residualPlane + offset : nullptr);
+                         }
                      }
                    });
   }
@@ -309,13 +338,15 @@ size_t winogradWorkspaceBytes(const ConvParams &p) {
 }
 
 void winogradConvF32(const ConvParams &p, const float *x, const float *packed, const float *bias,
-                     float *y, float *workspace) {
+                     const float *residual, float *y, float *workspace) {
   const Tiling s(p);
-  float lo = -std::numeric_limits<float>::infinity(), hi = -lo;
-  if (p.epilogue.activation == Activation::Relu)
-    lo = 0.0f;
-  else if (p.epilogue.activation == Activation::Clip)
-    lo = p.epilogue.min, hi = p.epilogue.max;
+  const float infinity = std::numeric_limits<float>::infinity();
+  Finish finish{-infinity, infinity};
+  const Activation activation = p.epilogue.activation;
+  if (activation == Activation::Relu)
+    finish.lo = 0.0f;
+  else if (activation == Activation::Clip)
+    finish = {p.epilogue.min, p.epilogue.max};
   const int64_t uFloats = positionFloats(p);
 
   // Tiles [t0, t1), their matrices in `block`.
@@ -326,7 +357,7 @@ void winogradConvF32(const ConvParams &p, const float *x, const float *packed, c
     for (int64_t pos = 0; pos < kPositions; ++pos)
       sgemmPackedA(s.outChannels, nt, s.channels, 1.0f, packed + pos * uFloats, false,
                    v + pos * s.channels * nt, nt, 0.0f, m + pos * s.outChannels * nt, nt);
-    transformOutput(s, m, t0, t1, bias, lo, hi, y);
+    transformOutput(s, m, t0, t1, bias, finish, residual, y);
   };
 
   // Each thread takes a contiguous run of tiles and its own share of the workspace, in which
@@ -345,6 +376,11 @@ void winogradConvF32(const ConvParams &p, const float *x, const float *packed, c
                       first + (last - first) * (piece + 1) / pieces, workspace + part * partFloats);
     }
   });
+  if (activation != Activation::None && activation != Activation::Relu &&
+      activation != Activation::Clip)
+    parallelFor(p.window.batch * s.outChannels, 1, [&](int64_t begin, int64_t end) {
+      applyEpilogue(p.epilogue, y + begin * s.outPlane(), (end - begin) * s.outPlane());
+    });
 }
 
 } // namespace rt

@@ -18,9 +18,9 @@ size_t winogradWeightBytes(const ConvParams &p);
 // Transforms w (out x in x 3 x 3) and packs each of the 16 transformed matrices as sgemm's A.
 void packWinogradWeights(const ConvParams &p, const float *w, float *packed);
 size_t winogradWorkspaceBytes(const ConvParams &p);
-// y = conv(x) + bias, through p's epilogue; `packed` from packWinogradWeights.
+// convF32 for winogradApplies(p) and `packed` from packWinogradWeights.
 void winogradConvF32(const ConvParams &p, const float *x, const float *packed, const float *bias,
-                     float *y, float *workspace);
+                     const float *residual, float *y, float *workspace);
 
 } // namespace rt
 } // namespace dlc

@@ -5,6 +5,7 @@
 #include "compiler/codegen/Emitter.h"
 #include "dialects/DlcDialect.h"
 
+#include "llvm/ADT/StringSwitch.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
@@ -93,24 +94,36 @@ std::string floatLiteral(double value) {
 }
 
 dlc::rt::Epilogue epilogueOf(Operation *op) {
-  dlc::rt::Epilogue epilogue{dlc::rt::Activation::None, 0.0f, 0.0f};
+  using dlc::rt::Activation;
+  dlc::rt::Epilogue epilogue{Activation::None, 0.0f, 0.0f, 0.0f};
   auto activation = op->getAttrOfType<StringAttr>(kActivationAttr);
   if (!activation)
     return epilogue;
-  if (activation.getValue() == "relu") {
-    epilogue.activation = dlc::rt::Activation::Relu;
-  } else {
-    epilogue.activation = dlc::rt::Activation::Clip;
-    epilogue.min = op->getAttrOfType<FloatAttr>(kActivationMinAttr).getValueAsDouble();
-    epilogue.max = op->getAttrOfType<FloatAttr>(kActivationMaxAttr).getValueAsDouble();
+  auto param = [&](const char *name) {
+    return float(op->getAttrOfType<FloatAttr>(name).getValueAsDouble());
+  };
+  // The op's verifier has checked the name and its parameters.
+  epilogue.activation = llvm::StringSwitch<Activation>(activation.getValue())
+                            .Case("relu", Activation::Relu)
+                            .Case("clip", Activation::Clip)
+                            .Case("leaky_relu", Activation::LeakyRelu)
+                            .Case("sigmoid", Activation::Sigmoid)
+                            .Case("tanh", Activation::Tanh)
+                            .Default(Activation::None);
+  if (epilogue.activation == Activation::Clip) {
+    epilogue.min = param(kActivationMinAttr);
+    epilogue.max = param(kActivationMaxAttr);
+  } else if (epilogue.activation == Activation::LeakyRelu) {
+    epilogue.alpha = param(kActivationAlphaAttr);
   }
   return epilogue;
 }
 
 std::string epilogueLiteral(const dlc::rt::Epilogue &epilogue) {
-  static const char *const names[] = {"None", "Relu", "Clip"};
+  static const char *const names[] = {"None", "Relu", "Clip", "LeakyRelu", "Sigmoid", "Tanh"};
   return std::string("{dlc::rt::Activation::") + names[int(epilogue.activation)] + ", " +
-         floatLiteral(epilogue.min) + ", " + floatLiteral(epilogue.max) + "}";
+         floatLiteral(epilogue.min) + ", " + floatLiteral(epilogue.max) + ", " +
+         floatLiteral(epilogue.alpha) + "}";
 }
 
 int64_t product(ArrayRef<int64_t> dims) {

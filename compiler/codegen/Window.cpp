@@ -33,6 +33,7 @@ LogicalResult emitConv(Operation *op, KernelEmitter &e) {
   e.line("dlc::rt::convF32(params, " + e.ptr(conv.getInput()) + ", " +
          (packing ? e.packedWeight(weightUse, *packing) : e.ptr(conv.getWeight())) + ", " +
          (conv.getBias() ? e.ptr(conv.getBias()) : "nullptr") + ", " +
+         (conv.getResidual() ? e.ptr(conv.getResidual()) : "nullptr") + ", " +
          e.ptr(conv.getOutput()) + ", " + e.workspace(op) + ");");
   return success();
 }

@@ -201,7 +201,7 @@ TEST_CASE("conv backward is the gradient of convF32", "[grad][conv]") {
   std::vector<float> workspace(convWorkspaceBytes(p) / sizeof(float));
   auto conv = [&](const std::vector<float> &xv, const std::vector<float> &wv) {
     std::vector<float> y(dy.size());
-    convF32(p, xv.data(), wv.data(), nullptr, y.data(), workspace.data());
+    convF32(p, xv.data(), wv.data(), nullptr, nullptr, y.data(), workspace.data());
     return y;
   };
   std::vector<float> dx(x.size()), dw(weight.size());

@@ -45,7 +45,8 @@ void checkConv(std::mt19937 &rng, const ConvParams &p, const int64_t padEnd[3], 
   // Sentinels after the workspace detect writes past the size it asked for.
   const size_t wsFloats = wsBytes / sizeof(float);
   std::vector<float> workspace(wsFloats + 16, 12345.0f);
-  convF32(p, x.data(), weight.data(), withBias ? bias.data() : nullptr, y.data(), workspace.data());
+  convF32(p, x.data(), weight.data(), withBias ? bias.data() : nullptr, nullptr, y.data(),
+          workspace.data());
   for (size_t i = wsFloats; i < workspace.size(); ++i)
     REQUIRE(workspace[i] == 12345.0f);
 
@@ -89,30 +90,57 @@ void checkConv(std::mt19937 &rng, const ConvParams &p, const int64_t padEnd[3], 
     packed.assign(packedConvWeightBytes(p) / sizeof(float), 12345.0f);
     packConvWeights(p, weight.data(), packed.data());
   }
-  // Fused activations (dlc-fuse-epilogues) clamp after the bias.
-  for (Epilogue epilogue : {Epilogue{Activation::None, 0.0f, 0.0f},
-                            Epilogue{Activation::Relu, 0.0f, 0.0f},
-                            Epilogue{Activation::Clip, -0.5f, 0.7f}}) {
-    const double lo = epilogue.activation == Activation::Clip ? epilogue.min
-                      : epilogue.activation == Activation::Relu ? 0.0
-                                                                : -HUGE_VAL;
-    const double hi = epilogue.activation == Activation::Clip ? epilogue.max : HUGE_VAL;
-    std::vector<double> clamped(want.size());
-    for (size_t i = 0; i < want.size(); ++i)
-      clamped[i] = std::min(std::max(want[i], lo), hi);
-    for (bool packedWeights : {false, true}) {
-      if (packedWeights && packed.empty())
-        continue;
-      INFO("epilogue " << int(epilogue.activation) << " packed weights " << packedWeights);
-      ConvParams fused = p;
-      fused.epilogue = epilogue;
-      fused.packedWeights = packedWeights;
-      std::vector<float> yFused(y.size());
-      convF32(fused, x.data(), packedWeights ? packed.data() : weight.data(),
-              withBias ? bias.data() : nullptr, yFused.data(), workspace.data());
-      requireClose(yFused, clamped, 1e-4, 1e-6, &scale);
-      for (size_t i = wsFloats; i < workspace.size(); ++i)
-        REQUIRE(workspace[i] == 12345.0f);
+  // Fused residual adds and activations (dlc-fuse-epilogues) apply after the bias, in that
+  // order.
+  const std::vector<float> residual = randomFloats(rng, y.size());
+  for (Epilogue epilogue : {Epilogue{Activation::None, 0.0f, 0.0f, 0.0f},
+                            Epilogue{Activation::Relu, 0.0f, 0.0f, 0.0f},
+                            Epilogue{Activation::Clip, -0.5f, 0.7f, 0.0f},
+                            Epilogue{Activation::LeakyRelu, 0.0f, 0.0f, 0.1f},
+                            Epilogue{Activation::Sigmoid, 0.0f, 0.0f, 0.0f},
+                            Epilogue{Activation::Tanh, 0.0f, 0.0f, 0.0f}}) {
+    for (bool withResidual : {false, true}) {
+      std::vector<double> expected(want.size()), expectedScale(want.size());
+      for (size_t i = 0; i < want.size(); ++i) {
+        const double v = want[i] + (withResidual ? residual[i] : 0.0);
+        expectedScale[i] = scale[i] + (withResidual ? std::fabs(residual[i]) : 0.0);
+        switch (epilogue.activation) {
+        case Activation::None:
+          expected[i] = v;
+          break;
+        case Activation::Relu:
+          expected[i] = std::max(v, 0.0);
+          break;
+        case Activation::Clip:
+          expected[i] = std::min(std::max(v, double(epilogue.min)), double(epilogue.max));
+          break;
+        case Activation::LeakyRelu:
+          expected[i] = v < 0.0 ? epilogue.alpha * v : v;
+          break;
+        case Activation::Sigmoid:
+          expected[i] = 1.0 / (1.0 + std::exp(-v));
+          break;
+        case Activation::Tanh:
+          expected[i] = std::tanh(v);
+          break;
+        }
+      }
+      for (bool packedWeights : {false, true}) {
+        if (packedWeights && packed.empty())
+          continue;
+        INFO("epilogue " << int(epilogue.activation) << " residual " << withResidual
+                         << " packed weights " << packedWeights);
+        ConvParams fused = p;
+        fused.epilogue = epilogue;
+        fused.packedWeights = packedWeights;
+        std::vector<float> yFused(y.size());
+        convF32(fused, x.data(), packedWeights ? packed.data() : weight.data(),
+                withBias ? bias.data() : nullptr, withResidual ? residual.data() : nullptr,
+                yFused.data(), workspace.data());
+        requireClose(yFused, expected, 1e-4, 1e-6, &expectedScale);
+        for (size_t i = wsFloats; i < workspace.size(); ++i)
+          REQUIRE(workspace[i] == 12345.0f);
+      }
     }
   }
 }
@@ -311,14 +339,14 @@ TEST_CASE("Winograd convolution gives the same bits on any thread count", "[conv
   packConvWeights(p, weight.data(), packed.data());
   std::vector<float> workspace(convWorkspaceBytes(p) / sizeof(float));
   std::vector<float> serial(size_t(w.batch * p.outChannels * 23 * 23));
-  convF32(p, x.data(), packed.data(), bias.data(), serial.data(), workspace.data());
+  convF32(p, x.data(), packed.data(), bias.data(), nullptr, serial.data(), workspace.data());
   for (int threads : {2, 3, 5}) {
     INFO(threads << " threads");
     ThreadPool *pool = createThreadPool(threads);
     std::vector<float> y(serial.size());
     {
       ThreadScope scope(pool);
-      convF32(p, x.data(), packed.data(), bias.data(), y.data(), workspace.data());
+      convF32(p, x.data(), packed.data(), bias.data(), nullptr, y.data(), workspace.data());
     }
     destroyThreadPool(pool);
     CHECK(y == serial);

@@ -32,6 +32,30 @@ func.func @bad_group(%x: tensor<1x4x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor
 
 // -----
 
+func.func @bad_residual(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %r: tensor<1x4x8x8xf32>) -> tensor<1x4x6x6xf32> {
+  // expected-error @+1 {{residual must have the result's type}}
+  %y = dlc.conv %x, %w residual %r {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<1x4x8x8xf32>) -> tensor<1x4x6x6xf32>
+  return %y : tensor<1x4x6x6xf32>
+}
+
+// -----
+
+func.func @unknown_activation(%a: tensor<2x3xf32>, %b: tensor<3x4xf32>) -> tensor<2x4xf32> {
+  // expected-error @+1 {{unknown fused activation "gelu"}}
+  %g = dlc.gemm %a, %b {alpha = 1.0 : f32, beta = 1.0 : f32, trans_a = false, trans_b = false, dlc.activation = "gelu"} : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
+  return %g : tensor<2x4xf32>
+}
+
+// -----
+
+func.func @clip_without_bounds(%a: tensor<2x3xf32>, %b: tensor<3x4xf32>) -> tensor<2x4xf32> {
+  // expected-error @+1 {{unknown fused activation "clip" (or its float parameter is missing)}}
+  %g = dlc.gemm %a, %b {alpha = 1.0 : f32, beta = 1.0 : f32, trans_a = false, trans_b = false, dlc.activation = "clip"} : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
+  return %g : tensor<2x4xf32>
+}
+
+// -----
+
 func.func @bad_reshape(%x: tensor<2x3xf32>) -> tensor<7xf32> {
   // expected-error @+1 {{element count changes from 6 to 7}}
   %r = dlc.reshape %x : (tensor<2x3xf32>) -> tensor<7xf32>

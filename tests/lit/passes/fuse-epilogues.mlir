@@ -59,3 +59,58 @@ func.func @plain_relu(%x: tensor<4xf32>) -> tensor<4xf32> {
   %r = dlc.relu %x : (tensor<4xf32>) -> tensor<4xf32>
   return %r : tensor<4xf32>
 }
+
+// ResNet's block end: conv + residual add + relu become one conv. The residual (computed
+// after the conv here) is the conv's last operand and the conv moves to the add's place.
+// CHECK-LABEL: func.func @conv_add_relu
+func.func @conv_add_relu(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x1x1xf32>, %w2: tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32> {
+  // CHECK: %[[R:.*]] = dlc.relu %arg0
+  // CHECK-NEXT: %[[C:.*]] = dlc.conv %arg0, %arg1 residual %[[R]] {dilations = {{.*}}, dlc.activation = "relu"
+  // CHECK-NOT: dlc.add
+  // CHECK: return %[[C]]
+  %c = dlc.conv %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %r = dlc.relu %x : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %s = dlc.add %r, %c : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %y = dlc.relu %s : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  return %y : tensor<1x2x4x4xf32>
+}
+
+// A broadcast add (a per-channel bias) is not a residual.
+// CHECK-LABEL: func.func @conv_add_broadcast
+func.func @conv_add_broadcast(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x1x1xf32>, %b: tensor<1x2x1x1xf32>) -> tensor<1x2x4x4xf32> {
+  // CHECK: dlc.conv %arg0, %arg1 {
+  // CHECK: dlc.add
+  %c = dlc.conv %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %s = dlc.add %c, %b : (tensor<1x2x4x4xf32>, tensor<1x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  return %s : tensor<1x2x4x4xf32>
+}
+
+// Two convs added: one takes the other as its residual.
+// CHECK-LABEL: func.func @conv_plus_conv
+func.func @conv_plus_conv(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32> {
+  // CHECK: %[[A:.*]] = dlc.conv %arg0, %arg1 {
+  // CHECK-NEXT: %[[B:.*]] = dlc.conv %arg0, %arg1 residual %[[A]] {
+  // CHECK-NEXT: return %[[B]]
+  %a = dlc.conv %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %b = dlc.conv %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %s = dlc.add %a, %b : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  return %s : tensor<1x2x4x4xf32>
+}
+
+// Leaky relu keeps its slope; sigmoid and tanh need no parameter.
+// CHECK-LABEL: func.func @other_activations
+func.func @other_activations(%a: tensor<2x3xf32>, %b: tensor<4x3xf32>, %x: tensor<1x2x4x4xf32>, %w: tensor<3x2x1x1xf32>) -> (tensor<2x4xf32>, tensor<2x4xf32>, tensor<1x3x4x4xf32>) {
+  // CHECK: dlc.gemm {{.*}}dlc.activation = "leaky_relu", dlc.activation_alpha = 1.000000e-01 : f32
+  // CHECK: dlc.gemm {{.*}}dlc.activation = "sigmoid"
+  // CHECK: dlc.conv {{.*}}dlc.activation = "tanh"
+  // CHECK-NOT: dlc.leaky_relu
+  // CHECK-NOT: dlc.sigmoid
+  // CHECK-NOT: dlc.tanh
+  %g = dlc.gemm %a, %b {alpha = 1.0 : f32, beta = 1.0 : f32, trans_a = false, trans_b = true} : (tensor<2x3xf32>, tensor<4x3xf32>) -> tensor<2x4xf32>
+  %l = dlc.leaky_relu %g {alpha = 0.1 : f32} : (tensor<2x4xf32>) -> tensor<2x4xf32>
+  %h = dlc.gemm %a, %b {alpha = 1.0 : f32, beta = 1.0 : f32, trans_a = false, trans_b = true} : (tensor<2x3xf32>, tensor<4x3xf32>) -> tensor<2x4xf32>
+  %s = dlc.sigmoid %h : (tensor<2x4xf32>) -> tensor<2x4xf32>
+  %c = dlc.conv %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x2x4x4xf32>, tensor<3x2x1x1xf32>) -> tensor<1x3x4x4xf32>
+  %t = dlc.tanh %c : (tensor<1x3x4x4xf32>) -> tensor<1x3x4x4xf32>
+  return %l, %s, %t : tensor<2x4xf32>, tensor<2x4xf32>, tensor<1x3x4x4xf32>
+}
