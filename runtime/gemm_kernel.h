@@ -22,7 +22,9 @@ template <class V> struct BlockedGemm {
   // broadcast A value fill the register file (15 of 16, or 27 of 32 with AVX-512).
   static constexpr int64_t kMR = V::kRows;
   static constexpr int64_t kNR = 2 * V::kLanes;
-  static constexpr int64_t kSmallRows = 4;
+  // Shorter tiles for a last block of few rows: m = 8 takes one 8-row tile on AVX-512 rather
+  // than a 12-row one a third padding (the MLP's batch), and one 6-row and one 4-row on AVX2.
+  static constexpr int64_t kSmallRows = 4, kMidRows = 8;
   // A kKC x kNR panel of B stays in L1 while the ir loop walks the kMC x kKC block of A (in
   // L2); the packed kKC x kNC block of B is reused by every block of A. The buffers live on
   // the stack (at most 224 KiB) because kernels do not allocate.
@@ -86,8 +88,7 @@ template <class V> struct BlockedGemm {
   // C tile (mr x nr at c) = alpha * A panel * B panel + beta * C tile, the panels' k steps
   // aStep and bStep floats apart. The accumulators stay in registers for all kc steps (the
   // fixed-size loops unroll fully); beta == 0 never reads C, which may be uninitialised.
-  // R is kMR, or kSmallRows for a last tile of at most that many rows (m = 8 on AVX2 is one
-  // 6-row and one 4-row tile rather than two 6-row ones). Not inlined, and alpha and beta read
+  // R is kMR, or a shorter tile's rows (tileFor). Not inlined, and alpha and beta read
   // through a pointer after the loop: a float live across the loop takes a vector register and
   // GCC then spills a B vector instead.
   template <int64_t R>
@@ -139,6 +140,18 @@ template <class V> struct BlockedGemm {
                                       : tile[i * kNR + j] + beta * c[i * ldc + j];
   }
 
+  // The shortest register tile that holds mr rows.
+  using MicroTile = void (*)(int64_t, const float *, int64_t, const float *, int64_t, float *,
+                             int64_t, int64_t, int64_t, const float *);
+  static MicroTile tileFor(int64_t mr) {
+    if (kMR > kSmallRows && mr <= kSmallRows)
+      return microTile<kSmallRows>;
+    if constexpr (kMR > kMidRows)
+      if (mr <= kMidRows)
+        return microTile<kMidRows>;
+    return microTile<kMR>;
+  }
+
   // The first float of the tile panel at row (or column) `first` of a packed operand's
   // k block starting at pc, `width` being its panel width.
   static const float *packedPanel(const PackedOperand &op, int64_t width, int64_t pc, int64_t kc,
@@ -162,12 +175,8 @@ template <class V> struct BlockedGemm {
                              ? packedPanel(g.packedA, kPackRows, pc, kc, g.packedA.first + ic + ir)
                              : bufferA + ir * kc;
         const int64_t aStep = g.packedA.data ? kPackRows : kMR, mr = smaller(kMR, mc - ir);
-        float *c = g.c + (ic + ir) * g.ldc + jc + jr;
-        if (kMR > kSmallRows && mr <= kSmallRows)
-          microTile<kSmallRows>(kc, a, aStep, b, bStep, c, g.ldc, mr, smaller(kNR, nc - jr),
-                                alphaBeta);
-        else
-          microTile<kMR>(kc, a, aStep, b, bStep, c, g.ldc, mr, smaller(kNR, nc - jr), alphaBeta);
+        tileFor(mr)(kc, a, aStep, b, bStep, g.c + (ic + ir) * g.ldc + jc + jr, g.ldc, mr,
+                    smaller(kNR, nc - jr), alphaBeta);
       }
     }
   }

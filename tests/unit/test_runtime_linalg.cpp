@@ -90,8 +90,8 @@ void checkGemm(std::mt19937 &rng, const GemmCase &g, CpuIsa isa, Packed packed =
 TEST_CASE("sgemm matches a naive product across block edges", "[linalg]") {
   for (CpuIsa isa : runnableIsas()) {
     std::mt19937 rng(7);
-    // Around every kernel's tile (6, 12 rows; 8, 16, 32 columns) and block (96 rows, 128
-    // columns, 256 deep), plus primes.
+    // Around every kernel's tile (4, 6, 8, 12 rows; 8, 16, 32 columns) and block (96 rows,
+    // 128 columns, 256 deep), plus primes.
     const int64_t sizes[] = {1, 2, 3, 5, 6, 7, 11, 12, 13, 16, 17, 31, 32, 33, 97, 129};
     const int64_t count = int64_t(sizeof sizes / sizeof sizes[0]);
     for (bool transA : {false, true}) {
@@ -111,8 +111,12 @@ TEST_CASE("sgemm matches a naive product across block edges", "[linalg]") {
           checkGemm(rng, g, isa, Packed::B);
         }
         // Several k blocks, row blocks and column blocks, with ragged edges everywhere.
-        for (Packed packed : {Packed::None, Packed::A, Packed::B})
+        for (Packed packed : {Packed::None, Packed::A, Packed::B}) {
           checkGemm(rng, {transA, transB, 197, 261, 600, 1.0f, 0.0f}, isa, packed);
+          // Last row blocks of exactly 8 rows (the MLP's batch): AVX-512's 8-row tile.
+          checkGemm(rng, {transA, transB, 8, 40, 70, 1.0f, 0.3f}, isa, packed);
+          checkGemm(rng, {transA, transB, 20, 33, 300, -1.0f, 1.0f}, isa, packed);
+        }
         checkGemm(rng, {transA, transB, 67, 9, 513, -1.5f, 0.5f}, isa);
         checkGemm(rng, {transA, transB, 12, 32, 256, 1.0f, 1.0f}, isa);
         // Matrix-vector shapes.
