@@ -166,34 +166,115 @@ size_t im2colWorkspaceBytes(const ConvParams &p) {
   return static_cast<size_t>(k * rowsPerChunk(p) * w.out[2]) * sizeof(float);
 }
 
-// y = the depthwise convolution of x, plane by plane (split over the model's threads); each
-// output row sums bias and taps in a fixed order, along rows of x that the compiler
-// vectorises when the stride is 1.
+// Output rows of a depthwise convolution whose taps fit this many floats of padded input rows
+// (on the stack) take the vectorised row kernel; wider rows or larger windows the tap-run loop.
+constexpr int64_t kDepthwiseRowBufferFloats = 8192, kDepthwiseMaxTaps = 64;
+
+// How the row kernel sees one input row: zero-padded and split into `stride` phases (phase r
+// holds padded columns r, r + stride, ...), so that every tap reads a contiguous run.
+struct DepthwisePhases {
+  int64_t length, rowFloats;
+  bool fits;
+  explicit DepthwisePhases(const WindowParams &w) {
+    const int64_t reach = (w.kernel[2] - 1) * w.dilation[2] / w.stride[2];
+    length = w.out[2] + reach + kDepthwiseRowPad;
+    rowFloats = w.stride[2] * length;
+    fits = w.kernel[1] * rowFloats <= kDepthwiseRowBufferFloats &&
+           w.kernel[1] * w.kernel[2] <= kDepthwiseMaxTaps;
+  }
+  // Copies an input row into its phases; their padding entries stay as they are (zero: the
+  // buffer is cleared once, and every row has the same padding).
+  void fill(const WindowParams &w, const float *row, float *phases) const {
+    const int64_t stride = w.stride[2];
+    for (int64_t r = 0; r < stride; ++r, phases += length) {
+      // Entries [lo, hi) read input columns first + j * stride, the rest padding.
+      int64_t lo, hi;
+      validRange(w.in[2], length, stride, w.padBegin[2], r, lo, hi);
+      const int64_t first = r - w.padBegin[2];
+      if (stride == 1)
+        std::copy(row + (first + lo), row + (first + hi), phases + lo);
+      else
+        for (int64_t j = lo; j < hi; ++j)
+          phases[j] = row[first + j * stride];
+    }
+  }
+  // Where tap k2's run for output column 0 starts within a row's phases.
+  int64_t tapOffset(const WindowParams &w, int64_t k2) const {
+    const int64_t offset = k2 * w.dilation[2];
+    return offset % w.stride[2] * length + offset / w.stride[2];
+  }
+};
+
+// y = the depthwise convolution of x, plane by plane (split over the model's threads). Each
+// output element is the bias plus its taps in (k1, k2) order; padding contributes nothing.
 void depthwiseConvF32(const ConvParams &p, const float *x, const float *w, const float *bias,
                       const float *residual, float *y) {
   const WindowParams &win = p.window;
   const int64_t multiplier = p.outChannels / p.groups;
   const int64_t inPlane = win.in[1] * win.in[2], outPlane = win.out[1] * win.out[2];
   const int64_t taps = win.kernel[1] * win.kernel[2];
+  const DepthwisePhases phases(win);
   parallelFor(win.batch * p.outChannels, 1, [&](int64_t begin, int64_t end) {
+    // Padded input rows in slots, each kept while consecutive output rows read it.
+    float buffer[kDepthwiseRowBufferFloats];
+    if (phases.fits)
+      std::fill(buffer, buffer + win.kernel[1] * phases.rowFloats, 0.0f);
     for (int64_t plane = begin; plane < end; ++plane) {
       const int64_t n = plane / p.outChannels, m = plane % p.outChannels;
       const float *xc = x + (n * win.channels + m / multiplier) * inPlane;
       const float *wm = w + m * taps;
       float *ym = y + plane * outPlane;
-      std::fill(ym, ym + outPlane, bias ? bias[m] : 0.0f);
+      const float init = bias ? bias[m] : 0.0f;
       const int64_t stride2 = win.stride[2], out2 = win.out[2];
-      forEachTapRun(win, [&](int64_t tap, int64_t o1, int64_t base, int64_t lo, int64_t hi) {
-        const float weight = wm[tap], *xrow = xc + base;
-        float *yrow = ym + o1 * out2;
-        if (stride2 == 1) {
-          for (int64_t o2 = lo; o2 < hi; ++o2)
-            yrow[o2] += weight * xrow[o2];
-        } else {
+      if (phases.fits) {
+        const float *sources[kDepthwiseMaxTaps];
+        float weights[kDepthwiseMaxTaps];
+        int64_t slotRow[kDepthwiseMaxTaps]; // the input row each slot holds, -1: none
+        std::fill(slotRow, slotRow + win.kernel[1], int64_t(-1));
+        for (int64_t o1 = 0; o1 < win.out[1]; ++o1) {
+          // The slot of each tap row: the one holding it already, else one no other tap row
+          // of this output row holds (there are as many slots as tap rows).
+          int64_t slotOf[kDepthwiseMaxTaps];
+          bool taken[kDepthwiseMaxTaps] = {};
+          auto inputRow = [&](int64_t k1) {
+            return o1 * win.stride[1] - win.padBegin[1] + k1 * win.dilation[1];
+          };
+          for (int64_t k1 = 0; k1 < win.kernel[1]; ++k1) {
+            slotOf[k1] = -1;
+            for (int64_t slot = 0; slot < win.kernel[1] && inputRow(k1) >= 0; ++slot)
+              if (slotRow[slot] == inputRow(k1)) {
+                slotOf[k1] = slot;
+                taken[slot] = true;
+              }
+          }
+          int64_t used = 0;
+          for (int64_t k1 = 0; k1 < win.kernel[1]; ++k1) {
+            const int64_t i1 = inputRow(k1);
+            if (i1 < 0 || i1 >= win.in[1])
+              continue;
+            if (slotOf[k1] < 0) {
+              slotOf[k1] = std::find(taken, taken + win.kernel[1], false) - taken;
+              taken[slotOf[k1]] = true;
+              slotRow[slotOf[k1]] = i1;
+              phases.fill(win, xc + i1 * win.in[2], buffer + slotOf[k1] * phases.rowFloats);
+            }
+            const float *rowPhases = buffer + slotOf[k1] * phases.rowFloats;
+            for (int64_t k2 = 0; k2 < win.kernel[2]; ++k2, ++used) {
+              sources[used] = rowPhases + phases.tapOffset(win, k2);
+              weights[used] = wm[k1 * win.kernel[2] + k2];
+            }
+          }
+          depthwiseRow({used, sources, weights, init, ym + o1 * out2, out2});
+        }
+      } else {
+        std::fill(ym, ym + outPlane, init);
+        forEachTapRun(win, [&](int64_t tap, int64_t o1, int64_t base, int64_t lo, int64_t hi) {
+          const float weight = wm[tap], *xrow = xc + base;
+          float *yrow = ym + o1 * out2;
           for (int64_t o2 = lo; o2 < hi; ++o2)
             yrow[o2] += weight * xrow[o2 * stride2];
-        }
-      });
+        });
+      }
       finishRow(p.epilogue, nullptr, residual ? residual + plane * outPlane : nullptr, ym,
                 outPlane);
     }

@@ -1,5 +1,7 @@
 // sgemm: the instruction set chosen once per process by CPUID, the work split over the
-// calling model's threads, and the portable build of the blocked kernel.
+// calling model's threads, and the portable builds of the blocked kernel and of the depthwise
+// row kernel.
+#include "depthwise_kernel.h"
 #include "gemm_kernel.h"
 
 #include <algorithm>
@@ -28,6 +30,19 @@ struct Portable {
 };
 
 using BlockedFn = void (*)(const GemmArgs &);
+
+using DepthwiseRowFn = void (*)(const DepthwiseRowArgs &);
+
+DepthwiseRowFn depthwiseRowFor(CpuIsa isa) {
+#if defined(__x86_64__)
+  if (isa == CpuIsa::Avx512)
+    return depthwiseRowAvx512;
+  if (isa == CpuIsa::Avx2)
+    return depthwiseRowAvx2;
+#endif
+  (void)isa;
+  return depthwiseRowBaseline;
+}
 
 BlockedFn blockedFor(CpuIsa isa) {
 #if defined(__x86_64__)
@@ -201,6 +216,13 @@ CpuIsa detectCpuIsa() {
 } // namespace
 
 void sgemmBlockedBaseline(const GemmArgs &g) { BlockedGemm<Portable>::run(g); }
+void depthwiseRowBaseline(const DepthwiseRowArgs &r) { DepthwiseRow<Portable>::run(r); }
+
+void depthwiseRow(const DepthwiseRowArgs &r) {
+  static const DepthwiseRowFn row = depthwiseRowFor(selectedCpuIsa());
+  row(r);
+}
+void depthwiseRowOn(CpuIsa isa, const DepthwiseRowArgs &r) { depthwiseRowFor(isa)(r); }
 
 const char *cpuIsaName(CpuIsa isa) {
   switch (isa) {

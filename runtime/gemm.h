@@ -1,8 +1,8 @@
-// Internal to the runtime (and its tests): the blocked GEMM, built once per instruction set
-// (gemm.cpp, gemm_avx2.cpp, gemm_avx512.cpp) and chosen at run time by CPUID. Only plain
-// declarations, here and in dlc_runtime.h:
-// translation units compiled for a wider target include this, and an inline function they
-// compiled could be picked by the linker for every caller (the one helper here is internal).
+// Internal to the runtime (and its tests): the blocked GEMM and the depthwise row kernel,
+// built once per instruction set (gemm.cpp, isa_avx2.cpp, isa_avx512.cpp) and chosen at run
+// time by CPUID. Only plain declarations, here and in dlc_runtime.h: translation units
+// compiled for a wider target include this, and an inline function they compiled could be
+// picked by the linker for every caller (the one helper here is internal).
 #ifndef DLC_RUNTIME_GEMM_H
 #define DLC_RUNTIME_GEMM_H
 
@@ -61,9 +61,28 @@ struct GemmArgs {
 void sgemmOn(CpuIsa isa, const GemmArgs &g);
 
 void sgemmBlockedBaseline(const GemmArgs &g);
-// Defined only on x86-64; call them only where the CPU has the instructions.
+// Defined only on x86-64 (isa_*.cpp); call them only where the CPU has the instructions.
 void sgemmBlockedAvx2(const GemmArgs &g);
 void sgemmBlockedAvx512(const GemmArgs &g);
+
+// One output row of a depthwise convolution: y[j] = init + sum over taps t (in order) of
+// weights[t] * sources[t][j], for j < n. Each source row must be readable (zero-padded) up to
+// n rounded up to 16 floats, the widest vector.
+struct DepthwiseRowArgs {
+  int64_t taps;
+  const float *const *sources;
+  const float *weights;
+  float init;
+  float *y;
+  int64_t n;
+};
+constexpr int64_t kDepthwiseRowPad = 16;
+// On the instruction set chosen for sgemm, or on a given one the CPU has (tests).
+void depthwiseRow(const DepthwiseRowArgs &r);
+void depthwiseRowOn(CpuIsa isa, const DepthwiseRowArgs &r);
+void depthwiseRowBaseline(const DepthwiseRowArgs &r);
+void depthwiseRowAvx2(const DepthwiseRowArgs &r);
+void depthwiseRowAvx512(const DepthwiseRowArgs &r);
 
 } // namespace rt
 } // namespace dlc

@@ -1,5 +1,5 @@
 // The blocked GEMM written once over a vector type: each instruction-set translation unit
-// (gemm.cpp, gemm_avx2.cpp, gemm_avx512.cpp) selects its target, defines its vector traits V
+// (gemm.cpp, isa_avx2.cpp, isa_avx512.cpp) selects its target, defines its vector traits V
 // and includes this file. Everything has internal linkage, so the linker can never merge a
 // wide-target copy of a function into code that runs on a narrower CPU.
 //

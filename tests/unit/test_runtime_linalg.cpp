@@ -127,6 +127,39 @@ TEST_CASE("sgemm matches a naive product across block edges", "[linalg]") {
   }
 }
 
+TEST_CASE("depthwise row kernel matches a naive sum on every instruction set", "[conv]") {
+  std::mt19937 rng(13);
+  for (CpuIsa isa : runnableIsas()) {
+    // Around every vector width (4, 8, 16 floats) and the four-vector blocks.
+    for (int64_t n : {1, 3, 4, 7, 8, 15, 16, 17, 31, 33, 63, 64, 65, 130}) {
+      const int64_t taps = randomInt(rng, 1, 12);
+      std::vector<std::vector<float>> rows;
+      std::vector<const float *> sources;
+      for (int64_t t = 0; t < taps; ++t) {
+        rows.push_back(randomFloats(rng, n + kDepthwiseRowPad));
+        sources.push_back(rows.back().data());
+      }
+      std::vector<float> weights = randomFloats(rng, taps);
+      const float init = randomFloats(rng, 1)[0];
+      std::vector<float> y(n + 8, 12345.0f);
+      depthwiseRowOn(isa, {taps, sources.data(), weights.data(), init, y.data(), n});
+      std::vector<double> want(n), scale(n);
+      for (int64_t j = 0; j < n; ++j) {
+        want[j] = init;
+        scale[j] = std::fabs(init);
+        for (int64_t t = 0; t < taps; ++t) {
+          want[j] += double(weights[t]) * rows[t][j];
+          scale[j] += std::fabs(double(weights[t]) * rows[t][j]);
+        }
+      }
+      INFO("isa " << cpuIsaName(isa) << " n " << n << " taps " << taps);
+      requireClose(std::vector<float>(y.begin(), y.begin() + n), want, 1e-5, 1e-7, &scale);
+      for (int64_t j = n; j < n + 8; ++j)
+        REQUIRE(y[j] == 12345.0f); // nothing written past the row
+    }
+  }
+}
+
 TEST_CASE("sgemm split over threads gives the single-thread result bit for bit", "[linalg]") {
   std::mt19937 rng(11);
   // Wide (split by columns) and tall (split by rows), with edges in every part, and large

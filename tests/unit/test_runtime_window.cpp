@@ -225,6 +225,13 @@ TEST_CASE("conv special shapes", "[conv]") {
     CHECK(convWorkspaceBytes(p) == sizeof(float) * 3 * 5 * p.window.out[2]);
     checkConv(rng, p, padEnd, true);
   }
+  SECTION("depthwise rows too wide for the row kernel's buffer take the tap-run loop") {
+    ConvParams p{window(1, 2, {9000}), 4, 2};
+    p.window.kernel[2] = 3;
+    p.window.padBegin[2] = 1;
+    const int64_t padEnd[3] = {0, 0, 1};
+    checkConv(rng, p, padEnd, true);
+  }
   SECTION("depthwise 3x3 stride 2") {
     ConvParams p{window(1, 32, {17, 17}), 32, 32};
     for (int d = 1; d < 3; ++d) {

@@ -1,6 +1,7 @@
-// The blocked GEMM for AVX2 + FMA (x86-64-v3): a 6 x 16 register tile. Its kernel code is compiled for that
-// target (GCC and clang pragmas below); only the entry point and the plain declarations
-// included first are not.
+// Kernels for AVX2 + FMA (x86-64-v3): the blocked GEMM (a 6 x 16 register tile) and the
+// depthwise row kernel (four 8-float accumulators). Their code is compiled for that target
+// (GCC and clang pragmas below); only the entry points and the plain declarations included
+// first are not.
 #if defined(__x86_64__)
 #include <immintrin.h>
 
@@ -14,6 +15,7 @@
 #pragma GCC push_options
 #pragma GCC target("avx2,fma")
 #endif
+#include "depthwise_kernel.h"
 #include "gemm_kernel.h"
 
 namespace dlc {
@@ -29,8 +31,9 @@ struct Avx2 {
   static Vec fma(Vec a, Vec b, Vec c) { return _mm256_fmadd_ps(a, b, c); }
 };
 
-// The entry point itself needs no wide instructions: it only calls the kernel.
+// The entry points themselves need no wide instructions: they only call the kernels.
 void runAvx2(const GemmArgs &g) { BlockedGemm<Avx2>::run(g); }
+void depthwiseRunAvx2(const DepthwiseRowArgs &r) { DepthwiseRow<Avx2>::run(r); }
 } // namespace
 
 #if defined(__clang__)
@@ -40,6 +43,7 @@ void runAvx2(const GemmArgs &g) { BlockedGemm<Avx2>::run(g); }
 #endif
 
 void sgemmBlockedAvx2(const GemmArgs &g) { runAvx2(g); }
+void depthwiseRowAvx2(const DepthwiseRowArgs &r) { depthwiseRunAvx2(r); }
 
 } // namespace rt
 } // namespace dlc

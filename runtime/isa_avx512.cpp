@@ -1,6 +1,7 @@
-// The blocked GEMM for AVX-512F (x86-64-v4): a 12 x 32 register tile. Its kernel code is
-// compiled for that target (GCC and clang pragmas below); only the entry point and the plain
-// declarations included first are not.
+// Kernels for AVX-512F (x86-64-v4): the blocked GEMM (a 12 x 32 register tile) and the
+// depthwise row kernel (four 16-float accumulators). Their code is compiled for that target
+// (GCC and clang pragmas below); only the entry points and the plain declarations included
+// first are not.
 #if defined(__x86_64__)
 #include <immintrin.h>
 
@@ -14,6 +15,7 @@
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx2,fma")
 #endif
+#include "depthwise_kernel.h"
 #include "gemm_kernel.h"
 
 namespace dlc {
@@ -29,8 +31,9 @@ struct Avx512 {
   static Vec fma(Vec a, Vec b, Vec c) { return _mm512_fmadd_ps(a, b, c); }
 };
 
-// The entry point itself needs no wide instructions: it only calls the kernel.
+// The entry points themselves need no wide instructions: they only call the kernels.
 void runAvx512(const GemmArgs &g) { BlockedGemm<Avx512>::run(g); }
+void depthwiseRunAvx512(const DepthwiseRowArgs &r) { DepthwiseRow<Avx512>::run(r); }
 } // namespace
 
 #if defined(__clang__)
@@ -40,6 +43,7 @@ void runAvx512(const GemmArgs &g) { BlockedGemm<Avx512>::run(g); }
 #endif
 
 void sgemmBlockedAvx512(const GemmArgs &g) { runAvx512(g); }
+void depthwiseRowAvx512(const DepthwiseRowArgs &r) { depthwiseRunAvx512(r); }
 
 } // namespace rt
 } // namespace dlc
