@@ -12,8 +12,7 @@
 namespace dlc {
 namespace rt {
 
-// Whether p is a convolution the Winograd path takes when its weights are packed.
-bool winogradApplies(const ConvParams &p);
+// winogradApplies(p) (dlc_runtime.h): whether p takes this path when its weights are packed.
 size_t winogradWeightBytes(const ConvParams &p);
 // Transforms w (out x in x 3 x 3) and packs each of the 16 transformed matrices as sgemm's A.
 void packWinogradWeights(const ConvParams &p, const float *w, float *packed);

@@ -114,7 +114,10 @@ std::optional<WeightPacking> weightPacking(OpOperand &use) {
     if (use.getOperandNumber() != conv.getWeightMutable().getOperandNumber() ||
         !dlc::rt::convPacksWeights(params))
       return std::nullopt;
-    return WeightPacking{"conv " + std::to_string(params.groups), [params](const auto &plain) {
+    std::string layout = dlc::rt::winogradApplies(params)
+                             ? std::string("conv winograd")
+                             : "conv " + std::to_string(params.groups);
+    return WeightPacking{layout, [params](const auto &plain) {
                            return packFloats(plain, dlc::rt::packedConvWeightBytes(params),
                                              [&](const float *w, float *packed) {
                                                dlc::rt::packConvWeights(params, w, packed);

@@ -178,6 +178,44 @@ def check_float64_run(dlc, work):
           "float64 run: log-softmax in double (%s)" % r.stderr.strip())
 
 
+def check_shared_conv_weight(dlc, work):
+    """One 3x3 weight in two convolutions: the 12x12 one takes Winograd, the 6x6 one (9 tiles)
+    im2col, so the compiler stores the weight packed both ways and each conv reads its own."""
+    rng = np.random.default_rng(3)
+    weight = numpy_helper.from_array(rng.standard_normal((16, 16, 3, 3)).astype(np.float32), "w")
+    shapes = {"a": [1, 16, 12, 12], "b": [1, 16, 6, 6]}
+    nodes = [helper.make_node("Conv", [x, "w"], ["y" + x], name="conv_" + x, pads=[1, 1, 1, 1])
+             for x in shapes]
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info(x, TensorProto.FLOAT, s)
+                     for x, s in shapes.items()],
+        [helper.make_tensor_value_info("y" + x, TensorProto.FLOAT, s[:1] + [16] + s[2:])
+         for x, s in shapes.items()], [weight])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    path = save(model, os.path.join(work, "shared_weight.onnx"))
+    feeds = {x: rng.standard_normal(s).astype(np.float32) for x, s in shapes.items()}
+    args = []
+    for x, value in feeds.items():
+        args.append(os.path.join(work, "shared_%s.npy" % x))
+        np.save(args[-1], value)
+    out = os.path.join(work, "shared_run")
+    r = run(dlc, "run", path, *args, "-o", out)
+    w = numpy_helper.to_array(weight).astype(np.float64)
+
+    def conv(value):  # 3x3, pads 1, by definition
+        padded = np.pad(value.astype(np.float64), ((0, 0), (0, 0), (1, 1), (1, 1)))
+        h, v = value.shape[2], value.shape[3]
+        return sum(np.einsum("nchw,kc->nkhw", padded[:, :, i:i + h, j:j + v], w[:, :, i, j])
+                   for i in range(3) for j in range(3))
+
+    for x, expected in ((x, conv(value)) for x, value in feeds.items()):
+        got = os.path.join(out, "y%s.npy" % x)
+        check(r.returncode == 0 and os.path.exists(got) and
+              np.allclose(np.load(got), expected, rtol=1e-4, atol=1e-4),
+              "a weight shared by a Winograd and an im2col conv: conv_%s matches the ONNX "
+              "reference (%s)" % (x, r.stderr.strip()))
+
+
 def check_run_time_error(dlc, work):
     """A kernel that finds bad run-time data (RoiAlign's batch index beyond the batch) makes
     `dlc run` fail with the node's name and the reason, not crash or write garbage."""
@@ -482,6 +520,7 @@ def main():
     check_optional_inputs(dlc, work)
     check_bfloat16_run(dlc, work)
     check_float64_run(dlc, work)
+    check_shared_conv_weight(dlc, work)
     check_run_time_error(dlc, work)
     check_control_flow(dlc, work)
     expect_error(dlc, work, "used_complex", models["used_complex"], ["unsupported element type"])
