@@ -31,28 +31,21 @@ struct Portable {
 
 using BlockedFn = void (*)(const GemmArgs &);
 
-using DepthwiseRowFn = void (*)(const DepthwiseRowArgs &);
+// The kernels built for one instruction set.
+struct IsaKernels {
+  BlockedFn blocked;
+  void (*depthwiseRow)(const DepthwiseRowArgs &);
+};
 
-DepthwiseRowFn depthwiseRowFor(CpuIsa isa) {
+IsaKernels kernelsFor(CpuIsa isa) {
 #if defined(__x86_64__)
   if (isa == CpuIsa::Avx512)
-    return depthwiseRowAvx512;
+    return {sgemmBlockedAvx512, depthwiseRowAvx512};
   if (isa == CpuIsa::Avx2)
-    return depthwiseRowAvx2;
+    return {sgemmBlockedAvx2, depthwiseRowAvx2};
 #endif
   (void)isa;
-  return depthwiseRowBaseline;
-}
-
-BlockedFn blockedFor(CpuIsa isa) {
-#if defined(__x86_64__)
-  if (isa == CpuIsa::Avx512)
-    return sgemmBlockedAvx512;
-  if (isa == CpuIsa::Avx2)
-    return sgemmBlockedAvx2;
-#endif
-  (void)isa;
-  return sgemmBlockedBaseline;
+  return {sgemmBlockedBaseline, depthwiseRowBaseline};
 }
 
 // Eight independent partial sums break the add dependency chain.
@@ -190,9 +183,9 @@ void sgemmWith(BlockedFn blocked, const GemmArgs &g) {
 
 CpuIsa detectCpuIsa();
 
-BlockedFn selectedBlocked() {
-  static const BlockedFn blocked = blockedFor(selectedCpuIsa());
-  return blocked;
+const IsaKernels &selectedKernels() {
+  static const IsaKernels kernels = kernelsFor(selectedCpuIsa());
+  return kernels;
 }
 
 CpuIsa detectCpuIsa() {
@@ -218,11 +211,8 @@ CpuIsa detectCpuIsa() {
 void sgemmBlockedBaseline(const GemmArgs &g) { BlockedGemm<Portable>::run(g); }
 void depthwiseRowBaseline(const DepthwiseRowArgs &r) { DepthwiseRow<Portable>::run(r); }
 
-void depthwiseRow(const DepthwiseRowArgs &r) {
-  static const DepthwiseRowFn row = depthwiseRowFor(selectedCpuIsa());
-  row(r);
-}
-void depthwiseRowOn(CpuIsa isa, const DepthwiseRowArgs &r) { depthwiseRowFor(isa)(r); }
+void depthwiseRow(const DepthwiseRowArgs &r) { selectedKernels().depthwiseRow(r); }
+void depthwiseRowOn(CpuIsa isa, const DepthwiseRowArgs &r) { kernelsFor(isa).depthwiseRow(r); }
 
 const char *cpuIsaName(CpuIsa isa) {
   switch (isa) {
@@ -243,11 +233,11 @@ CpuIsa selectedCpuIsa() {
   return selected;
 }
 
-void sgemmOn(CpuIsa isa, const GemmArgs &g) { sgemmWith(blockedFor(isa), g); }
+void sgemmOn(CpuIsa isa, const GemmArgs &g) { sgemmWith(kernelsFor(isa).blocked, g); }
 
 void sgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float alpha, const float *a,
            int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc) {
-  sgemmWith(selectedBlocked(), {transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, {}, {}});
+  sgemmWith(selectedKernels().blocked, {transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, {}, {}});
 }
 
 namespace {
@@ -290,13 +280,13 @@ void packGemmB(bool transB, int64_t k, int64_t n, const float *b, int64_t ldb, f
 
 void sgemmPackedA(int64_t m, int64_t n, int64_t k, float alpha, const float *packedA,
                   bool transB, const float *b, int64_t ldb, float beta, float *c, int64_t ldc) {
-  sgemmWith(selectedBlocked(), {false, transB, m, n, k, alpha, nullptr, 0, b, ldb, beta, c, ldc,
+  sgemmWith(selectedKernels().blocked, {false, transB, m, n, k, alpha, nullptr, 0, b, ldb, beta, c, ldc,
                                 {packedA, roundUp(m, kPackRows), 0}, {}});
 }
 
 void sgemmPackedB(bool transA, int64_t m, int64_t n, int64_t k, float alpha, const float *a,
                   int64_t lda, const float *packedB, float beta, float *c, int64_t ldc) {
-  sgemmWith(selectedBlocked(), {transA, false, m, n, k, alpha, a, lda, nullptr, 0, beta, c, ldc,
+  sgemmWith(selectedKernels().blocked, {transA, false, m, n, k, alpha, a, lda, nullptr, 0, beta, c, ldc,
                                 {}, {packedB, roundUp(n, kPackCols), 0}});
 }
 
