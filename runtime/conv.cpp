@@ -206,7 +206,8 @@ struct DepthwisePhases {
 };
 
 // y = the depthwise convolution of x, plane by plane (split over the model's threads). Each
-// output element is the bias plus its taps in (k1, k2) order; padding contributes nothing.
+// output element is the bias plus its taps in (k1, k2) order; taps over column padding read
+// zeros, taps over missing rows are left out.
 void depthwiseConvF32(const ConvParams &p, const float *x, const float *w, const float *bias,
                       const float *residual, float *y) {
   const WindowParams &win = p.window;
