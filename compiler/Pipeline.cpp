@@ -26,6 +26,7 @@ void buildInferencePipeline(mlir::PassManager &pm, bool reuse, bool firstFit) {
   pm.addNestedPass<mlir::func::FuncOp>(createFuseEpilogues());
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());
+  pm.addNestedPass<mlir::func::FuncOp>(createFuseElementwise());
   if (reuse)
     pm.addNestedPass<mlir::func::FuncOp>(createInplaceLegalization());
   pm.addNestedPass<mlir::func::FuncOp>(

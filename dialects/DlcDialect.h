@@ -88,6 +88,24 @@ dlc::rt::ConvParams convParams(ConvGradWeightOp op);
 // For pools and pool gradients: the window runs over operand `input` and makes `output`.
 dlc::rt::WindowParams windowParams(mlir::Operation *poolOp, mlir::Value input,
                                    mlir::Value output);
+// dlc.fused_elementwise (FusedElementwise.cpp). How a chain's input of `inShape` broadcast to
+// `outShape` is read: output element i reads input element (i / repeat) % period. Nothing
+// when the input's non-1 dims are not adjacent (that needs a strided walk).
+std::optional<std::pair<int64_t, int64_t>> fusedInputIndexing(llvm::ArrayRef<int64_t> inShape,
+                                                              llvm::ArrayRef<int64_t> outShape);
+// One step of a chain in the runtime's form, with its kind's name as the step spells it.
+struct DecodedFusedStep {
+  dlc::rt::FusedStep step;
+  llvm::StringRef kind;
+};
+// The op's steps decoded and checked; reports the first malformed one on the op.
+mlir::FailureOr<llvm::SmallVector<DecodedFusedStep>> decodeFusedSteps(FusedElementwiseOp op);
+// A step's text: `kind`, the slots it reads, then its parameters.
+std::string fusedStepText(llvm::StringRef kind, llvm::ArrayRef<int64_t> slots,
+                          llvm::ArrayRef<float> params);
+// Whether `kind` names a float op of the runtime's UnaryKind or BinaryKind (arity 1 or 2).
+bool isFusedUnaryKind(llvm::StringRef kind);
+bool isFusedBinaryKind(llvm::StringRef kind);
 void registerGradients(mlir::DialectRegistry &registry);
 // The elements as dense little-endian bytes, bools one byte each (dlc's memory layout).
 std::vector<char> elementsBytes(mlir::ElementsAttr value);

@@ -143,6 +143,21 @@ def Dlc_ShiftRightOp : Dlc_BinaryOp<"shift_right", "ShiftRight">;
 def Dlc_ModOp : Dlc_BinaryOp<"mod", "Mod">;
 def Dlc_FModOp : Dlc_BinaryOp<"fmod", "FMod">;
 
+def Dlc_FusedElementwiseOp : Dlc_TensorOp<"fused_elementwise", [Dlc_InPlaceInterface]> {
+  let summary = "a chain of float32 elementwise ops computed in one pass over memory";
+  let description = [{
+    Made by dlc-fuse-elementwise. `steps` lists the chain's ops in order, each as text: the
+    runtime's kind (an enumerator of UnaryKind or a float BinaryKind, or `Clip`, `LeakyRelu`),
+    the slots it reads, then its parameters (Clip: min max; LeakyRelu: alpha), e.g.
+    `"Mul 0 1"`, `"Clip 2 0 6"`. Slots number the inputs first, then one per step; the last
+    step's value is the result. Each input has the result's type or broadcasts onto it with
+    its non-1 dims adjacent (a scalar, a row, a per-channel [C, 1, 1] vector).
+  }];
+  let arguments = (ins Variadic<Dlc_F32Tensor>:$inputs, StrArrayAttr:$steps);
+  let results = (outs Dlc_F32Tensor:$output);
+  let hasVerifier = 1;
+}
+
 class Dlc_CompareOp<string mnemonic, string kind> : Dlc_KindOp<mnemonic, kind> {
   let summary = "elementwise " # mnemonic # " with broadcasting, a bool result";
   let arguments = (ins Dlc_AnyTensor:$lhs, Dlc_AnyTensor:$rhs);

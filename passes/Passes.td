@@ -29,6 +29,23 @@ def FuseEpilogues : Pass<"dlc-fuse-epilogues", "mlir::func::FuncOp"> {
   let dependentDialects = ["dlc::DlcDialect"];
 }
 
+def FuseElementwise : Pass<"dlc-fuse-elementwise", "mlir::func::FuncOp"> {
+  let summary = "Compute chains of float32 elementwise ops in one pass over memory";
+  let description = [{
+    Float32 unary ops, the float binary ops (add, sub, mul, div, pow, max, min, mod, fmod),
+    clip and leaky_relu of one type, in one block, where each value but the last is used only
+    inside the chain, become one `dlc.fused_elementwise` at the last op's place (GELU, Mish,
+    Swish and PReLU as the importer spells them are such chains). Operands from outside the
+    chain become its inputs: the result's type, or broadcasts whose non-1 dims are adjacent
+    (scalars, rows, per-channel vectors); ops with other operands stay out. At most 15 ops
+    per chain, so a chain's slots fit the runtime's bound. The fused kernel runs each op's
+    own kernel over cache-sized chunks: the same results, one pass over memory instead of
+    one per op, and no arena space for the intermediate values. Runs after
+    dlc-fuse-epilogues, so an activation still becomes its producer's epilogue first.
+  }];
+  let dependentDialects = ["dlc::DlcDialect"];
+}
+
 def Autodiff : Pass<"dlc-autodiff", "mlir::func::FuncOp"> {
   let summary = "Reverse-mode autodiff: append the gradients of the loss to the function";
   let description = [{

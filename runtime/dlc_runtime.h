@@ -119,11 +119,14 @@ float halfToFloat(uint16_t bits);
 uint16_t floatToHalf(float value);
 
 // ---- elementwise -------------------------------------------------------------------------
-enum class UnaryKind {
-  Relu, Sigmoid, Tanh, Exp, Log, Sqrt, Neg, Abs, Erf, Reciprocal, Floor, Ceil,
-  Softplus, Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh, Softsign,
-  HardSwish, Sign, Round,
-};
+// The unary and binary kinds are listed once, as X-macros: the compiler names the same
+// enumerators in dlc.fused_elementwise steps and checks those names against these lists.
+#define DLC_UNARY_KINDS(X)                                                                     \
+  X(Relu) X(Sigmoid) X(Tanh) X(Exp) X(Log) X(Sqrt) X(Neg) X(Abs) X(Erf) X(Reciprocal) X(Floor) \
+  X(Ceil) X(Softplus) X(Sin) X(Cos) X(Tan) X(Asin) X(Acos) X(Atan) X(Sinh) X(Cosh) X(Asinh)    \
+  X(Acosh) X(Atanh) X(Softsign) X(HardSwish) X(Sign) X(Round)
+#define DLC_ENUMERATOR(name) name,
+enum class UnaryKind { DLC_UNARY_KINDS(DLC_ENUMERATOR) };
 // For float and double (T deduced from the pointers).
 template <typename T> void unary(UnaryKind kind, const T *x, T *y, int64_t n);
 void clipF32(const float *x, float *y, int64_t n, float lo, float hi);
@@ -169,14 +172,54 @@ void cast(dlc_dtype from, const void *x, dlc_dtype to, void *y, int64_t n, bool 
 // Integer division and remainder by 0 (and MIN / -1) give 0 instead of trapping. And, Or, Xor
 // and the shifts are for integers and bool only; Mod takes the divisor's sign, FMod the
 // dividend's.
-enum class BinaryKind {
-  Add, Sub, Mul, Div, Pow, Max, Min, And, Or, Xor, ShiftLeft, ShiftRight, Mod, FMod,
-};
+#define DLC_BINARY_KINDS(X)                                                                    \
+  X(Add) X(Sub) X(Mul) X(Div) X(Pow) X(Max) X(Min) X(And) X(Or) X(Xor) X(ShiftLeft)             \
+  X(ShiftRight) X(Mod) X(FMod)
+enum class BinaryKind { DLC_BINARY_KINDS(DLC_ENUMERATOR) };
+#undef DLC_ENUMERATOR
 // out[i] = a[ia] op b[ib] over `rank` dims of `outShape`; aStrides/bStrides are element strides
 // of each operand mapped onto the output's dims (0 where the operand is broadcast).
 template <typename T>
 void binary(BinaryKind kind, const T *a, const int64_t *aStrides, const T *b,
             const int64_t *bStrides, T *out, const int64_t *outShape, int rank);
+// A chain of float32 elementwise ops computed in one pass (dlc-fuse-elementwise). Slots hold
+// values: the chain's inputs first, then one per step in order; each step reads one or two
+// earlier slots, and the last step's value is the output.
+enum class FusedStepKind : int32_t { Unary, Binary, Clip, LeakyRelu };
+struct FusedStep {
+  FusedStepKind kind;
+  UnaryKind unary;   // kind Unary
+  BinaryKind binary; // kind Binary
+  int32_t a, b;      // the slots read (b for Binary only)
+  float p0, p1;      // Clip: min, max; LeakyRelu: alpha (p0)
+};
+constexpr FusedStep unaryStep(UnaryKind kind, int32_t a) {
+  return {FusedStepKind::Unary, kind, BinaryKind::Add, a, 0, 0.0f, 0.0f};
+}
+constexpr FusedStep binaryStep(BinaryKind kind, int32_t a, int32_t b) {
+  return {FusedStepKind::Binary, UnaryKind::Relu, kind, a, b, 0.0f, 0.0f};
+}
+constexpr FusedStep clipStep(int32_t a, float lo, float hi) {
+  return {FusedStepKind::Clip, UnaryKind::Relu, BinaryKind::Add, a, 0, lo, hi};
+}
+constexpr FusedStep leakyReluStep(int32_t a, float alpha) {
+  return {FusedStepKind::LeakyRelu, UnaryKind::Relu, BinaryKind::Add, a, 0, alpha, 0.0f};
+}
+// Output element i reads input element (i / repeat) % period: a same-shaped input has repeat 1
+// and period >= n, a scalar period 1, a per-channel [C, 1, 1] input over [N, C, H, W] repeat
+// H * W and period C.
+struct FusedInput {
+  const float *data;
+  int64_t repeat, period;
+};
+// The most slots (inputs + steps) a chain may have: each thread keeps a chunk of every slot on
+// its stack.
+constexpr int kFusedMaxSlots = 32;
+// out[0, n) = the chain's last value. Each step runs the unfused op's kernel over chunks of
+// the slots, so results equal the unfused ops' bit for bit, whatever the thread count. `out`
+// may be the storage of a same-shaped input (each chunk is read before it is written).
+void fusedElementwiseF32(const FusedInput *inputs, int numInputs, const FusedStep *steps,
+                         int numSteps, float *out, int64_t n);
 enum class CompareKind { Equal, Less, LessEqual, Greater, GreaterEqual };
 // As binary(), with a bool (0/1 byte) result.
 template <typename T>

@@ -5,6 +5,7 @@
 #pragma GCC optimize("O2")
 #endif
 #include "dlc_runtime.h"
+#include "parallel.h"
 
 #include <algorithm>
 #include <cmath>
@@ -249,6 +250,17 @@ struct GreaterEqualOp {
 struct FirstOp {
   float operator()(float a, float) const { return a; }
 };
+
+// Calls f with the operation object of `kind`: one switch for every loop shape.
+template <typename F> void withBinaryOp(BinaryKind kind, F &&f) {
+  switch (kind) {
+#define DLC_BINARY_CASE(name)                                                                  \
+  case BinaryKind::name:                                                                       \
+    return f(name##Op{});
+    DLC_BINARY_KINDS(DLC_BINARY_CASE)
+#undef DLC_BINARY_CASE
+  }
+}
 
 // Walks the output in order. Trailing dims whose strides compose are merged into one inner
 // run so the common cases (same shape, scalar or row broadcast) become flat loops the compiler
@@ -495,36 +507,74 @@ void leakyReluGradF32(const float *dy, const float *x, float *dx, int64_t n, flo
 template <typename T>
 void binary(BinaryKind kind, const T *a, const int64_t *aStrides, const T *b,
             const int64_t *bStrides, T *out, const int64_t *outShape, int rank) {
-  switch (kind) {
-  case BinaryKind::Add:
-    return runBinary(AddOp{}, a, aStrides, b, bStrides, out, outShape, rank);
-  case BinaryKind::Sub:
-    return runBinary(SubOp{}, a, aStrides, b, bStrides, out, outShape, rank);
-  case BinaryKind::Mul:
-    return runBinary(MulOp{}, a, aStrides, b, bStrides, out, outShape, rank);
-  case BinaryKind::Div:
-    return runBinary(DivOp{}, a, aStrides, b, bStrides, out, outShape, rank);
-  case BinaryKind::Pow:
-    return runBinary(PowOp{}, a, aStrides, b, bStrides, out, outShape, rank);
-  case BinaryKind::Max:
-    return runBinary(MaxOp{}, a, aStrides, b, bStrides, out, outShape, rank);
-  case BinaryKind::Min:
-    return runBinary(MinOp{}, a, aStrides, b, bStrides, out, outShape, rank);
-  case BinaryKind::And:
-    return runBinary(AndOp{}, a, aStrides, b, bStrides, out, outShape, rank);
-  case BinaryKind::Or:
-    return runBinary(OrOp{}, a, aStrides, b, bStrides, out, outShape, rank);
-  case BinaryKind::Xor:
-    return runBinary(XorOp{}, a, aStrides, b, bStrides, out, outShape, rank);
-  case BinaryKind::ShiftLeft:
-    return runBinary(ShiftLeftOp{}, a, aStrides, b, bStrides, out, outShape, rank);
-  case BinaryKind::ShiftRight:
-    return runBinary(ShiftRightOp{}, a, aStrides, b, bStrides, out, outShape, rank);
-  case BinaryKind::Mod:
-    return runBinary(ModOp{}, a, aStrides, b, bStrides, out, outShape, rank);
-  case BinaryKind::FMod:
-    return runBinary(FModOp{}, a, aStrides, b, bStrides, out, outShape, rank);
+  withBinaryOp(kind, [&](auto op) { runBinary(op, a, aStrides, b, bStrides, out, outShape, rank); });
+}
+
+namespace {
+
+// Elements per chunk of a fused chain: every slot's chunk of every thread stays in L1.
+constexpr int64_t kFusedChunk = 256;
+// Chunks per thread at least: a chain over fewer elements runs on one thread.
+constexpr int64_t kFusedGrainChunks = 32;
+
+// Fills `buffer` with elements [begin, begin + len) of a broadcast input, without a division
+// per element.
+void gatherFusedInput(const FusedInput &input, int64_t begin, int64_t len, float *buffer) {
+  if (input.period == 1) {
+    std::fill(buffer, buffer + len, input.data[0]);
+    return;
   }
+  int64_t withinRepeat = begin % input.repeat, index = (begin / input.repeat) % input.period;
+  for (int64_t j = 0; j < len; ++j) {
+    buffer[j] = input.data[index];
+    if (++withinRepeat == input.repeat) {
+      withinRepeat = 0;
+      if (++index == input.period)
+        index = 0;
+    }
+  }
+}
+
+void runFusedStep(const FusedStep &step, const float *const *slots, float *out, int64_t len) {
+  switch (step.kind) {
+  case FusedStepKind::Unary:
+    return unary(step.unary, slots[step.a], out, len);
+  case FusedStepKind::Binary:
+    return withBinaryOp(step.binary,
+                        [&](auto op) { binaryRun<1, 1>(op, slots[step.a], slots[step.b], out, len); });
+  case FusedStepKind::Clip:
+    return clipF32(slots[step.a], out, len, step.p0, step.p1);
+  case FusedStepKind::LeakyRelu:
+    return leakyReluF32(slots[step.a], out, len, step.p0);
+  }
+}
+
+} // namespace
+
+void fusedElementwiseF32(const FusedInput *inputs, int numInputs, const FusedStep *steps,
+                         int numSteps, float *out, int64_t n) {
+  const int64_t chunks = (n + kFusedChunk - 1) / kFusedChunk;
+  parallelFor(chunks, kFusedGrainChunks, [&](int64_t firstChunk, int64_t endChunk) {
+    alignas(64) float buffers[kFusedMaxSlots][kFusedChunk];
+    const float *slots[kFusedMaxSlots];
+    for (int64_t chunk = firstChunk; chunk < endChunk; ++chunk) {
+      const int64_t begin = chunk * kFusedChunk, len = std::min(kFusedChunk, n - begin);
+      for (int i = 0; i < numInputs; ++i) {
+        const FusedInput &input = inputs[i];
+        if (input.repeat == 1 && input.period >= n) {
+          slots[i] = input.data + begin;
+        } else {
+          gatherFusedInput(input, begin, len, buffers[i]);
+          slots[i] = buffers[i];
+        }
+      }
+      for (int s = 0; s < numSteps; ++s) {
+        float *result = s + 1 == numSteps ? out + begin : buffers[numInputs + s];
+        runFusedStep(steps[s], slots, result, len);
+        slots[numInputs + s] = result;
+      }
+    }
+  });
 }
 
 template <typename T>

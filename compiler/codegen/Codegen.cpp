@@ -5,6 +5,7 @@
 #include "compiler/codegen/Emitter.h"
 #include "dialects/DlcDialect.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -18,10 +19,15 @@ using namespace mlir;
 namespace dlc {
 
 std::string KernelEmitter::array(ArrayRef<int64_t> values) {
-  std::string name = "a" + std::to_string(arrays++);
   // A zero-length array is not valid C++; a rank-0 shape still needs a valid pointer.
-  line("static const int64_t " + name + "[] = {" + (values.empty() ? "0" : list(values)) +
-       "};");
+  return arrayOf("int64_t", {values.empty() ? "0" : list(values)}, true);
+}
+
+std::string KernelEmitter::arrayOf(const std::string &type, ArrayRef<std::string> initializers,
+                                   bool constantInitializers) {
+  std::string name = "a" + std::to_string(arrays++);
+  line(std::string(constantInitializers ? "static " : "") + "const " + type + " " + name +
+       "[] = {" + llvm::join(initializers, ", ") + "};");
   return name;
 }
 

@@ -46,6 +46,10 @@ public:
   std::string currentOp;
   // Declares a local constant int64 array and returns its name.
   std::string array(llvm::ArrayRef<int64_t> values);
+  // Declares a local const array of `type` from C++ initializers and returns its name; a
+  // static one when every initializer is a constant expression.
+  std::string arrayOf(const std::string &type, llvm::ArrayRef<std::string> initializers,
+                      bool constantInitializers);
   std::string body_str() const { return body.str(); }
 
 protected:

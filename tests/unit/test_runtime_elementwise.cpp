@@ -9,8 +9,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <type_traits>
 #include <vector>
@@ -501,5 +503,143 @@ TEST_CASE("float16 conversions: every half exactly, floats to the nearest (even)
     INFO("float " << f);
     REQUIRE(floatToHalf(f) == want);
     REQUIRE(floatToHalf(-f) == uint16_t(want | 0x8000));
+  }
+}
+
+//===----------------------------------------------------------------------------------------===//
+// Fused elementwise chains
+//===----------------------------------------------------------------------------------------===//
+
+namespace {
+
+// An input of a random chain over [N, C, H, W]: its own shape as the unfused ops see it.
+struct ChainInput {
+  Shape shape;
+  int64_t repeat, period;
+  std::vector<float> data;
+};
+
+ChainInput randomChainInput(std::mt19937 &rng, const Shape &out) {
+  const int64_t n = out[0] * out[1] * out[2] * out[3], plane = out[2] * out[3];
+  ChainInput input;
+  switch (randomInt(rng, 0, 3)) {
+  case 0:
+    input = {out, 1, n, {}};
+    break;
+  case 1: // a scalar
+    input = {{}, 1, 1, {}};
+    break;
+  case 2: // a row along W
+    input = {{out[3]}, 1, out[3], {}};
+    break;
+  default: // one value per channel
+    input = {{out[1], 1, 1}, plane, out[1], {}};
+    break;
+  }
+  int64_t size = 1;
+  for (int64_t d : input.shape)
+    size *= d;
+  input.data = randomFloats(rng, size, -2.0f, 2.0f);
+  return input;
+}
+
+// Bits equal, any NaN equal to any NaN.
+bool sameFloats(const std::vector<float> &a, const std::vector<float> &b) {
+  if (a.size() != b.size())
+    return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (!(std::isnan(a[i]) && std::isnan(b[i])) && std::memcmp(&a[i], &b[i], sizeof(float)) != 0)
+      return false;
+  return true;
+}
+
+} // namespace
+
+TEST_CASE("fused chains equal the unfused kernels bit for bit, on any thread count",
+          "[elementwise]") {
+  const UnaryKind unaries[] = {UnaryKind::Relu, UnaryKind::Sigmoid, UnaryKind::Tanh,
+                               UnaryKind::Exp,  UnaryKind::Erf,     UnaryKind::Abs,
+                               UnaryKind::Neg,  UnaryKind::Softplus, UnaryKind::Sqrt};
+  const BinaryKind binaries[] = {BinaryKind::Add, BinaryKind::Sub, BinaryKind::Mul,
+                                 BinaryKind::Div, BinaryKind::Max, BinaryKind::Min,
+                                 BinaryKind::Pow, BinaryKind::Mod};
+  std::mt19937 rng(11);
+  for (int trial = 0; trial < 40; ++trial) {
+    // Sizes around the chunk and thread thresholds, odd so no chunk boundary lines up.
+    const Shape out = trial % 2 ? Shape{2, 5, 37, 29} : Shape{1, 3, randomInt(rng, 1, 9), 7};
+    const int64_t n = out[0] * out[1] * out[2] * out[3];
+    const int numInputs = int(randomInt(rng, 1, 4)), numSteps = int(randomInt(rng, 1, 12));
+    std::vector<ChainInput> inputs;
+    for (int i = 0; i < numInputs; ++i)
+      inputs.push_back(randomChainInput(rng, out));
+    // The unfused reference: every slot as a whole tensor, each step by the unfused kernel.
+    std::vector<std::vector<float>> slots;
+    for (const ChainInput &input : inputs) {
+      std::vector<float> whole(n);
+      Shape outShape(out.begin(), out.end());
+      std::vector<int64_t> strides(4, 0), own(input.shape.size(), 1);
+      for (size_t d = input.shape.size(); d-- > 1;)
+        own[d - 1] = own[d] * input.shape[d];
+      for (size_t d = 0; d < input.shape.size(); ++d)
+        strides[4 - input.shape.size() + d] = input.shape[d] == 1 ? 0 : own[d];
+      broadcastF32(input.data.data(), strides.data(), whole.data(), outShape.data(), 4);
+      slots.push_back(whole);
+    }
+    std::vector<FusedStep> steps;
+    const Shape flat{n};
+    const int64_t unitStrides[] = {1};
+    for (int s = 0; s < numSteps; ++s) {
+      const int32_t available = int32_t(slots.size());
+      const int32_t a = int32_t(randomInt(rng, 0, available - 1)),
+                    b = int32_t(randomInt(rng, 0, available - 1));
+      std::vector<float> result(n);
+      switch (randomInt(rng, 0, 3)) {
+      case 0: {
+        UnaryKind kind = unaries[randomInt(rng, 0, std::size(unaries) - 1)];
+        steps.push_back(unaryStep(kind, a));
+        unary(kind, slots[a].data(), result.data(), n);
+        break;
+      }
+      case 1: {
+        BinaryKind kind = binaries[randomInt(rng, 0, std::size(binaries) - 1)];
+        steps.push_back(binaryStep(kind, a, b));
+        binary(kind, slots[a].data(), unitStrides, slots[b].data(), unitStrides, result.data(),
+               flat.data(), 1);
+        break;
+      }
+      case 2:
+        steps.push_back(clipStep(a, -0.75f, 1.5f));
+        clipF32(slots[a].data(), result.data(), n, -0.75f, 1.5f);
+        break;
+      default:
+        steps.push_back(leakyReluStep(a, 0.2f));
+        leakyReluF32(slots[a].data(), result.data(), n, 0.2f);
+        break;
+      }
+      slots.push_back(result);
+    }
+    std::vector<FusedInput> fusedInputs;
+    for (const ChainInput &input : inputs)
+      fusedInputs.push_back({input.data.data(), input.repeat, input.period});
+    INFO("trial " << trial << ": " << numInputs << " inputs, " << numSteps << " steps, n " << n);
+    for (int threads : {1, 3}) {
+      INFO("threads " << threads);
+      ThreadPool *pool = threads > 1 ? createThreadPool(threads) : nullptr;
+      std::optional<ThreadScope> scope(std::in_place, pool);
+      std::vector<float> fused(n, -1.0f);
+      fusedElementwiseF32(fusedInputs.data(), numInputs, steps.data(), numSteps, fused.data(), n);
+      CHECK(sameFloats(fused, slots.back()));
+      // In place over the first input when it has the output's shape.
+      if (inputs[0].shape == out) {
+        std::vector<float> overwritten = inputs[0].data;
+        std::vector<FusedInput> inPlace = fusedInputs;
+        inPlace[0].data = overwritten.data();
+        fusedElementwiseF32(inPlace.data(), numInputs, steps.data(), numSteps,
+                            overwritten.data(), n);
+        CHECK(sameFloats(overwritten, slots.back()));
+      }
+      scope.reset();
+      destroyThreadPool(pool);
+    }
   }
 }

@@ -172,3 +172,59 @@ func.func @unary_on_integers(%x: tensor<4xi32>) -> tensor<4xi32> {
   %0 = dlc.exp %x : (tensor<4xi32>) -> tensor<4xi32>
   return %0 : tensor<4xi32>
 }
+
+// -----
+
+func.func @fused_unknown_kind(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{step 1 ('Gelu 1'): 'Gelu' is not a float32 unary or binary kind, Clip or LeakyRelu}}
+  %r = dlc.fused_elementwise %x {steps = ["Exp 0", "Gelu 1"]} : (tensor<4xf32>) -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+func.func @fused_integer_kind(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{step 0 ('Xor 0 0'): 'Xor' is not a float32 unary or binary kind}}
+  %r = dlc.fused_elementwise %x {steps = ["Xor 0 0"]} : (tensor<4xf32>) -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+func.func @fused_reads_later_slot(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{step 0 ('Add 0 1'): reads '1', not an input or an earlier step}}
+  %r = dlc.fused_elementwise %x {steps = ["Add 0 1", "Exp 1"]} : (tensor<4xf32>) -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+func.func @fused_missing_parameter(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{step 0 ('Clip 0 1'): takes 1 slot(s) and 2 parameter(s)}}
+  %r = dlc.fused_elementwise %x {steps = ["Clip 0 1"]} : (tensor<4xf32>) -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+func.func @fused_bad_parameter(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{step 0 ('LeakyRelu 0 x'): parameter 'x' is not a number}}
+  %r = dlc.fused_elementwise %x {steps = ["LeakyRelu 0 x"]} : (tensor<4xf32>) -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+func.func @fused_no_steps(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{has no steps}}
+  %r = dlc.fused_elementwise %x {steps = []} : (tensor<4xf32>) -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+func.func @fused_strided_input(%x: tensor<2x4x3xf32>, %y: tensor<2x1x3xf32>) -> tensor<2x4x3xf32> {
+  // expected-error @+1 {{input 1 does not broadcast onto the result with its non-1 dims adjacent}}
+  %r = dlc.fused_elementwise %x, %y {steps = ["Add 0 1"]} : (tensor<2x4x3xf32>, tensor<2x1x3xf32>) -> tensor<2x4x3xf32>
+  return %r : tensor<2x4x3xf32>
+}
