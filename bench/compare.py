@@ -3,13 +3,16 @@
 same process, rounds interleaved, on 1 and 2 threads; then each engine's peak RSS measured
 in a fresh process of its own.
 
-usage: bench/compare.py [--dlc build/tools/dlc] [--models mlp,resnet18,...] [--rounds 7]
+usage: bench/compare.py [--dlc build/tools/dlc] [--models mlp,resnet18,vit,...] [--rounds 7]
                         [--threads 1,2] [--work build/bench]
 Run it with a Python that has numpy and onnxruntime (scripts/bench_setup.sh makes
 build/bench-venv). Models are exported by scripts/export_models.py with /usr/bin/python3
 (PyTorch). Prints per model and thread count: dlc and ORT milliseconds (median and min of the
 rounds), dlc/ORT of the medians, and both peak RSS in MB (of a Python process that loaded
-numpy and the engine and ran the model: the same interpreter overhead for both).
+numpy and the engine and ran the model: the same interpreter overhead for both). Each timed
+batch starts after a 0.1 s pause and one untimed run, so neither engine runs beside the
+other's still-spinning idle threads. Models with a symbolic batch dim (convnext, vit,
+transformer) are compiled for the batch of their saved input.
 """
 import argparse
 import ctypes
@@ -23,7 +26,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-MODELS = ["mlp", "resnet18", "resnet50", "mobilenetv2", "squeezenet"]
+MODELS = ["mlp", "resnet18", "resnet50", "mobilenetv2", "squeezenet", "convnext", "vit",
+          "transformer"]
 TORCH_PYTHON = "/usr/bin/python3"
 
 
@@ -34,10 +38,14 @@ class DlcOptions(ctypes.Structure):
 class DlcModel:
     """A model compiled by dlc into a static library, linked into a shared one for ctypes."""
 
-    def __init__(self, dlc, onnx_path, work, name, cxx):
+    def __init__(self, dlc, onnx_path, work, name, cxx, input_shapes):
+        """input_shapes: {input name: shape}, pinning symbolic dims (a model's batch)."""
         gen = os.path.join(work, "dlc")
+        pins = []
+        for input_name, shape in input_shapes.items():
+            pins += ["--input-shape", "%s=%s" % (input_name, "x".join(map(str, shape)))]
         subprocess.run([dlc, "compile", onnx_path, "-o", gen, "--emit", "staticlib", "--name",
-                        name], check=True, stdout=subprocess.DEVNULL)
+                        name] + pins, check=True, stdout=subprocess.DEVNULL)
         self.so = os.path.join(work, "lib%s.so" % name)
         subprocess.run([cxx, "-shared", "-o", self.so, "-Wl,--whole-archive",
                         os.path.join(gen, "lib%s.a" % name), "-Wl,--no-whole-archive",
@@ -87,12 +95,13 @@ def engines(args, name, threads):
     onnx_path = os.path.join(model_dir, "model.onnx")
     x = np.load(os.path.join(model_dir, "input.npy"))
     expected = np.load(os.path.join(model_dir, "expected.npy"))
+    session = ort_session(onnx_path, threads)
+    input_name = session.get_inputs()[0].name
+    feed = {input_name: x}
     dlc = DlcModel(args.dlc, onnx_path, os.path.join(args.work, "compare", name), name,
-                   args.cxx).load(threads)
+                   args.cxx, {input_name: x.shape}).load(threads)
     out = np.empty_like(expected)
     dlc.bind([x], [out])
-    session = ort_session(onnx_path, threads)
-    feed = {session.get_inputs()[0].name: x}
 
     def check():
         ort_out = session.run(None, feed)[0]
@@ -108,6 +117,15 @@ def timed(fn, repeats):
     for _ in range(repeats):
         fn()
     return (time.perf_counter() - t) / repeats * 1e3
+
+
+def settled_timed(fn, repeats):
+    """timed() once the other engine's idle threads have stopped spinning: ORT's workers spin
+    for tens of milliseconds after a run (dlc's for about one), and on two cores a spinning
+    thread of one engine halves the other's two-thread speed."""
+    time.sleep(0.1)
+    fn()
+    return timed(fn, repeats)
 
 
 def rss_child(args):
@@ -205,8 +223,8 @@ def main():
             repeats = max(1, int(0.2e3 / max(timed(dlc.run, 3), 1e-3)))
             times = {"dlc": [], "ort": []}
             for _ in range(args.rounds):
-                times["dlc"].append(timed(dlc.run, repeats))
-                times["ort"].append(timed(ort_run, repeats))
+                times["dlc"].append(settled_timed(dlc.run, repeats))
+                times["ort"].append(settled_timed(ort_run, repeats))
             dlc.close()
             rss = {e: peak_rss(args, e, name, threads) for e in ("dlc", "ort")}
             med = {e: statistics.median(v) for e, v in times.items()}

@@ -31,6 +31,10 @@ class StateUpdateTrait : public mlir::OpTrait::TraitBase<ConcreteType, StateUpda
 
 #include "dialects/DlcInterfaces.h.inc"
 
+namespace mlir {
+class PatternRewriter; // PowOp::canonicalize; its definition stays out of this header
+} // namespace mlir
+
 #define GET_OP_CLASSES
 #include "dialects/DlcOps.h.inc"
 

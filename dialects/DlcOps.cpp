@@ -6,6 +6,7 @@
 #include "mlir/IR/BuiltinDialect.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/PatternMatch.h"
 
 #include <cstring>
 #include "llvm/ADT/STLExtras.h"
@@ -454,6 +455,16 @@ LogicalResult TopKOp::verify() {
 }
 
 #undef DLC_REDUCE_VERIFIER
+
+LogicalResult PowOp::canonicalize(PowOp op, PatternRewriter &rewriter) {
+  auto exponent = op.getRhs().getDefiningOp<ConstantOp>();
+  auto values = exponent ? dyn_cast<DenseFPElementsAttr>(exponent.getValue()) : nullptr;
+  if (!values || !values.isSplat() || !values.getSplatValue<APFloat>().isExactlyValue(2.0) ||
+      op.getLhs().getType() != op.getType())
+    return failure();
+  rewriter.replaceOpWithNewOp<MulOp>(op, op.getType(), op.getLhs(), op.getLhs());
+  return success();
+}
 
 OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
 

@@ -130,7 +130,10 @@ def Dlc_AddOp : Dlc_BinaryOp<"add", "Add">;
 def Dlc_SubOp : Dlc_BinaryOp<"sub", "Sub">;
 def Dlc_MulOp : Dlc_BinaryOp<"mul", "Mul">;
 def Dlc_DivOp : Dlc_BinaryOp<"div", "Div">;
-def Dlc_PowOp : Dlc_BinaryOp<"pow", "Pow">;
+// x^2 becomes x * x (canonicalization): the same values (a product rounds once, where powf may
+// be off by an ulp), without a libm call per element. LayerNorm as exported before opset 17
+// squares this way.
+def Dlc_PowOp : Dlc_BinaryOp<"pow", "Pow"> { let hasCanonicalizeMethod = 1; }
 def Dlc_MaxOp : Dlc_BinaryOp<"max", "Max">;
 def Dlc_MinOp : Dlc_BinaryOp<"min", "Min">;
 // Bitwise on integers, logical on bool; the shifts on unsigned integers.

@@ -11,3 +11,21 @@ func.func @reshapes(%x: tensor<2x3x4xf32>) -> (tensor<6x4xf32>, tensor<2x3x4xf32
   // CHECK-NEXT: return %[[R]], %arg0
   return %b, %same : tensor<6x4xf32>, tensor<2x3x4xf32>
 }
+
+// x^2 is x * x; other exponents, and an exponent that broadcasts x to a bigger shape, stay.
+// CHECK-LABEL: func.func @square
+func.func @square(%x: tensor<2x3xf32>, %v: tensor<3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>) {
+  // CHECK-DAG: %[[TWO:.*]] = dlc.constant dense<2.000000e+00> : tensor<2x3xf32>
+  // CHECK-DAG: %[[THREE:.*]] = dlc.constant dense<3.000000e+00> : tensor<f32>
+  // CHECK: %[[SQ:.*]] = dlc.mul %arg0, %arg0 : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  // CHECK: %[[CUBE:.*]] = dlc.pow %arg0, %[[THREE]]
+  // CHECK: %[[WIDE:.*]] = dlc.pow %arg1, %[[TWO]]
+  // CHECK: return %[[SQ]], %[[CUBE]], %[[WIDE]]
+  %two = dlc.constant dense<2.0> : tensor<f32>
+  %three = dlc.constant dense<3.0> : tensor<f32>
+  %twos = dlc.constant dense<2.0> : tensor<2x3xf32>
+  %sq = dlc.pow %x, %two : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
+  %cube = dlc.pow %x, %three : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
+  %wide = dlc.pow %v, %twos : (tensor<3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %sq, %cube, %wide : tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>
+}
