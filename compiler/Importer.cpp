@@ -25,6 +25,9 @@ using namespace mlir;
 namespace dlc {
 namespace {
 
+// SplitToSequence makes one tensor (and its ops) per part: more parts than this are refused.
+constexpr int64_t kMaxSequenceParts = int64_t(1) << 16;
+
 constexpr int kMinOpset = 7;
 
 // The graph's nodes and those of its subgraphs (If branches, Loop and Scan bodies).
@@ -461,19 +464,29 @@ void Importer::importSequenceNode(const onnx::NodeProto &node, NodeImporter &n) 
     Value x = n.input(0);
     auto shape = dlc::typeOf(x).getShape();
     int64_t axis = normalizeAxis(n.intAttr("axis", 0), shape.size()), dim = shape[axis];
+    // Every part becomes ops of its own, so the count is checked before anything is built.
+    auto checkParts = [&](int64_t parts) {
+      if (parts > kMaxSequenceParts)
+        throw ImportError("splits axis " + std::to_string(axis) + " of size " +
+                          std::to_string(dim) + " into " + std::to_string(parts) +
+                          " tensors; at most " + std::to_string(kMaxSequenceParts));
+    };
     std::vector<int64_t> sizes;
     bool squeeze = false;
     if (!n.hasInput(1)) {
+      checkParts(dim);
       sizes.assign(dim, 1);
       squeeze = n.intAttr("keepdims", 1) == 0;
     } else if (const ConstTensor &split = n.constInput(1); split.shape.empty()) {
       int64_t chunk = split.asInts()[0];
       if (chunk < 1)
         throw ImportError("split must be positive");
+      checkParts(dim / chunk + (dim % chunk != 0));
       for (int64_t start = 0; start < dim; start += chunk)
         sizes.push_back(std::min(chunk, dim - start));
     } else {
       sizes = split.asInts();
+      checkParts(int64_t(sizes.size()));
     }
     int64_t total = 0;
     for (int64_t size : sizes) {
@@ -482,7 +495,7 @@ void Importer::importSequenceNode(const onnx::NodeProto &node, NodeImporter &n) 
                           std::to_string(axis) + " of size " + std::to_string(dim));
       total += size;
     }
-    if (total != dim || sizes.size() > size_t(kMaxBuiltConstantElements))
+    if (total != dim)
       throw ImportError("split sizes " + dimsString(sizes) + " do not add up to " +
                         std::to_string(dim));
     std::vector<Value> parts;
