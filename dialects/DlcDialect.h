@@ -92,6 +92,10 @@ dlc::rt::ConvParams convParams(ConvGradWeightOp op);
 // For pools and pool gradients: the window runs over operand `input` and makes `output`.
 dlc::rt::WindowParams windowParams(mlir::Operation *poolOp, mlir::Value input,
                                    mlir::Value output);
+// Whether an op strictly between `first` and `last` (one block, `first` before `last`)
+// updates model state in place (the optimizer's updates in a training step): a fusion that
+// moves a read from `first` down to `last` would then read the updated value.
+bool stateUpdateBetween(mlir::Operation *first, mlir::Operation *last);
 // dlc.fused_elementwise (FusedElementwise.cpp). How a chain's input of `inShape` broadcast to
 // `outShape` is read: output element i reads input element (i / repeat) % period. Nothing
 // when the input's non-1 dims are not adjacent (that needs a strided walk).

@@ -456,6 +456,13 @@ LogicalResult TopKOp::verify() {
 
 #undef DLC_REDUCE_VERIFIER
 
+bool stateUpdateBetween(Operation *first, Operation *last) {
+  for (Operation *op = first->getNextNode(); op && op != last; op = op->getNextNode())
+    if (op->hasTrait<StateUpdateTrait>())
+      return true;
+  return false;
+}
+
 LogicalResult PowOp::canonicalize(PowOp op, PatternRewriter &rewriter) {
   auto exponent = op.getRhs().getDefiningOp<ConstantOp>();
   auto values = exponent ? dyn_cast<DenseFPElementsAttr>(exponent.getValue()) : nullptr;

@@ -58,7 +58,7 @@ std::optional<ChainStep> chainStep(Operation *op) {
 
 // The ops that join `last`'s chain: producers of its operands (transitively) of the same type,
 // in its block, whose every use is in the chain, so that no value but the last is needed
-// outside it.
+// outside it, and with no state update before `last` (the chain reads its inputs there).
 SmallVector<Operation *> growChain(Operation *last, const llvm::DenseSet<Operation *> &claimed) {
   SmallVector<Operation *> chain{last};
   llvm::SmallPtrSet<Operation *, 16> inChain{last};
@@ -71,6 +71,7 @@ SmallVector<Operation *> growChain(Operation *last, const llvm::DenseSet<Operati
         Operation *producer = operand.getDefiningOp();
         if (!producer || inChain.contains(producer) || claimed.contains(producer) ||
             producer->getBlock() != last->getBlock() || operand.getType() != type ||
+            dlc::stateUpdateBetween(producer, last) ||
             !chainStep(producer) || !llvm::all_of(operand.getUsers(), [&](Operation *user) {
               return inChain.contains(user);
             }))

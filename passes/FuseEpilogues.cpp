@@ -22,7 +22,7 @@ std::optional<std::pair<dlc::ConvOp, Value>> residualFusion(dlc::AddOp add) {
     if (conv && convResult.hasOneUse() && !conv.getResidual() &&
         !conv->hasAttr(dlc::kActivationAttr) && conv->getBlock() == add->getBlock() &&
         convResult.getType() == add.getType() && residual.getType() == add.getType() &&
-        isF32(residual))
+        isF32(residual) && !dlc::stateUpdateBetween(conv, add))
       return std::make_pair(conv, residual);
   }
   return std::nullopt;

@@ -41,7 +41,8 @@ def FuseElementwise : Pass<"dlc-fuse-elementwise", "mlir::func::FuncOp"> {
     per chain, so a chain's slots fit the runtime's bound. The fused kernel runs each op's
     own kernel over cache-sized chunks: the same results, one pass over memory instead of
     one per op, and no arena space for the intermediate values. Runs after
-    dlc-fuse-epilogues, so an activation still becomes its producer's epilogue first.
+    dlc-fuse-epilogues, so an activation still becomes its producer's epilogue first. A chain
+    never reaches back across an optimizer's state update (it reads its inputs at its end).
   }];
   let dependentDialects = ["dlc::DlcDialect"];
 }

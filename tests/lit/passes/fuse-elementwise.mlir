@@ -91,3 +91,17 @@ func.func @shape_change(%x: tensor<3xf32>, %y: tensor<2x3xf32>) -> tensor<2x3xf3
   %r = dlc.relu %s : (tensor<2x3xf32>) -> tensor<2x3xf32>
   return %r : tensor<2x3xf32>
 }
+
+// A training step updates the weight in place after its last reader, the mul: fused, the mul
+// would read the weight at the exp's place, after the update. The chain starts after it.
+// CHECK-LABEL: func.func @state_update_between
+func.func @state_update_between(%x: tensor<16xf32>, %w: tensor<16xf32> {dlc.state}, %g: tensor<16xf32>, %h: tensor<4xf32>) -> tensor<16xf32> {
+  // CHECK: %[[M:.*]] = dlc.mul %arg0, %arg1
+  // CHECK: dlc.sgd_update
+  // CHECK: dlc.fused_elementwise %[[M]] {steps = ["Exp 0", "Neg 1"]}
+  %m = dlc.mul %x, %w : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
+  dlc.sgd_update %w, %g, %h {momentum = 0.0 : f32, nesterov = false, weight_decay = 0.0 : f32} : tensor<16xf32>, tensor<16xf32>, tensor<4xf32>
+  %e = dlc.exp %m : (tensor<16xf32>) -> tensor<16xf32>
+  %n = dlc.neg %e : (tensor<16xf32>) -> tensor<16xf32>
+  return %n : tensor<16xf32>
+}

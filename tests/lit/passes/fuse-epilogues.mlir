@@ -114,3 +114,16 @@ func.func @other_activations(%a: tensor<2x3xf32>, %b: tensor<4x3xf32>, %x: tenso
   %t = dlc.tanh %c : (tensor<1x3x4x4xf32>) -> tensor<1x3x4x4xf32>
   return %l, %s, %t : tensor<2x4xf32>, tensor<2x4xf32>, tensor<1x3x4x4xf32>
 }
+
+// The weight's update comes between the conv and the add: moving the conv to the add would
+// read the updated weight, so the add stays.
+// CHECK-LABEL: func.func @state_update_between
+func.func @state_update_between(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x1x1xf32> {dlc.state}, %g: tensor<2x2x1x1xf32>, %h: tensor<4xf32>) -> tensor<1x2x4x4xf32> {
+  // CHECK: dlc.conv %arg0, %arg1 {
+  // CHECK: dlc.sgd_update
+  // CHECK: dlc.add
+  %c = dlc.conv %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  dlc.sgd_update %w, %g, %h {momentum = 0.0 : f32, nesterov = false, weight_decay = 0.0 : f32} : tensor<2x2x1x1xf32>, tensor<2x2x1x1xf32>, tensor<4xf32>
+  %a = dlc.add %c, %x : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  return %a : tensor<1x2x4x4xf32>
+}
