@@ -171,37 +171,44 @@ size_t im2colWorkspaceBytes(const ConvParams &p) {
 constexpr int64_t kDepthwiseRowBufferFloats = 8192, kDepthwiseMaxTaps = 64;
 
 // How the row kernel sees one input row: zero-padded and split into `stride` phases (phase r
-// holds padded columns r, r + stride, ...), so that every tap reads a contiguous run.
+// holds padded columns r, r + stride, ...), so that every tap reads a contiguous run. Where
+// each phase's input columns lie and where each tap starts are worked out once per conv: the
+// rows of small maps are only a few vectors long, and the divisions cost more than the taps.
 struct DepthwisePhases {
-  int64_t length, rowFloats;
+  int64_t length, rowFloats, stride;
   bool fits;
-  explicit DepthwisePhases(const WindowParams &w) {
-    const int64_t reach = (w.kernel[2] - 1) * w.dilation[2] / w.stride[2];
+  // Phase r's entries [lo, hi) read input columns first + j * stride, the rest padding.
+  int64_t phaseLo[kDepthwiseMaxTaps], phaseHi[kDepthwiseMaxTaps], phaseFirst[kDepthwiseMaxTaps];
+  // Where tap k2's run for output column 0 starts within a row's phases.
+  int64_t tapOffset[kDepthwiseMaxTaps];
+  explicit DepthwisePhases(const WindowParams &w) : stride(w.stride[2]) {
+    const int64_t reach = (w.kernel[2] - 1) * w.dilation[2] / stride;
     length = w.out[2] + reach + kDepthwiseRowPad;
-    rowFloats = w.stride[2] * length;
+    rowFloats = stride * length;
     fits = w.kernel[1] * rowFloats <= kDepthwiseRowBufferFloats &&
-           w.kernel[1] * w.kernel[2] <= kDepthwiseMaxTaps;
+           w.kernel[1] * w.kernel[2] <= kDepthwiseMaxTaps && stride <= kDepthwiseMaxTaps;
+    if (!fits)
+      return;
+    for (int64_t r = 0; r < stride; ++r) {
+      validRange(w.in[2], length, stride, w.padBegin[2], r, phaseLo[r], phaseHi[r]);
+      phaseFirst[r] = r - w.padBegin[2];
+    }
+    for (int64_t k2 = 0; k2 < w.kernel[2]; ++k2) {
+      const int64_t offset = k2 * w.dilation[2];
+      tapOffset[k2] = offset % stride * length + offset / stride;
+    }
   }
   // Copies an input row into its phases; their padding entries stay as they are (zero: the
   // buffer is cleared once, and every row has the same padding).
-  void fill(const WindowParams &w, const float *row, float *phases) const {
-    const int64_t stride = w.stride[2];
+  void fill(const float *row, float *phases) const {
     for (int64_t r = 0; r < stride; ++r, phases += length) {
-      // Entries [lo, hi) read input columns first + j * stride, the rest padding.
-      int64_t lo, hi;
-      validRange(w.in[2], length, stride, w.padBegin[2], r, lo, hi);
-      const int64_t first = r - w.padBegin[2];
+      const int64_t lo = phaseLo[r], hi = phaseHi[r], first = phaseFirst[r];
       if (stride == 1)
         std::copy(row + (first + lo), row + (first + hi), phases + lo);
       else
         for (int64_t j = lo; j < hi; ++j)
           phases[j] = row[first + j * stride];
     }
-  }
-  // Where tap k2's run for output column 0 starts within a row's phases.
-  int64_t tapOffset(const WindowParams &w, int64_t k2) const {
-    const int64_t offset = k2 * w.dilation[2];
-    return offset % w.stride[2] * length + offset / w.stride[2];
   }
 };
 
@@ -257,11 +264,11 @@ void depthwiseConvF32(const ConvParams &p, const float *x, const float *w, const
               slotOf[k1] = std::find(taken, taken + win.kernel[1], false) - taken;
               taken[slotOf[k1]] = true;
               slotRow[slotOf[k1]] = i1;
-              phases.fill(win, xc + i1 * win.in[2], buffer + slotOf[k1] * phases.rowFloats);
+              phases.fill(xc + i1 * win.in[2], buffer + slotOf[k1] * phases.rowFloats);
             }
             const float *rowPhases = buffer + slotOf[k1] * phases.rowFloats;
             for (int64_t k2 = 0; k2 < win.kernel[2]; ++k2, ++used) {
-              sources[used] = rowPhases + phases.tapOffset(win, k2);
+              sources[used] = rowPhases + phases.tapOffset[k2];
               weights[used] = wm[k1 * win.kernel[2] + k2];
             }
           }
