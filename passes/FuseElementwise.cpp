@@ -49,9 +49,8 @@ std::optional<ChainStep> chainStep(Operation *op) {
   if (op->hasTrait<OpTrait::Elementwise>() && op->getNumOperands() == 1 &&
       dlc::isFusedUnaryKind(kind))
     return ChainStep{kind, {}};
-  if (isa<dlc::AddOp, dlc::SubOp, dlc::MulOp, dlc::DivOp, dlc::PowOp, dlc::MaxOp, dlc::MinOp,
-          dlc::ModOp, dlc::FModOp>(op) &&
-      dlc::isFusedBinaryKind(kind))
+  // The broadcasting binary ops are the in-place ones with two operands and a kernel kind.
+  if (isa<dlc::InPlaceInterface>(op) && op->getNumOperands() == 2 && dlc::isFusedBinaryKind(kind))
     return ChainStep{kind, {}};
   return std::nullopt;
 }
@@ -71,10 +70,10 @@ SmallVector<Operation *> growChain(Operation *last, const llvm::DenseSet<Operati
         Operation *producer = operand.getDefiningOp();
         if (!producer || inChain.contains(producer) || claimed.contains(producer) ||
             producer->getBlock() != last->getBlock() || operand.getType() != type ||
-            dlc::stateUpdateBetween(producer, last) ||
-            !chainStep(producer) || !llvm::all_of(operand.getUsers(), [&](Operation *user) {
-              return inChain.contains(user);
-            }))
+            !chainStep(producer) ||
+            !llvm::all_of(operand.getUsers(),
+                          [&](Operation *user) { return inChain.contains(user); }) ||
+            dlc::stateUpdateBetween(producer, last)) // a walk over the block: checked last
           continue;
         chain.push_back(producer);
         inChain.insert(producer);

@@ -33,8 +33,8 @@ inline bool isPlanar(const WindowParams &w) {
 // The taps of a planar window, as runs along output rows: for each output row o1 and each tap
 // (k1, k2) in order whose input row exists, calls run(tap, o1, base, lo, hi): for output
 // positions o2 in [lo, hi) the tap reads input element base + o2 * stride[2] of the plane
-// (the others read padding). Kernels that combine taps element-wise (depthwise convolution,
-// max pooling) loop over o2 inside run, contiguously, while the output row stays in L1.
+// (the others read padding). The depthwise convolution's fallback for wide rows combines its
+// taps this way, looping over o2 inside run while the output row stays in L1.
 template <typename Run> void forEachTapRun(const WindowParams &w, Run run) {
   for (int64_t o1 = 0; o1 < w.out[1]; ++o1) {
     for (int64_t k1 = 0; k1 < w.kernel[1]; ++k1) {
