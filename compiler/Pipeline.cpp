@@ -24,6 +24,7 @@ void registerAllPasses() {
 void buildInferencePipeline(mlir::PassManager &pm, bool reuse, bool firstFit) {
   pm.addNestedPass<mlir::func::FuncOp>(createFoldBatchNorm());
   pm.addNestedPass<mlir::func::FuncOp>(createFuseEpilogues());
+  pm.addNestedPass<mlir::func::FuncOp>(createChannelsLast());
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());
   pm.addNestedPass<mlir::func::FuncOp>(createFuseElementwise());

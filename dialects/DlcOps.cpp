@@ -242,8 +242,21 @@ verifyWindow(Operation *op, ArrayRef<int64_t> input, ArrayRef<int64_t> kernel,
   return out;
 }
 
+// [N, H, W, C] as [N, C, H, W], for a channels-last conv's shapes.
+static SmallVector<int64_t> channelsFirst(ArrayRef<int64_t> nhwc) {
+  return {nhwc[0], nhwc[3], nhwc[1], nhwc[2]};
+}
+
 LogicalResult ConvOp::verify() {
-  auto x = tensorType(getInput()).getShape(), w = tensorType(getWeight()).getShape();
+  auto w = tensorType(getWeight()).getShape();
+  SmallVector<int64_t> x(tensorType(getInput()).getShape());
+  if (getChannelsLast()) {
+    if (x.size() != 4)
+      return emitOpError("channels_last needs 2 spatial dims, got rank ") << x.size();
+    if (!getWeight().getDefiningOp<ConstantOp>())
+      return emitOpError("channels_last needs a constant weight (laid out at compile time)");
+    x = channelsFirst(x);
+  }
   if (w.size() != x.size())
     return emitOpError("weight rank ") << w.size() << " differs from input rank " << x.size();
   int64_t group = getGroup();
@@ -260,7 +273,14 @@ LogicalResult ConvOp::verify() {
                                getDilations(), w[0], /*ceilMode=*/false);
   if (failed(expected))
     return failure();
-  return checkResultShape(*this, *expected);
+  if (!getChannelsLast())
+    return checkResultShape(*this, *expected);
+  SmallVector<int64_t> &shape = *expected;
+  if (failed(checkResultShape(*this, {shape[0], shape[2], shape[3], shape[1]})))
+    return failure();
+  if (!dlc::rt::channelsLastApplies(convParams(*this)))
+    return emitOpError("channels_last applies only to depthwise and pointwise convolutions");
+  return success();
 }
 
 int64_t ConvOp::getWorkspaceBytes() { return dlc::rt::convWorkspaceBytes(convParams(*this)); }
@@ -560,6 +580,28 @@ LogicalResult TransposeOp::verify() {
   return checkResultShape(*this, expected);
 }
 
+static bool isIdentityPermutation(ArrayRef<int64_t> perm) {
+  for (auto [i, dim] : llvm::enumerate(perm))
+    if (dim != int64_t(i))
+      return false;
+  return true;
+}
+
+OpFoldResult TransposeOp::fold(FoldAdaptor) {
+  auto inner = getInput().getDefiningOp<TransposeOp>();
+  if (!inner)
+    return isIdentityPermutation(getPerm()) ? getInput() : OpFoldResult();
+  // Dim i of the result is dim perm[i] of the inner result: dim innerPerm[perm[i]] of x.
+  SmallVector<int64_t> composed;
+  for (int64_t dim : getPerm())
+    composed.push_back(inner.getPerm()[dim]);
+  if (isIdentityPermutation(composed))
+    return inner.getInput();
+  setPerm(composed);
+  getInputMutable().assign(inner.getInput());
+  return getResult();
+}
+
 LogicalResult ConcatOp::verify() {
   if (getInputs().empty())
     return emitOpError("needs at least one input");
@@ -653,7 +695,17 @@ static dlc::rt::ConvParams convParamsOf(Op op, Value input, Value weight, Value 
 }
 
 dlc::rt::ConvParams convParams(ConvOp op) {
-  return convParamsOf(op, op.getInput(), op.getWeight(), op.getOutput());
+  if (!op.getChannelsLast())
+    return convParamsOf(op, op.getInput(), op.getWeight(), op.getOutput());
+  dlc::rt::ConvParams p{};
+  auto w = tensorType(op.getWeight()).getShape();
+  fillWindow(p.window, channelsFirst(tensorType(op.getInput()).getShape()),
+             channelsFirst(tensorType(op.getOutput()).getShape()), w.drop_front(2),
+             op.getStrides(), op.getPads(), op.getDilations());
+  p.outChannels = w[0];
+  p.groups = op.getGroup();
+  p.channelsLast = true;
+  return p;
 }
 dlc::rt::ConvParams convParams(ConvGradInputOp op) {
   return convParamsOf(op, op.getOutput(), op.getWeight(), op.getGrad());

@@ -209,12 +209,15 @@ def Dlc_ConvOp : Dlc_TensorOp<"conv",
   let description = [{
     `pads` holds begin pads for each spatial dim, then end pads. `residual` (the result's type)
     is a fused Add (dlc-fuse-epilogues): the result is conv + bias + residual, then the fused
-    activation; it is never the same buffer as the result.
+    activation; it is never the same buffer as the result. With `channels_last`
+    (dlc-channels-last) input, result and residual are [N, H, W, C] rather than [N, C, H, W];
+    the weight keeps ONNX's [out, in / group, kH, kW] and must be a constant (the compiler
+    lays it out for the kernel), and only 2-d depthwise and pointwise convolutions qualify.
   }];
   let arguments = (ins Dlc_F32Tensor:$input, Dlc_F32Tensor:$weight,
                    Optional<Dlc_F32Tensor>:$bias, Optional<Dlc_F32Tensor>:$residual,
                    DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
-                   DenseI64ArrayAttr:$dilations, I64Attr:$group);
+                   DenseI64ArrayAttr:$dilations, I64Attr:$group, UnitAttr:$channels_last);
   let results = (outs Dlc_F32Tensor:$output);
   let assemblyFormat = [{
     $input `,` $weight (`,` $bias^)? (`residual` $residual^)? attr-dict `:`
@@ -361,9 +364,15 @@ def Dlc_ReshapeOp : Dlc_TensorOp<"reshape", [Dlc_ViewOpTrait]> {
 }
 
 def Dlc_TransposeOp : Dlc_TensorOp<"transpose"> {
+  let summary = "ONNX Transpose: result dim i is input dim perm[i]";
+  let description = [{
+    Folds a transpose of a transpose into one (dlc-channels-last relies on this to cancel the
+    layout changes it places between two channels-last convolutions) and drops the identity.
+  }];
   let arguments = (ins Dlc_AnyTensor:$input, DenseI64ArrayAttr:$perm);
   let results = (outs Dlc_AnyTensor:$output);
   let hasVerifier = 1;
+  let hasFolder = 1;
 }
 
 def Dlc_ConcatOp : Dlc_TensorOp<"concat"> {

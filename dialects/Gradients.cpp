@@ -218,9 +218,11 @@ LogicalResult gemmGradient(GemmOp op, GradientContext &g) {
 }
 
 LogicalResult convGradient(ConvOp op, GradientContext &g) {
-  // dlc-fuse-epilogues runs after autodiff; its fused ops have no gradient of their own.
+  // dlc-fuse-epilogues and dlc-channels-last run after autodiff; their ops have no gradient.
   if (op.getResidual() || op->hasAttr(kActivationAttr))
     return op.emitOpError("with a fused epilogue has no gradient");
+  if (op.getChannelsLast())
+    return op.emitOpError("with channels_last has no gradient");
   g.set(0, [&] {
     return g.create<ConvGradInputOp>(op.getInput().getType(), g.grad, op.getWeight(),
                                      op.getStridesAttr(), op.getPadsAttr(),
@@ -250,7 +252,7 @@ LogicalResult convGradInputGradient(ConvGradInputOp op, GradientContext &g) {
   g.set(0, [&] {
     return g.create<ConvOp>(op.getGrad().getType(), g.grad, op.getWeight(), Value(), Value(),
                             op.getStridesAttr(), op.getPadsAttr(), op.getDilationsAttr(),
-                            op.getGroupAttr());
+                            op.getGroupAttr(), UnitAttr());
   });
   g.set(1, [&] {
     return g.create<ConvGradWeightOp>(op.getWeight().getType(), g.grad, op.getGrad(),

@@ -33,10 +33,11 @@ bool isConstant(Value v) { return v && v.getDefiningOp<dlc::ConstantOp>(); }
 void fold(dlc::BatchNormOp bn) {
   auto conv = bn.getInput().getDefiningOp<dlc::ConvOp>();
   // Batch statistics depend on the input: nothing to fold.
-  // A fused residual or activation comes before the batch norm, so it cannot fold.
+  // A fused residual or activation comes before the batch norm, so it cannot fold; a
+  // channels-last conv's channels are not the batch norm's dim 1.
   if (bn->hasAttr(dlc::kBatchStatisticsAttr) || !conv || !conv->hasOneUse() ||
       !isConstant(conv.getWeight()) || (conv.getBias() && !isConstant(conv.getBias())) ||
-      conv.getResidual() || conv->hasAttr(dlc::kActivationAttr))
+      conv.getResidual() || conv->hasAttr(dlc::kActivationAttr) || conv.getChannelsLast())
     return;
   for (Value param : {bn.getScale(), bn.getBias(), bn.getMean(), bn.getVariance()})
     if (!isConstant(param))
@@ -64,7 +65,7 @@ void fold(dlc::BatchNormOp bn) {
   // The folded op keeps the batch norm's location: its result is the batch norm's value.
   auto folded = b.create<dlc::ConvOp>(bn.getLoc(), bn.getType(), conv.getInput(), newWeight,
                                       newBias, Value(), conv.getStridesAttr(), conv.getPadsAttr(),
-                                      conv.getDilationsAttr(), conv.getGroupAttr());
+                                      conv.getDilationsAttr(), conv.getGroupAttr(), UnitAttr());
   bn.replaceAllUsesWith(folded.getResult());
   bn.erase();
   conv.erase();

@@ -29,6 +29,24 @@ def FuseEpilogues : Pass<"dlc-fuse-epilogues", "mlir::func::FuncOp"> {
   let dependentDialects = ["dlc::DlcDialect"];
 }
 
+def ChannelsLast : Pass<"dlc-channels-last", "mlir::func::FuncOp"> {
+  let summary = "Run groups of depthwise and pointwise convolutions channels-last (NHWC)";
+  let description = [{
+    Channels-last kernels read every tap of a depthwise convolution as a contiguous vector of
+    channels and make a pointwise convolution one product with ahead-of-time packed weights,
+    whatever the instruction set chosen at run time (a blocked NCHWc layout would fix the
+    vector width at compile time). Qualifying convolutions (2-d, constant weights, depthwise
+    or pointwise) that feed one another in one block form groups; a group with at least one
+    depthwise convolution switches layout when the transposes at its border are no more than
+    its convolutions. A transpose is free where it cancels one already there (an input that
+    is a transpose to channels-first, an output used only by transposes to channels-last, as
+    around ConvNeXt's LayerNorm). Between two convolutions of a group there is no transpose
+    at all; the canonicalizer folds the pairs this pass leaves at borders of two groups. Runs
+    after dlc-fuse-epilogues, so fused residual adds and activations move along.
+  }];
+  let dependentDialects = ["dlc::DlcDialect"];
+}
+
 def FuseElementwise : Pass<"dlc-fuse-elementwise", "mlir::func::FuncOp"> {
   let summary = "Compute chains of float32 elementwise ops in one pass over memory";
   let description = [{

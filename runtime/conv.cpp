@@ -288,21 +288,89 @@ void depthwiseConvF32(const ConvParams &p, const float *x, const float *w, const
     }
   });
 }
+
+// A channels-last depthwise convolution has one output channel per input channel (a 1-channel
+// pointwise one with several outputs counts as depthwise above, with a channel multiplier).
+bool isChannelsLastDepthwise(const ConvParams &p) {
+  return isDepthwise(p) && p.outChannels == p.groups;
+}
+
+// Channels-last depthwise: one task per output row (batch x height), each all channels of
+// all its columns, then the fused activation while the row is in cache.
+void depthwiseChannelsLastF32(const ConvParams &p, const float *x, const float *packedW,
+                              const float *bias, const float *residual, float *y) {
+  const WindowParams &w = p.window;
+  const int64_t channels = w.channels, rowFloats = w.out[2] * channels;
+  const int64_t imageFloats = w.in[1] * w.in[2] * channels;
+  parallelFor(w.batch * w.out[1], 1, [&](int64_t begin, int64_t end) {
+    for (int64_t row = begin; row < end; ++row) {
+      const int64_t n = row / w.out[1], o1 = row % w.out[1];
+      float *yRow = y + row * rowFloats;
+      depthwiseNhwcRow({x + n * imageFloats, w.in[1], w.in[2], channels, packedW, bias,
+                        residual ? residual + row * rowFloats : nullptr, yRow, w.out[2],
+                        w.kernel[1], w.kernel[2], o1 * w.stride[1] - w.padBegin[1], w.stride[2],
+                        w.padBegin[2], w.dilation[1], w.dilation[2]});
+      applyEpilogue(p.epilogue, yRow, rowFloats);
+    }
+  });
+}
+
+// Pixels per product of a channels-last pointwise convolution: the GEMM's own row block, so
+// the block's output is still in cache when its bias, residual and activation are applied.
+constexpr int64_t kPointwisePixelBlock = 96;
+
+// Channels-last pointwise: (pixels x in channels) times the packed (in x out channels)
+// weights, in blocks of pixels split over the threads (each block's product on one thread).
+void pointwiseChannelsLastF32(const ConvParams &p, const float *x, const float *packedW,
+                              const float *bias, const float *residual, float *y) {
+  const WindowParams &w = p.window;
+  const int64_t pixels = w.batch * product3(w.out), in = w.channels, out = p.outChannels;
+  const int64_t blocks = (pixels + kPointwisePixelBlock - 1) / kPointwisePixelBlock;
+  parallelFor(blocks, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t block = begin; block < end; ++block) {
+      const int64_t first = block * kPointwisePixelBlock;
+      const int64_t count = std::min(kPointwisePixelBlock, pixels - first);
+      float *yBlock = y + first * out;
+      sgemmPackedB(false, count, out, in, 1.0f, x + first * in, in, packedW, 0.0f, yBlock, out);
+      for (int64_t i = 0; i < count; ++i) {
+        float *yRow = yBlock + i * out;
+        if (bias)
+          for (int64_t c = 0; c < out; ++c)
+            yRow[c] += bias[c];
+        if (residual) {
+          const float *residualRow = residual + (first + i) * out;
+          for (int64_t c = 0; c < out; ++c)
+            yRow[c] += residualRow[c];
+        }
+      }
+      applyEpilogue(p.epilogue, yBlock, count * out);
+    }
+  });
+}
 } // namespace
+
+bool channelsLastApplies(const ConvParams &p) {
+  const WindowParams &w = p.window;
+  return isPlanar(w) && (isChannelsLastDepthwise(p) || (isPointwise(w) && p.groups == 1));
+}
 
 // Whether the compiler packs the weights decides between im2col and Winograd, and the
 // workspace serves both.
 size_t convWorkspaceBytes(const ConvParams &p) {
-  if (isDepthwise(p))
+  if (isDepthwise(p) || p.channelsLast)
     return 0;
   return std::max(im2colWorkspaceBytes(p), winogradApplies(p) ? winogradWorkspaceBytes(p) : 0);
 }
 
 bool convPacksWeights(const ConvParams &p) {
-  return !isDepthwise(p) && GroupShape(p).outPerGroup >= kGemmFewRows;
+  return p.channelsLast || (!isDepthwise(p) && GroupShape(p).outPerGroup >= kGemmFewRows);
 }
 
 size_t packedConvWeightBytes(const ConvParams &p) {
+  if (p.channelsLast && isChannelsLastDepthwise(p))
+    return size_t(p.outChannels * product3(p.window.kernel)) * sizeof(float);
+  if (p.channelsLast)
+    return packedGemmBBytes(p.window.channels, p.outChannels);
   if (winogradApplies(p))
     return winogradWeightBytes(p);
   const GroupShape s(p);
@@ -310,6 +378,19 @@ size_t packedConvWeightBytes(const ConvParams &p) {
 }
 
 void packConvWeights(const ConvParams &p, const float *w, float *packed) {
+  if (p.channelsLast && isChannelsLastDepthwise(p)) {
+    // Tap-major, channels innermost: (channels x taps) transposed.
+    const int64_t taps = product3(p.window.kernel);
+    for (int64_t c = 0; c < p.outChannels; ++c)
+      for (int64_t t = 0; t < taps; ++t)
+        packed[t * p.outChannels + c] = w[c * taps + t];
+    return;
+  }
+  if (p.channelsLast) {
+    // The weights (out x in channels) are B transposed.
+    packGemmB(true, p.window.channels, p.outChannels, w, p.window.channels, packed);
+    return;
+  }
   if (winogradApplies(p)) {
     packWinogradWeights(p, w, packed);
     return;
@@ -322,6 +403,13 @@ void packConvWeights(const ConvParams &p, const float *w, float *packed) {
 
 void convF32(const ConvParams &p, const float *x, const float *w, const float *bias,
              const float *residual, float *y, float *workspace) {
+  if (p.channelsLast) {
+    if (isChannelsLastDepthwise(p))
+      depthwiseChannelsLastF32(p, x, w, bias, residual, y);
+    else
+      pointwiseChannelsLastF32(p, x, w, bias, residual, y);
+    return;
+  }
   if (isDepthwise(p)) {
     depthwiseConvF32(p, x, w, bias, residual, y);
     return;

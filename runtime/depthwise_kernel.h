@@ -1,4 +1,5 @@
-// Internal to the runtime: the depthwise convolution's row kernel, written over the same
+// Internal to the runtime: the depthwise convolution's row kernels (planar and channels-last),
+// written over the same
 // vector traits as gemm_kernel.h and compiled once per instruction set (isa_*.cpp, gemm.cpp).
 // Everything here has internal linkage, for the reason gemm_kernel.h gives.
 #ifndef DLC_RUNTIME_DEPTHWISE_KERNEL_H
@@ -51,6 +52,83 @@ template <class V> struct DepthwiseRow {
         for (int64_t l = 0; j + l < r.n; ++l)
           r.y[j + l] = tail[l];
       }
+    }
+  }
+};
+
+// Channels-last: vectors run along the channels, so every tap is a contiguous load of the
+// input and of the weights, whatever the stride, dilation or padding.
+template <class V> struct DepthwiseNhwcRow {
+  using Vec = typename V::Vec;
+  static constexpr int64_t kLanes = V::kLanes, kVectors = 4;
+
+  // Channels [c, c + Count * kLanes) of output column o over tap rows [k1Begin, k1End).
+  template <int64_t Count>
+  static void block(const DepthwiseNhwcRowArgs &r, int64_t o, int64_t c, int64_t k1Begin,
+                    int64_t k1End) {
+    Vec acc[Count];
+    for (int64_t v = 0; v < Count; ++v)
+      acc[v] = r.bias ? V::load(r.bias + c + v * kLanes) : V::zero();
+    const int64_t firstColumn = o * r.strideWidth - r.padWidth;
+    for (int64_t k1 = k1Begin; k1 < k1End; ++k1) {
+      const float *row = r.x + (r.firstRow + k1 * r.dilationHeight) * r.inWidth * r.channels;
+      const float *weights = r.weights + k1 * r.kernelWidth * r.channels + c;
+      for (int64_t k2 = 0; k2 < r.kernelWidth; ++k2) {
+        const int64_t column = firstColumn + k2 * r.dilationWidth;
+        if (column < 0 || column >= r.inWidth)
+          continue;
+        const float *src = row + column * r.channels + c, *w = weights + k2 * r.channels;
+        for (int64_t v = 0; v < Count; ++v)
+          acc[v] = V::fma(V::load(w + v * kLanes), V::load(src + v * kLanes), acc[v]);
+      }
+    }
+    float *y = r.y + o * r.channels + c;
+    if (r.residual) {
+      // 1 * residual is exact, so this is the unfused add's single rounding.
+      const Vec one = V::broadcast(1.0f);
+      const float *residual = r.residual + o * r.channels + c;
+      for (int64_t v = 0; v < Count; ++v)
+        acc[v] = V::fma(one, V::load(residual + v * kLanes), acc[v]);
+    }
+    for (int64_t v = 0; v < Count; ++v)
+      V::store(y + v * kLanes, acc[v]);
+  }
+
+  // The last channels, fewer than a vector, one by one in the same order.
+  static void tail(const DepthwiseNhwcRowArgs &r, int64_t o, int64_t c0, int64_t k1Begin,
+                   int64_t k1End) {
+    const int64_t firstColumn = o * r.strideWidth - r.padWidth;
+    for (int64_t c = c0; c < r.channels; ++c) {
+      float acc = r.bias ? r.bias[c] : 0.0f;
+      for (int64_t k1 = k1Begin; k1 < k1End; ++k1) {
+        const float *row = r.x + (r.firstRow + k1 * r.dilationHeight) * r.inWidth * r.channels;
+        for (int64_t k2 = 0; k2 < r.kernelWidth; ++k2) {
+          const int64_t column = firstColumn + k2 * r.dilationWidth;
+          if (column >= 0 && column < r.inWidth)
+            acc += r.weights[(k1 * r.kernelWidth + k2) * r.channels + c] *
+                   row[column * r.channels + c];
+        }
+      }
+      if (r.residual)
+        acc += r.residual[o * r.channels + c];
+      r.y[o * r.channels + c] = acc;
+    }
+  }
+
+  static void run(const DepthwiseNhwcRowArgs &r) {
+    // Tap rows inside the image: the same for every output column of the row.
+    int64_t k1Begin = 0, k1End = r.kernelHeight;
+    while (k1Begin < k1End && r.firstRow + k1Begin * r.dilationHeight < 0)
+      ++k1Begin;
+    while (k1End > k1Begin && r.firstRow + (k1End - 1) * r.dilationHeight >= r.inHeight)
+      --k1End;
+    for (int64_t o = 0; o < r.outWidth; ++o) {
+      int64_t c = 0;
+      for (; c + kVectors * kLanes <= r.channels; c += kVectors * kLanes)
+        block<kVectors>(r, o, c, k1Begin, k1End);
+      for (; c + kLanes <= r.channels; c += kLanes)
+        block<1>(r, o, c, k1Begin, k1End);
+      tail(r, o, c, k1Begin, k1End);
     }
   }
 };

@@ -319,7 +319,13 @@ struct ConvParams {
   // The weights come packed by packConvWeights (constant weights, packed by the compiler).
   bool packedWeights;
   Epilogue epilogue; // after the bias
+  // x, y and the residual are channels-last (N, H, W, C) instead of (N, C, H, W); only where
+  // channelsLastApplies, and only with packed weights.
+  bool channelsLast;
 };
+// Whether a channels-last kernel exists for p's shape: a 2-D depthwise convolution (one
+// output channel per input channel) or a 2-D pointwise one (1x1, unit stride, one group).
+bool channelsLastApplies(const ConvParams &p);
 // Bytes of scratch memory convF32 needs for these parameters (0 when it can skip im2col:
 // pointwise and depthwise convolutions), for im2col or Winograd, whichever packedWeights picks.
 size_t convWorkspaceBytes(const ConvParams &p);

@@ -1,6 +1,6 @@
 // sgemm: the instruction set chosen once per process by CPUID, the work split over the
 // calling model's threads, and the portable builds of the blocked kernel and of the depthwise
-// row kernel.
+// row kernels.
 #include "depthwise_kernel.h"
 #include "gemm_kernel.h"
 
@@ -35,17 +35,18 @@ using BlockedFn = void (*)(const GemmArgs &);
 struct IsaKernels {
   BlockedFn blocked;
   void (*depthwiseRow)(const DepthwiseRowArgs &);
+  void (*depthwiseNhwcRow)(const DepthwiseNhwcRowArgs &);
 };
 
 IsaKernels kernelsFor(CpuIsa isa) {
 #if defined(__x86_64__)
   if (isa == CpuIsa::Avx512)
-    return {sgemmBlockedAvx512, depthwiseRowAvx512};
+    return {sgemmBlockedAvx512, depthwiseRowAvx512, depthwiseNhwcRowAvx512};
   if (isa == CpuIsa::Avx2)
-    return {sgemmBlockedAvx2, depthwiseRowAvx2};
+    return {sgemmBlockedAvx2, depthwiseRowAvx2, depthwiseNhwcRowAvx2};
 #endif
   (void)isa;
-  return {sgemmBlockedBaseline, depthwiseRowBaseline};
+  return {sgemmBlockedBaseline, depthwiseRowBaseline, depthwiseNhwcRowBaseline};
 }
 
 // Eight independent partial sums break the add dependency chain.
@@ -213,6 +214,13 @@ void depthwiseRowBaseline(const DepthwiseRowArgs &r) { DepthwiseRow<Portable>::r
 
 void depthwiseRow(const DepthwiseRowArgs &r) { selectedKernels().depthwiseRow(r); }
 void depthwiseRowOn(CpuIsa isa, const DepthwiseRowArgs &r) { kernelsFor(isa).depthwiseRow(r); }
+void depthwiseNhwcRowBaseline(const DepthwiseNhwcRowArgs &r) {
+  DepthwiseNhwcRow<Portable>::run(r);
+}
+void depthwiseNhwcRow(const DepthwiseNhwcRowArgs &r) { selectedKernels().depthwiseNhwcRow(r); }
+void depthwiseNhwcRowOn(CpuIsa isa, const DepthwiseNhwcRowArgs &r) {
+  kernelsFor(isa).depthwiseNhwcRow(r);
+}
 
 const char *cpuIsaName(CpuIsa isa) {
   switch (isa) {

@@ -84,6 +84,26 @@ void depthwiseRowBaseline(const DepthwiseRowArgs &r);
 void depthwiseRowAvx2(const DepthwiseRowArgs &r);
 void depthwiseRowAvx512(const DepthwiseRowArgs &r);
 
+// One output row of a channels-last depthwise convolution: for o < outWidth and c < channels,
+// y[o][c] = bias[c] + the sum over taps (k1, k2) in order, those inside the image only, of
+// weights[k1][k2][c] * x[i1][i2][c], + residual[o][c].
+struct DepthwiseNhwcRowArgs {
+  const float *x; // the image: inHeight x inWidth x channels
+  int64_t inHeight, inWidth, channels;
+  const float *weights;  // kernelHeight x kernelWidth x channels
+  const float *bias;     // channels, or null
+  const float *residual; // outWidth x channels, or null
+  float *y;              // outWidth x channels
+  int64_t outWidth, kernelHeight, kernelWidth;
+  int64_t firstRow; // the input row of tap row 0 (may lie outside the image)
+  int64_t strideWidth, padWidth, dilationHeight, dilationWidth;
+};
+void depthwiseNhwcRow(const DepthwiseNhwcRowArgs &r);
+void depthwiseNhwcRowOn(CpuIsa isa, const DepthwiseNhwcRowArgs &r);
+void depthwiseNhwcRowBaseline(const DepthwiseNhwcRowArgs &r);
+void depthwiseNhwcRowAvx2(const DepthwiseNhwcRowArgs &r);
+void depthwiseNhwcRowAvx512(const DepthwiseNhwcRowArgs &r);
+
 } // namespace rt
 } // namespace dlc
 

@@ -1,5 +1,5 @@
 // Kernels for AVX2 + FMA (x86-64-v3): the blocked GEMM (a 6 x 16 register tile) and the
-// depthwise row kernel (four 8-float accumulators). Their code is compiled for that target
+// depthwise row kernels (four 8-float accumulators). Their code is compiled for that target
 // (GCC and clang pragmas below); only the entry points and the plain declarations included
 // first are not.
 #if defined(__x86_64__)
@@ -34,6 +34,7 @@ struct Avx2 {
 // The entry points themselves need no wide instructions: they only call the kernels.
 void runAvx2(const GemmArgs &g) { BlockedGemm<Avx2>::run(g); }
 void depthwiseRunAvx2(const DepthwiseRowArgs &r) { DepthwiseRow<Avx2>::run(r); }
+void depthwiseNhwcRunAvx2(const DepthwiseNhwcRowArgs &r) { DepthwiseNhwcRow<Avx2>::run(r); }
 } // namespace
 
 #if defined(__clang__)
@@ -44,6 +45,7 @@ void depthwiseRunAvx2(const DepthwiseRowArgs &r) { DepthwiseRow<Avx2>::run(r); }
 
 void sgemmBlockedAvx2(const GemmArgs &g) { runAvx2(g); }
 void depthwiseRowAvx2(const DepthwiseRowArgs &r) { depthwiseRunAvx2(r); }
+void depthwiseNhwcRowAvx2(const DepthwiseNhwcRowArgs &r) { depthwiseNhwcRunAvx2(r); }
 
 } // namespace rt
 } // namespace dlc

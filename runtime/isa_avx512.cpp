@@ -1,5 +1,5 @@
 // Kernels for AVX-512F (x86-64-v4): the blocked GEMM (a 12 x 32 register tile) and the
-// depthwise row kernel (four 16-float accumulators). Their code is compiled for that target
+// depthwise row kernels (four 16-float accumulators). Their code is compiled for that target
 // (GCC and clang pragmas below); only the entry points and the plain declarations included
 // first are not.
 #if defined(__x86_64__)
@@ -34,6 +34,7 @@ struct Avx512 {
 // The entry points themselves need no wide instructions: they only call the kernels.
 void runAvx512(const GemmArgs &g) { BlockedGemm<Avx512>::run(g); }
 void depthwiseRunAvx512(const DepthwiseRowArgs &r) { DepthwiseRow<Avx512>::run(r); }
+void depthwiseNhwcRunAvx512(const DepthwiseNhwcRowArgs &r) { DepthwiseNhwcRow<Avx512>::run(r); }
 } // namespace
 
 #if defined(__clang__)
@@ -44,6 +45,7 @@ void depthwiseRunAvx512(const DepthwiseRowArgs &r) { DepthwiseRow<Avx512>::run(r
 
 void sgemmBlockedAvx512(const GemmArgs &g) { runAvx512(g); }
 void depthwiseRowAvx512(const DepthwiseRowArgs &r) { depthwiseRunAvx512(r); }
+void depthwiseNhwcRowAvx512(const DepthwiseNhwcRowArgs &r) { depthwiseNhwcRunAvx512(r); }
 
 } // namespace rt
 } // namespace dlc

@@ -114,7 +114,8 @@ std::optional<WeightPacking> weightPacking(OpOperand &use) {
     if (use.getOperandNumber() != conv.getWeightMutable().getOperandNumber() ||
         !dlc::rt::convPacksWeights(params))
       return std::nullopt;
-    std::string layout = dlc::rt::winogradApplies(params)
+    std::string layout = params.channelsLast ? "conv channels-last " + std::to_string(params.groups)
+                         : dlc::rt::winogradApplies(params)
                              ? std::string("conv winograd")
                              : "conv " + std::to_string(params.groups);
     return WeightPacking{layout, [params](const auto &plain) {

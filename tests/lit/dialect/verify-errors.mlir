@@ -228,3 +228,38 @@ func.func @fused_strided_input(%x: tensor<2x4x3xf32>, %y: tensor<2x1x3xf32>) -> 
   %r = dlc.fused_elementwise %x, %y {steps = ["Add 0 1"]} : (tensor<2x4x3xf32>, tensor<2x1x3xf32>) -> tensor<2x4x3xf32>
   return %r : tensor<2x4x3xf32>
 }
+
+// -----
+
+func.func @channels_last_argument_weight(%x: tensor<1x5x5x4xf32>, %w: tensor<4x1x3x3xf32>) -> tensor<1x3x3x4xf32> {
+  // expected-error @+1 {{channels_last needs a constant weight (laid out at compile time)}}
+  %r = dlc.conv %x, %w {channels_last, dilations = array<i64: 1, 1>, group = 4 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x5x5x4xf32>, tensor<4x1x3x3xf32>) -> tensor<1x3x3x4xf32>
+  return %r : tensor<1x3x3x4xf32>
+}
+
+// -----
+
+func.func @channels_last_full_conv(%x: tensor<1x5x5x4xf32>) -> tensor<1x3x3x8xf32> {
+  %w = dlc.constant dense<0.5> : tensor<8x4x3x3xf32>
+  // expected-error @+1 {{channels_last applies only to depthwise and pointwise convolutions}}
+  %r = dlc.conv %x, %w {channels_last, dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x5x5x4xf32>, tensor<8x4x3x3xf32>) -> tensor<1x3x3x8xf32>
+  return %r : tensor<1x3x3x8xf32>
+}
+
+// -----
+
+func.func @channels_last_result_shape(%x: tensor<1x5x5x4xf32>) -> tensor<1x4x3x3xf32> {
+  %w = dlc.constant dense<0.5> : tensor<4x1x3x3xf32>
+  // expected-error @+1 {{result shape [1,4,3,3] should be [1,3,3,4]}}
+  %r = dlc.conv %x, %w {channels_last, dilations = array<i64: 1, 1>, group = 4 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x5x5x4xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x3x3xf32>
+  return %r : tensor<1x4x3x3xf32>
+}
+
+// -----
+
+func.func @channels_last_volume(%x: tensor<1x2x5x5x4xf32>) -> tensor<1x2x3x3x4xf32> {
+  %w = dlc.constant dense<0.5> : tensor<4x1x1x3x3xf32>
+  // expected-error @+1 {{channels_last needs 2 spatial dims, got rank 5}}
+  %r = dlc.conv %x, %w {channels_last, dilations = array<i64: 1, 1, 1>, group = 4 : i64, pads = array<i64: 0, 0, 0, 0, 0, 0>, strides = array<i64: 1, 1, 1>} : (tensor<1x2x5x5x4xf32>, tensor<4x1x1x3x3xf32>) -> tensor<1x2x3x3x4xf32>
+  return %r : tensor<1x2x3x3x4xf32>
+}

@@ -29,3 +29,16 @@ func.func @square(%x: tensor<2x3xf32>, %v: tensor<3xf32>) -> (tensor<2x3xf32>, t
   %wide = dlc.pow %v, %twos : (tensor<3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
   return %sq, %cube, %wide : tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>
 }
+
+// A transpose of a transpose is one transpose (perms composed); one that restores the order
+// is no transpose at all.
+// CHECK-LABEL: func.func @transposes
+func.func @transposes(%x: tensor<2x3x4x5xf32>) -> (tensor<2x3x4x5xf32>, tensor<4x2x5x3xf32>, tensor<2x3x4x5xf32>) {
+  // CHECK-NEXT: %[[T:.*]] = dlc.transpose %arg0 {perm = array<i64: 2, 0, 3, 1>} : (tensor<2x3x4x5xf32>) -> tensor<4x2x5x3xf32>
+  // CHECK-NEXT: return %arg0, %[[T]], %arg0
+  %last = dlc.transpose %x {perm = array<i64: 0, 2, 3, 1>} : (tensor<2x3x4x5xf32>) -> tensor<2x4x5x3xf32>
+  %back = dlc.transpose %last {perm = array<i64: 0, 3, 1, 2>} : (tensor<2x4x5x3xf32>) -> tensor<2x3x4x5xf32>
+  %other = dlc.transpose %last {perm = array<i64: 1, 0, 2, 3>} : (tensor<2x4x5x3xf32>) -> tensor<4x2x5x3xf32>
+  %same = dlc.transpose %x {perm = array<i64: 0, 1, 2, 3>} : (tensor<2x3x4x5xf32>) -> tensor<2x3x4x5xf32>
+  return %back, %other, %same : tensor<2x3x4x5xf32>, tensor<4x2x5x3xf32>, tensor<2x3x4x5xf32>
+}

@@ -1,0 +1,79 @@
+// RUN: dlc-opt --pass-pipeline='builtin.module(func.func(dlc-channels-last))' %s | FileCheck %s
+// RUN: dlc-opt --pass-pipeline='builtin.module(func.func(dlc-channels-last),canonicalize)' %s | FileCheck %s --check-prefix=FOLDED
+
+// An inverted residual block (pointwise expand, depthwise, pointwise project with the input
+// as residual): one transpose in, one out, none between the convolutions; the fused
+// activations and the residual move along.
+// CHECK-LABEL: func.func @inverted_residual
+// CHECK: %[[IN:.*]] = dlc.transpose %arg0 {perm = array<i64: 0, 2, 3, 1>} : (tensor<1x8x6x6xf32>) -> tensor<1x6x6x8xf32>
+// CHECK: %[[E:.*]] = dlc.conv %[[IN]], %{{.*}} {channels_last, {{.*}}dlc.activation = "clip"{{.*}} -> tensor<1x6x6x16xf32>
+// CHECK: %[[D:.*]] = dlc.conv %[[E]], %{{.*}} {channels_last, {{.*}}group = 16 : i64{{.*}} -> tensor<1x3x3x16xf32>
+// CHECK-NOT: dlc.transpose
+// CHECK: %[[P:.*]] = dlc.conv %[[D]], %{{.*}} residual %[[S:.*]] {channels_last
+// CHECK: %[[OUT:.*]] = dlc.transpose %[[P]] {perm = array<i64: 0, 3, 1, 2>} : (tensor<1x3x3x8xf32>) -> tensor<1x8x3x3xf32>
+// CHECK: return %[[OUT]]
+func.func @inverted_residual(%x: tensor<1x8x6x6xf32>, %s: tensor<1x8x3x3xf32>) -> tensor<1x8x3x3xf32> {
+  %we = dlc.constant dense<0.5> : tensor<16x8x1x1xf32>
+  %wd = dlc.constant dense<0.25> : tensor<16x1x3x3xf32>
+  %wp = dlc.constant dense<0.125> : tensor<8x16x1x1xf32>
+  %e = dlc.conv %x, %we {dilations = array<i64: 1, 1>, dlc.activation = "clip", dlc.activation_max = 6.0 : f32, dlc.activation_min = 0.0 : f32, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x8x6x6xf32>, tensor<16x8x1x1xf32>) -> tensor<1x16x6x6xf32>
+  %d = dlc.conv %e, %wd {dilations = array<i64: 1, 1>, group = 16 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x16x6x6xf32>, tensor<16x1x3x3xf32>) -> tensor<1x16x3x3xf32>
+  %p = dlc.conv %d, %wp residual %s {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x16x3x3xf32>, tensor<8x16x1x1xf32>, tensor<1x8x3x3xf32>) -> tensor<1x8x3x3xf32>
+  return %p : tensor<1x8x3x3xf32>
+}
+
+// A depthwise conv between two transposes that undo its layout change (ConvNeXt's around
+// LayerNorm): the pass adds one paid transpose and one free one; folded, one transpose
+// is left where there were two.
+// CHECK-LABEL: func.func @between_transposes
+// CHECK: dlc.conv {{.*}}channels_last
+// FOLDED-LABEL: func.func @between_transposes
+// FOLDED: %[[IN:.*]] = dlc.transpose %arg0 {perm = array<i64: 0, 2, 3, 1>}
+// FOLDED-NEXT: %[[D:.*]] = dlc.conv %[[IN]], %{{.*}} {channels_last
+// FOLDED-NEXT: return %[[D]]
+func.func @between_transposes(%x: tensor<1x4x5x5xf32>) -> tensor<1x5x5x4xf32> {
+  %w = dlc.constant dense<0.5> : tensor<4x1x3x3xf32>
+  %d = dlc.conv %x, %w {dilations = array<i64: 1, 1>, group = 4 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x4x5x5xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x5x5xf32>
+  %t = dlc.transpose %d {perm = array<i64: 0, 2, 3, 1>} : (tensor<1x4x5x5xf32>) -> tensor<1x5x5x4xf32>
+  return %t : tensor<1x5x5x4xf32>
+}
+
+// Left alone: a lone depthwise conv (two paid transposes for one conv), pointwise convs
+// without a depthwise one, a 3x3 conv over several channels, a conv whose weight is an
+// argument, a channel multiplier of 2.
+// CHECK-LABEL: func.func @left_alone
+// CHECK-NOT: channels_last
+// CHECK-NOT: dlc.transpose
+// CHECK: return
+func.func @left_alone(%x: tensor<1x4x5x5xf32>, %wArg: tensor<4x1x3x3xf32>) -> (tensor<1x4x5x5xf32>, tensor<1x4x5x5xf32>, tensor<1x4x3x3xf32>, tensor<1x4x5x5xf32>, tensor<1x8x5x5xf32>) {
+  %wd = dlc.constant dense<0.5> : tensor<4x1x3x3xf32>
+  %wp = dlc.constant dense<0.5> : tensor<4x4x1x1xf32>
+  %w3 = dlc.constant dense<0.5> : tensor<4x4x3x3xf32>
+  %w2 = dlc.constant dense<0.5> : tensor<8x1x3x3xf32>
+  %d = dlc.conv %x, %wd {dilations = array<i64: 1, 1>, group = 4 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x4x5x5xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x5x5xf32>
+  %p1 = dlc.conv %x, %wp {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x4x5x5xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x5x5xf32>
+  %p2 = dlc.conv %p1, %wp {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x4x5x5xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x5x5xf32>
+  %c3 = dlc.conv %x, %w3 {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x4x5x5xf32>, tensor<4x4x3x3xf32>) -> tensor<1x4x3x3xf32>
+  %da = dlc.conv %x, %wArg {dilations = array<i64: 1, 1>, group = 4 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x4x5x5xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x5x5xf32>
+  %m2 = dlc.conv %x, %w2 {dilations = array<i64: 1, 1>, group = 4 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x4x5x5xf32>, tensor<8x1x3x3xf32>) -> tensor<1x8x5x5xf32>
+  return %d, %p2, %c3, %da, %m2 : tensor<1x4x5x5xf32>, tensor<1x4x5x5xf32>, tensor<1x4x3x3xf32>, tensor<1x4x5x5xf32>, tensor<1x8x5x5xf32>
+}
+
+// A group result also used outside it: the group keeps it channels-last and transposes it
+// back once for the outside use (three paid transposes for three convolutions).
+// CHECK-LABEL: func.func @used_outside
+// CHECK: %[[IN:.*]] = dlc.transpose %arg0 {perm = array<i64: 0, 2, 3, 1>}
+// CHECK: %[[D:.*]] = dlc.conv %[[IN]], %{{.*}} {channels_last
+// CHECK-NEXT: %[[BACK:.*]] = dlc.transpose %[[D]] {perm = array<i64: 0, 3, 1, 2>}
+// CHECK-NEXT: %[[P:.*]] = dlc.conv %[[D]], %{{.*}} {channels_last
+// CHECK-NEXT: %[[Q:.*]] = dlc.conv %[[P]], %{{.*}} {channels_last
+// CHECK-NEXT: %[[QOUT:.*]] = dlc.transpose %[[Q]] {perm = array<i64: 0, 3, 1, 2>}
+// CHECK-NEXT: return %[[BACK]], %[[QOUT]]
+func.func @used_outside(%x: tensor<1x4x5x5xf32>) -> (tensor<1x4x5x5xf32>, tensor<1x4x5x5xf32>) {
+  %wd = dlc.constant dense<0.5> : tensor<4x1x3x3xf32>
+  %wp = dlc.constant dense<0.5> : tensor<4x4x1x1xf32>
+  %d = dlc.conv %x, %wd {dilations = array<i64: 1, 1>, group = 4 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x4x5x5xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x5x5xf32>
+  %p = dlc.conv %d, %wp {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x4x5x5xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x5x5xf32>
+  %q = dlc.conv %p, %wp {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x4x5x5xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x5x5xf32>
+  return %d, %q : tensor<1x4x5x5xf32>, tensor<1x4x5x5xf32>
+}
