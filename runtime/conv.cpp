@@ -1,3 +1,4 @@
+#include "clamp.h"
 #include "dlc_runtime.h"
 #include "gemm.h"
 #include "parallel.h"
@@ -296,12 +297,15 @@ bool isChannelsLastDepthwise(const ConvParams &p) {
 }
 
 // Channels-last depthwise: one task per output row (batch x height), each all channels of
-// all its columns, then the fused activation while the row is in cache.
+// all its columns. A fused Relu or Clip is applied in registers, another activation to the
+// row while it is in cache.
 void depthwiseChannelsLastF32(const ConvParams &p, const float *x, const float *packedW,
                               const float *bias, const float *residual, float *y) {
   const WindowParams &w = p.window;
   const int64_t channels = w.channels, rowFloats = w.out[2] * channels;
   const int64_t imageFloats = w.in[1] * w.in[2] * channels;
+  float lo, hi;
+  const bool clamp = epilogueClamp(p.epilogue, lo, hi);
   parallelFor(w.batch * w.out[1], 1, [&](int64_t begin, int64_t end) {
     for (int64_t row = begin; row < end; ++row) {
       const int64_t n = row / w.out[1], o1 = row % w.out[1];
@@ -309,8 +313,9 @@ void depthwiseChannelsLastF32(const ConvParams &p, const float *x, const float *
       depthwiseNhwcRow({x + n * imageFloats, w.in[1], w.in[2], channels, packedW, bias,
                         residual ? residual + row * rowFloats : nullptr, yRow, w.out[2],
                         w.kernel[1], w.kernel[2], o1 * w.stride[1] - w.padBegin[1], w.stride[2],
-                        w.padBegin[2], w.dilation[1], w.dilation[2]});
-      applyEpilogue(p.epilogue, yRow, rowFloats);
+                        w.padBegin[2], w.dilation[1], w.dilation[2], clamp, lo, hi});
+      if (!clamp)
+        applyEpilogue(p.epilogue, yRow, rowFloats);
     }
   });
 }
@@ -326,24 +331,29 @@ void pointwiseChannelsLastF32(const ConvParams &p, const float *x, const float *
   const WindowParams &w = p.window;
   const int64_t pixels = w.batch * product3(w.out), in = w.channels, out = p.outChannels;
   const int64_t blocks = (pixels + kPointwisePixelBlock - 1) / kPointwisePixelBlock;
+  float lo, hi;
+  const bool clamp = epilogueClamp(p.epilogue, lo, hi);
   parallelFor(blocks, 1, [&](int64_t begin, int64_t end) {
     for (int64_t block = begin; block < end; ++block) {
       const int64_t first = block * kPointwisePixelBlock;
       const int64_t count = std::min(kPointwisePixelBlock, pixels - first);
       float *yBlock = y + first * out;
       sgemmPackedB(false, count, out, in, 1.0f, x + first * in, in, packedW, 0.0f, yBlock, out);
+      // Bias, residual and a Relu or Clip in one pass over each row.
       for (int64_t i = 0; i < count; ++i) {
         float *yRow = yBlock + i * out;
-        if (bias)
-          for (int64_t c = 0; c < out; ++c)
-            yRow[c] += bias[c];
-        if (residual) {
-          const float *residualRow = residual + (first + i) * out;
-          for (int64_t c = 0; c < out; ++c)
-            yRow[c] += residualRow[c];
+        const float *residualRow = residual ? residual + (first + i) * out : nullptr;
+        for (int64_t c = 0; c < out; ++c) {
+          float v = yRow[c];
+          if (bias)
+            v += bias[c];
+          if (residualRow)
+            v += residualRow[c];
+          yRow[c] = clamp ? clampValue(v, lo, hi) : v;
         }
       }
-      applyEpilogue(p.epilogue, yBlock, count * out);
+      if (!clamp)
+        applyEpilogue(p.epilogue, yBlock, count * out);
     }
   });
 }

@@ -62,13 +62,17 @@ template <class V> struct DepthwiseNhwcRow {
   using Vec = typename V::Vec;
   static constexpr int64_t kLanes = V::kLanes, kVectors = 4;
 
-  // Channels [c, c + Count * kLanes) of output column o over tap rows [k1Begin, k1End).
+  // Channels [c, c + Count * kLanes) of output column o over tap rows [k1Begin, k1End); with
+  // Count 1, only the first `lanes` of them (the last channels, loaded and stored masked).
   template <int64_t Count>
   static void block(const DepthwiseNhwcRowArgs &r, int64_t o, int64_t c, int64_t k1Begin,
-                    int64_t k1End) {
+                    int64_t k1End, int64_t lanes = kLanes) {
+    auto load = [lanes](const float *p) {
+      return Count > 1 || lanes == kLanes ? V::load(p) : V::loadPartial(p, lanes);
+    };
     Vec acc[Count];
     for (int64_t v = 0; v < Count; ++v)
-      acc[v] = r.bias ? V::load(r.bias + c + v * kLanes) : V::zero();
+      acc[v] = r.bias ? load(r.bias + c + v * kLanes) : V::zero();
     const int64_t firstColumn = o * r.strideWidth - r.padWidth;
     for (int64_t k1 = k1Begin; k1 < k1End; ++k1) {
       const float *row = r.x + (r.firstRow + k1 * r.dilationHeight) * r.inWidth * r.channels;
@@ -79,39 +83,28 @@ template <class V> struct DepthwiseNhwcRow {
           continue;
         const float *src = row + column * r.channels + c, *w = weights + k2 * r.channels;
         for (int64_t v = 0; v < Count; ++v)
-          acc[v] = V::fma(V::load(w + v * kLanes), V::load(src + v * kLanes), acc[v]);
+          acc[v] = V::fma(load(w + v * kLanes), load(src + v * kLanes), acc[v]);
       }
     }
-    float *y = r.y + o * r.channels + c;
     if (r.residual) {
       // 1 * residual is exact, so this is the unfused add's single rounding.
       const Vec one = V::broadcast(1.0f);
       const float *residual = r.residual + o * r.channels + c;
       for (int64_t v = 0; v < Count; ++v)
-        acc[v] = V::fma(one, V::load(residual + v * kLanes), acc[v]);
+        acc[v] = V::fma(one, load(residual + v * kLanes), acc[v]);
     }
-    for (int64_t v = 0; v < Count; ++v)
-      V::store(y + v * kLanes, acc[v]);
-  }
-
-  // The last channels, fewer than a vector, one by one in the same order.
-  static void tail(const DepthwiseNhwcRowArgs &r, int64_t o, int64_t c0, int64_t k1Begin,
-                   int64_t k1End) {
-    const int64_t firstColumn = o * r.strideWidth - r.padWidth;
-    for (int64_t c = c0; c < r.channels; ++c) {
-      float acc = r.bias ? r.bias[c] : 0.0f;
-      for (int64_t k1 = k1Begin; k1 < k1End; ++k1) {
-        const float *row = r.x + (r.firstRow + k1 * r.dilationHeight) * r.inWidth * r.channels;
-        for (int64_t k2 = 0; k2 < r.kernelWidth; ++k2) {
-          const int64_t column = firstColumn + k2 * r.dilationWidth;
-          if (column >= 0 && column < r.inWidth)
-            acc += r.weights[(k1 * r.kernelWidth + k2) * r.channels + c] *
-                   row[column * r.channels + c];
-        }
-      }
-      if (r.residual)
-        acc += r.residual[o * r.channels + c];
-      r.y[o * r.channels + c] = acc;
+    if (r.clamp) {
+      // clampValue's order: a NaN passes both (max and min return their second operand).
+      const Vec lo = V::broadcast(r.lo), hi = V::broadcast(r.hi);
+      for (int64_t v = 0; v < Count; ++v)
+        acc[v] = V::min(hi, V::max(lo, acc[v]));
+    }
+    float *y = r.y + o * r.channels + c;
+    for (int64_t v = 0; v < Count; ++v) {
+      if (Count > 1 || lanes == kLanes)
+        V::store(y + v * kLanes, acc[v]);
+      else
+        V::storePartial(y, acc[v], lanes);
     }
   }
 
@@ -128,7 +121,8 @@ template <class V> struct DepthwiseNhwcRow {
         block<kVectors>(r, o, c, k1Begin, k1End);
       for (; c + kLanes <= r.channels; c += kLanes)
         block<1>(r, o, c, k1Begin, k1End);
-      tail(r, o, c, k1Begin, k1End);
+      if (c < r.channels)
+        block<1>(r, o, c, k1Begin, k1End, r.channels - c);
     }
   }
 };

@@ -4,6 +4,7 @@
 #if !defined(__clang__)
 #pragma GCC optimize("O2")
 #endif
+#include "clamp.h"
 #include "dlc_runtime.h"
 #include "parallel.h"
 
@@ -402,10 +403,7 @@ template <typename T> void unary(UnaryKind kind, const T *x, T *y, int64_t n) {
 }
 
 void clipF32(const float *x, float *y, int64_t n, float lo, float hi) {
-  map(x, y, n, [lo, hi](float v) {
-    float clamped = v < lo ? lo : v;
-    return clamped > hi ? hi : clamped;
-  });
+  map(x, y, n, [lo, hi](float v) { return clampValue(v, lo, hi); });
 }
 
 void applyEpilogue(const Epilogue &epilogue, float *y, int64_t n) {

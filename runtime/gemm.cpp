@@ -27,6 +27,14 @@ struct Portable {
   static void store(float *p, Vec v) { std::memcpy(p, &v, sizeof v); }
   static Vec broadcast(float x) { return Vec{x, x, x, x}; }
   static Vec fma(Vec a, Vec b, Vec c) { return a * b + c; }
+  static Vec loadPartial(const float *p, int64_t n) {
+    Vec v = zero();
+    std::memcpy(&v, p, sizeof(float) * n);
+    return v;
+  }
+  static void storePartial(float *p, Vec v, int64_t n) { std::memcpy(p, &v, sizeof(float) * n); }
+  static Vec max(Vec a, Vec b) { return a > b ? a : b; }
+  static Vec min(Vec a, Vec b) { return a < b ? a : b; }
 };
 
 using BlockedFn = void (*)(const GemmArgs &);

@@ -86,7 +86,8 @@ void depthwiseRowAvx512(const DepthwiseRowArgs &r);
 
 // One output row of a channels-last depthwise convolution: for o < outWidth and c < channels,
 // y[o][c] = bias[c] + the sum over taps (k1, k2) in order, those inside the image only, of
-// weights[k1][k2][c] * x[i1][i2][c], + residual[o][c].
+// weights[k1][k2][c] * x[i1][i2][c], + residual[o][c], then clamped to [lo, hi] (clampValue)
+// if `clamp`.
 struct DepthwiseNhwcRowArgs {
   const float *x; // the image: inHeight x inWidth x channels
   int64_t inHeight, inWidth, channels;
@@ -97,6 +98,8 @@ struct DepthwiseNhwcRowArgs {
   int64_t outWidth, kernelHeight, kernelWidth;
   int64_t firstRow; // the input row of tap row 0 (may lie outside the image)
   int64_t strideWidth, padWidth, dilationHeight, dilationWidth;
+  bool clamp;
+  float lo, hi;
 };
 void depthwiseNhwcRow(const DepthwiseNhwcRowArgs &r);
 void depthwiseNhwcRowOn(CpuIsa isa, const DepthwiseNhwcRowArgs &r);

@@ -29,6 +29,15 @@ struct Avx2 {
   static void store(float *p, Vec v) { _mm256_storeu_ps(p, v); }
   static Vec broadcast(float x) { return _mm256_set1_ps(x); }
   static Vec fma(Vec a, Vec b, Vec c) { return _mm256_fmadd_ps(a, b, c); }
+  static __m256i firstLanes(int64_t n) {
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(int(n)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  }
+  static Vec loadPartial(const float *p, int64_t n) { return _mm256_maskload_ps(p, firstLanes(n)); }
+  static void storePartial(float *p, Vec v, int64_t n) {
+    _mm256_maskstore_ps(p, firstLanes(n), v);
+  }
+  static Vec max(Vec a, Vec b) { return _mm256_max_ps(a, b); }
+  static Vec min(Vec a, Vec b) { return _mm256_min_ps(a, b); }
 };
 
 // The entry points themselves need no wide instructions: they only call the kernels.

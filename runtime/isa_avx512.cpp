@@ -29,6 +29,17 @@ struct Avx512 {
   static void store(float *p, Vec v) { _mm512_storeu_ps(p, v); }
   static Vec broadcast(float x) { return _mm512_set1_ps(x); }
   static Vec fma(Vec a, Vec b, Vec c) { return _mm512_fmadd_ps(a, b, c); }
+  static __mmask16 firstLanes(int64_t n) { return __mmask16((1u << n) - 1); }
+  static Vec loadPartial(const float *p, int64_t n) {
+    return _mm512_maskz_loadu_ps(firstLanes(n), p);
+  }
+  static void storePartial(float *p, Vec v, int64_t n) {
+    _mm512_mask_storeu_ps(p, firstLanes(n), v);
+  }
+  // The zero-masked forms: GCC 12's plain _mm512_max_ps passes an undefined vector that
+  // -Wmaybe-uninitialized reports.
+  static Vec max(Vec a, Vec b) { return _mm512_maskz_max_ps(0xffff, a, b); }
+  static Vec min(Vec a, Vec b) { return _mm512_maskz_min_ps(0xffff, a, b); }
 };
 
 // The entry points themselves need no wide instructions: they only call the kernels.

@@ -3,22 +3,49 @@
 
 // An inverted residual block (pointwise expand, depthwise, pointwise project with the input
 // as residual): one transpose in, one out, none between the convolutions; the fused
-// activations and the residual move along.
+// activations and the residual move along. (Border transposes move 3 x 288 elements, the
+// depthwise conv outputs 1728.)
 // CHECK-LABEL: func.func @inverted_residual
 // CHECK: %[[IN:.*]] = dlc.transpose %arg0 {perm = array<i64: 0, 2, 3, 1>} : (tensor<1x8x6x6xf32>) -> tensor<1x6x6x8xf32>
-// CHECK: %[[E:.*]] = dlc.conv %[[IN]], %{{.*}} {channels_last, {{.*}}dlc.activation = "clip"{{.*}} -> tensor<1x6x6x16xf32>
-// CHECK: %[[D:.*]] = dlc.conv %[[E]], %{{.*}} {channels_last, {{.*}}group = 16 : i64{{.*}} -> tensor<1x3x3x16xf32>
+// CHECK: %[[E:.*]] = dlc.conv %[[IN]], %{{.*}} {channels_last, {{.*}}dlc.activation = "clip"{{.*}} -> tensor<1x6x6x48xf32>
+// CHECK: %[[D:.*]] = dlc.conv %[[E]], %{{.*}} {channels_last, {{.*}}group = 48 : i64{{.*}} -> tensor<1x6x6x48xf32>
 // CHECK-NOT: dlc.transpose
 // CHECK: %[[P:.*]] = dlc.conv %[[D]], %{{.*}} residual %[[S:.*]] {channels_last
-// CHECK: %[[OUT:.*]] = dlc.transpose %[[P]] {perm = array<i64: 0, 3, 1, 2>} : (tensor<1x3x3x8xf32>) -> tensor<1x8x3x3xf32>
+// CHECK: %[[OUT:.*]] = dlc.transpose %[[P]] {perm = array<i64: 0, 3, 1, 2>} : (tensor<1x6x6x8xf32>) -> tensor<1x8x6x6xf32>
 // CHECK: return %[[OUT]]
-func.func @inverted_residual(%x: tensor<1x8x6x6xf32>, %s: tensor<1x8x3x3xf32>) -> tensor<1x8x3x3xf32> {
-  %we = dlc.constant dense<0.5> : tensor<16x8x1x1xf32>
-  %wd = dlc.constant dense<0.25> : tensor<16x1x3x3xf32>
-  %wp = dlc.constant dense<0.125> : tensor<8x16x1x1xf32>
-  %e = dlc.conv %x, %we {dilations = array<i64: 1, 1>, dlc.activation = "clip", dlc.activation_max = 6.0 : f32, dlc.activation_min = 0.0 : f32, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x8x6x6xf32>, tensor<16x8x1x1xf32>) -> tensor<1x16x6x6xf32>
-  %d = dlc.conv %e, %wd {dilations = array<i64: 1, 1>, group = 16 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x16x6x6xf32>, tensor<16x1x3x3xf32>) -> tensor<1x16x3x3xf32>
-  %p = dlc.conv %d, %wp residual %s {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x16x3x3xf32>, tensor<8x16x1x1xf32>, tensor<1x8x3x3xf32>) -> tensor<1x8x3x3xf32>
+func.func @inverted_residual(%x: tensor<1x8x6x6xf32>, %s: tensor<1x8x6x6xf32>) -> tensor<1x8x6x6xf32> {
+  %we = dlc.constant dense<0.5> : tensor<48x8x1x1xf32>
+  %wd = dlc.constant dense<0.25> : tensor<48x1x3x3xf32>
+  %wp = dlc.constant dense<0.125> : tensor<8x48x1x1xf32>
+  %e = dlc.conv %x, %we {dilations = array<i64: 1, 1>, dlc.activation = "clip", dlc.activation_max = 6.0 : f32, dlc.activation_min = 0.0 : f32, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x8x6x6xf32>, tensor<48x8x1x1xf32>) -> tensor<1x48x6x6xf32>
+  %d = dlc.conv %e, %wd {dilations = array<i64: 1, 1>, group = 48 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x48x6x6xf32>, tensor<48x1x3x3xf32>) -> tensor<1x48x6x6xf32>
+  %p = dlc.conv %d, %wp residual %s {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x48x6x6xf32>, tensor<8x48x1x1xf32>, tensor<1x8x6x6xf32>) -> tensor<1x8x6x6xf32>
+  return %p : tensor<1x8x6x6xf32>
+}
+
+// The same block on a 2x2 map: its depthwise conv outputs 192 elements, the border
+// transposes would move 3 x 32: still switched. Once the border moves more than the
+// depthwise output (not expanding, on a 3x3 map: 3 x 72 against 72), it stays channels-first.
+// CHECK-LABEL: func.func @border_cost
+// CHECK: channels_last
+// CHECK-LABEL: func.func @border_too_costly
+// CHECK-NOT: channels_last
+// CHECK: return
+func.func @border_cost(%x: tensor<1x8x2x2xf32>, %s: tensor<1x8x2x2xf32>) -> tensor<1x8x2x2xf32> {
+  %we = dlc.constant dense<0.5> : tensor<48x8x1x1xf32>
+  %wd = dlc.constant dense<0.25> : tensor<48x1x3x3xf32>
+  %wp = dlc.constant dense<0.125> : tensor<8x48x1x1xf32>
+  %e = dlc.conv %x, %we {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x8x2x2xf32>, tensor<48x8x1x1xf32>) -> tensor<1x48x2x2xf32>
+  %d = dlc.conv %e, %wd {dilations = array<i64: 1, 1>, group = 48 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x48x2x2xf32>, tensor<48x1x3x3xf32>) -> tensor<1x48x2x2xf32>
+  %p = dlc.conv %d, %wp residual %s {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x48x2x2xf32>, tensor<8x48x1x1xf32>, tensor<1x8x2x2xf32>) -> tensor<1x8x2x2xf32>
+  return %p : tensor<1x8x2x2xf32>
+}
+func.func @border_too_costly(%x: tensor<1x8x3x3xf32>, %s: tensor<1x8x3x3xf32>) -> tensor<1x8x3x3xf32> {
+  %we = dlc.constant dense<0.5> : tensor<8x8x1x1xf32>
+  %wd = dlc.constant dense<0.25> : tensor<8x1x3x3xf32>
+  %e = dlc.conv %x, %we {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x8x3x3xf32>, tensor<8x8x1x1xf32>) -> tensor<1x8x3x3xf32>
+  %d = dlc.conv %e, %wd {dilations = array<i64: 1, 1>, group = 8 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x8x3x3xf32>, tensor<8x1x3x3xf32>) -> tensor<1x8x3x3xf32>
+  %p = dlc.conv %d, %we residual %s {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x8x3x3xf32>, tensor<8x8x1x1xf32>, tensor<1x8x3x3xf32>) -> tensor<1x8x3x3xf32>
   return %p : tensor<1x8x3x3xf32>
 }
 
@@ -38,7 +65,7 @@ func.func @between_transposes(%x: tensor<1x4x5x5xf32>) -> tensor<1x5x5x4xf32> {
   return %t : tensor<1x5x5x4xf32>
 }
 
-// Left alone: a lone depthwise conv (two paid transposes for one conv), pointwise convs
+// Left alone: a lone depthwise conv (its border moves twice its output), pointwise convs
 // without a depthwise one, a 3x3 conv over several channels, a conv whose weight is an
 // argument, a channel multiplier of 2.
 // CHECK-LABEL: func.func @left_alone
@@ -60,20 +87,23 @@ func.func @left_alone(%x: tensor<1x4x5x5xf32>, %wArg: tensor<4x1x3x3xf32>) -> (t
 }
 
 // A group result also used outside it: the group keeps it channels-last and transposes it
-// back once for the outside use (three paid transposes for three convolutions).
+// back once for the outside use (border 100 + 400 + 100 elements, depthwise outputs 800).
 // CHECK-LABEL: func.func @used_outside
 // CHECK: %[[IN:.*]] = dlc.transpose %arg0 {perm = array<i64: 0, 2, 3, 1>}
-// CHECK: %[[D:.*]] = dlc.conv %[[IN]], %{{.*}} {channels_last
-// CHECK-NEXT: %[[BACK:.*]] = dlc.transpose %[[D]] {perm = array<i64: 0, 3, 1, 2>}
-// CHECK-NEXT: %[[P:.*]] = dlc.conv %[[D]], %{{.*}} {channels_last
-// CHECK-NEXT: %[[Q:.*]] = dlc.conv %[[P]], %{{.*}} {channels_last
+// CHECK: %[[E:.*]] = dlc.conv %[[IN]], %{{.*}} {channels_last
+// CHECK-NEXT: %[[D1:.*]] = dlc.conv %[[E]], %{{.*}} {channels_last
+// CHECK-NEXT: %[[BACK:.*]] = dlc.transpose %[[D1]] {perm = array<i64: 0, 3, 1, 2>}
+// CHECK-NEXT: %[[D2:.*]] = dlc.conv %[[D1]], %{{.*}} {channels_last
+// CHECK-NEXT: %[[Q:.*]] = dlc.conv %[[D2]], %{{.*}} {channels_last
 // CHECK-NEXT: %[[QOUT:.*]] = dlc.transpose %[[Q]] {perm = array<i64: 0, 3, 1, 2>}
 // CHECK-NEXT: return %[[BACK]], %[[QOUT]]
-func.func @used_outside(%x: tensor<1x4x5x5xf32>) -> (tensor<1x4x5x5xf32>, tensor<1x4x5x5xf32>) {
-  %wd = dlc.constant dense<0.5> : tensor<4x1x3x3xf32>
-  %wp = dlc.constant dense<0.5> : tensor<4x4x1x1xf32>
-  %d = dlc.conv %x, %wd {dilations = array<i64: 1, 1>, group = 4 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x4x5x5xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x5x5xf32>
-  %p = dlc.conv %d, %wp {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x4x5x5xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x5x5xf32>
-  %q = dlc.conv %p, %wp {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x4x5x5xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x5x5xf32>
-  return %d, %q : tensor<1x4x5x5xf32>, tensor<1x4x5x5xf32>
+func.func @used_outside(%x: tensor<1x4x5x5xf32>) -> (tensor<1x16x5x5xf32>, tensor<1x4x5x5xf32>) {
+  %we = dlc.constant dense<0.5> : tensor<16x4x1x1xf32>
+  %wd = dlc.constant dense<0.5> : tensor<16x1x3x3xf32>
+  %wp = dlc.constant dense<0.5> : tensor<4x16x1x1xf32>
+  %e = dlc.conv %x, %we {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x4x5x5xf32>, tensor<16x4x1x1xf32>) -> tensor<1x16x5x5xf32>
+  %d1 = dlc.conv %e, %wd {dilations = array<i64: 1, 1>, group = 16 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x16x5x5xf32>, tensor<16x1x3x3xf32>) -> tensor<1x16x5x5xf32>
+  %d2 = dlc.conv %d1, %wd {dilations = array<i64: 1, 1>, group = 16 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x16x5x5xf32>, tensor<16x1x3x3xf32>) -> tensor<1x16x5x5xf32>
+  %q = dlc.conv %d2, %wp {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x16x5x5xf32>, tensor<4x16x1x1xf32>) -> tensor<1x4x5x5xf32>
+  return %d1, %q : tensor<1x16x5x5xf32>, tensor<1x4x5x5xf32>
 }
