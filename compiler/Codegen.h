@@ -1,4 +1,5 @@
-// dlc dialect (after buffer assignment) -> C++ sources for the CPU runtime.
+// dlc dialect (after buffer assignment) -> C++ sources for the CPU runtime, or CUDA sources
+// for the CUDA runtime.
 #ifndef DLC_COMPILER_CODEGEN_H
 #define DLC_COMPILER_CODEGEN_H
 
@@ -11,18 +12,21 @@ class ModuleOp;
 
 namespace dlc {
 
+enum class Target { Cpu, Cuda };
+
 struct GeneratedModel {
   std::string header;        // NAME.h
-  std::string source;        // NAME.cpp: the schedule and the API
+  std::string source;        // NAME.cpp (NAME.cu for CUDA): the schedule and the API
   std::string weightsSource; // NAME_weights.cpp: embeds the weights file
   std::vector<char> weights; // NAME.weights.bin
   size_t arenaBytes = 0;
 };
 
-// Fails (after emitting MLIR diagnostics on the offending ops) when an op has no kernel.
-// `weightsPath` is what NAME_weights.cpp's `.incbin` names.
-bool generateCpp(mlir::ModuleOp module, const std::string &name, const std::string &modelPath,
-                 const std::string &weightsPath, GeneratedModel &out);
+// Fails (after emitting MLIR diagnostics on the offending ops) when an op has no kernel for
+// `target`. `weightsPath` is what NAME_weights.cpp's `.incbin` names.
+bool generateCode(mlir::ModuleOp module, Target target, const std::string &name,
+                  const std::string &modelPath, const std::string &weightsPath,
+                  GeneratedModel &out);
 
 // NAME_weights.cpp for a weights file of `bytes` bytes at `path`.
 std::string weightsSource(const std::string &name, size_t bytes, const std::string &path);

@@ -113,14 +113,16 @@ bool generate(const CompileOptions &options, const std::string &name,
     buildTrainingPipeline(pm, options.train, options.reuse, options.firstFit);
   } else {
     lowerTrainingModeOps(*module);
-    buildInferencePipeline(pm, options.reuse, options.firstFit);
+    buildInferencePipeline(pm, options.reuse, options.firstFit, options.target == "cpu");
   }
   if (failed(pm.run(*module)) || failedDiagnostics)
     return false;
   if (mlirText) {
     llvm::raw_string_ostream os(*mlirText);
     module->print(os, OpPrintingFlags().enableDebugInfo(/*enable=*/true, /*prettyForm=*/false));
-  } else if (!generateCpp(*module, name, modelPath, weightsPath, out) || failedDiagnostics) {
+  } else if (!generateCode(*module, options.target == "cuda" ? Target::Cuda : Target::Cpu, name,
+                           modelPath, weightsPath, out) ||
+             failedDiagnostics) {
     return false;
   }
   reports.make(options, *module, out.weights.size());
@@ -187,8 +189,14 @@ int compileTo(const CompileOptions &options, const std::string &outDir) {
     reportError(options.model, "--name '" + name + "' is not a C identifier");
     return 1;
   }
-  if (options.target != "cpu") {
-    reportError(options.model, "--target '" + options.target + "' is not supported (cpu)");
+  if (options.target != "cpu" && options.target != "cuda") {
+    reportError(options.model, "--target '" + options.target + "' is not one of cpu, cuda");
+    return 1;
+  }
+  if (options.target == "cuda" && options.emit == "staticlib") {
+    // Building needs nvcc and the CUDA libraries, which dlc does not look for yet.
+    reportError(options.model, "--target cuda emits sources only (--emit source or mlir); "
+                               "build NAME.cu with nvcc (see README)");
     return 1;
   }
   static const char *const cpus[] = {"", "native", "x86-64-v2", "x86-64-v3", "x86-64-v4"};
@@ -226,15 +234,20 @@ int compileTo(const CompileOptions &options, const std::string &outDir) {
   if (options.emit == "mlir") {
     ok = emit(name + ".mlir", mlirText);
   } else {
-    ok = emit(name + ".h", generated.header) && emit(name + ".cpp", generated.source) &&
+    const bool cuda = options.target == "cuda";
+    ok = emit(name + ".h", generated.header) &&
+         emit(name + (cuda ? ".cu" : ".cpp"), generated.source) &&
          emit(name + "_weights.cpp", generated.weightsSource) &&
          writeBinary(dir + "/" + weightsFile, generated.weights, error) &&
          writeRuntimeHeaders(dir, error);
     files.push_back(weightsFile);
     for (const auto &f : embeddedFiles())
-      if (llvm::StringRef(f.name).starts_with("runtime/") &&
-          llvm::StringRef(f.name).ends_with(".h"))
+      if (f.isCpuRuntime() && llvm::StringRef(f.name).ends_with(".h"))
         files.push_back(llvm::sys::path::filename(f.name).str());
+    // The CUDA runtime ships as source: it is built with the generated code by nvcc.
+    for (const auto &f : embeddedFiles())
+      if (cuda && ok && f.isCudaRuntime())
+        ok = emit(llvm::sys::path::filename(f.name).str(), f.text);
   }
   if (ok && options.emit == "staticlib") {
     // The library embeds the staged weights file; the emitted NAME_weights.cpp names its

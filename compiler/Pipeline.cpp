@@ -21,10 +21,11 @@ void registerAllPasses() {
   mlir::registerCSEPass();
 }
 
-void buildInferencePipeline(mlir::PassManager &pm, bool reuse, bool firstFit) {
+void buildInferencePipeline(mlir::PassManager &pm, bool reuse, bool firstFit, bool cpuLayouts) {
   pm.addNestedPass<mlir::func::FuncOp>(createFoldBatchNorm());
   pm.addNestedPass<mlir::func::FuncOp>(createFuseEpilogues());
-  pm.addNestedPass<mlir::func::FuncOp>(createChannelsLast());
+  if (cpuLayouts)
+    pm.addNestedPass<mlir::func::FuncOp>(createChannelsLast());
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());
   pm.addNestedPass<mlir::func::FuncOp>(createFuseElementwise());

@@ -16,7 +16,9 @@ void registerAllPasses();
 // The inference pipeline (docs/architecture.md): fold batch norms and constants,
 // canonicalize, inplace legalization, buffer planning, plan verification. Without `reuse` every value gets its own memory; `firstFit`
 // swaps the planner for the naive baseline (for comparisons).
-void buildInferencePipeline(mlir::PassManager &pm, bool reuse = true, bool firstFit = false);
+// `cpuLayouts`: let dlc-channels-last pick layouts for the CPU kernels (not for CUDA).
+void buildInferencePipeline(mlir::PassManager &pm, bool reuse = true, bool firstFit = false,
+                            bool cpuLayouts = true);
 
 struct TrainOptions;
 // Training modules (made by buildTrainStep): autodiff and the optimizer's updates on

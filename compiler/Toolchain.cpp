@@ -184,7 +184,7 @@ bool compileSources(const std::vector<std::string> &sources,
 bool writeRuntimeHeaders(const std::string &dir, std::string &error) {
   for (const auto &file : embeddedFiles()) {
     llvm::StringRef name(file.name);
-    if (name.starts_with("runtime/") && name.ends_with(".h") &&
+    if (file.isCpuRuntime() && name.ends_with(".h") &&
         !writeFile(dir + "/" + llvm::sys::path::filename(name).str(), file.text, error))
       return false;
   }
@@ -197,7 +197,7 @@ bool runtimeObjects(const std::string &cpu, std::vector<std::string> &objects,
   for (const auto &flag : cxxFlags(cpu))
     key += " " + flag;
   for (const auto &file : embeddedFiles())
-    if (llvm::StringRef(file.name).starts_with("runtime/"))
+    if (file.isCpuRuntime())
       key += std::string(file.name) + file.text;
   char hash[32];
   std::snprintf(hash, sizeof hash, "%016llx",
@@ -210,7 +210,7 @@ bool runtimeObjects(const std::string &cpu, std::vector<std::string> &objects,
   objects.clear();
   for (const auto &file : embeddedFiles()) {
     llvm::StringRef name(file.name);
-    if (name.starts_with("runtime/") && name.ends_with(".cpp"))
+    if (file.isCpuRuntime() && name.ends_with(".cpp"))
       objects.push_back(dir + "/" + llvm::sys::path::stem(name).str() + ".o");
   }
   if (llvm::sys::fs::exists(stamp))
@@ -226,7 +226,7 @@ bool runtimeObjects(const std::string &cpu, std::vector<std::string> &objects,
   bool ok = writeRuntimeHeaders(tmpDir, error);
   for (const auto &file : embeddedFiles()) {
     llvm::StringRef name(file.name);
-    if (ok && name.starts_with("runtime/") && name.ends_with(".cpp")) {
+    if (ok && file.isCpuRuntime() && name.ends_with(".cpp")) {
       paths.push_back(tmpDir + "/" + llvm::sys::path::filename(name).str());
       ok = writeFile(paths.back(), file.text, error);
     }

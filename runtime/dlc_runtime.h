@@ -55,6 +55,8 @@ typedef enum dlc_status {
   DLC_IO_ERROR = 4,
   // A state file that is truncated, damaged or of another model (training builds).
   DLC_INVALID_STATE = 5,
+  // A CUDA or cuBLAS call failed (CUDA builds); the model's last error names the call.
+  DLC_DEVICE_ERROR = 6,
 } dlc_status;
 
 // What NAME_create_with takes: the arena as NAME_create takes it, and the threads one run uses

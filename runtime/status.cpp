@@ -51,6 +51,8 @@ extern "C" const char *dlc_status_message(dlc_status status) {
     return "file input/output error";
   case DLC_INVALID_STATE:
     return "state file truncated, damaged or of another model";
+  case DLC_DEVICE_ERROR:
+    return "a CUDA call failed";
   }
   return "unknown status";
 }

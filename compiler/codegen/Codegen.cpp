@@ -172,8 +172,8 @@ struct WeightsBlob {
 class ScheduleEmitter : public KernelEmitter {
 public:
   // `argPointers`: a typed pointer expression per function argument.
-  ScheduleEmitter(WeightsBlob &weights, std::vector<std::string> argPointers)
-      : weights(weights), argPointers(std::move(argPointers)) {}
+  ScheduleEmitter(Target target, WeightsBlob &weights, std::vector<std::string> argPointers)
+      : target(target), weights(weights), argPointers(std::move(argPointers)) {}
 
   std::string packedWeight(OpOperand &use, const WeightPacking &packing) override {
     auto constant = cast<ConstantOp>(use.get().getDefiningOp());
@@ -225,13 +225,22 @@ public:
       auto offset = def ? def->getAttrOfType<IntegerAttr>(kOutputOffsetAttr) : nullptr;
       bool writtenInPlace = output && output.getInt() == (int64_t)i &&
                             (!offset || offset.getInt() == 0) && !def->hasAttr(kViewAttr);
-      if (!writtenInPlace)
-        line("dlc::rt::copyBytes(" + ptr(v) + ", outputs[" + std::to_string(i) + "], " +
-             std::to_string(tensorBytes(v.getType())) + ");");
+      if (writtenInPlace)
+        continue;
+      std::string buffer = "outputs[" + std::to_string(i) + "]";
+      std::string bytes = std::to_string(tensorBytes(v.getType()));
+      if (target == Target::Cpu) {
+        line("dlc::rt::copyBytes(" + ptr(v) + ", " + buffer + ", " + bytes + ");");
+        continue;
+      }
+      line("if (const char *error = dlc::cuda::copyOnDevice(context, " + buffer + ", " + ptr(v) +
+           ", " + bytes + "))");
+      line("  return error;");
     }
   }
 
 private:
+  Target target;
   WeightsBlob &weights;
   std::vector<std::string> argPointers;
 };
@@ -309,10 +318,17 @@ void KernelEmitter::fallibleCall(const std::string &call, const std::string &rea
   line("  return " + cString(currentOp + ": " + reason) + ";");
 }
 
+std::string KernelEmitter::defineKernel(const std::string &params,
+                                        const std::string &kernelBody) {
+  std::string name = "kernel" + std::to_string(kernelCount++);
+  kernels << "DLC_GLOBAL void " << name << "(" << params << ") {\n" << kernelBody << "}\n\n";
+  return name;
+}
+
 namespace {
 
-const EmitterTable &emitterTable() {
-  static const EmitterTable table = [] {
+const EmitterTable &emitterTable(Target target) {
+  static const EmitterTable cpu = [] {
     EmitterTable t;
     addElementwiseEmitters(t);
     addLinalgEmitters(t);
@@ -322,18 +338,28 @@ const EmitterTable &emitterTable() {
     addOptimizerEmitters(t);
     return t;
   }();
-  return table;
+  static const EmitterTable cuda = [] {
+    EmitterTable t;
+    addCudaEmitters(t);
+    return t;
+  }();
+  return target == Target::Cuda ? cuda : cpu;
 }
 
 // The statements of one planned function; false after diagnostics on ops without a kernel.
-bool emitSchedule(func::FuncOp func, ScheduleEmitter &emitter, int64_t arenaBytes) {
-  const EmitterTable &table = emitterTable();
+bool emitSchedule(func::FuncOp func, Target target, ScheduleEmitter &emitter,
+                  int64_t arenaBytes) {
+  const EmitterTable &table = emitterTable(target);
+  const bool cpu = target == Target::Cpu;
   bool ok = true;
   // DLC_CHECK_MEMORY builds poison memory that holds no live value, so a read after reuse
-  // (or of never-written memory) shows up as NaN / all-ones integers.
-  emitter.line("#ifdef DLC_CHECK_MEMORY");
-  emitter.line("dlc::rt::poison(arena, " + std::to_string(arenaBytes) + ");");
-  emitter.line("#endif");
+  // (or of never-written memory) shows up as NaN / all-ones integers. (CPU only: a CUDA
+  // arena is device memory.)
+  if (cpu) {
+    emitter.line("#ifdef DLC_CHECK_MEMORY");
+    emitter.line("dlc::rt::poison(arena, " + std::to_string(arenaBytes) + ");");
+    emitter.line("#endif");
+  }
   func.walk([&](Operation *op) {
     if (isa<ConstantOp, func::FuncOp>(op))
       return;
@@ -345,7 +371,8 @@ bool emitSchedule(func::FuncOp func, ScheduleEmitter &emitter, int64_t arenaByte
     if (!op->hasAttr(kViewAttr) && !op->hasAttr(kElidedAttr)) {
       auto it = table.find(op->getName().getStringRef().str());
       if (it == table.end()) {
-        op->emitError("no CPU kernel for op ") << op->getName();
+        op->emitError(cpu ? "no CPU kernel for op " : "no CUDA kernel for op ")
+            << op->getName();
         ok = false;
         return;
       }
@@ -359,7 +386,8 @@ bool emitSchedule(func::FuncOp func, ScheduleEmitter &emitter, int64_t arenaByte
         ok = false;
       emitter.line("}");
     }
-    if (auto released = op->getAttrOfType<DenseI64ArrayAttr>(kReleaseAttr)) {
+    auto released = op->getAttrOfType<DenseI64ArrayAttr>(kReleaseAttr);
+    if (released && cpu) {
       emitter.line("#ifdef DLC_CHECK_MEMORY");
       for (int64_t i = 0; i + 1 < (int64_t)released.size(); i += 2)
         emitter.line("dlc::rt::poison(arena + " + std::to_string(released[i]) + ", " +
@@ -497,20 +525,27 @@ std::string stateEntries(const StateLayout &state, std::string &shapes) {
 
 } // namespace
 
-bool generateCpp(ModuleOp module, const std::string &name, const std::string &modelPath,
-                 const std::string &weightsPath, GeneratedModel &out) {
+bool generateCode(ModuleOp module, Target target, const std::string &name,
+                  const std::string &modelPath, const std::string &weightsPath,
+                  GeneratedModel &out) {
   auto func = module.lookupSymbol<func::FuncOp>("forward");
   if (!func) {
     module.emitError("no function @forward to generate code for");
     return false;
   }
   auto step = module.lookupSymbol<func::FuncOp>("train_step");
+  const bool cuda = target == Target::Cuda;
+  if (step && cuda) {
+    step.emitError("a training step for --target cuda is not built yet");
+    return false;
+  }
 
   out.weights.clear();
   WeightsBlob weights{out.weights, {}, {}};
   module.walk([&](ConstantOp op) {
     // A constant every use reads packed is stored only packed (when its uses are emitted).
-    if (!op->use_empty() && llvm::all_of(op->getUses(), [](OpOperand &use) {
+    // CUDA kernels read every constant as it is.
+    if (!cuda && !op->use_empty() && llvm::all_of(op->getUses(), [](OpOperand &use) {
           return weightPacking(use).has_value();
         }))
       return;
@@ -527,13 +562,13 @@ bool generateCpp(ModuleOp module, const std::string &name, const std::string &mo
     return false;
   // forward() and train_step() never run at once on one model: they share its arena.
   out.arenaBytes = std::max(forwardArena, stepArena);
-  ScheduleEmitter emitter(weights, argPointers(func, state));
-  if (!emitSchedule(func, emitter, forwardArena))
+  ScheduleEmitter emitter(target, weights, argPointers(func, state));
+  if (!emitSchedule(func, target, emitter, forwardArena))
     return false;
   std::string stepSchedule;
   if (step) {
-    ScheduleEmitter stepEmitter(weights, argPointers(step, state));
-    if (!emitSchedule(step, stepEmitter, stepArena))
+    ScheduleEmitter stepEmitter(target, weights, argPointers(step, state));
+    if (!emitSchedule(step, target, stepEmitter, stepArena))
       return false;
     stepSchedule = stepEmitter.body_str();
   }
@@ -578,6 +613,7 @@ bool generateCpp(ModuleOp module, const std::string &name, const std::string &mo
       {"TYPED_INPUT_ARGS", inputs.typedArgs.empty() ? "nullptr" : inputs.typedArgs},
       {"TYPED_OUTPUT_ARGS", outputs.typedArgs},
       {"SCHEDULE", emitter.body_str()},
+      {"KERNELS", emitter.kernels_str()},
       {"TRAIN_INCLUDE", ""},
       {"TRAIN_MACROS", ""},
       {"TRAIN_C_API", ""},
@@ -633,8 +669,12 @@ bool generateCpp(ModuleOp module, const std::string &name, const std::string &mo
       at = next;
     }
   }
-  out.header = substitute(embeddedFile("codegen_templates/model.h.tpl"), vars);
-  out.source = substitute(embeddedFile("codegen_templates/model.cpp.tpl"), vars);
+  out.header = substitute(
+      embeddedFile(cuda ? "codegen_templates/model_cuda.h.tpl" : "codegen_templates/model.h.tpl"),
+      vars);
+  out.source = substitute(embeddedFile(cuda ? "codegen_templates/model_cuda.cu.tpl"
+                                            : "codegen_templates/model.cpp.tpl"),
+                          vars);
   out.weightsSource = weightsSource(name, out.weights.size(), weightsPath);
   return true;
 }

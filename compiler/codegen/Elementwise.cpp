@@ -93,17 +93,31 @@ LogicalResult emitFusedElementwise(Operation *op, KernelEmitter &e) {
 
 } // namespace
 
+ArrayRef<StringRef> unaryOpNames() {
+  static const StringRef names[] = {
+      "dlc.relu",  "dlc.sigmoid", "dlc.tanh",  "dlc.exp",        "dlc.log",   "dlc.sqrt",
+      "dlc.neg",   "dlc.abs",     "dlc.erf",   "dlc.reciprocal", "dlc.floor", "dlc.ceil",
+      "dlc.softplus", "dlc.sin",  "dlc.cos",   "dlc.tan",        "dlc.asin",  "dlc.acos",
+      "dlc.atan",  "dlc.sinh",    "dlc.cosh",  "dlc.asinh",      "dlc.acosh", "dlc.atanh",
+      "dlc.softsign", "dlc.hard_swish", "dlc.sign", "dlc.round"};
+  return names;
+}
+
+ArrayRef<StringRef> binaryOpNames() {
+  static const StringRef names[] = {"dlc.add", "dlc.sub",         "dlc.mul",        "dlc.div",
+                                    "dlc.pow", "dlc.max",         "dlc.min",        "dlc.and",
+                                    "dlc.or",  "dlc.xor",         "dlc.shift_left", "dlc.shift_right",
+                                    "dlc.mod", "dlc.fmod",        "dlc.equal",      "dlc.less",
+                                    "dlc.less_equal", "dlc.greater", "dlc.greater_equal"};
+  return names;
+}
+
 void addElementwiseEmitters(EmitterTable &table) {
   table["dlc.fused_elementwise"] = emitFusedElementwise;
-  for (StringRef name : {"relu", "sigmoid", "tanh", "exp", "log", "sqrt", "neg", "abs", "erf",
-                         "reciprocal", "floor", "ceil", "softplus", "sin", "cos", "tan", "asin",
-                         "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "softsign",
-                         "hard_swish", "sign", "round"})
-    table["dlc." + name.str()] = emitUnary;
-  for (StringRef name : {"add", "sub", "mul", "div", "pow", "max", "min", "and", "or", "xor",
-                         "shift_left", "shift_right", "mod", "fmod", "equal", "less",
-                         "less_equal", "greater", "greater_equal"})
-    table["dlc." + name.str()] = emitBinary;
+  for (StringRef name : unaryOpNames())
+    table[name.str()] = emitUnary;
+  for (StringRef name : binaryOpNames())
+    table[name.str()] = emitBinary;
   table["dlc.where"] = [](Operation *op, KernelEmitter &e) {
     e.line("dlc::rt::select(" + broadcastArguments(op, e) + ", " +
            std::to_string(elementBytes(tensorType(op->getResult(0)).getElementType())) + ");");

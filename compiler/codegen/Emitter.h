@@ -51,10 +51,14 @@ public:
   std::string arrayOf(const std::string &type, llvm::ArrayRef<std::string> initializers,
                       bool constantInitializers);
   std::string body_str() const { return body.str(); }
+  // Defines a kernel (CUDA: `DLC_GLOBAL void NAME(params) { body }`) before the schedule and
+  // returns its name.
+  std::string defineKernel(const std::string &params, const std::string &kernelBody);
+  std::string kernels_str() const { return kernels.str(); }
 
 protected:
-  std::ostringstream body;
-  int arrays = 0;
+  std::ostringstream body, kernels;
+  int arrays = 0, kernelCount = 0;
 };
 
 // Emits the kernel call(s) for one op; emits a diagnostic on the op and fails when the op's
@@ -68,6 +72,11 @@ void addWindowEmitters(EmitterTable &table);
 void addReductionEmitters(EmitterTable &table);
 void addDataMovementEmitters(EmitterTable &table);
 void addOptimizerEmitters(EmitterTable &table);
+// The CUDA target's kernels (codegen/cuda/).
+void addCudaEmitters(EmitterTable &table);
+// Names of the elementwise ops with a unary / binary kernel kind (KernelKindInterface).
+llvm::ArrayRef<llvm::StringRef> unaryOpNames();
+llvm::ArrayRef<llvm::StringRef> binaryOpNames();
 
 // Shared helpers.
 std::string cType(mlir::Type elementType); // "" when unsupported

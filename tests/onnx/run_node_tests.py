@@ -12,6 +12,11 @@ unsupported op, an element type, a sequence input, ...); a listed test that star
 fails the run until the list is updated. `--update-expected` rewrites the list from this run,
 deriving each reason from the test's error.
 
+With --cuda-emulate every model is compiled with --target cuda and its generated CUDA source
+built as C++ with -DDLC_CUDA_EMULATE (each kernel body runs on the host over its grid, cuBLAS
+calls run the CPU GEMM), so the CUDA kernels are checked against the same outputs without a
+GPU; its expected failures (ops without a CUDA kernel yet) are in expected/<suite>-cuda.txt.
+
 With --sanitize address,undefined the harness (generated code, runtime, harness) is compiled and
 linked with -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer and
 run with leak detection on; any sanitizer report, or any other crash of the harness, fails the
@@ -61,12 +66,15 @@ def parse_args():
     p.add_argument("--cxx", default=os.environ.get("CXX", "c++"))
     p.add_argument("--check-memory", action="store_true",
                    help="build generated code with -DDLC_CHECK_MEMORY (dead memory poisoned)")
+    p.add_argument("--cuda-emulate", action="store_true",
+                   help="compile for --target cuda and run the kernels emulated on the host")
     p.add_argument("--sanitize", default="", metavar="LIST",
                    help="build the harness with -fsanitize=LIST (e.g. address,undefined); "
                         "any sanitizer report fails the run")
     args = p.parse_args()
     if not args.expected_failures:
-        args.expected_failures = os.path.join(here, "expected", args.suite + ".txt")
+        args.expected_failures = os.path.join(
+            here, "expected", args.suite + ("-cuda" if args.cuda_emulate else "") + ".txt")
     return args
 
 
@@ -79,6 +87,9 @@ def derive_reason(name, error):
     m = re.search(r"op (\S+) \(opset \d+\) is not supported", error)
     if m:
         return "unsupported op: " + m.group(1)
+    m = re.search(r"no CUDA kernel for op (\S+?):? ", error)
+    if m:
+        return "no CUDA kernel: " + m.group(1)
     m = re.search(r"op domain '([^']+)' is not supported", error)
     if m:
         return "domain " + m.group(1)
@@ -302,10 +313,12 @@ def pin_options(test):
     return options
 
 
-def compile_model(dlc, work, test):
+def compile_model(dlc, work, test, cuda):
     gen = os.path.join(work, test.name, "gen")
+    target = ["--target", "cuda"] if cuda else []
     r = subprocess.run([dlc, "compile", test.model, "-o", gen, "--name", test.name,
-                        "--emit", "source"] + pin_options(test), capture_output=True, text=True)
+                        "--emit", "source"] + target + pin_options(test), capture_output=True,
+                       text=True)
     return r.returncode, r.stderr.strip()
 
 
@@ -334,12 +347,32 @@ def sanitizer_env():
     return env
 
 
-def write_build(work, names, runtime_dir, here, cxx, check_memory, sanitize, batch):
+# The registry's create/run/destroy of a CUDA model: its own context on device 0, host buffers.
+CUDA_REGISTRY_FUNCTIONS = (
+    "dlc_status %(n)s_c(void **m) { dlc_cuda_options o = {0, nullptr}; "
+    "return %(n)s_create(&o, reinterpret_cast<%(n)s_model **>(m)); }\n"
+    "dlc_status %(n)s_r(void *m, const dlc_tensor *i, int ni, const dlc_tensor *o, int no) {\n"
+    "  const dlc_model_info *info = %(n)s_info();\n"
+    "  dlc_status s = dlc_check_tensors(info->inputs, info->num_inputs, i, ni);\n"
+    "  if (s == DLC_OK) s = dlc_check_tensors(info->outputs, info->num_outputs, o, no);\n"
+    "  if (s != DLC_OK) return s;\n"
+    "  std::vector<const void *> in;\n  std::vector<void *> out;\n"
+    "  for (int k = 0; k < ni; ++k) in.push_back(i[k].data);\n"
+    "  for (int k = 0; k < no; ++k) out.push_back(o[k].data);\n"
+    "  in.push_back(nullptr);\n  out.push_back(nullptr);\n"
+    "  return %(n)s_run_host(static_cast<%(n)s_model *>(m), in.data(), out.data());\n}\n"
+    "void %(n)s_d(void *m) { %(n)s_destroy(static_cast<%(n)s_model *>(m)); }")
+
+
+def write_build(work, names, runtime_dir, here, cxx, check_memory, sanitize, batch, cuda):
     lines = ["#include \"registry.h\"\n"]
     for n in names:
         lines.append('#include "%s/%s/gen/%s.h"' % (work, n, n))
     lines.append("\nnamespace {")
     for n in names:
+        if cuda:
+            lines.append(CUDA_REGISTRY_FUNCTIONS % {"n": n})
+            continue
         lines.append(
             "dlc_status %(n)s_c(void **m) { return %(n)s_create(nullptr, "
             "reinterpret_cast<%(n)s_model **>(m)); }\n"
@@ -356,6 +389,8 @@ def write_build(work, names, runtime_dir, here, cxx, check_memory, sanitize, bat
 
     # -Werror: generated code must compile warning-free.
     flags = "-std=c++17 -O1 -Wall -Wextra -Werror -I%s -I%s" % (runtime_dir, here)
+    if cuda:
+        flags += " -DDLC_CUDA_EMULATE -I%s" % os.path.join(runtime_dir, "cuda")
     if check_memory:
         flags += " -DDLC_CHECK_MEMORY"
     san = sanitizer_flags(sanitize)
@@ -364,13 +399,15 @@ def write_build(work, names, runtime_dir, here, cxx, check_memory, sanitize, bat
     sources = [os.path.join(runtime_dir, f) for f in sorted(os.listdir(runtime_dir))
                if f.endswith(".cpp")]
     sources += [os.path.join(here, "harness.cpp"), os.path.join(work, "registry.cpp")]
+    if cuda:
+        sources.append(os.path.join(runtime_dir, "cuda", "dlc_cuda.cpp"))
     # Generated models keep their internals in their own namespace, so a few dozen share one
     # translation unit: the runtime headers and the standard library are parsed once per batch.
     for b in range(0, len(names), batch):
         path = os.path.join(work, "batch_%d.cpp" % (b // batch))
         with open(path, "w") as f:
             for n in names[b:b + batch]:
-                f.write('#include "%s/%s/gen/%s.cpp"\n' % (work, n, n))
+                f.write('#include "%s/%s/gen/%s.%s"\n' % (work, n, n, "cu" if cuda else "cpp"))
                 f.write('#include "%s/%s/gen/%s_weights.cpp"\n' % (work, n, n))
         sources.append(path)
     ninja = ["cxx = %s" % cxx, "flags = %s" % flags, "ldflags = %s" % san,
@@ -433,7 +470,8 @@ def main():
 
     results = {}
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-        futures = {pool.submit(compile_model, args.dlc, work, t): t.name for t in tests}
+        futures = {pool.submit(compile_model, args.dlc, work, t, args.cuda_emulate): t.name
+                   for t in tests}
         for f in concurrent.futures.as_completed(futures):
             rc, err = f.result()
             if rc != 0:
@@ -443,7 +481,7 @@ def main():
         if t.name in compiled:
             convert_data(t, os.path.join(work, t.name))
     write_build(work, compiled, os.path.abspath(args.runtime_dir), here, args.cxx,
-                args.check_memory, args.sanitize, args.batch)
+                args.check_memory, args.sanitize, args.batch, args.cuda_emulate)
     build = subprocess.run(["ninja", "-C", work, "-j", str(args.jobs)], capture_output=True,
                            text=True)
     if build.returncode != 0:

@@ -1,0 +1,263 @@
+// dlc_cuda.h on the CUDA runtime and cuBLAS or, with -DDLC_CUDA_EMULATE, on the host. The
+// context's reference counting and the error texts are shared; only the primitives differ.
+#include "dlc_cuda.h"
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#ifdef DLC_CUDA_EMULATE
+#include "dlc_cuda_kernels.h"
+#else
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+#endif
+
+struct dlc_cuda_context {
+  int device;
+  std::atomic<int> references{1};
+#ifndef DLC_CUDA_EMULATE
+  cudaStream_t stream = nullptr;
+  cublasHandle_t blas = nullptr;
+#endif
+};
+
+namespace dlc {
+namespace cuda {
+namespace {
+
+// The text of the last failure on this thread.
+thread_local char lastMessage[256];
+
+const char *failure(const char *call, const char *why) {
+  std::snprintf(lastMessage, sizeof lastMessage, "%s: %s", call, why);
+  return lastMessage;
+}
+
+#ifndef DLC_CUDA_EMULATE
+const char *check(cudaError_t error, const char *call) {
+  return error == cudaSuccess ? nullptr : failure(call, cudaGetErrorString(error));
+}
+const char *check(cublasStatus_t status, const char *call) {
+  return status == CUBLAS_STATUS_SUCCESS ? nullptr : failure(call, cublasGetStatusString(status));
+}
+
+// Makes the context's device current for one call and restores the caller's afterwards, so
+// models on several devices can share a host thread.
+class DeviceScope {
+public:
+  explicit DeviceScope(const dlc_cuda_context *context) {
+    if (cudaGetDevice(&previous_) != cudaSuccess)
+      previous_ = -1;
+    error_ = check(cudaSetDevice(context->device), "cudaSetDevice");
+  }
+  ~DeviceScope() {
+    if (previous_ >= 0)
+      cudaSetDevice(previous_);
+  }
+  const char *error() const { return error_; }
+
+private:
+  int previous_ = -1;
+  const char *error_ = nullptr;
+};
+
+void destroy(dlc_cuda_context *context) {
+  {
+    DeviceScope scope(context);
+    if (context->stream)
+      cudaStreamSynchronize(context->stream);
+    if (context->blas)
+      cublasDestroy(context->blas);
+    if (context->stream)
+      cudaStreamDestroy(context->stream);
+  }
+  delete context;
+}
+#else
+void destroy(dlc_cuda_context *context) { delete context; }
+#endif
+
+} // namespace
+
+#ifdef DLC_CUDA_EMULATE
+namespace emulate {
+thread_local GridIndex blockIdx, threadIdx, blockDim;
+} // namespace emulate
+#endif
+
+const char *retain(dlc_cuda_context *context) {
+  if (!context)
+    return failure("dlc_cuda_context", "null context");
+  context->references.fetch_add(1);
+  return nullptr;
+}
+
+const char *allocate(dlc_cuda_context *context, size_t bytes, void **device) {
+  *device = nullptr;
+  if (bytes == 0)
+    return nullptr;
+#ifdef DLC_CUDA_EMULATE
+  (void)context;
+  *device = std::aligned_alloc(256, (bytes + 255) / 256 * 256);
+  return *device ? nullptr : failure("cudaMalloc", "out of memory");
+#else
+  DeviceScope scope(context);
+  if (scope.error())
+    return scope.error();
+  return check(cudaMalloc(device, bytes), "cudaMalloc");
+#endif
+}
+
+void deallocate(dlc_cuda_context *context, void *device) {
+#ifdef DLC_CUDA_EMULATE
+  (void)context;
+  std::free(device);
+#else
+  if (!device)
+    return;
+  DeviceScope scope(context);
+  cudaFree(device);
+#endif
+}
+
+const char *copyToDevice(dlc_cuda_context *context, void *device, const void *host, size_t bytes) {
+#ifdef DLC_CUDA_EMULATE
+  (void)context;
+  if (bytes)
+    std::memcpy(device, host, bytes);
+  return nullptr;
+#else
+  DeviceScope scope(context);
+  if (scope.error())
+    return scope.error();
+  if (const char *error =
+          check(cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice, context->stream),
+                "cudaMemcpyAsync (to the device)"))
+    return error;
+  // Pageable host memory may be reused as soon as the copy has read it.
+  return check(cudaStreamSynchronize(context->stream), "cudaStreamSynchronize");
+#endif
+}
+
+const char *copyToHost(dlc_cuda_context *context, void *host, const void *device, size_t bytes) {
+#ifdef DLC_CUDA_EMULATE
+  (void)context;
+  if (bytes)
+    std::memcpy(host, device, bytes);
+  return nullptr;
+#else
+  DeviceScope scope(context);
+  if (scope.error())
+    return scope.error();
+  return check(cudaMemcpyAsync(host, device, bytes, cudaMemcpyDeviceToHost, context->stream),
+               "cudaMemcpyAsync (to the host)");
+#endif
+}
+
+const char *copyOnDevice(dlc_cuda_context *context, void *to, const void *from, size_t bytes) {
+#ifdef DLC_CUDA_EMULATE
+  (void)context;
+  if (bytes)
+    std::memmove(to, from, bytes);
+  return nullptr;
+#else
+  return check(cudaMemcpyAsync(to, from, bytes, cudaMemcpyDeviceToDevice, context->stream),
+               "cudaMemcpyAsync (on the device)");
+#endif
+}
+
+const char *synchronize(dlc_cuda_context *context) {
+#ifdef DLC_CUDA_EMULATE
+  (void)context;
+  return nullptr;
+#else
+  return check(cudaStreamSynchronize(context->stream), "cudaStreamSynchronize");
+#endif
+}
+
+const char *sgemm(dlc_cuda_context *context, bool transA, bool transB, int64_t m, int64_t n,
+                  int64_t k, float alpha, const float *a, int64_t lda, const float *b, int64_t ldb,
+                  float beta, float *c, int64_t ldc) {
+#ifdef DLC_CUDA_EMULATE
+  (void)context;
+  dlc::rt::sgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  return nullptr;
+#else
+  const int64_t limit = 0x7fffffff;
+  if (m > limit || n > limit || k > limit || lda > limit || ldb > limit || ldc > limit)
+    return failure("cublasSgemm", "a dimension exceeds cuBLAS's int range");
+  // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: the same buffers with
+  // the operands swapped.
+  return check(cublasSgemm(context->blas, transB ? CUBLAS_OP_T : CUBLAS_OP_N,
+                           transA ? CUBLAS_OP_T : CUBLAS_OP_N, int(n), int(m), int(k), &alpha, b,
+                           int(ldb), a, int(lda), &beta, c, int(ldc)),
+               "cublasSgemm");
+#endif
+}
+
+const char *launched(dlc_cuda_context *context, const char *kernel) {
+  (void)context;
+#ifdef DLC_CUDA_EMULATE
+  (void)kernel;
+  return nullptr;
+#else
+  return check(cudaGetLastError(), kernel);
+#endif
+}
+
+void *stream(dlc_cuda_context *context) {
+#ifdef DLC_CUDA_EMULATE
+  (void)context;
+  return nullptr;
+#else
+  return context->stream;
+#endif
+}
+
+} // namespace cuda
+} // namespace dlc
+
+extern "C" {
+
+dlc_status dlc_cuda_context_create(int device, dlc_cuda_context **context) {
+  if (!context)
+    return DLC_INVALID_ARGUMENT;
+  *context = nullptr;
+  if (device < 0)
+    return DLC_INVALID_ARGUMENT;
+  auto *created = new (std::nothrow) dlc_cuda_context;
+  if (!created)
+    return DLC_OUT_OF_MEMORY;
+  created->device = device;
+#ifndef DLC_CUDA_EMULATE
+  {
+    using dlc::cuda::check;
+    dlc::cuda::DeviceScope scope(created);
+    bool ok = !scope.error() &&
+              !check(cudaStreamCreateWithFlags(&created->stream, cudaStreamNonBlocking),
+                     "cudaStreamCreateWithFlags") &&
+              !check(cublasCreate(&created->blas), "cublasCreate") &&
+              !check(cublasSetStream(created->blas, created->stream), "cublasSetStream") &&
+              // FP32 products stay FP32: the default math mode never uses TF32 tensor cores.
+              !check(cublasSetMathMode(created->blas, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
+    if (!ok) {
+      dlc::cuda::destroy(created);
+      return DLC_DEVICE_ERROR;
+    }
+  }
+#endif
+  *context = created;
+  return DLC_OK;
+}
+
+const char *dlc_cuda_last_error(void) { return dlc::cuda::lastMessage; }
+
+void dlc_cuda_context_release(dlc_cuda_context *context) {
+  if (context && context->references.fetch_sub(1) == 1)
+    dlc::cuda::destroy(context);
+}
+
+} // extern "C"

@@ -1,0 +1,68 @@
+// The CUDA half of dlc's runtime: contexts, device memory and the library calls a generated
+// CUDA schedule makes. dlc_cuda.cpp implements it on the CUDA runtime and cuBLAS; built with
+// -DDLC_CUDA_EMULATE, dlc_cuda_emulate.cpp implements it on the host instead ("device" memory
+// is host memory, kernels run as loops over their grid), so generated CUDA code is tested on
+// machines without a GPU. Nothing here runs at static initialisation or at exit.
+#ifndef DLC_CUDA_H
+#define DLC_CUDA_H
+
+#include "dlc_runtime.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// One device, one stream on it and a cuBLAS handle, which models created with it share. It
+// is reference counted: a model holds a reference from create to destroy, so the context and
+// its models may be released and destroyed in either order.
+typedef struct dlc_cuda_context dlc_cuda_context;
+dlc_status dlc_cuda_context_create(int device, dlc_cuda_context **context);
+// Drops the caller's reference (null is ignored); the context is destroyed, its stream
+// synchronized first, when no model holds it any more.
+void dlc_cuda_context_release(dlc_cuda_context *context);
+
+// The last CUDA or cuBLAS call that failed on the calling thread and why ("" if none): what
+// a create that returned DLC_DEVICE_ERROR ran into.
+const char *dlc_cuda_last_error(void);
+
+// What a CUDA model's create takes: a context to share, or (context null) the device ordinal
+// for a context of the model's own.
+typedef struct dlc_cuda_options {
+  int device;
+  dlc_cuda_context *context;
+} dlc_cuda_options;
+
+#ifdef __cplusplus
+} // extern "C"
+
+#include <stddef.h>
+#include <stdint.h>
+
+namespace dlc {
+namespace cuda {
+
+// Every call returns null, or the failed call and CUDA's words for it ("cudaMalloc: out of
+// memory"), in storage of the calling thread that the next failure on it overwrites.
+const char *retain(dlc_cuda_context *context);
+const char *allocate(dlc_cuda_context *context, size_t bytes, void **device);
+void deallocate(dlc_cuda_context *context, void *device);
+// Copies in stream order; the host side of copyToDevice may be reused once it returns (it
+// waits for the copy), the host side of copyToHost holds its data after synchronize().
+const char *copyToDevice(dlc_cuda_context *context, void *device, const void *host, size_t bytes);
+const char *copyToHost(dlc_cuda_context *context, void *host, const void *device, size_t bytes);
+const char *copyOnDevice(dlc_cuda_context *context, void *to, const void *from, size_t bytes);
+const char *synchronize(dlc_cuda_context *context);
+// C = alpha * op(A) * op(B) + beta * C, row-major as dlc::rt::sgemm takes it, on the stream
+// (cuBLAS, TF32 off).
+const char *sgemm(dlc_cuda_context *context, bool transA, bool transB, int64_t m, int64_t n,
+                  int64_t k, float alpha, const float *a, int64_t lda, const float *b, int64_t ldb,
+                  float beta, float *c, int64_t ldc);
+// After a kernel launch: null, or the launch's error named after `kernel`.
+const char *launched(dlc_cuda_context *context, const char *kernel);
+// The context's cudaStream_t, for kernel launches (void *: this header needs no CUDA header).
+void *stream(dlc_cuda_context *context);
+
+} // namespace cuda
+} // namespace dlc
+#endif // __cplusplus
+#endif // DLC_CUDA_H

@@ -1,0 +1,50 @@
+// What generated CUDA kernels are written against: DLC_GLOBAL marks a kernel, DLC_INDEX is
+// the calling thread's index in the grid, DLC_LAUNCH starts a kernel on a context's stream.
+// With DLC_CUDA_EMULATE the same source compiles as C++: a kernel is a plain function and a
+// launch calls it once per (block, thread), in order, on the host.
+#ifndef DLC_CUDA_KERNELS_H
+#define DLC_CUDA_KERNELS_H
+
+#include "dlc_cuda.h"
+
+#include <math.h>
+#include <stdint.h>
+
+#ifdef DLC_CUDA_EMULATE
+namespace dlc {
+namespace cuda {
+namespace emulate {
+struct GridIndex {
+  unsigned x;
+};
+// Set by launch for the kernel it calls (thread_local: models may run on several threads).
+extern thread_local GridIndex blockIdx, threadIdx, blockDim;
+template <typename... Params, typename... Args>
+void launch(void (*kernel)(Params...), unsigned blocks, unsigned threads, Args... args) {
+  blockDim.x = threads;
+  for (unsigned block = 0; block < blocks; ++block)
+    for (unsigned thread = 0; thread < threads; ++thread) {
+      blockIdx.x = block;
+      threadIdx.x = thread;
+      kernel(args...);
+    }
+}
+} // namespace emulate
+} // namespace cuda
+} // namespace dlc
+#define DLC_GLOBAL static
+#define DLC_INDEX                                                                                \
+  (int64_t(::dlc::cuda::emulate::blockIdx.x) * ::dlc::cuda::emulate::blockDim.x +               \
+   ::dlc::cuda::emulate::threadIdx.x)
+#define DLC_LAUNCH(kernel, blocks, threads, context, ...)                                        \
+  ::dlc::cuda::emulate::launch(kernel, blocks, threads, __VA_ARGS__)
+#else
+#include <cuda_runtime.h>
+#define DLC_GLOBAL __global__
+#define DLC_INDEX (int64_t(blockIdx.x) * blockDim.x + threadIdx.x)
+#define DLC_LAUNCH(kernel, blocks, threads, context, ...)                                        \
+  kernel<<<blocks, threads, 0, static_cast<cudaStream_t>(::dlc::cuda::stream(context))>>>(       \
+      __VA_ARGS__)
+#endif
+
+#endif // DLC_CUDA_KERNELS_H

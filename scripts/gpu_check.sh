@@ -1,0 +1,70 @@
+#!/bin/bash
+# The CUDA target's GPU check: one prepared script for a short lent GPU session. The GPU
+# machine has CUDA, a C++ compiler and a Python with numpy, onnx and PyTorch, but no LLVM/MLIR,
+# so it cannot build dlc: the CUDA sources are generated here first.
+#
+#   scripts/gpu_check.sh --prepare   here, after building dlc (build/tools/dlc) and exporting
+#                                    the test models: writes build/gpu-carry (each model's
+#                                    generated sources, input and PyTorch's expected output)
+#   scripts/gpu_check.sh [OUT]       on the GPU machine, with build/gpu-carry carried: builds
+#                                    each model with nvcc, compares its output, runs the
+#                                    lifecycle test plain and under compute-sanitizer
+#                                    (memcheck, racecheck) and the latency benchmark beside
+#                                    PyTorch; logs and summary.txt go to OUT ($OUT, else
+#                                    build/gpu-check)
+set -u
+cd "$(dirname "$0")/.."
+MODELS="mlp"
+CARRY=build/gpu-carry
+
+if [ "${1:-}" = "--prepare" ]; then
+  set -e
+  rm -rf "$CARRY"
+  for model in $MODELS; do
+    mkdir -p "$CARRY/$model"
+    cp build/tests/models/$model/{model.onnx,input.npy,expected.npy} "$CARRY/$model/"
+    build/tools/dlc compile "$CARRY/$model/model.onnx" -o "$CARRY/$model/generated" \
+      --target cuda --name "$model"
+  done
+  du -sh "$CARRY"
+  exit 0
+fi
+
+OUT_DIR=${1:-${OUT:-build/gpu-check}}
+mkdir -p "$OUT_DIR"
+SUMMARY="$OUT_DIR/summary.txt"
+: > "$SUMMARY"
+PY=${PYTHON:-python3}
+export PATH="$PATH:${CUDA_HOME:-/usr/local/cuda}/bin"
+step() { # NAME COMMAND...: runs it, logs to OUT/NAME.log, records the result in the summary
+  local name=$1
+  shift
+  local start=$SECONDS
+  "$@" > "$OUT_DIR/$name.log" 2>&1
+  local rc=$?
+  echo "$name: $([ $rc = 0 ] && echo PASS || echo "FAIL (exit $rc)") ($((SECONDS - start)) s)" \
+    | tee -a "$SUMMARY"
+  return $rc
+}
+{ nvidia-smi -L; nvcc --version | tail -2; } > "$OUT_DIR/machine.txt" 2>&1
+
+# The CPU runtime once, in parallel (the runner reads .npy files with it).
+RT="$OUT_DIR/runtime"
+mkdir -p "$RT"
+step runtime bash -c "ls runtime/*.cpp | xargs -P 16 -I{} sh -c \
+  'c++ -std=c++17 -O2 -Iruntime -c {} -o $RT/\$(basename {} .cpp).o' && ar rcs $RT/libdlc_runtime.a $RT/*.o"
+
+for model in $MODELS; do
+  args=(tests/cuda/run_cuda_model.py --nvcc --generated "$CARRY/$model/generated"
+        --model-dir "$CARRY/$model" --name "$model" --runtime-lib "$RT/libdlc_runtime.a")
+  step "$model" "$PY" "${args[@]}" --lifecycle --work "$OUT_DIR/work/$model"
+  step "${model}_memcheck" "$PY" "${args[@]}" --lifecycle --work "$OUT_DIR/work/${model}_mc" \
+    --sanitizer "compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9"
+  step "${model}_racecheck" "$PY" "${args[@]}" --lifecycle --work "$OUT_DIR/work/${model}_rc" \
+    --sanitizer "compute-sanitizer --tool racecheck --error-exitcode 9"
+  step "${model}_bench" "$PY" "${args[@]}" --bench --work "$OUT_DIR/work/${model}_bench"
+  step "${model}_torch" "$PY" bench/cuda_torch_peer.py "$CARRY/$model/model.onnx" \
+    "$CARRY/$model/input.npy"
+  grep -h '^{' "$OUT_DIR/${model}_bench.log" "$OUT_DIR/${model}_torch.log" | tee -a "$SUMMARY"
+done
+! grep -q FAIL "$SUMMARY"

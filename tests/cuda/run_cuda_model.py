@@ -1,0 +1,145 @@
+#!/usr/bin/python3
+"""A model compiled with `dlc compile --target cuda`, built, run on its saved input and
+compared with PyTorch's output (exported by scripts/export_models.py).
+
+Without a GPU (--emulate) the generated CUDA source is built as C++ with -DDLC_CUDA_EMULATE
+against the CPU runtime library: every generated kernel body runs on the host, launched over
+its grid. With --nvcc it is built by nvcc against CUDA and cuBLAS and runs on the GPU.
+--generated DIR skips the compile (a GPU machine without dlc gets the sources from one
+with it); --check-nvcc only compiles the generated source with nvcc (-Werror host code)."""
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+
+
+def run(cmd, **kw):
+    print("+ " + " ".join(cmd), flush=True)
+    return subprocess.run(cmd, **kw).returncode
+
+
+def gpu_present():
+    smi = shutil.which("nvidia-smi")
+    return bool(smi) and subprocess.run([smi, "-L"], stdout=subprocess.DEVNULL,
+                                        stderr=subprocess.DEVNULL).returncode == 0
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--dlc")
+    p.add_argument("--model-dir", required=True, help="holds model.onnx, input.npy, expected.npy")
+    p.add_argument("--work", required=True)
+    p.add_argument("--name", required=True)
+    p.add_argument("--dim", action="append", default=[])
+    p.add_argument("--generated", help="sources already generated here")
+    mode = p.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--emulate", action="store_true")
+    mode.add_argument("--nvcc", action="store_true")
+    mode.add_argument("--check-nvcc", action="store_true")
+    p.add_argument("--runtime-lib", help="libdlc_runtime.a (the CPU runtime)")
+    p.add_argument("--runtime-dir", default=os.path.join(ROOT, "runtime"),
+                   help="CPU runtime sources, built when --runtime-lib is not given")
+    p.add_argument("--cuda-arch", default="sm_80,sm_90")
+    p.add_argument("--tol", default="1e-4")
+    p.add_argument("--lifecycle", action="store_true",
+                   help="also build and run tests/cuda/cuda_lifecycle.cpp on the model")
+    p.add_argument("--nvcc-path", default="nvcc",
+                   help="the nvcc to use; empty or missing: skip (exit 77) in nvcc modes")
+    p.add_argument("--skip-without-gpu", action="store_true",
+                   help="exit 77 (ctest's skip) when nvidia-smi finds no GPU")
+    p.add_argument("--bench", action="store_true",
+                   help="also build and run bench/cuda_latency.cpp on the model")
+    p.add_argument("--sanitizer", default="",
+                   help="run the programs under this command (e.g. compute-sanitizer)")
+    args = p.parse_args()
+
+    if (args.nvcc or args.check_nvcc) and not shutil.which(args.nvcc_path or "nvcc-missing"):
+        print("SKIPPED: nvcc not found (the CUDA toolkit is not installed here)")
+        return 77
+    if args.skip_without_gpu and not gpu_present():
+        print("SKIPPED: no GPU here (run scripts/gpu_check.sh where one is)")
+        return 77
+    os.makedirs(args.work, exist_ok=True)
+    gen = args.generated or os.path.join(args.work, "generated")
+    if not args.generated:
+        shutil.rmtree(gen, ignore_errors=True)
+        pins = [a for d in args.dim for a in ("--dim", d)]
+        if run([args.dlc, "compile", os.path.join(args.model_dir, "model.onnx"), "-o", gen,
+                "--target", "cuda", "--name", args.name] + pins) != 0:
+            return 1
+    name = args.name
+    weights_source = os.path.join(gen, name + "_weights.cpp")
+    if args.generated:
+        # Generated on another machine: its .incbin names the weights file where dlc wrote it.
+        with open(weights_source) as f:
+            text = f.read()
+        weights_source = os.path.join(args.work, name + "_weights.cpp")
+        here = os.path.abspath(os.path.join(gen, name + ".weights.bin"))
+        with open(weights_source, "w") as f:
+            f.write(re.sub(r'\.incbin \\"[^"]*\\"', lambda m: '.incbin \\"%s\\"' % here, text))
+    warnings = ["-Wall", "-Wextra", "-Werror"]
+    if args.check_nvcc or args.nvcc:
+        archs = args.cuda_arch.split(",")
+        gencode = [f for a in archs for f in
+                   ("-gencode", "arch=compute_%s,code=sm_%s" % (a[3:], a[3:]))]
+        # PTX of the newest architecture too, for GPUs the fat binary lacks.
+        newest = archs[-1][3:]
+        gencode += ["-gencode", "arch=compute_%s,code=compute_%s" % (newest, newest)]
+        nvcc = [args.nvcc_path, "-std=c++17", "-O3", "-I", gen, "-Xcompiler", ",".join(warnings),
+                "-Werror", "all-warnings"] + gencode
+        obj = os.path.join(args.work, name + "_cuda.o")
+        if run(nvcc + ["-c", os.path.join(gen, name + ".cu"), "-o", obj]) != 0:
+            return 1
+        if args.check_nvcc:
+            return 0
+        # The host side (CUDA runtime, weights, runner, CPU runtime) by the C++ compiler.
+        cuda_home = os.environ.get("CUDA_HOME", "/usr/local/cuda")
+        sources = [obj, os.path.join(gen, "dlc_cuda.cpp"), weights_source]
+        build = ["c++", "-std=c++17", "-O2", "-I", gen, "-I", os.path.join(cuda_home, "include")
+                 ] + warnings + ["-DDLC_MODEL=" + name, "-include", os.path.join(gen, name + ".h")]
+        libs = ["-L" + os.path.join(cuda_home, "lib64"), "-lcublas", "-lcudart", "-lpthread"]
+    else:
+        sources = ["-x", "c++", os.path.join(gen, name + ".cu"), "-x", "none",
+                   os.path.join(gen, "dlc_cuda.cpp"), weights_source]
+        build = ["c++", "-std=c++17", "-O2", "-DDLC_CUDA_EMULATE", "-I", gen] + warnings + [
+            "-DDLC_MODEL=" + name, "-include", os.path.join(gen, name + ".h")]
+        libs = ["-lpthread"]
+    if args.runtime_lib:
+        runtime = [args.runtime_lib]
+    else:
+        runtime = sorted(os.path.join(args.runtime_dir, f) for f in os.listdir(args.runtime_dir)
+                         if f.endswith(".cpp"))
+    sanitizer = args.sanitizer.split()
+    input_npy = os.path.join(args.model_dir, "input.npy")
+    exe = os.path.join(args.work, name + "_runner")
+    if run(build + [os.path.join(HERE, "cuda_runner.cpp")] + sources + runtime + ["-o", exe] +
+           libs) != 0:
+        return 1
+    out = os.path.join(args.work, "out")
+    shutil.rmtree(out, ignore_errors=True)
+    os.makedirs(out)
+    if run(sanitizer + [exe, out, input_npy]) != 0:
+        return 1
+    if run([sys.executable, os.path.join(ROOT, "scripts", "compare_npy.py"),
+            os.path.join(out, "output0.npy"), os.path.join(args.model_dir, "expected.npy"),
+            "--tol", args.tol, "--name", name + " (cuda%s)" % (
+                "" if args.nvcc else ", emulated")]) != 0:
+        return 1
+    programs = ([os.path.join(HERE, "cuda_lifecycle.cpp")] if args.lifecycle else []) + (
+        [os.path.join(ROOT, "bench", "cuda_latency.cpp")] if args.bench else [])
+    for program in programs:
+        exe = os.path.join(args.work, os.path.splitext(os.path.basename(program))[0])
+        if run(build + [program] + sources + runtime + ["-o", exe] + libs) != 0:
+            return 1
+        if run(sanitizer + [exe, input_npy]) != 0:
+            return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
