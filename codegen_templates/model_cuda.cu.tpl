@@ -83,6 +83,9 @@ dlc_status Model::run(const void *const *inputs, void *const *outputs) {
   dlc_status status = dlc_check_buffers(&kInfo, inputs, outputs);
   if (status != DLC_OK)
     return status;
+  dlc::cuda::DeviceScope device(context_);
+  if (device.error())
+    return fail(device.error());
   const char *error = schedule(context_, weights_, arena_, inputs, outputs);
   return error ? fail(error) : DLC_OK;
 }
@@ -105,6 +108,9 @@ dlc_status Model::runHost(const void *const *inputs, void *const *outputs) {
       return fail(error);
     staging_ = static_cast<unsigned char *>(staging);
   }
+  dlc::cuda::DeviceScope device(context_);
+  if (device.error())
+    return fail(device.error());
   const void *deviceInputs[@NUM_INPUTS@ + 1] = {};
   void *deviceOutputs[@NUM_OUTPUTS@ + 1] = {};
   size_t offset = 0;

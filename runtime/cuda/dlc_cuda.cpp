@@ -44,26 +44,6 @@ const char *check(cublasStatus_t status, const char *call) {
   return status == CUBLAS_STATUS_SUCCESS ? nullptr : failure(call, cublasGetStatusString(status));
 }
 
-// Makes the context's device current for one call and restores the caller's afterwards, so
-// models on several devices can share a host thread.
-class DeviceScope {
-public:
-  explicit DeviceScope(const dlc_cuda_context *context) {
-    if (cudaGetDevice(&previous_) != cudaSuccess)
-      previous_ = -1;
-    error_ = check(cudaSetDevice(context->device), "cudaSetDevice");
-  }
-  ~DeviceScope() {
-    if (previous_ >= 0)
-      cudaSetDevice(previous_);
-  }
-  const char *error() const { return error_; }
-
-private:
-  int previous_ = -1;
-  const char *error_ = nullptr;
-};
-
 void destroy(dlc_cuda_context *context) {
   {
     DeviceScope scope(context);
@@ -81,6 +61,21 @@ void destroy(dlc_cuda_context *context) { delete context; }
 #endif
 
 } // namespace
+
+#ifdef DLC_CUDA_EMULATE
+DeviceScope::DeviceScope(const dlc_cuda_context *) {}
+DeviceScope::~DeviceScope() {}
+#else
+DeviceScope::DeviceScope(const dlc_cuda_context *context) {
+  if (cudaGetDevice(&previous_) != cudaSuccess)
+    previous_ = -1;
+  error_ = check(cudaSetDevice(context->device), "cudaSetDevice");
+}
+DeviceScope::~DeviceScope() {
+  if (previous_ >= 0)
+    cudaSetDevice(previous_);
+}
+#endif
 
 #ifdef DLC_CUDA_EMULATE
 namespace emulate {

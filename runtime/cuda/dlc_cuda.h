@@ -62,6 +62,22 @@ const char *launched(dlc_cuda_context *context, const char *kernel);
 // The context's cudaStream_t, for kernel launches (void *: this header needs no CUDA header).
 void *stream(dlc_cuda_context *context);
 
+// Makes the context's device current on the calling thread for the scope's lifetime and then
+// restores the caller's: kernel launches and cuBLAS calls go to the current device.
+class DeviceScope {
+public:
+  explicit DeviceScope(const dlc_cuda_context *context);
+  ~DeviceScope();
+  DeviceScope(const DeviceScope &) = delete;
+  DeviceScope &operator=(const DeviceScope &) = delete;
+  // Null, or why the device could not be made current.
+  const char *error() const { return error_; }
+
+private:
+  int previous_ = -1;
+  const char *error_ = nullptr;
+};
+
 } // namespace cuda
 } // namespace dlc
 #endif // __cplusplus

@@ -16,7 +16,7 @@ constexpr int64_t kThreadsPerBlock = 256;
 std::optional<std::string> unaryExpression(StringRef kind) {
   static const std::map<std::string, std::string> expressions = {
       {"Relu", "v < 0.0f ? 0.0f : v"},
-      {"Sigmoid", "1.0f / (1.0f + expf(-v))"},
+      {"Sigmoid", "v >= 0.0f ? 1.0f / (1.0f + expf(-v)) : expf(v) / (1.0f + expf(v))"},
       {"Tanh", "tanhf(v)"},
       {"Exp", "expf(v)"},
       {"Log", "logf(v)"},
@@ -31,6 +31,16 @@ std::optional<std::string> unaryExpression(StringRef kind) {
       {"Cos", "cosf(v)"},
       {"Tan", "tanf(v)"},
       {"Softsign", "v / (1.0f + fabsf(v))"},
+      {"Softplus", "fmaxf(v, 0.0f) + log1pf(expf(-fabsf(v)))"},
+      {"HardSwish", "v * fminf(fmaxf(v / 6.0f + 0.5f, 0.0f), 1.0f)"},
+      {"Asin", "asinf(v)"},
+      {"Acos", "acosf(v)"},
+      {"Atan", "atanf(v)"},
+      {"Sinh", "sinhf(v)"},
+      {"Cosh", "coshf(v)"},
+      {"Asinh", "asinhf(v)"},
+      {"Acosh", "acoshf(v)"},
+      {"Atanh", "atanhf(v)"},
       {"Sign", "float((v > 0.0f) - (v < 0.0f))"},
       {"Round", "nearbyintf(v)"},
   };
@@ -40,21 +50,55 @@ std::optional<std::string> unaryExpression(StringRef kind) {
   return it->second;
 }
 
-std::optional<std::string> binaryExpression(StringRef kind) {
-  static const std::map<std::string, std::string> expressions = {
+// Device expressions of the binary kinds in `a` and `b`, for float32 operands or (integer)
+// for the integer and bool ones; comparisons for both.
+std::optional<std::string> binaryExpression(StringRef kind, bool integer = false) {
+  static const std::map<std::string, std::string> floats = {
       {"Add", "a + b"},      {"Sub", "a - b"},       {"Mul", "a * b"},       {"Div", "a / b"},
       {"Pow", "powf(a, b)"}, {"Max", "fmaxf(a, b)"}, {"Min", "fminf(a, b)"},
   };
-  auto it = expressions.find(kind.str());
-  if (it == expressions.end())
-    return std::nullopt;
-  return it->second;
+  // Integer division and modulo follow ONNX's own rules; not built yet.
+  static const std::map<std::string, std::string> integers = {
+      {"Add", "a + b"},         {"Sub", "a - b"},
+      {"Mul", "a * b"},         {"Max", "a > b ? a : b"},
+      {"Min", "a < b ? a : b"}, {"And", "a && b"},
+      {"Or", "a || b"},         {"Xor", "(a != 0) != (b != 0)"},
+  };
+  static const std::map<std::string, std::string> comparisons = {
+      {"Equal", "a == b"},  {"Less", "a < b"},          {"LessEqual", "a <= b"},
+      {"Greater", "a > b"}, {"GreaterEqual", "a >= b"},
+  };
+  for (const auto *table : {integer ? &integers : &floats, &comparisons}) {
+    auto it = table->find(kind.str());
+    if (it != table->end())
+      return it->second;
+  }
+  return std::nullopt;
 }
 
 bool isF32(Value v) { return tensorType(v).getElementType().isF32(); }
 
+// The C type kernels compute `v`'s elements in: float32, the integers and bool (a byte); none
+// for double and the types that travel as bits (float16, bfloat16, float8, 4- and 2-bit).
+std::string computeType(Value v) {
+  Type element = tensorType(v).getElementType();
+  auto integer = dyn_cast<IntegerType>(element);
+  if (element.isF32() ||
+      (integer && llvm::is_contained({1u, 8u, 16u, 32u, 64u}, integer.getWidth())))
+    return cType(element);
+  return "";
+}
+
 LogicalResult noKernel(Operation *op, const std::string &why) {
   return op->emitError("no CUDA kernel for op ") << op->getName() << ": " << why;
+}
+
+// "Max on f64 is not built yet": the kernel kind and the result's element type.
+LogicalResult noKernelFor(Operation *op, StringRef kind) {
+  std::string type;
+  llvm::raw_string_ostream os(type);
+  os << tensorType(op->getResult(0)).getElementType();
+  return noKernel(op, kind.str() + " on " + os.str() + " is not built yet");
 }
 
 std::string blocksFor(int64_t elements) {
@@ -71,13 +115,14 @@ void launch(KernelEmitter &e, const std::string &kernel, int64_t elements,
   e.line("  return error;");
 }
 
-// Statements setting `offset<i>` for each operand from the flat output index `i`: the
+// Statements setting `<prefix><o>` for each operand o from the flat output index `index`: the
 // broadcast strides of each operand over the output's dims, as constants. Dims outside the
 // outermost one some operand walks need no division.
-std::string broadcastOffsets(ArrayRef<SmallVector<int64_t>> strides, ArrayRef<int64_t> outShape) {
+std::string broadcastOffsets(ArrayRef<SmallVector<int64_t>> strides, ArrayRef<int64_t> outShape,
+                             const std::string &index = "i", const std::string &prefix = "offset") {
   std::string code;
   for (size_t o = 0; o < strides.size(); ++o)
-    code += "  int64_t offset" + std::to_string(o) + " = 0;\n";
+    code += "  int64_t " + prefix + std::to_string(o) + " = 0;\n";
   int64_t outermost = int64_t(outShape.size());
   for (int64_t d = 0; d < int64_t(outShape.size()) && outermost == int64_t(outShape.size()); ++d)
     for (const SmallVector<int64_t> &operand : strides)
@@ -85,23 +130,33 @@ std::string broadcastOffsets(ArrayRef<SmallVector<int64_t>> strides, ArrayRef<in
         outermost = d;
   if (outermost == int64_t(outShape.size()))
     return code;
-  code += "  int64_t rest = i;\n";
+  const std::string rest = prefix + "Rest";
+  code += "  int64_t " + rest + " = " + index + ";\n";
   for (int64_t d = int64_t(outShape.size()) - 1; d >= outermost; --d) {
     bool walked = llvm::any_of(strides, [&](const SmallVector<int64_t> &s) { return s[d] != 0; });
     if (!walked) {
-      code += "  rest /= " + std::to_string(outShape[d]) + ";\n";
+      code += "  " + rest + " /= " + std::to_string(outShape[d]) + ";\n";
       continue;
     }
-    code += "  {\n    const int64_t index = rest % " + std::to_string(outShape[d]) + ";\n";
+    code += "  {\n    const int64_t at = " + rest + " % " + std::to_string(outShape[d]) + ";\n";
     if (d > outermost)
-      code += "    rest /= " + std::to_string(outShape[d]) + ";\n";
+      code += "    " + rest + " /= " + std::to_string(outShape[d]) + ";\n";
     for (size_t o = 0; o < strides.size(); ++o)
       if (strides[o][d])
-        code += "    offset" + std::to_string(o) + " += index * " + std::to_string(strides[o][d]) +
+        code += "    " + prefix + std::to_string(o) + " += at * " + std::to_string(strides[o][d]) +
                 ";\n";
     code += "  }\n";
   }
   return code;
+}
+
+// Clip and LeakyRelu of `v`, written as the CPU kernels do (a NaN passes Clip).
+std::string clipExpression(float lo, float hi) {
+  return "(v < " + floatLiteral(lo) + " ? " + floatLiteral(lo) + " : v > " + floatLiteral(hi) +
+         " ? " + floatLiteral(hi) + " : v)";
+}
+std::string leakyReluExpression(float alpha) {
+  return "(v < 0.0f ? " + floatLiteral(alpha) + " * v : v)";
 }
 
 // The fused activation of a conv or gemm applied to `v`, as a device expression.
@@ -112,54 +167,253 @@ std::string activationExpression(const dlc::rt::Epilogue &epilogue) {
   case dlc::rt::Activation::Relu:
     return "v < 0.0f ? 0.0f : v";
   case dlc::rt::Activation::Clip:
-    return "fminf(fmaxf(v, " + floatLiteral(epilogue.min) + "), " + floatLiteral(epilogue.max) +
-           ")";
+    return clipExpression(epilogue.min, epilogue.max);
   case dlc::rt::Activation::LeakyRelu:
     return "v < 0.0f ? " + floatLiteral(epilogue.alpha) + " * v : v";
   case dlc::rt::Activation::Sigmoid:
-    return "1.0f / (1.0f + expf(-v))";
+    return *unaryExpression("Sigmoid");
   case dlc::rt::Activation::Tanh:
     return "tanhf(v)";
   }
   return "v";
 }
 
-LogicalResult emitUnary(Operation *op, KernelEmitter &e) {
-  StringRef kind = cast<KernelKindInterface>(op).getKernelKind();
-  std::optional<std::string> expression = unaryExpression(kind);
-  if (!isF32(op->getResult(0)) || !expression)
-    return noKernel(op, "float32 " + kind.str() + " not built yet");
+// y = f(x) elementwise, f a device expression in `v`.
+LogicalResult emitMap(Operation *op, KernelEmitter &e, const std::string &expression) {
   int64_t n = tensorType(op->getResult(0)).getNumElements();
   // Not __restrict__: the planner may have the result overwrite the input.
   std::string kernel =
       e.defineKernel("const float *x, float *y",
                      "  const int64_t i = DLC_INDEX;\n  if (i >= " + std::to_string(n) +
-                         ")\n    return;\n  const float v = x[i];\n"
-                         "  y[i] = " +
-                         *expression + ";\n");
+                         ")\n    return;\n  const float v = x[i];\n  y[i] = " + expression + ";\n");
   launch(e, kernel, n, e.ptr(op->getOperand(0)) + ", " + e.ptr(op->getResult(0)));
   return success();
 }
 
-LogicalResult emitBinary(Operation *op, KernelEmitter &e) {
+LogicalResult emitUnary(Operation *op, KernelEmitter &e) {
   StringRef kind = cast<KernelKindInterface>(op).getKernelKind();
-  std::optional<std::string> expression = binaryExpression(kind);
-  if (!isF32(op->getResult(0)) || !isF32(op->getOperand(0)) || !expression)
-    return noKernel(op, "float32 " + kind.str() + " not built yet");
+  std::optional<std::string> expression = unaryExpression(kind);
+  if (!isF32(op->getResult(0)) || !expression)
+    return noKernelFor(op, kind);
+  return emitMap(op, e, *expression);
+}
+
+// A chain of elementwise steps (dlc-fuse-elementwise) as one kernel: the inputs are loaded
+// (broadcast), each step's value is a local, the last one is stored.
+LogicalResult emitFusedElementwise(Operation *op, KernelEmitter &e) {
+  auto fused = cast<FusedElementwiseOp>(op);
+  FailureOr<SmallVector<DecodedFusedStep>> steps = decodeFusedSteps(fused);
+  if (failed(steps))
+    return failure();
+  auto outShape = tensorType(fused.getOutput()).getShape();
+  int64_t n = tensorType(fused.getOutput()).getNumElements();
+  SmallVector<SmallVector<int64_t>> strides;
+  std::string params, args;
+  for (auto [k, input] : llvm::enumerate(fused.getInputs())) {
+    strides.push_back(broadcastStrides(tensorType(input).getShape(), outShape));
+    params += "const float *x" + std::to_string(k) + ", ";
+    args += e.ptr(input) + ", ";
+  }
+  std::string body = "  const int64_t i = DLC_INDEX;\n  if (i >= " + std::to_string(n) +
+                     ")\n    return;\n" + broadcastOffsets(strides, outShape);
+  int64_t slot = 0;
+  for (size_t k = 0; k < strides.size(); ++k, ++slot)
+    body += "  const float s" + std::to_string(slot) + " = x" + std::to_string(k) + "[offset" +
+            std::to_string(k) + "];\n";
+  for (const DecodedFusedStep &decoded : *steps) {
+    const dlc::rt::FusedStep &step = decoded.step;
+    std::string expression;
+    switch (step.kind) {
+    case dlc::rt::FusedStepKind::Unary:
+      expression = unaryExpression(decoded.kind).value_or("");
+      break;
+    case dlc::rt::FusedStepKind::Binary:
+      expression = binaryExpression(decoded.kind).value_or("");
+      break;
+    case dlc::rt::FusedStepKind::Clip:
+      expression = clipExpression(step.p0, step.p1);
+      break;
+    case dlc::rt::FusedStepKind::LeakyRelu:
+      expression = leakyReluExpression(step.p0);
+      break;
+    }
+    if (expression.empty())
+      return noKernel(op, "fused step " + decoded.kind.str() + " not built yet");
+    std::string a = "s" + std::to_string(step.a);
+    std::string operands = step.kind == dlc::rt::FusedStepKind::Binary
+                               ? "const float a = " + a + ", b = s" + std::to_string(step.b)
+                               : "const float v = " + a;
+    body += "  float s" + std::to_string(slot) + ";\n  {\n    " + operands + ";\n    s" +
+            std::to_string(slot) + " = " + expression + ";\n  }\n";
+    ++slot;
+  }
+  body += "  y[i] = s" + std::to_string(slot - 1) + ";\n";
+  std::string kernel = e.defineKernel(params + "float *y", body);
+  launch(e, kernel, n, args + e.ptr(fused.getOutput()));
+  return success();
+}
+
+// y[i] = x[start + offset(i)] for any element type (transposes and slices): the input offset
+// is a sum over the output's dims of index * stride.
+LogicalResult emitGather(Operation *op, KernelEmitter &e, ArrayRef<int64_t> inputStrides,
+                         int64_t start) {
+  std::string type = cType(tensorType(op->getResult(0)).getElementType());
+  if (type.empty())
+    return noKernelFor(op, "copying");
+  auto outShape = tensorType(op->getResult(0)).getShape();
+  int64_t n = tensorType(op->getResult(0)).getNumElements();
+  std::string kernel = e.defineKernel(
+      "const " + type + " *x, " + type + " *y",
+      "  const int64_t i = DLC_INDEX;\n  if (i >= " + std::to_string(n) + ")\n    return;\n" +
+          broadcastOffsets({SmallVector<int64_t>(inputStrides)}, outShape) + "  y[i] = x[" +
+          std::to_string(start) + " + offset0];\n");
+  launch(e, kernel, n, e.ptr(op->getOperand(0)) + ", " + e.ptr(op->getResult(0)));
+  return success();
+}
+
+LogicalResult emitTranspose(Operation *op, KernelEmitter &e) {
+  auto transpose = cast<TransposeOp>(op);
+  SmallVector<int64_t> inStrides = stridesOf(tensorType(transpose.getInput()).getShape());
+  SmallVector<int64_t> strides;
+  for (int64_t dim : transpose.getPerm())
+    strides.push_back(inStrides[dim]);
+  return emitGather(op, e, strides, 0);
+}
+
+LogicalResult emitSlice(Operation *op, KernelEmitter &e) {
+  auto slice = cast<SliceOp>(op);
+  SmallVector<int64_t> inStrides = stridesOf(tensorType(slice.getInput()).getShape());
+  SmallVector<int64_t> strides;
+  int64_t start = 0;
+  for (auto [d, stride] : llvm::enumerate(inStrides)) {
+    strides.push_back(stride * slice.getSteps()[d]);
+    start += stride * slice.getStarts()[d];
+  }
+  return emitGather(op, e, strides, start);
+}
+
+// Each input copied into its slab of the output along the axis (concats the planner did not
+// elide).
+LogicalResult emitConcat(Operation *op, KernelEmitter &e) {
+  auto concat = cast<ConcatOp>(op);
+  std::string type = cType(tensorType(concat.getOutput()).getElementType());
+  if (type.empty())
+    return noKernelFor(op, "copying");
+  auto outShape = tensorType(concat.getOutput()).getShape();
+  int64_t axis = concat.getAxis();
+  int64_t inner = product(outShape.drop_front(axis + 1)), axisOffset = 0;
+  for (Value input : concat.getInputs()) {
+    int64_t extent = tensorType(input).getDimSize(axis), n = tensorType(input).getNumElements();
+    if (n) {
+      const std::string slab = std::to_string(extent * inner);
+      std::string kernel = e.defineKernel(
+          "const " + type + " *x, " + type + " *y",
+          "  const int64_t i = DLC_INDEX;\n  if (i >= " + std::to_string(n) +
+              ")\n    return;\n  y[i / " + slab + " * " + std::to_string(outShape[axis] * inner) +
+              " + " + std::to_string(axisOffset * inner) + " + i % " + slab + "] = x[i];\n");
+      launch(e, kernel, n, e.ptr(input) + ", " + e.ptr(concat.getOutput()));
+    }
+    axisOffset += extent;
+  }
+  return success();
+}
+
+// One thread per row along the axis: the max, then the sum of exponentials, then the outputs,
+// in the CPU kernel's order of operations.
+LogicalResult emitSoftmax(Operation *op, KernelEmitter &e) {
+  auto softmax = cast<SoftmaxOp>(op);
+  if (!isF32(softmax.getOutput()))
+    return noKernelFor(op, "softmax");
+  auto shape = tensorType(softmax.getInput()).getShape();
+  auto [outer, inner] = outerInner(shape, softmax.getAxis());
+  int64_t n = shape[softmax.getAxis()], rows = outer * inner;
+  const std::string stride = std::to_string(inner);
+  const std::string in = "x[base + j * " + stride + "]", out = "y[base + j * " + stride + "]";
+  const std::string loop = "  for (int64_t j = 0; j < " + std::to_string(n) + "; ++j)\n";
+  std::string body = "  const int64_t i = DLC_INDEX;\n  if (i >= " + std::to_string(rows) +
+                     ")\n    return;\n  const int64_t base = i / " + stride + " * " +
+                     std::to_string(n * inner) + " + i % " + stride +
+                     ";\n  float maxv = -INFINITY, sum = 0.0f;\n" + loop +
+                     "    maxv = fmaxf(maxv, " + in + ");\n";
+  if (softmax.getLog())
+    body += loop + "    sum += expf(" + in + " - maxv);\n  sum = logf(sum);\n" + loop + "    " +
+            out + " = (" + in + " - maxv) - sum;\n";
+  else
+    body += loop + "  {\n    const float v = expf(" + in + " - maxv);\n    " + out +
+            " = v;\n    sum += v;\n  }\n  sum = 1.0f / sum;\n" + loop + "    " + out + " *= sum;\n";
+  std::string kernel = e.defineKernel("const float *x, float *y", body);
+  launch(e, kernel, rows, e.ptr(softmax.getInput()) + ", " + e.ptr(softmax.getOutput()));
+  return success();
+}
+
+// One thread per output element, looping over its reduced elements in row-major order.
+LogicalResult emitReduce(Operation *op, KernelEmitter &e) {
+  StringRef kind = cast<KernelKindInterface>(op).getKernelKind();
+  static const std::map<std::string, std::pair<std::string, std::string>> kinds = {
+      {"Sum", {"0.0f", "acc += v"}},
+      {"Mean", {"0.0f", "acc += v"}},
+      {"Prod", {"1.0f", "acc *= v"}},
+      {"Max", {"-INFINITY", "acc = v > acc || v != v ? v : acc"}},
+      {"Min", {"INFINITY", "acc = v < acc || v != v ? v : acc"}}};
+  auto it = kinds.find(kind.str());
+  if (!isF32(op->getResult(0)) || it == kinds.end())
+    return noKernelFor(op, "reduction " + kind.str());
+  auto inShape = tensorType(op->getOperand(0)).getShape();
+  auto axes = cast<DenseI64ArrayAttr>(op->getAttr("axes")).asArrayRef();
+  SmallVector<int64_t> inStrides = stridesOf(inShape), keptShape, keptStrides, reducedShape,
+                       reducedStrides;
+  for (size_t d = 0; d < inShape.size(); ++d) {
+    bool reduced = llvm::is_contained(axes, int64_t(d));
+    (reduced ? reducedShape : keptShape).push_back(inShape[d]);
+    (reduced ? reducedStrides : keptStrides).push_back(inStrides[d]);
+  }
+  int64_t n = product(keptShape), count = product(reducedShape);
+  // The reduced index r walks the reduced dims as the output index i walks the kept ones.
+  std::string body =
+      "  const int64_t i = DLC_INDEX;\n  if (i >= " + std::to_string(n) + ")\n    return;\n" +
+      broadcastOffsets({keptStrides}, keptShape) + "  float acc = " + it->second.first +
+      ";\n  for (int64_t r = 0; r < " + std::to_string(count) + "; ++r) {\n" +
+      broadcastOffsets({reducedStrides}, reducedShape, "r", "reduced") +
+      "    const float v = x[offset0 + reduced0];\n    " + it->second.second + ";\n  }\n";
+  if (kind == "Mean")
+    body += "  acc /= " + floatLiteral(double(count)) + ";\n";
+  body += "  y[i] = acc;\n";
+  std::string kernel = e.defineKernel("const float *x, float *y", body);
+  launch(e, kernel, n, e.ptr(op->getOperand(0)) + ", " + e.ptr(op->getResult(0)));
+  return success();
+}
+
+// y = f(operands...) with numpy broadcasting, f a device expression of the operands named
+// a, b, c in order.
+LogicalResult emitBroadcastMap(Operation *op, KernelEmitter &e, const std::string &expression) {
   auto outShape = tensorType(op->getResult(0)).getShape();
   int64_t n = tensorType(op->getResult(0)).getNumElements();
   SmallVector<SmallVector<int64_t>> strides;
-  for (Value operand : op->getOperands())
+  std::string params, loads, args;
+  for (auto [k, operand] : llvm::enumerate(op->getOperands())) {
+    std::string type = cType(tensorType(operand).getElementType()), index = std::to_string(k);
     strides.push_back(broadcastStrides(tensorType(operand).getShape(), outShape));
+    params += "const " + type + " *x" + index + ", ";
+    loads += "  const " + type + " " + char('a' + k) + " = x" + index + "[offset" + index + "];\n";
+    args += e.ptr(operand) + ", ";
+  }
+  std::string out = cType(tensorType(op->getResult(0)).getElementType());
   std::string kernel = e.defineKernel(
-      "const float *x0, const float *x1, float *y",
-      "  const int64_t i = DLC_INDEX;\n  if (i >= " + std::to_string(n) + ")\n    return;\n" +
-          broadcastOffsets(strides, outShape) +
-          "  const float a = x0[offset0], b = x1[offset1];\n  y[i] = " + *expression + ";\n");
-  launch(e, kernel, n,
-         e.ptr(op->getOperand(0)) + ", " + e.ptr(op->getOperand(1)) + ", " +
-             e.ptr(op->getResult(0)));
+      params + out + " *y", "  const int64_t i = DLC_INDEX;\n  if (i >= " + std::to_string(n) +
+                                ")\n    return;\n" + broadcastOffsets(strides, outShape) + loads +
+                                "  y[i] = " + out + "(" + expression + ");\n");
+  launch(e, kernel, n, args + e.ptr(op->getResult(0)));
   return success();
+}
+
+// Binary ops and comparisons (a bool result) of float32, integer or bool operands.
+LogicalResult emitBinary(Operation *op, KernelEmitter &e) {
+  StringRef kind = cast<KernelKindInterface>(op).getKernelKind();
+  std::string type = computeType(op->getOperand(0));
+  std::optional<std::string> expression = binaryExpression(kind, type != "float");
+  if (type.empty() || computeType(op->getOperand(1)) != type || !expression)
+    return noKernelFor(op, kind);
+  return emitBroadcastMap(op, e, *expression);
 }
 
 // Y = alpha * op(A) op(B) by cuBLAS, then one kernel adds beta * C (broadcast) and applies the
@@ -167,7 +421,7 @@ LogicalResult emitBinary(Operation *op, KernelEmitter &e) {
 LogicalResult emitGemm(Operation *op, KernelEmitter &e) {
   auto gemm = cast<GemmOp>(op);
   if (!isF32(gemm.getOutput()))
-    return noKernel(op, "only float32 Gemm is built");
+    return noKernelFor(op, "Gemm");
   auto a = tensorType(gemm.getA()).getShape(), b = tensorType(gemm.getB()).getShape();
   auto out = tensorType(gemm.getOutput()).getShape();
   int64_t k = gemm.getTransA() ? a[0] : a[1];
@@ -203,7 +457,7 @@ LogicalResult emitGemm(Operation *op, KernelEmitter &e) {
 LogicalResult emitMatMul(Operation *op, KernelEmitter &e) {
   auto matmul = cast<MatMulOp>(op);
   if (!isF32(matmul.getOutput()))
-    return noKernel(op, "only float32 MatMul is built");
+    return noKernelFor(op, "MatMul");
   auto a = tensorType(matmul.getLhs()).getShape(), b = tensorType(matmul.getRhs()).getShape();
   auto out = tensorType(matmul.getOutput()).getShape();
   int64_t m = a[a.size() - 2], k = a.back(), n = b.back();
@@ -232,7 +486,9 @@ LogicalResult emitMatMul(Operation *op, KernelEmitter &e) {
 
 } // namespace
 
-void addCudaEmitters(EmitterTable &table) {
+void addCudaEmitters(EmitterTable &cudaTable) {
+  // An op with an empty result launches nothing (a grid of no blocks is a launch error).
+  EmitterTable table;
   // Every elementwise op reaches its emitter, which names the kinds not built yet.
   for (StringRef name : unaryOpNames())
     table[name.str()] = emitUnary;
@@ -240,6 +496,48 @@ void addCudaEmitters(EmitterTable &table) {
     table[name.str()] = emitBinary;
   table["dlc.gemm"] = emitGemm;
   table["dlc.matmul"] = emitMatMul;
+  table["dlc.fused_elementwise"] = emitFusedElementwise;
+  table["dlc.clip"] = [](Operation *op, KernelEmitter &e) {
+    auto clip = cast<ClipOp>(op);
+    return emitMap(op, e,
+                   clipExpression(clip.getMin().convertToFloat(), clip.getMax().convertToFloat()));
+  };
+  table["dlc.leaky_relu"] = [](Operation *op, KernelEmitter &e) {
+    return emitMap(op, e, leakyReluExpression(cast<LeakyReluOp>(op).getAlpha().convertToFloat()));
+  };
+  table["dlc.transpose"] = emitTranspose;
+  table["dlc.broadcast"] = [](Operation *op, KernelEmitter &e) {
+    return emitGather(op, e,
+                      broadcastStrides(tensorType(op->getOperand(0)).getShape(),
+                                       tensorType(op->getResult(0)).getShape()),
+                      0);
+  };
+  table["dlc.where"] = [](Operation *op, KernelEmitter &e) {
+    if (cType(tensorType(op->getResult(0)).getElementType()).empty())
+      return noKernelFor(op, "Where");
+    return emitBroadcastMap(op, e, "a ? b : c");
+  };
+  // A reshape the planner could not make a view of (its input is also an output, or a
+  // weight): the same bytes, copied.
+  table["dlc.reshape"] = [](Operation *op, KernelEmitter &e) {
+    e.line("if (const char *error = dlc::cuda::copyOnDevice(context, " + e.ptr(op->getResult(0)) +
+           ", " + e.ptr(op->getOperand(0)) + ", " +
+           std::to_string(tensorBytes(op->getResult(0).getType())) + "))");
+    e.line("  return error;");
+    return success();
+  };
+  table["dlc.slice"] = emitSlice;
+  table["dlc.concat"] = emitConcat;
+  table["dlc.softmax"] = emitSoftmax;
+  for (const char *name :
+       {"dlc.reduce_sum", "dlc.reduce_mean", "dlc.reduce_max", "dlc.reduce_min", "dlc.reduce_prod"})
+    table[name] = emitReduce;
+  for (auto &[name, emitter] : table)
+    cudaTable[name] = [emitter = emitter](Operation *op, KernelEmitter &e) {
+      if (op->getNumResults() == 1 && tensorType(op->getResult(0)).getNumElements() == 0)
+        return success();
+      return emitter(op, e);
+    };
 }
 
 } // namespace dlc
