@@ -275,18 +275,6 @@ std::string substitute(const std::string &text, const std::map<std::string, std:
   return out;
 }
 
-std::string cString(const std::string &s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\' || c == '?') // '?': no trigraph such as "??=" can form
-      out += '\\';
-    if (static_cast<unsigned char>(c) < 0x20)
-      continue;
-    out += c;
-  }
-  return out + "\"";
-}
-
 // A C++ identifier for a tensor name, distinct from every earlier one, from keywords and
 // from the names the templates use.
 std::string identifier(const std::string &s, std::set<std::string> &used) {
@@ -312,6 +300,18 @@ std::string identifier(const std::string &s, std::set<std::string> &used) {
 }
 
 } // namespace
+
+std::string cString(const std::string &s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\' || c == '?') // '?': no trigraph such as "??=" can form
+      out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20)
+      continue;
+    out += c;
+  }
+  return out + "\"";
+}
 
 void KernelEmitter::fallibleCall(const std::string &call, const std::string &reason) {
   line("if (!" + call + ")");

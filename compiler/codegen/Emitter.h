@@ -83,6 +83,9 @@ std::string cType(mlir::Type elementType); // "" when unsupported
 std::string dtypeEnum(mlir::Type elementType); // the runtime's dlc_dtype enumerator
 std::string list(llvm::ArrayRef<int64_t> values); // "1, 2, 3"
 std::string floatLiteral(double value);
+// A C string literal of `s` (model text: quotes and backslashes escaped, control characters
+// dropped).
+std::string cString(const std::string &s);
 // (defined with the dialect, DlcOps.cpp)
 mlir::RankedTensorType tensorType(mlir::Value v);
 // Element strides of a tensor of `shape` read as broadcast to `outShape`.

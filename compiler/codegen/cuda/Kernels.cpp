@@ -1,6 +1,6 @@
 // The CUDA target's op emitters: each op becomes a generated kernel with its shapes and
 // strides as constants (one thread per output element), or a cuBLAS call through the CUDA
-// runtime. Float32 only so far; other ops and types fail with "no CUDA kernel".
+// runtime. Ops and element types without one fail with "no CUDA kernel", naming both.
 #include "compiler/codegen/Emitter.h"
 #include "dialects/DlcDialect.h"
 
@@ -110,8 +110,8 @@ void launch(KernelEmitter &e, const std::string &kernel, int64_t elements,
             const std::string &args) {
   e.line("DLC_LAUNCH(" + kernel + ", " + blocksFor(elements) + ", " +
          std::to_string(kThreadsPerBlock) + ", context, " + args + ");");
-  e.line("if (const char *error = dlc::cuda::launched(context, \"" + kernel + " (" + e.currentOp +
-         ")\"))");
+  e.line("if (const char *error = dlc::cuda::launched(context, " +
+         cString(kernel + " (" + e.currentOp + ")") + "))");
   e.line("  return error;");
 }
 
