@@ -15,7 +15,7 @@
 set -u
 cd "$(dirname "$0")/.."
 # name:dims (the --dim pin of a symbolic batch dim, if any)
-MODELS="mlp: transformer:batch=2 lstm_tagger:batch=2"
+MODELS="mlp: resnet18: mobilenetv2: squeezenet: transformer:batch=2 lstm_tagger:batch=2"
 CARRY=build/gpu-carry
 
 if [ "${1:-}" = "--prepare" ]; then

@@ -219,14 +219,25 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     dlc::buildTrainingPipeline(trainPm, train);
     dlc::GeneratedModel generated;
     if (mlir::succeeded(trainPm.run(*training)))
-      dlc::generateCpp(*training, "fuzz", "model.onnx", "fuzz.weights.bin", generated);
+      dlc::generateCode(*training, dlc::Target::Cpu, "fuzz", "model.onnx", "fuzz.weights.bin",
+                        generated);
   }
   dlc::lowerTrainingModeOps(*module);
+  // The CUDA target's pipeline (no CPU layouts) and codegen on a copy.
+  mlir::OwningOpRef<mlir::ModuleOp> cuda = module->clone();
+  mlir::PassManager cudaPm(&context);
+  dlc::buildInferencePipeline(cudaPm, /*reuse=*/true, /*firstFit=*/false, /*cpuLayouts=*/false);
+  if (mlir::succeeded(cudaPm.run(*cuda))) {
+    dlc::GeneratedModel generated;
+    dlc::generateCode(*cuda, dlc::Target::Cuda, "fuzz", "model.onnx", "fuzz.weights.bin",
+                      generated);
+  }
   mlir::PassManager pm(&context);
   dlc::buildInferencePipeline(pm);
   if (mlir::failed(pm.run(*module)))
     return 0;
   dlc::GeneratedModel generated;
-  dlc::generateCpp(*module, "fuzz", "model.onnx", "fuzz.weights.bin", generated);
+  dlc::generateCode(*module, dlc::Target::Cpu, "fuzz", "model.onnx", "fuzz.weights.bin",
+                    generated);
   return 0;
 }

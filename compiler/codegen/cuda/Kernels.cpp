@@ -346,9 +346,129 @@ LogicalResult emitSoftmax(Operation *op, KernelEmitter &e) {
   return success();
 }
 
+// Max and average pooling over 1 to 3 spatial dims: one thread per output element, its window's
+// taps in the CPU kernel's order. Max: padding never wins, NaN propagates, an all-padding
+// window stays -inf. Average: the sum over the taps inside the input, divided by their count
+// or (count_include_pad) by the taps inside the padded extent; 0 for no taps.
+LogicalResult emitPool(Operation *op, KernelEmitter &e) {
+  if (!isF32(op->getResult(0)))
+    return noKernelFor(op, "pooling");
+  dlc::rt::WindowParams w = windowParams(op, op->getOperand(0), op->getResult(0));
+  auto avg = dyn_cast<AvgPoolOp>(op);
+  auto pads = cast<DenseI64ArrayAttr>(op->getAttr("pads")).asArrayRef();
+  int64_t spatial = int64_t(pads.size() / 2), padEnd[3] = {0, 0, 0};
+  for (int64_t d = 0; d < spatial; ++d)
+    padEnd[3 - spatial + d] = pads[spatial + d];
+  auto str = [](int64_t v) { return std::to_string(v); };
+  int64_t n = tensorType(op->getResult(0)).getNumElements();
+  std::string body = "  const int64_t i = DLC_INDEX;\n  if (i >= " + str(n) +
+                     ")\n    return;\n  int64_t rest = i;\n";
+  for (int d = 2; d >= 0; --d)
+    body += "  const int64_t o" + str(d) + " = rest % " + str(w.out[d]) + ";\n  rest /= " +
+            str(w.out[d]) + ";\n";
+  body += "  const float *plane = x + rest * " + str(w.in[0] * w.in[1] * w.in[2]) + ";\n";
+  auto tap = [&](int d) {
+    return "o" + str(d) + " * " + str(w.stride[d]) + " - " + str(w.padBegin[d]) + " + k" + str(d) +
+           " * " + str(w.dilation[d]);
+  };
+  if (avg) {
+    // The divisor: per dim, the taps inside the input, or (count_include_pad) those before the
+    // end of the padded extent (taps never fall before -padBegin).
+    const bool includePad = avg.getCountIncludePad();
+    body += "  int64_t count = 1;\n";
+    for (int d = 0; d < 3; ++d)
+      body += "  {\n    int64_t taps = 0;\n    for (int64_t k" + str(d) + " = 0; k" + str(d) +
+              " < " + str(w.kernel[d]) + "; ++k" + str(d) + ") {\n      const int64_t at = " +
+              tap(d) + ";\n      taps += " +
+              (includePad ? "at < " + str(w.in[d] + padEnd[d])
+                          : "at >= 0 && at < " + str(w.in[d])) +
+              ";\n    }\n    count *= taps;\n  }\n";
+    body += "  float acc = 0.0f;\n";
+  } else {
+    body += "  float acc = -INFINITY;\n";
+  }
+  std::string indent = "  ";
+  for (int d = 0; d < 3; ++d) {
+    body += indent + "for (int64_t k" + str(d) + " = 0; k" + str(d) + " < " + str(w.kernel[d]) +
+            "; ++k" + str(d) + ") {\n" + indent + "  const int64_t i" + str(d) + " = " + tap(d) +
+            ";\n" + indent + "  if (i" + str(d) + " < 0 || i" + str(d) + " >= " + str(w.in[d]) +
+            ")\n" + indent + "    continue;\n";
+    indent += "  ";
+  }
+  body += indent + "const float v = plane[(i0 * " + str(w.in[1]) + " + i1) * " + str(w.in[2]) +
+          " + i2];\n" + indent + (avg ? "acc += v;\n" : "acc = v > acc || v != v ? v : acc;\n");
+  for (int d = 2; d >= 0; --d) {
+    indent.resize(indent.size() - 2);
+    body += indent + "}\n";
+  }
+  if (avg) {
+    body += "  y[i] = count > 0 ? acc / float(count) : 0.0f;\n";
+  } else {
+    body += "  y[i] = acc;\n";
+  }
+  std::string kernel = e.defineKernel("const float *x, float *y", body);
+  launch(e, kernel, n, e.ptr(op->getOperand(0)) + ", " + e.ptr(op->getResult(0)));
+  return success();
+}
+
+// Convolution as a direct kernel, one thread per output element summing its group's input
+// channels and taps (correct for every grouped, strided, dilated, padded 1-3-d shape; cuDNN
+// is the planned fast path), then bias, the fused residual and activation.
+LogicalResult emitConv(Operation *op, KernelEmitter &e) {
+  auto conv = cast<ConvOp>(op);
+  dlc::rt::ConvParams p = convParams(conv);
+  const dlc::rt::WindowParams &w = p.window;
+  auto str = [](int64_t v) { return std::to_string(v); };
+  const int64_t inPerGroup = w.channels / p.groups, outPerGroup = p.outChannels / p.groups;
+  int64_t n = tensorType(conv.getOutput()).getNumElements();
+  std::string body = "  const int64_t i = DLC_INDEX;\n  if (i >= " + str(n) +
+                     ")\n    return;\n  int64_t rest = i;\n";
+  for (int d = 2; d >= 0; --d)
+    body += "  const int64_t o" + str(d) + " = rest % " + str(w.out[d]) + ";\n  rest /= " +
+            str(w.out[d]) + ";\n";
+  body += "  const int64_t m = rest % " + str(p.outChannels) + ", batch = rest / " +
+          str(p.outChannels) + ";\n  const float *input = x + (batch * " + str(w.channels) +
+          " + m / " + str(outPerGroup) + " * " + str(inPerGroup) + ") * " +
+          str(w.in[0] * w.in[1] * w.in[2]) + ";\n  const float *filter = w + m * " +
+          str(inPerGroup * w.kernel[0] * w.kernel[1] * w.kernel[2]) + ";\n  float acc = " +
+          (conv.getBias() ? "bias[m]" : "0.0f") + ";\n  for (int64_t c = 0; c < " +
+          str(inPerGroup) + "; ++c) {\n";
+  std::string indent = "    ";
+  for (int d = 0; d < 3; ++d) {
+    body += indent + "for (int64_t k" + str(d) + " = 0; k" + str(d) + " < " + str(w.kernel[d]) +
+            "; ++k" + str(d) + ") {\n" + indent + "  const int64_t i" + str(d) + " = o" + str(d) +
+            " * " + str(w.stride[d]) + " - " + str(w.padBegin[d]) + " + k" + str(d) + " * " +
+            str(w.dilation[d]) + ";\n" + indent + "  if (i" + str(d) + " < 0 || i" + str(d) +
+            " >= " + str(w.in[d]) + ")\n" + indent + "    continue;\n";
+    indent += "  ";
+  }
+  body += indent + "acc += input[((c * " + str(w.in[0]) + " + i0) * " + str(w.in[1]) + " + i1) * " +
+          str(w.in[2]) + " + i2] * filter[((c * " + str(w.kernel[0]) + " + k0) * " +
+          str(w.kernel[1]) + " + k1) * " + str(w.kernel[2]) + " + k2];\n";
+  for (int d = 2; d >= 0; --d) {
+    indent.resize(indent.size() - 2);
+    body += indent + "}\n";
+  }
+  body += "  }\n  float v = acc" + std::string(conv.getResidual() ? " + residual[i]" : "") +
+          ";\n  y[i] = " + activationExpression(epilogueOf(op)) + ";\n";
+  std::string params = "const float *x, const float *w, ", args = e.ptr(conv.getInput()) + ", " +
+                                                                e.ptr(conv.getWeight()) + ", ";
+  if (conv.getBias()) {
+    params += "const float *bias, ";
+    args += e.ptr(conv.getBias()) + ", ";
+  }
+  if (conv.getResidual()) {
+    params += "const float *residual, ";
+    args += e.ptr(conv.getResidual()) + ", ";
+  }
+  std::string kernel = e.defineKernel(params + "float *y", body);
+  launch(e, kernel, n, args + e.ptr(conv.getOutput()));
+  return success();
+}
+
 // One thread per output element, looping over its reduced elements in row-major order.
-LogicalResult emitReduce(Operation *op, KernelEmitter &e) {
-  StringRef kind = cast<KernelKindInterface>(op).getKernelKind();
+LogicalResult emitReduction(Operation *op, KernelEmitter &e, StringRef kind,
+                            ArrayRef<int64_t> axes) {
   static const std::map<std::string, std::pair<std::string, std::string>> kinds = {
       {"Sum", {"0.0f", "acc += v"}},
       {"Mean", {"0.0f", "acc += v"}},
@@ -359,7 +479,6 @@ LogicalResult emitReduce(Operation *op, KernelEmitter &e) {
   if (!isF32(op->getResult(0)) || it == kinds.end())
     return noKernelFor(op, "reduction " + kind.str());
   auto inShape = tensorType(op->getOperand(0)).getShape();
-  auto axes = cast<DenseI64ArrayAttr>(op->getAttr("axes")).asArrayRef();
   SmallVector<int64_t> inStrides = stridesOf(inShape), keptShape, keptStrides, reducedShape,
                        reducedStrides;
   for (size_t d = 0; d < inShape.size(); ++d) {
@@ -447,9 +566,8 @@ LogicalResult emitGemm(Operation *op, KernelEmitter &e) {
     body += "  float v = y[i];\n";
   }
   body += "  y[i] = " + activationExpression(epilogue) + ";\n";
-  std::string kernel = e.defineKernel("const float *c, float *y", body);
-  launch(e, kernel, n,
-         (addC ? e.ptr(gemm.getC()) : std::string("nullptr")) + ", " + e.ptr(gemm.getOutput()));
+  std::string kernel = e.defineKernel(addC ? "const float *c, float *y" : "float *y", body);
+  launch(e, kernel, n, (addC ? e.ptr(gemm.getC()) + ", " : std::string()) + e.ptr(gemm.getOutput()));
   return success();
 }
 
@@ -529,9 +647,20 @@ void addCudaEmitters(EmitterTable &cudaTable) {
   table["dlc.slice"] = emitSlice;
   table["dlc.concat"] = emitConcat;
   table["dlc.softmax"] = emitSoftmax;
+  table["dlc.conv"] = emitConv;
+  table["dlc.max_pool"] = emitPool;
+  // The mean over every spatial dim.
+  table["dlc.global_avg_pool"] = [](Operation *op, KernelEmitter &e) {
+    int64_t rank = tensorType(op->getOperand(0)).getRank();
+    return emitReduction(op, e, "Mean", llvm::to_vector(llvm::seq<int64_t>(2, rank)));
+  };
+  table["dlc.avg_pool"] = emitPool;
   for (const char *name :
        {"dlc.reduce_sum", "dlc.reduce_mean", "dlc.reduce_max", "dlc.reduce_min", "dlc.reduce_prod"})
-    table[name] = emitReduce;
+    table[name] = [](Operation *op, KernelEmitter &e) {
+      return emitReduction(op, e, cast<KernelKindInterface>(op).getKernelKind(),
+                           cast<DenseI64ArrayAttr>(op->getAttr("axes")).asArrayRef());
+    };
   for (auto &[name, emitter] : table)
     cudaTable[name] = [emitter = emitter](Operation *op, KernelEmitter &e) {
       if (op->getNumResults() == 1 && tensorType(op->getResult(0)).getNumElements() == 0)
