@@ -14,8 +14,9 @@
 #                                    build/gpu-check)
 set -u
 cd "$(dirname "$0")/.."
-# name:dims (the --dim pin of a symbolic batch dim, if any)
-MODELS="mlp: resnet18: mobilenetv2: squeezenet: transformer:batch=2 lstm_tagger:batch=2"
+# name:dims (the --dim pin of a symbolic batch dim, if any). ResNet-18's 47 MB of weights
+# would take the carried folder past the device tool's 64 MiB; CI runs it emulated.
+MODELS="mlp: mobilenetv2: squeezenet: transformer:batch=2 lstm_tagger:batch=2"
 CARRY=build/gpu-carry
 
 if [ "${1:-}" = "--prepare" ]; then
@@ -25,10 +26,12 @@ if [ "${1:-}" = "--prepare" ]; then
     model=${entry%%:*}
     dims=${entry#*:}
     mkdir -p "$CARRY/$model"
-    cp build/tests/models/$model/{model.onnx,input.npy,expected.npy} "$CARRY/$model/"
-    build/tools/dlc compile "$CARRY/$model/model.onnx" -o "$CARRY/$model/generated" \
+    cp build/tests/models/$model/{input.npy,expected.npy} "$CARRY/$model/"
+    build/tools/dlc compile build/tests/models/$model/model.onnx -o "$CARRY/$model/generated" \
       --target cuda --name "$model" ${dims:+--dim "$dims"}
   done
+  # The PyTorch peer reads the MLP's ONNX file.
+  cp build/tests/models/mlp/model.onnx "$CARRY/mlp/"
   du -sh "$CARRY"
   exit 0
 fi
