@@ -135,6 +135,7 @@ dlc_status Model::runHost(const void *const *inputs, void *const *outputs) {
 }
 
 dlc_status Model::synchronize() {
+  lastError_[0] = '\0';
   if (!context_)
     return DLC_INVALID_ARGUMENT;
   const char *error = dlc::cuda::synchronize(context_);

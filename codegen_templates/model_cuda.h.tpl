@@ -21,10 +21,13 @@ typedef struct @NAME@_model @NAME@_model;
 // Names, dtypes and shapes of the inputs and outputs, and the memory sizes.
 const dlc_model_info *@NAME@_info(void);
 // On options->context (shared, reference counted) or on a context of its own for
-// options->device. Allocates the arena and uploads the weights.
+// options->device. Allocates the arena and uploads the weights. On DLC_DEVICE_ERROR no model
+// is returned; dlc_cuda_last_error() names the call that failed.
 dlc_status @NAME@_create(const dlc_cuda_options *options, @NAME@_model **model);
 // Device buffers in graph order; returns once every kernel is queued on the model's stream
-// (see @NAME@_synchronize). Output buffers must not overlap inputs or each other.
+// (see @NAME@_synchronize; the stream is the context's, dlc_cuda_context_stream, so work on
+// other streams that fills the inputs or reads the outputs must be ordered with it). Output
+// buffers must not overlap inputs or each other.
 dlc_status @NAME@_run(@NAME@_model *model, const void *const *inputs, void *const *outputs);
 // Host buffers: copies the inputs in, runs, copies the outputs back and waits for all of it.
 dlc_status @NAME@_run_host(@NAME@_model *model, const void *const *inputs, void *const *outputs);

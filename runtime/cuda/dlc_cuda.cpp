@@ -181,6 +181,10 @@ const char *sgemm(dlc_cuda_context *context, bool transA, bool transB, int64_t m
   dlc::rt::sgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   return nullptr;
 #else
+  // cuBLAS wants every leading dimension >= 1, also for an empty product (k = 0: C = beta C).
+  lda = lda < 1 ? 1 : lda;
+  ldb = ldb < 1 ? 1 : ldb;
+  ldc = ldc < 1 ? 1 : ldc;
   const int64_t limit = 0x7fffffff;
   if (m > limit || n > limit || k > limit || lda > limit || ldb > limit || ldc > limit)
     return failure("cublasSgemm", "a dimension exceeds cuBLAS's int range");
@@ -249,6 +253,10 @@ dlc_status dlc_cuda_context_create(int device, dlc_cuda_context **context) {
 }
 
 const char *dlc_cuda_last_error(void) { return dlc::cuda::lastMessage; }
+
+void *dlc_cuda_context_stream(dlc_cuda_context *context) {
+  return context ? dlc::cuda::stream(context) : nullptr;
+}
 
 void dlc_cuda_context_release(dlc_cuda_context *context) {
   if (context && context->references.fetch_sub(1) == 1)

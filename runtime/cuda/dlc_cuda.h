@@ -1,8 +1,8 @@
 // The CUDA half of dlc's runtime: contexts, device memory and the library calls a generated
-// CUDA schedule makes. dlc_cuda.cpp implements it on the CUDA runtime and cuBLAS; built with
-// -DDLC_CUDA_EMULATE, dlc_cuda_emulate.cpp implements it on the host instead ("device" memory
-// is host memory, kernels run as loops over their grid), so generated CUDA code is tested on
-// machines without a GPU. Nothing here runs at static initialisation or at exit.
+// CUDA schedule makes. dlc_cuda.cpp implements it on the CUDA runtime and cuBLAS or, built
+// with -DDLC_CUDA_EMULATE, on the host instead ("device" memory is host memory, kernels run
+// as loops over their grid), so generated CUDA code is tested on machines without a GPU.
+// Nothing here runs at static initialisation or at exit.
 #ifndef DLC_CUDA_H
 #define DLC_CUDA_H
 
@@ -24,6 +24,10 @@ void dlc_cuda_context_release(dlc_cuda_context *context);
 // The last CUDA or cuBLAS call that failed on the calling thread and why ("" if none): what
 // a create that returned DLC_DEVICE_ERROR ran into.
 const char *dlc_cuda_last_error(void);
+// The context's stream (a cudaStream_t). It does not synchronize with the legacy default
+// stream: work the caller queues on other streams for a model's device buffers (filling the
+// inputs, reading the outputs) must be ordered with this one (events, or a synchronize).
+void *dlc_cuda_context_stream(dlc_cuda_context *context);
 
 // What a CUDA model's create takes: a context to share, or (context null) the device ordinal
 // for a context of the model's own.

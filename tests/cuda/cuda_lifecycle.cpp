@@ -5,6 +5,7 @@
 // must reproduce the first one's outputs. Usage: cuda_lifecycle INPUT.npy
 #include "dlc_npy.h"
 
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -18,7 +19,8 @@ using ModelHandle = DLC_JOIN(DLC_MODEL, _model);
 
 namespace {
 
-int failures = 0;
+// Counted from two threads in the two-streams case.
+std::atomic<int> failures{0};
 
 void expect(bool ok, const std::string &what) {
   if (!ok) {

@@ -4,12 +4,24 @@
 #include "compiler/codegen/Emitter.h"
 #include "dialects/DlcDialect.h"
 
+#include <cmath>
+
 using namespace mlir;
 
 namespace dlc {
 namespace {
 
 constexpr int64_t kThreadsPerBlock = 256;
+
+// A float constant in device code: floatLiteral's std::numeric_limits spelling of infinity
+// is a host constexpr call that nvcc refuses in a kernel.
+std::string deviceFloat(double value) {
+  if (std::isinf(value))
+    return value > 0 ? "INFINITY" : "-INFINITY";
+  if (std::isnan(value))
+    return "NAN";
+  return floatLiteral(value);
+}
 
 // Device expressions of the float unary kinds, in `v`: the CPU kernels' definitions in CUDA's
 // float math functions (erff, expf, ...), which the host emulation takes from <math.h>.
@@ -51,18 +63,29 @@ std::optional<std::string> unaryExpression(StringRef kind) {
 }
 
 // Device expressions of the binary kinds in `a` and `b`, for float32 operands or (integer)
-// for the integer and bool ones; comparisons for both.
+// for the integer and bool ones (`@U@`: the operands' unsigned type, so that overflow wraps as
+// on the CPU instead of being undefined); comparisons for both. Max and Min propagate NaN, and
+// And, Or, Xor are bitwise (logical on 0/1 bool bytes), as the CPU kernels define them.
 std::optional<std::string> binaryExpression(StringRef kind, bool integer = false) {
   static const std::map<std::string, std::string> floats = {
-      {"Add", "a + b"},      {"Sub", "a - b"},       {"Mul", "a * b"},       {"Div", "a / b"},
-      {"Pow", "powf(a, b)"}, {"Max", "fmaxf(a, b)"}, {"Min", "fminf(a, b)"},
+      {"Add", "a + b"},
+      {"Sub", "a - b"},
+      {"Mul", "a * b"},
+      {"Div", "a / b"},
+      {"Pow", "powf(a, b)"},
+      {"Max", "(a > b || a != a) ? a : b"},
+      {"Min", "(a < b || a != a) ? a : b"},
   };
   // Integer division and modulo follow ONNX's own rules; not built yet.
   static const std::map<std::string, std::string> integers = {
-      {"Add", "a + b"},         {"Sub", "a - b"},
-      {"Mul", "a * b"},         {"Max", "a > b ? a : b"},
-      {"Min", "a < b ? a : b"}, {"And", "a && b"},
-      {"Or", "a || b"},         {"Xor", "(a != 0) != (b != 0)"},
+      {"Add", "(@U@)a + (@U@)b"},
+      {"Sub", "(@U@)a - (@U@)b"},
+      {"Mul", "(@U@)a * (@U@)b"},
+      {"Max", "a > b ? a : b"},
+      {"Min", "a < b ? a : b"},
+      {"And", "a & b"},
+      {"Or", "a | b"},
+      {"Xor", "a ^ b"},
   };
   static const std::map<std::string, std::string> comparisons = {
       {"Equal", "a == b"},  {"Less", "a < b"},          {"LessEqual", "a <= b"},
@@ -152,11 +175,11 @@ std::string broadcastOffsets(ArrayRef<SmallVector<int64_t>> strides, ArrayRef<in
 
 // Clip and LeakyRelu of `v`, written as the CPU kernels do (a NaN passes Clip).
 std::string clipExpression(float lo, float hi) {
-  return "(v < " + floatLiteral(lo) + " ? " + floatLiteral(lo) + " : v > " + floatLiteral(hi) +
-         " ? " + floatLiteral(hi) + " : v)";
+  return "(v < " + deviceFloat(lo) + " ? " + deviceFloat(lo) + " : v > " + deviceFloat(hi) + " ? " +
+         deviceFloat(hi) + " : v)";
 }
 std::string leakyReluExpression(float alpha) {
-  return "(v < 0.0f ? " + floatLiteral(alpha) + " * v : v)";
+  return "(v < 0.0f ? " + deviceFloat(alpha) + " * v : v)";
 }
 
 // The fused activation of a conv or gemm applied to `v`, as a device expression.
@@ -169,7 +192,7 @@ std::string activationExpression(const dlc::rt::Epilogue &epilogue) {
   case dlc::rt::Activation::Clip:
     return clipExpression(epilogue.min, epilogue.max);
   case dlc::rt::Activation::LeakyRelu:
-    return "v < 0.0f ? " + floatLiteral(epilogue.alpha) + " * v : v";
+    return "v < 0.0f ? " + deviceFloat(epilogue.alpha) + " * v : v";
   case dlc::rt::Activation::Sigmoid:
     return *unaryExpression("Sigmoid");
   case dlc::rt::Activation::Tanh:
@@ -364,8 +387,8 @@ LogicalResult emitPool(Operation *op, KernelEmitter &e) {
   std::string body = "  const int64_t i = DLC_INDEX;\n  if (i >= " + str(n) +
                      ")\n    return;\n  int64_t rest = i;\n";
   for (int d = 2; d >= 0; --d)
-    body += "  const int64_t o" + str(d) + " = rest % " + str(w.out[d]) + ";\n  rest /= " +
-            str(w.out[d]) + ";\n";
+    body += "  const int64_t o" + str(d) + " = rest % " + str(w.out[d]) +
+            ";\n  rest /= " + str(w.out[d]) + ";\n";
   body += "  const float *plane = x + rest * " + str(w.in[0] * w.in[1] * w.in[2]) + ";\n";
   auto tap = [&](int d) {
     return "o" + str(d) + " * " + str(w.stride[d]) + " - " + str(w.padBegin[d]) + " + k" + str(d) +
@@ -377,12 +400,12 @@ LogicalResult emitPool(Operation *op, KernelEmitter &e) {
     const bool includePad = avg.getCountIncludePad();
     body += "  int64_t count = 1;\n";
     for (int d = 0; d < 3; ++d)
-      body += "  {\n    int64_t taps = 0;\n    for (int64_t k" + str(d) + " = 0; k" + str(d) +
-              " < " + str(w.kernel[d]) + "; ++k" + str(d) + ") {\n      const int64_t at = " +
-              tap(d) + ";\n      taps += " +
-              (includePad ? "at < " + str(w.in[d] + padEnd[d])
-                          : "at >= 0 && at < " + str(w.in[d])) +
-              ";\n    }\n    count *= taps;\n  }\n";
+      body +=
+          "  {\n    int64_t taps = 0;\n    for (int64_t k" + str(d) + " = 0; k" + str(d) + " < " +
+          str(w.kernel[d]) + "; ++k" + str(d) + ") {\n      const int64_t at = " + tap(d) +
+          ";\n      taps += " +
+          (includePad ? "at < " + str(w.in[d] + padEnd[d]) : "at >= 0 && at < " + str(w.in[d])) +
+          ";\n    }\n    count *= taps;\n  }\n";
     body += "  float acc = 0.0f;\n";
   } else {
     body += "  float acc = -INFINITY;\n";
@@ -424,15 +447,15 @@ LogicalResult emitConv(Operation *op, KernelEmitter &e) {
   std::string body = "  const int64_t i = DLC_INDEX;\n  if (i >= " + str(n) +
                      ")\n    return;\n  int64_t rest = i;\n";
   for (int d = 2; d >= 0; --d)
-    body += "  const int64_t o" + str(d) + " = rest % " + str(w.out[d]) + ";\n  rest /= " +
-            str(w.out[d]) + ";\n";
+    body += "  const int64_t o" + str(d) + " = rest % " + str(w.out[d]) +
+            ";\n  rest /= " + str(w.out[d]) + ";\n";
   body += "  const int64_t m = rest % " + str(p.outChannels) + ", batch = rest / " +
           str(p.outChannels) + ";\n  const float *input = x + (batch * " + str(w.channels) +
           " + m / " + str(outPerGroup) + " * " + str(inPerGroup) + ") * " +
           str(w.in[0] * w.in[1] * w.in[2]) + ";\n  const float *filter = w + m * " +
-          str(inPerGroup * w.kernel[0] * w.kernel[1] * w.kernel[2]) + ";\n  float acc = " +
-          (conv.getBias() ? "bias[m]" : "0.0f") + ";\n  for (int64_t c = 0; c < " +
-          str(inPerGroup) + "; ++c) {\n";
+          str(inPerGroup * w.kernel[0] * w.kernel[1] * w.kernel[2]) +
+          ";\n  float acc = " + (conv.getBias() ? "bias[m]" : "0.0f") +
+          ";\n  for (int64_t c = 0; c < " + str(inPerGroup) + "; ++c) {\n";
   std::string indent = "    ";
   for (int d = 0; d < 3; ++d) {
     body += indent + "for (int64_t k" + str(d) + " = 0; k" + str(d) + " < " + str(w.kernel[d]) +
@@ -451,8 +474,8 @@ LogicalResult emitConv(Operation *op, KernelEmitter &e) {
   }
   body += "  }\n  float v = acc" + std::string(conv.getResidual() ? " + residual[i]" : "") +
           ";\n  y[i] = " + activationExpression(epilogueOf(op)) + ";\n";
-  std::string params = "const float *x, const float *w, ", args = e.ptr(conv.getInput()) + ", " +
-                                                                e.ptr(conv.getWeight()) + ", ";
+  std::string params = "const float *x, const float *w, ",
+              args = e.ptr(conv.getInput()) + ", " + e.ptr(conv.getWeight()) + ", ";
   if (conv.getBias()) {
     params += "const float *bias, ";
     args += e.ptr(conv.getBias()) + ", ";
@@ -495,7 +518,7 @@ LogicalResult emitReduction(Operation *op, KernelEmitter &e, StringRef kind,
       broadcastOffsets({reducedStrides}, reducedShape, "r", "reduced") +
       "    const float v = x[offset0 + reduced0];\n    " + it->second.second + ";\n  }\n";
   if (kind == "Mean")
-    body += "  acc /= " + floatLiteral(double(count)) + ";\n";
+    body += "  acc /= " + deviceFloat(double(count)) + ";\n";
   body += "  y[i] = acc;\n";
   std::string kernel = e.defineKernel("const float *x, float *y", body);
   launch(e, kernel, n, e.ptr(op->getOperand(0)) + ", " + e.ptr(op->getResult(0)));
@@ -532,6 +555,10 @@ LogicalResult emitBinary(Operation *op, KernelEmitter &e) {
   std::optional<std::string> expression = binaryExpression(kind, type != "float");
   if (type.empty() || computeType(op->getOperand(1)) != type || !expression)
     return noKernelFor(op, kind);
+  const std::string unsignedType = type[0] == 'u' ? type : "u" + type;
+  for (size_t at = expression->find("@U@"); at != std::string::npos;
+       at = expression->find("@U@", at))
+    expression->replace(at, 3, unsignedType);
   return emitBroadcastMap(op, e, *expression);
 }
 
@@ -547,7 +574,7 @@ LogicalResult emitGemm(Operation *op, KernelEmitter &e) {
   e.line(std::string("if (const char *error = dlc::cuda::sgemm(context, ") +
          (gemm.getTransA() ? "true" : "false") + ", " + (gemm.getTransB() ? "true" : "false") +
          ", " + std::to_string(out[0]) + ", " + std::to_string(out[1]) + ", " + std::to_string(k) +
-         ", " + floatLiteral(gemm.getAlpha().convertToFloat()) + ", " + e.ptr(gemm.getA()) + ", " +
+         ", " + deviceFloat(gemm.getAlpha().convertToFloat()) + ", " + e.ptr(gemm.getA()) + ", " +
          std::to_string(a[1]) + ", " + e.ptr(gemm.getB()) + ", " + std::to_string(b[1]) +
          ", 0.0f, " + e.ptr(gemm.getOutput()) + ", " + std::to_string(out[1]) + "))");
   e.line("  return error;");
@@ -561,13 +588,14 @@ LogicalResult emitGemm(Operation *op, KernelEmitter &e) {
       "  const int64_t i = DLC_INDEX;\n  if (i >= " + std::to_string(n) + ")\n    return;\n";
   if (addC) {
     body += broadcastOffsets({broadcastStrides(tensorType(gemm.getC()).getShape(), out)}, out);
-    body += "  float v = y[i] + " + floatLiteral(beta) + " * c[offset0];\n";
+    body += "  float v = y[i] + " + deviceFloat(beta) + " * c[offset0];\n";
   } else {
     body += "  float v = y[i];\n";
   }
   body += "  y[i] = " + activationExpression(epilogue) + ";\n";
   std::string kernel = e.defineKernel(addC ? "const float *c, float *y" : "float *y", body);
-  launch(e, kernel, n, (addC ? e.ptr(gemm.getC()) + ", " : std::string()) + e.ptr(gemm.getOutput()));
+  launch(e, kernel, n,
+         (addC ? e.ptr(gemm.getC()) + ", " : std::string()) + e.ptr(gemm.getOutput()));
   return success();
 }
 
