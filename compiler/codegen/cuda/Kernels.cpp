@@ -306,10 +306,13 @@ LogicalResult emitTranspose(Operation *op, KernelEmitter &e) {
 LogicalResult emitSlice(Operation *op, KernelEmitter &e) {
   auto slice = cast<SliceOp>(op);
   SmallVector<int64_t> inStrides = stridesOf(tensorType(slice.getInput()).getShape());
+  auto outShape = tensorType(slice.getOutput()).getShape();
   SmallVector<int64_t> strides;
   int64_t start = 0;
   for (auto [d, stride] : llvm::enumerate(inStrides)) {
-    strides.push_back(stride * slice.getSteps()[d]);
+    // A dim of one output element never steps (its step may be anything, even INT64_MAX);
+    // otherwise the verifier keeps every stepped index inside the input.
+    strides.push_back(outShape[d] == 1 ? 0 : stride * slice.getSteps()[d]);
     start += stride * slice.getStarts()[d];
   }
   return emitGather(op, e, strides, start);
