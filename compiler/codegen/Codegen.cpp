@@ -233,9 +233,8 @@ public:
         line("dlc::rt::copyBytes(" + ptr(v) + ", " + buffer + ", " + bytes + ");");
         continue;
       }
-      line("if (const char *error = dlc::cuda::copyOnDevice(context, " + buffer + ", " + ptr(v) +
-           ", " + bytes + "))");
-      line("  return error;");
+      checkedCall("dlc::cuda::copyOnDevice(context, " + buffer + ", " + ptr(v) + ", " + bytes +
+                  ")");
     }
   }
 
@@ -311,6 +310,11 @@ std::string cString(const std::string &s) {
     out += c;
   }
   return out + "\"";
+}
+
+void KernelEmitter::checkedCall(const std::string &call) {
+  line("if (const char *error = " + call + ")");
+  line("  return error;");
 }
 
 void KernelEmitter::fallibleCall(const std::string &call, const std::string &reason) {

@@ -42,6 +42,9 @@ public:
   // Appends a call of a kernel that returns false on input data it cannot accept; the
   // schedule then stops and reports `reason` for the current op.
   void fallibleCall(const std::string &call, const std::string &reason);
+  // Appends a call of the CUDA runtime, which returns null or the failed call's text; the
+  // schedule then stops and returns that text.
+  void checkedCall(const std::string &call);
   // "node 'g1' (Gather)": the op being emitted, for run-time errors.
   std::string currentOp;
   // Declares a local constant int64 array and returns its name.
@@ -97,6 +100,10 @@ std::pair<int64_t, int64_t> outerInner(llvm::ArrayRef<int64_t> shape, int64_t ax
 // The fused activation of a conv or gemm (dlc-fuse-epilogues), and its C++ literal.
 dlc::rt::Epilogue epilogueOf(mlir::Operation *op);
 std::string epilogueLiteral(const dlc::rt::Epilogue &epilogue);
+// Element offset of each batch's matrix in a MatMul operand of `operandShape` whose batch dims
+// broadcast to `batch`. (Linalg.cpp)
+llvm::SmallVector<int64_t> batchOffsets(llvm::ArrayRef<int64_t> operandShape,
+                                        llvm::ArrayRef<int64_t> batch);
 // Row-major element strides of `shape`.
 llvm::SmallVector<int64_t> stridesOf(llvm::ArrayRef<int64_t> shape);
 

@@ -6,9 +6,7 @@
 using namespace mlir;
 
 namespace dlc {
-namespace {
 
-// Element offset of each batch's matrix in an operand whose batch dims broadcast to `batch`.
 SmallVector<int64_t> batchOffsets(ArrayRef<int64_t> operandShape, ArrayRef<int64_t> batch) {
   auto operandBatch = operandShape.drop_back(2);
   int64_t matrix = operandShape[operandShape.size() - 1] * operandShape[operandShape.size() - 2];
@@ -27,6 +25,8 @@ SmallVector<int64_t> batchOffsets(ArrayRef<int64_t> operandShape, ArrayRef<int64
   }
   return offsets;
 }
+
+namespace {
 
 LogicalResult emitMatMul(Operation *op, KernelEmitter &e) {
   auto matmul = cast<MatMulOp>(op);

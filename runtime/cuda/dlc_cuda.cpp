@@ -118,50 +118,49 @@ void deallocate(dlc_cuda_context *context, void *device) {
 #endif
 }
 
-const char *copyToDevice(dlc_cuda_context *context, void *device, const void *host, size_t bytes) {
+namespace {
+// The one copy primitive, in stream order (the emulation copies at once).
 #ifdef DLC_CUDA_EMULATE
-  (void)context;
-  if (bytes)
-    std::memcpy(device, host, bytes);
-  return nullptr;
+enum Direction { kToDevice, kToHost, kOnDevice };
 #else
-  DeviceScope scope(context);
-  if (scope.error())
-    return scope.error();
-  if (const char *error =
-          check(cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice, context->stream),
-                "cudaMemcpyAsync (to the device)"))
-    return error;
-  // Pageable host memory may be reused as soon as the copy has read it.
-  return check(cudaStreamSynchronize(context->stream), "cudaStreamSynchronize");
+enum Direction {
+  kToDevice = cudaMemcpyHostToDevice,
+  kToHost = cudaMemcpyDeviceToHost,
+  kOnDevice = cudaMemcpyDeviceToDevice,
+};
 #endif
-}
-
-const char *copyToHost(dlc_cuda_context *context, void *host, const void *device, size_t bytes) {
+const char *copy(dlc_cuda_context *context, void *to, const void *from, size_t bytes,
+                 Direction direction, const char *call) {
 #ifdef DLC_CUDA_EMULATE
   (void)context;
-  if (bytes)
-    std::memcpy(host, device, bytes);
-  return nullptr;
-#else
-  DeviceScope scope(context);
-  if (scope.error())
-    return scope.error();
-  return check(cudaMemcpyAsync(host, device, bytes, cudaMemcpyDeviceToHost, context->stream),
-               "cudaMemcpyAsync (to the host)");
-#endif
-}
-
-const char *copyOnDevice(dlc_cuda_context *context, void *to, const void *from, size_t bytes) {
-#ifdef DLC_CUDA_EMULATE
-  (void)context;
+  (void)direction;
+  (void)call;
   if (bytes)
     std::memmove(to, from, bytes);
   return nullptr;
 #else
-  return check(cudaMemcpyAsync(to, from, bytes, cudaMemcpyDeviceToDevice, context->stream),
-               "cudaMemcpyAsync (on the device)");
+  DeviceScope scope(context);
+  if (scope.error())
+    return scope.error();
+  return check(cudaMemcpyAsync(to, from, bytes, cudaMemcpyKind(direction), context->stream), call);
 #endif
+}
+} // namespace
+
+const char *copyToDevice(dlc_cuda_context *context, void *device, const void *host, size_t bytes) {
+  if (const char *error =
+          copy(context, device, host, bytes, kToDevice, "cudaMemcpyAsync (to the device)"))
+    return error;
+  // Pageable host memory may be reused as soon as the copy has read it.
+  return synchronize(context);
+}
+
+const char *copyToHost(dlc_cuda_context *context, void *host, const void *device, size_t bytes) {
+  return copy(context, host, device, bytes, kToHost, "cudaMemcpyAsync (to the host)");
+}
+
+const char *copyOnDevice(dlc_cuda_context *context, void *to, const void *from, size_t bytes) {
+  return copy(context, to, from, bytes, kOnDevice, "cudaMemcpyAsync (on the device)");
 }
 
 const char *synchronize(dlc_cuda_context *context) {

@@ -124,6 +124,12 @@ LogicalResult noKernelFor(Operation *op, StringRef kind) {
   return noKernel(op, kind.str() + " on " + os.str() + " is not built yet");
 }
 
+// A kernel's first lines: the thread's index `i`, and threads past the `elements` return.
+std::string threadIndex(int64_t elements) {
+  return "  const int64_t i = DLC_INDEX;\n  if (i >= " + std::to_string(elements) +
+         ")\n    return;\n";
+}
+
 std::string blocksFor(int64_t elements) {
   return std::to_string((elements + kThreadsPerBlock - 1) / kThreadsPerBlock);
 }
@@ -133,9 +139,7 @@ void launch(KernelEmitter &e, const std::string &kernel, int64_t elements,
             const std::string &args) {
   e.line("DLC_LAUNCH(" + kernel + ", " + blocksFor(elements) + ", " +
          std::to_string(kThreadsPerBlock) + ", context, " + args + ");");
-  e.line("if (const char *error = dlc::cuda::launched(context, " +
-         cString(kernel + " (" + e.currentOp + ")") + "))");
-  e.line("  return error;");
+  e.checkedCall("dlc::cuda::launched(context, " + cString(kernel + " (" + e.currentOp + ")") + ")");
 }
 
 // Statements setting `<prefix><o>` for each operand o from the flat output index `index`: the
@@ -207,8 +211,7 @@ LogicalResult emitMap(Operation *op, KernelEmitter &e, const std::string &expres
   // Not __restrict__: the planner may have the result overwrite the input.
   std::string kernel =
       e.defineKernel("const float *x, float *y",
-                     "  const int64_t i = DLC_INDEX;\n  if (i >= " + std::to_string(n) +
-                         ")\n    return;\n  const float v = x[i];\n  y[i] = " + expression + ";\n");
+                     threadIndex(n) + "  const float v = x[i];\n  y[i] = " + expression + ";\n");
   launch(e, kernel, n, e.ptr(op->getOperand(0)) + ", " + e.ptr(op->getResult(0)));
   return success();
 }
@@ -237,8 +240,7 @@ LogicalResult emitFusedElementwise(Operation *op, KernelEmitter &e) {
     params += "const float *x" + std::to_string(k) + ", ";
     args += e.ptr(input) + ", ";
   }
-  std::string body = "  const int64_t i = DLC_INDEX;\n  if (i >= " + std::to_string(n) +
-                     ")\n    return;\n" + broadcastOffsets(strides, outShape);
+  std::string body = threadIndex(n) + broadcastOffsets(strides, outShape);
   int64_t slot = 0;
   for (size_t k = 0; k < strides.size(); ++k, ++slot)
     body += "  const float s" + std::to_string(slot) + " = x" + std::to_string(k) + "[offset" +
@@ -287,9 +289,8 @@ LogicalResult emitGather(Operation *op, KernelEmitter &e, ArrayRef<int64_t> inpu
   int64_t n = tensorType(op->getResult(0)).getNumElements();
   std::string kernel = e.defineKernel(
       "const " + type + " *x, " + type + " *y",
-      "  const int64_t i = DLC_INDEX;\n  if (i >= " + std::to_string(n) + ")\n    return;\n" +
-          broadcastOffsets({SmallVector<int64_t>(inputStrides)}, outShape) + "  y[i] = x[" +
-          std::to_string(start) + " + offset0];\n");
+      threadIndex(n) + broadcastOffsets({SmallVector<int64_t>(inputStrides)}, outShape) +
+          "  y[i] = x[" + std::to_string(start) + " + offset0];\n");
   launch(e, kernel, n, e.ptr(op->getOperand(0)) + ", " + e.ptr(op->getResult(0)));
   return success();
 }
@@ -334,8 +335,7 @@ LogicalResult emitConcat(Operation *op, KernelEmitter &e) {
       const std::string slab = std::to_string(extent * inner);
       std::string kernel = e.defineKernel(
           "const " + type + " *x, " + type + " *y",
-          "  const int64_t i = DLC_INDEX;\n  if (i >= " + std::to_string(n) +
-              ")\n    return;\n  y[i / " + slab + " * " + std::to_string(outShape[axis] * inner) +
+          threadIndex(n) + "  y[i / " + slab + " * " + std::to_string(outShape[axis] * inner) +
               " + " + std::to_string(axisOffset * inner) + " + i % " + slab + "] = x[i];\n");
       launch(e, kernel, n, e.ptr(input) + ", " + e.ptr(concat.getOutput()));
     }
@@ -356,8 +356,7 @@ LogicalResult emitSoftmax(Operation *op, KernelEmitter &e) {
   const std::string stride = std::to_string(inner);
   const std::string in = "x[base + j * " + stride + "]", out = "y[base + j * " + stride + "]";
   const std::string loop = "  for (int64_t j = 0; j < " + std::to_string(n) + "; ++j)\n";
-  std::string body = "  const int64_t i = DLC_INDEX;\n  if (i >= " + std::to_string(rows) +
-                     ")\n    return;\n  const int64_t base = i / " + stride + " * " +
+  std::string body = threadIndex(rows) + "  const int64_t base = i / " + stride + " * " +
                      std::to_string(n * inner) + " + i % " + stride +
                      ";\n  float maxv = -INFINITY, sum = 0.0f;\n" + loop +
                      "    maxv = fmaxf(maxv, " + in + ");\n";
@@ -370,6 +369,40 @@ LogicalResult emitSoftmax(Operation *op, KernelEmitter &e) {
   std::string kernel = e.defineKernel("const float *x, float *y", body);
   launch(e, kernel, rows, e.ptr(softmax.getInput()) + ", " + e.ptr(softmax.getOutput()));
   return success();
+}
+
+// For a window op over (batch x channels) planes: `o0..o2`, the output position of thread i,
+// and `rest`, the index of its plane.
+std::string windowPosition(const dlc::rt::WindowParams &w) {
+  std::string code = "  int64_t rest = i;\n";
+  for (int d = 2; d >= 0; --d)
+    code += "  const int64_t o" + std::to_string(d) + " = rest % " + std::to_string(w.out[d]) +
+            ";\n  rest /= " + std::to_string(w.out[d]) + ";\n";
+  return code;
+}
+
+// Input index of tap k<d> of output position o<d> along dim d (may lie in the padding).
+std::string tapIndex(const dlc::rt::WindowParams &w, int d) {
+  auto str = [](int64_t v) { return std::to_string(v); };
+  return "o" + str(d) + " * " + str(w.stride[d]) + " - " + str(w.padBegin[d]) + " + k" + str(d) +
+         " * " + str(w.dilation[d]);
+}
+
+// `inner` inside loops over the window's taps k0..k2 that lie inside the input (at input
+// indices i0..i2), indented from `indent`.
+std::string forEachTap(const dlc::rt::WindowParams &w, std::string indent,
+                       const std::string &inner) {
+  auto str = [](int64_t v) { return std::to_string(v); };
+  std::string code, close;
+  for (int d = 0; d < 3; ++d) {
+    code += indent + "for (int64_t k" + str(d) + " = 0; k" + str(d) + " < " + str(w.kernel[d]) +
+            "; ++k" + str(d) + ") {\n" + indent + "  const int64_t i" + str(d) + " = " +
+            tapIndex(w, d) + ";\n" + indent + "  if (i" + str(d) + " < 0 || i" + str(d) +
+            " >= " + str(w.in[d]) + ")\n" + indent + "    continue;\n";
+    close = indent + "}\n" + close;
+    indent += "  ";
+  }
+  return code + indent + inner + close;
 }
 
 // Max and average pooling over 1 to 3 spatial dims: one thread per output element, its window's
@@ -387,16 +420,8 @@ LogicalResult emitPool(Operation *op, KernelEmitter &e) {
     padEnd[3 - spatial + d] = pads[spatial + d];
   auto str = [](int64_t v) { return std::to_string(v); };
   int64_t n = tensorType(op->getResult(0)).getNumElements();
-  std::string body = "  const int64_t i = DLC_INDEX;\n  if (i >= " + str(n) +
-                     ")\n    return;\n  int64_t rest = i;\n";
-  for (int d = 2; d >= 0; --d)
-    body += "  const int64_t o" + str(d) + " = rest % " + str(w.out[d]) +
-            ";\n  rest /= " + str(w.out[d]) + ";\n";
-  body += "  const float *plane = x + rest * " + str(w.in[0] * w.in[1] * w.in[2]) + ";\n";
-  auto tap = [&](int d) {
-    return "o" + str(d) + " * " + str(w.stride[d]) + " - " + str(w.padBegin[d]) + " + k" + str(d) +
-           " * " + str(w.dilation[d]);
-  };
+  std::string body = threadIndex(n) + windowPosition(w) + "  const float *plane = x + rest * " +
+                     str(w.in[0] * w.in[1] * w.in[2]) + ";\n";
   if (avg) {
     // The divisor: per dim, the taps inside the input, or (count_include_pad) those before the
     // end of the padded extent (taps never fall before -padBegin).
@@ -405,7 +430,7 @@ LogicalResult emitPool(Operation *op, KernelEmitter &e) {
     for (int d = 0; d < 3; ++d)
       body +=
           "  {\n    int64_t taps = 0;\n    for (int64_t k" + str(d) + " = 0; k" + str(d) + " < " +
-          str(w.kernel[d]) + "; ++k" + str(d) + ") {\n      const int64_t at = " + tap(d) +
+          str(w.kernel[d]) + "; ++k" + str(d) + ") {\n      const int64_t at = " + tapIndex(w, d) +
           ";\n      taps += " +
           (includePad ? "at < " + str(w.in[d] + padEnd[d]) : "at >= 0 && at < " + str(w.in[d])) +
           ";\n    }\n    count *= taps;\n  }\n";
@@ -413,20 +438,10 @@ LogicalResult emitPool(Operation *op, KernelEmitter &e) {
   } else {
     body += "  float acc = -INFINITY;\n";
   }
-  std::string indent = "  ";
-  for (int d = 0; d < 3; ++d) {
-    body += indent + "for (int64_t k" + str(d) + " = 0; k" + str(d) + " < " + str(w.kernel[d]) +
-            "; ++k" + str(d) + ") {\n" + indent + "  const int64_t i" + str(d) + " = " + tap(d) +
-            ";\n" + indent + "  if (i" + str(d) + " < 0 || i" + str(d) + " >= " + str(w.in[d]) +
-            ")\n" + indent + "    continue;\n";
-    indent += "  ";
-  }
-  body += indent + "const float v = plane[(i0 * " + str(w.in[1]) + " + i1) * " + str(w.in[2]) +
-          " + i2];\n" + indent + (avg ? "acc += v;\n" : "acc = v > acc || v != v ? v : acc;\n");
-  for (int d = 2; d >= 0; --d) {
-    indent.resize(indent.size() - 2);
-    body += indent + "}\n";
-  }
+  body += forEachTap(
+      w, "  ",
+      "const float v = plane[(i0 * " + str(w.in[1]) + " + i1) * " + str(w.in[2]) + " + i2];\n" +
+          std::string(avg ? "acc += v;" : "acc = v > acc || v != v ? v : acc;") + "\n");
   if (avg) {
     body += "  y[i] = count > 0 ? acc / float(count) : 0.0f;\n";
   } else {
@@ -447,11 +462,7 @@ LogicalResult emitConv(Operation *op, KernelEmitter &e) {
   auto str = [](int64_t v) { return std::to_string(v); };
   const int64_t inPerGroup = w.channels / p.groups, outPerGroup = p.outChannels / p.groups;
   int64_t n = tensorType(conv.getOutput()).getNumElements();
-  std::string body = "  const int64_t i = DLC_INDEX;\n  if (i >= " + str(n) +
-                     ")\n    return;\n  int64_t rest = i;\n";
-  for (int d = 2; d >= 0; --d)
-    body += "  const int64_t o" + str(d) + " = rest % " + str(w.out[d]) +
-            ";\n  rest /= " + str(w.out[d]) + ";\n";
+  std::string body = threadIndex(n) + windowPosition(w);
   body += "  const int64_t m = rest % " + str(p.outChannels) + ", batch = rest / " +
           str(p.outChannels) + ";\n  const float *input = x + (batch * " + str(w.channels) +
           " + m / " + str(outPerGroup) + " * " + str(inPerGroup) + ") * " +
@@ -459,22 +470,11 @@ LogicalResult emitConv(Operation *op, KernelEmitter &e) {
           str(inPerGroup * w.kernel[0] * w.kernel[1] * w.kernel[2]) +
           ";\n  float acc = " + (conv.getBias() ? "bias[m]" : "0.0f") +
           ";\n  for (int64_t c = 0; c < " + str(inPerGroup) + "; ++c) {\n";
-  std::string indent = "    ";
-  for (int d = 0; d < 3; ++d) {
-    body += indent + "for (int64_t k" + str(d) + " = 0; k" + str(d) + " < " + str(w.kernel[d]) +
-            "; ++k" + str(d) + ") {\n" + indent + "  const int64_t i" + str(d) + " = o" + str(d) +
-            " * " + str(w.stride[d]) + " - " + str(w.padBegin[d]) + " + k" + str(d) + " * " +
-            str(w.dilation[d]) + ";\n" + indent + "  if (i" + str(d) + " < 0 || i" + str(d) +
-            " >= " + str(w.in[d]) + ")\n" + indent + "    continue;\n";
-    indent += "  ";
-  }
-  body += indent + "acc += input[((c * " + str(w.in[0]) + " + i0) * " + str(w.in[1]) + " + i1) * " +
-          str(w.in[2]) + " + i2] * filter[((c * " + str(w.kernel[0]) + " + k0) * " +
-          str(w.kernel[1]) + " + k1) * " + str(w.kernel[2]) + " + k2];\n";
-  for (int d = 2; d >= 0; --d) {
-    indent.resize(indent.size() - 2);
-    body += indent + "}\n";
-  }
+  body +=
+      forEachTap(w, "    ",
+                 "acc += input[((c * " + str(w.in[0]) + " + i0) * " + str(w.in[1]) + " + i1) * " +
+                     str(w.in[2]) + " + i2] * filter[((c * " + str(w.kernel[0]) + " + k0) * " +
+                     str(w.kernel[1]) + " + k1) * " + str(w.kernel[2]) + " + k2];\n");
   body += "  }\n  float v = acc" + std::string(conv.getResidual() ? " + residual[i]" : "") +
           ";\n  y[i] = " + activationExpression(epilogueOf(op)) + ";\n";
   std::string params = "const float *x, const float *w, ",
@@ -514,12 +514,12 @@ LogicalResult emitReduction(Operation *op, KernelEmitter &e, StringRef kind,
   }
   int64_t n = product(keptShape), count = product(reducedShape);
   // The reduced index r walks the reduced dims as the output index i walks the kept ones.
-  std::string body =
-      "  const int64_t i = DLC_INDEX;\n  if (i >= " + std::to_string(n) + ")\n    return;\n" +
-      broadcastOffsets({keptStrides}, keptShape) + "  float acc = " + it->second.first +
-      ";\n  for (int64_t r = 0; r < " + std::to_string(count) + "; ++r) {\n" +
-      broadcastOffsets({reducedStrides}, reducedShape, "r", "reduced") +
-      "    const float v = x[offset0 + reduced0];\n    " + it->second.second + ";\n  }\n";
+  std::string body = threadIndex(n) + broadcastOffsets({keptStrides}, keptShape) +
+                     "  float acc = " + it->second.first + ";\n  for (int64_t r = 0; r < " +
+                     std::to_string(count) + "; ++r) {\n" +
+                     broadcastOffsets({reducedStrides}, reducedShape, "r", "reduced") +
+                     "    const float v = x[offset0 + reduced0];\n    " + it->second.second +
+                     ";\n  }\n";
   if (kind == "Mean")
     body += "  acc /= " + deviceFloat(double(count)) + ";\n";
   body += "  y[i] = acc;\n";
@@ -543,10 +543,9 @@ LogicalResult emitBroadcastMap(Operation *op, KernelEmitter &e, const std::strin
     args += e.ptr(operand) + ", ";
   }
   std::string out = cType(tensorType(op->getResult(0)).getElementType());
-  std::string kernel = e.defineKernel(
-      params + out + " *y", "  const int64_t i = DLC_INDEX;\n  if (i >= " + std::to_string(n) +
-                                ")\n    return;\n" + broadcastOffsets(strides, outShape) + loads +
-                                "  y[i] = " + out + "(" + expression + ");\n");
+  std::string kernel = e.defineKernel(params + out + " *y",
+                                      threadIndex(n) + broadcastOffsets(strides, outShape) + loads +
+                                          "  y[i] = " + out + "(" + expression + ");\n");
   launch(e, kernel, n, args + e.ptr(op->getResult(0)));
   return success();
 }
@@ -565,6 +564,17 @@ LogicalResult emitBinary(Operation *op, KernelEmitter &e) {
   return emitBroadcastMap(op, e, *expression);
 }
 
+// A cuBLAS product through the runtime, row-major as dlc::rt::sgemm takes it, into C (beta 0).
+void sgemmCall(KernelEmitter &e, bool transA, bool transB, int64_t m, int64_t n, int64_t k,
+               float alpha, const std::string &a, int64_t lda, const std::string &b, int64_t ldb,
+               const std::string &c, int64_t ldc) {
+  auto flag = [](bool v) { return std::string(v ? "true" : "false"); };
+  e.checkedCall("dlc::cuda::sgemm(context, " + flag(transA) + ", " + flag(transB) + ", " +
+                std::to_string(m) + ", " + std::to_string(n) + ", " + std::to_string(k) + ", " +
+                deviceFloat(alpha) + ", " + a + ", " + std::to_string(lda) + ", " + b + ", " +
+                std::to_string(ldb) + ", 0.0f, " + c + ", " + std::to_string(ldc) + ")");
+}
+
 // Y = alpha * op(A) op(B) by cuBLAS, then one kernel adds beta * C (broadcast) and applies the
 // fused activation.
 LogicalResult emitGemm(Operation *op, KernelEmitter &e) {
@@ -574,21 +584,16 @@ LogicalResult emitGemm(Operation *op, KernelEmitter &e) {
   auto a = tensorType(gemm.getA()).getShape(), b = tensorType(gemm.getB()).getShape();
   auto out = tensorType(gemm.getOutput()).getShape();
   int64_t k = gemm.getTransA() ? a[0] : a[1];
-  e.line(std::string("if (const char *error = dlc::cuda::sgemm(context, ") +
-         (gemm.getTransA() ? "true" : "false") + ", " + (gemm.getTransB() ? "true" : "false") +
-         ", " + std::to_string(out[0]) + ", " + std::to_string(out[1]) + ", " + std::to_string(k) +
-         ", " + deviceFloat(gemm.getAlpha().convertToFloat()) + ", " + e.ptr(gemm.getA()) + ", " +
-         std::to_string(a[1]) + ", " + e.ptr(gemm.getB()) + ", " + std::to_string(b[1]) +
-         ", 0.0f, " + e.ptr(gemm.getOutput()) + ", " + std::to_string(out[1]) + "))");
-  e.line("  return error;");
+  sgemmCall(e, gemm.getTransA(), gemm.getTransB(), out[0], out[1], k,
+            gemm.getAlpha().convertToFloat(), e.ptr(gemm.getA()), a[1], e.ptr(gemm.getB()), b[1],
+            e.ptr(gemm.getOutput()), out[1]);
   float beta = gemm.getBeta().convertToFloat();
   bool addC = gemm.getC() && beta != 0.0f;
   dlc::rt::Epilogue epilogue = epilogueOf(op);
   if (!addC && epilogue.activation == dlc::rt::Activation::None)
     return success();
   int64_t n = out[0] * out[1];
-  std::string body =
-      "  const int64_t i = DLC_INDEX;\n  if (i >= " + std::to_string(n) + ")\n    return;\n";
+  std::string body = threadIndex(n);
   if (addC) {
     body += broadcastOffsets({broadcastStrides(tensorType(gemm.getC()).getShape(), out)}, out);
     body += "  float v = y[i] + " + deviceFloat(beta) + " * c[offset0];\n";
@@ -611,25 +616,12 @@ LogicalResult emitMatMul(Operation *op, KernelEmitter &e) {
   auto out = tensorType(matmul.getOutput()).getShape();
   int64_t m = a[a.size() - 2], k = a.back(), n = b.back();
   auto batch = out.drop_back(2);
-  SmallVector<int64_t> aStrides = broadcastStrides(a.drop_back(2), batch);
-  SmallVector<int64_t> bStrides = broadcastStrides(b.drop_back(2), batch);
-  int64_t count = product(batch);
-  for (int64_t flat = 0; flat < count; ++flat) {
-    int64_t rest = flat, aOffset = 0, bOffset = 0;
-    for (int64_t d = int64_t(batch.size()) - 1; d >= 0; --d) {
-      aOffset += rest % batch[d] * aStrides[d];
-      bOffset += rest % batch[d] * bStrides[d];
-      rest /= batch[d];
-    }
-    e.line("if (const char *error = dlc::cuda::sgemm(context, false, false, " + std::to_string(m) +
-           ", " + std::to_string(n) + ", " + std::to_string(k) + ", 1.0f, " +
-           e.ptr(matmul.getLhs()) + " + " + std::to_string(aOffset * m * k) + ", " +
-           std::to_string(k) + ", " + e.ptr(matmul.getRhs()) + " + " +
-           std::to_string(bOffset * k * n) + ", " + std::to_string(n) + ", 0.0f, " +
-           e.ptr(matmul.getOutput()) + " + " + std::to_string(flat * m * n) + ", " +
-           std::to_string(n) + "))");
-    e.line("  return error;");
-  }
+  SmallVector<int64_t> aOffsets = batchOffsets(a, batch), bOffsets = batchOffsets(b, batch);
+  for (size_t flat = 0; flat < aOffsets.size(); ++flat)
+    sgemmCall(e, false, false, m, n, k, 1.0f,
+              e.ptr(matmul.getLhs()) + " + " + std::to_string(aOffsets[flat]), k,
+              e.ptr(matmul.getRhs()) + " + " + std::to_string(bOffsets[flat]), n,
+              e.ptr(matmul.getOutput()) + " + " + std::to_string(flat * m * n), n);
   return success();
 }
 
@@ -669,10 +661,9 @@ void addCudaEmitters(EmitterTable &cudaTable) {
   // A reshape the planner could not make a view of (its input is also an output, or a
   // weight): the same bytes, copied.
   table["dlc.reshape"] = [](Operation *op, KernelEmitter &e) {
-    e.line("if (const char *error = dlc::cuda::copyOnDevice(context, " + e.ptr(op->getResult(0)) +
-           ", " + e.ptr(op->getOperand(0)) + ", " +
-           std::to_string(tensorBytes(op->getResult(0).getType())) + "))");
-    e.line("  return error;");
+    e.checkedCall("dlc::cuda::copyOnDevice(context, " + e.ptr(op->getResult(0)) + ", " +
+                  e.ptr(op->getOperand(0)) + ", " +
+                  std::to_string(tensorBytes(op->getResult(0).getType())) + ")");
     return success();
   };
   table["dlc.slice"] = emitSlice;
