@@ -19,13 +19,20 @@ const dlc_tensor_info kOutputs[] = {@OUTPUT_INFOS@};
 const dlc_model_info kInfo = {"@NAME@", @ARENA_BYTES@u, @WEIGHT_BYTES@u, @NUM_INPUTS@, kInputs,
                               @NUM_OUTPUTS@, kOutputs};
 
+// What a kernel found wrong with its input data, by the code it reported (DLC_FAULT).
+constexpr int kFaultCount = @FAULT_COUNT@;
+const char *const kFaultMessages[kFaultCount + 1] = {nullptr@FAULT_MESSAGES@};
+
 // Device memory is handed out in 256-byte steps, the alignment cudaMalloc gives.
 size_t aligned(size_t bytes) { return (bytes + 255) / 256 * 256; }
 
-@KERNELS@// Queues every op on the context's stream; returns null or the call that failed.
+@KERNELS@// Queues every op on the context's stream; returns null or the call that failed. Kernels
+// that check their input data report to `faults`, read by synchronize.
 const char *schedule(dlc_cuda_context *context, const unsigned char *weights,
-                     unsigned char *arena, const void *const *inputs, void *const *outputs) {
+                     unsigned char *arena, const void *const *inputs, void *const *outputs,
+                     int *faults) {
   (void)context;
+  (void)faults;
   (void)weights;
   (void)arena;
   (void)inputs;
@@ -41,6 +48,7 @@ Model::~Model() {
   // Kernels still queued read the arena and the weights.
   dlc::cuda::synchronize(context_);
   dlc::cuda::deallocate(context_, staging_);
+  dlc::cuda::deallocate(context_, faults_);
   dlc::cuda::deallocate(context_, arena_);
   dlc::cuda::deallocate(context_, weights_);
   dlc_cuda_context_release(context_);
@@ -73,6 +81,14 @@ dlc_status Model::init(const dlc_cuda_options &options) {
   weights_ = static_cast<unsigned char *>(weights);
   if (!error)
     error = dlc::cuda::copyToDevice(context_, weights_, dlc_weights_@NAME@, kWeightBytes);
+  if (!error && kFaultCount > 0) {
+    void *faults = nullptr;
+    error = dlc::cuda::allocate(context_, sizeof(int), &faults);
+    faults_ = static_cast<int *>(faults);
+    const int none = 0;
+    if (!error)
+      error = dlc::cuda::copyToDevice(context_, faults_, &none, sizeof none);
+  }
   return error ? fail(error) : DLC_OK;
 }
 
@@ -86,7 +102,7 @@ dlc_status Model::run(const void *const *inputs, void *const *outputs) {
   dlc::cuda::DeviceScope device(context_);
   if (device.error())
     return fail(device.error());
-  const char *error = schedule(context_, weights_, arena_, inputs, outputs);
+  const char *error = schedule(context_, weights_, arena_, inputs, outputs, faults_);
   return error ? fail(error) : DLC_OK;
 }
 
@@ -125,7 +141,8 @@ dlc_status Model::runHost(const void *const *inputs, void *const *outputs) {
     deviceOutputs[i] = staging_ + offset;
     offset += aligned(kOutputs[i].bytes);
   }
-  if (const char *error = schedule(context_, weights_, arena_, deviceInputs, deviceOutputs))
+  if (const char *error =
+          schedule(context_, weights_, arena_, deviceInputs, deviceOutputs, faults_))
     return fail(error);
   for (int i = 0; i < @NUM_OUTPUTS@; ++i)
     if (const char *error =
@@ -138,8 +155,23 @@ dlc_status Model::synchronize() {
   lastError_[0] = '\0';
   if (!context_)
     return DLC_INVALID_ARGUMENT;
-  const char *error = dlc::cuda::synchronize(context_);
-  return error ? fail(error) : DLC_OK;
+  int fault = 0;
+  const char *error =
+      faults_ ? dlc::cuda::copyToHost(context_, &fault, faults_, sizeof fault) : nullptr;
+  if (!error)
+    error = dlc::cuda::synchronize(context_);
+  if (error)
+    return fail(error);
+  if (fault == 0)
+    return DLC_OK;
+  // Reported once: the runs queued after this call start clean.
+  const int none = 0;
+  if (const char *error = dlc::cuda::copyToDevice(context_, faults_, &none, sizeof none))
+    return fail(error);
+  std::strncpy(lastError_,
+               fault > 0 && fault <= kFaultCount ? kFaultMessages[fault] : "bad input data",
+               sizeof lastError_ - 1);
+  return DLC_INVALID_INPUT_DATA;
 }
 
 } // namespace @NAME@

@@ -31,10 +31,13 @@ dlc_status @NAME@_create(const dlc_cuda_options *options, @NAME@_model **model);
 dlc_status @NAME@_run(@NAME@_model *model, const void *const *inputs, void *const *outputs);
 // Host buffers: copies the inputs in, runs, copies the outputs back and waits for all of it.
 dlc_status @NAME@_run_host(@NAME@_model *model, const void *const *inputs, void *const *outputs);
-// Waits for everything queued on the model's stream.
+// Waits for everything queued on the model's stream. DLC_INVALID_INPUT_DATA: a kernel of the
+// runs since the last synchronize found input data it cannot accept (an index out of range;
+// the outputs of those runs are not valid), reported once.
 dlc_status @NAME@_synchronize(@NAME@_model *model);
 // After DLC_DEVICE_ERROR: the CUDA or cuBLAS call that failed and why, e.g.
-// "cudaMalloc: out of memory"; "" otherwise. Valid until the model's next call.
+// "cudaMalloc: out of memory"; after DLC_INVALID_INPUT_DATA: the node and the reason, e.g.
+// "node 'g' (Gather): index out of range"; "" otherwise. Valid until the model's next call.
 const char *@NAME@_last_error(const @NAME@_model *model);
 // Waits for the model's work, frees its memory and drops its context reference.
 void @NAME@_destroy(@NAME@_model *model);
@@ -68,6 +71,9 @@ private:
   unsigned char *arena_ = nullptr, *weights_ = nullptr;
   // Device copies of the inputs and outputs for runHost, made at its first call.
   unsigned char *staging_ = nullptr;
+  // The first fault a kernel reported since the last synchronize (0: none); only in models
+  // whose kernels check input data.
+  int *faults_ = nullptr;
   char lastError_[256] = "";
 };
 

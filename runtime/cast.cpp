@@ -1,4 +1,5 @@
 #include "dlc_runtime.h"
+#include "scalar_ops.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,42 +9,12 @@
 namespace dlc {
 namespace rt {
 
-float halfToFloat(uint16_t bits) {
-  uint32_t sign = uint32_t(bits & 0x8000) << 16, exponent = (bits >> 10) & 0x1f,
-           mantissa = bits & 0x3ff;
-  if (exponent == 0) // zero or subnormal: mantissa * 2^-24, exact in float
-    return (sign ? -1.0f : 1.0f) * std::ldexp(float(mantissa), -24);
-  uint32_t out = exponent == 0x1f ? sign | 0x7f800000u | (mantissa << 13) // inf, NaN
-                                  : sign | ((exponent + 112) << 23) | (mantissa << 13);
-  float f;
-  std::memcpy(&f, &out, 4);
-  return f;
-}
-
-uint16_t floatToHalf(float value) {
-  uint32_t bits;
-  std::memcpy(&bits, &value, 4);
-  uint16_t sign = uint16_t((bits >> 16) & 0x8000);
-  uint32_t magnitude = bits & 0x7fffffffu;
-  if (magnitude > 0x7f800000u) // NaN: keep it quiet
-    return uint16_t(sign | 0x7e00);
-  if (magnitude >= 0x47800000u) // >= 65536 (or inf): rounds to inf
-    return uint16_t(sign | 0x7c00);
-  if (magnitude < 0x38800000u) { // below 2^-14: subnormal half, round to nearest even
-    float scaled = std::fabs(value) * 16777216.0f; // in units of 2^-24, exact
-    float rounded = std::nearbyint(scaled);        // ties to even in the default mode
-    return uint16_t(sign | uint16_t(rounded));
-  }
-  // Normal: rebias the exponent, round the 13 dropped mantissa bits to nearest even; a carry
-  // into the exponent (or to inf) is the right result.
-  uint32_t half = ((magnitude >> 13) - (112u << 10));
-  uint32_t dropped = magnitude & 0x1fff;
-  if (dropped > 0x1000 || (dropped == 0x1000 && (half & 1)))
-    ++half;
-  return uint16_t(sign | half);
-}
-
 namespace {
+
+using scalar::bfloatToFloat;
+using scalar::floatToBfloat;
+using scalar::floatToHalf;
+using scalar::halfToFloat;
 
 // float16 values travel as their bits; conversions go through float.
 struct Half {
@@ -207,22 +178,6 @@ uint8_t encodeE8M0(double x, bool saturate, Rounding rounding) {
 
 double decodeE8M0(uint8_t bits) {
   return bits == 0xff ? std::nan("") : std::ldexp(1.0, bits - 127);
-}
-
-float bfloatToFloat(uint16_t bits) {
-  uint32_t wide = uint32_t(bits) << 16;
-  float f;
-  std::memcpy(&f, &wide, 4);
-  return f;
-}
-
-uint16_t floatToBfloat(float value) {
-  uint32_t bits;
-  std::memcpy(&bits, &value, 4);
-  if (std::isnan(value))
-    return uint16_t((bits >> 16) | 0x40); // keep it quiet
-  bits += 0x7fff + ((bits >> 16) & 1);  // round to nearest even; a carry gives inf
-  return uint16_t(bits >> 16);
 }
 
 const MiniFloatFormat *miniFloatFormat(dlc_dtype t) {

@@ -116,10 +116,6 @@ void alignedFree(void *ptr);
 // DLC_CHECK_MEMORY builds on arena memory that holds no live value.
 void poison(void *ptr, size_t bytes);
 
-// IEEE binary16 <-> float32, rounding to nearest even (NaN stays NaN, overflow gives inf).
-float halfToFloat(uint16_t bits);
-uint16_t floatToHalf(float value);
-
 // ---- elementwise -------------------------------------------------------------------------
 // The unary and binary kinds are listed once, as X-macros: the compiler names the same
 // enumerators in dlc.fused_elementwise steps and checks those names against these lists.

@@ -322,6 +322,11 @@ void KernelEmitter::fallibleCall(const std::string &call, const std::string &rea
   line("  return " + cString(currentOp + ": " + reason) + ";");
 }
 
+int KernelEmitter::faultCode(const std::string &reason) {
+  faults.push_back(currentOp + ": " + reason);
+  return int(faults.size());
+}
+
 std::string KernelEmitter::defineKernel(const std::string &params,
                                         const std::string &kernelBody) {
   std::string name = "kernel" + std::to_string(kernelCount++);
@@ -592,6 +597,9 @@ bool generateCode(ModuleOp module, Target target, const std::string &name,
   }
   size_t maxRank = std::max(inputs.maxRank, outputs.maxRank);
 
+  std::string faultMessages;
+  for (const std::string &message : emitter.faultMessages())
+    faultMessages += ", " + cString(message);
   std::string upper = name;
   for (char &c : upper)
     c = std::toupper(static_cast<unsigned char>(c));
@@ -618,6 +626,8 @@ bool generateCode(ModuleOp module, Target target, const std::string &name,
       {"TYPED_OUTPUT_ARGS", outputs.typedArgs},
       {"SCHEDULE", emitter.body_str()},
       {"KERNELS", emitter.kernels_str()},
+      {"FAULT_COUNT", std::to_string(emitter.faultMessages().size())},
+      {"FAULT_MESSAGES", faultMessages},
       {"TRAIN_INCLUDE", ""},
       {"TRAIN_MACROS", ""},
       {"TRAIN_C_API", ""},

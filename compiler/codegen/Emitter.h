@@ -42,6 +42,11 @@ public:
   // Appends a call of a kernel that returns false on input data it cannot accept; the
   // schedule then stops and reports `reason` for the current op.
   void fallibleCall(const std::string &call, const std::string &reason);
+  // CUDA: registers a check the current op's kernel makes on its input data and returns its
+  // code; a kernel thread that fails it calls DLC_FAULT(faults, code), and the model's
+  // synchronize reports "<currentOp>: <reason>" (the code's entry in faultMessages()).
+  int faultCode(const std::string &reason);
+  const std::vector<std::string> &faultMessages() const { return faults; }
   // Appends a call of the CUDA runtime, which returns null or the failed call's text; the
   // schedule then stops and returns that text.
   void checkedCall(const std::string &call);
@@ -61,6 +66,7 @@ public:
 
 protected:
   std::ostringstream body, kernels;
+  std::vector<std::string> faults;
   int arrays = 0, kernelCount = 0;
 };
 

@@ -1,11 +1,15 @@
 // What generated CUDA kernels are written against: DLC_GLOBAL marks a kernel, DLC_INDEX is
-// the calling thread's index in the grid, DLC_LAUNCH starts a kernel on a context's stream.
+// the calling thread's index in the grid, DLC_LAUNCH starts a kernel on a context's stream,
+// DLC_FAULT(faults, code) records that a thread found bad input data (the first code since the
+// model's last synchronize is kept). The elementwise definitions are the CPU kernels' own
+// (scalar_ops.h).
 // With DLC_CUDA_EMULATE the same source compiles as C++: a kernel is a plain function and a
 // launch calls it once per (block, thread), in order, on the host.
 #ifndef DLC_CUDA_KERNELS_H
 #define DLC_CUDA_KERNELS_H
 
 #include "dlc_cuda.h"
+#include "scalar_ops.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -33,18 +37,24 @@ void launch(void (*kernel)(Params...), unsigned blocks, unsigned threads, Args..
 } // namespace cuda
 } // namespace dlc
 #define DLC_GLOBAL static
-#define DLC_INDEX                                                                                \
-  (int64_t(::dlc::cuda::emulate::blockIdx.x) * ::dlc::cuda::emulate::blockDim.x +               \
+#define DLC_INDEX                                                                                  \
+  (int64_t(::dlc::cuda::emulate::blockIdx.x) * ::dlc::cuda::emulate::blockDim.x +                  \
    ::dlc::cuda::emulate::threadIdx.x)
-#define DLC_LAUNCH(kernel, blocks, threads, context, ...)                                        \
+#define DLC_LAUNCH(kernel, blocks, threads, context, ...)                                          \
   ::dlc::cuda::emulate::launch(kernel, blocks, threads, __VA_ARGS__)
+#define DLC_FAULT(faults, code)                                                                    \
+  do {                                                                                             \
+    if (*(faults) == 0)                                                                            \
+      *(faults) = (code);                                                                          \
+  } while (0)
 #else
 #include <cuda_runtime.h>
 #define DLC_GLOBAL __global__
 #define DLC_INDEX (int64_t(blockIdx.x) * blockDim.x + threadIdx.x)
-#define DLC_LAUNCH(kernel, blocks, threads, context, ...)                                        \
-  kernel<<<blocks, threads, 0, static_cast<cudaStream_t>(::dlc::cuda::stream(context))>>>(       \
+#define DLC_LAUNCH(kernel, blocks, threads, context, ...)                                          \
+  kernel<<<blocks, threads, 0, static_cast<cudaStream_t>(::dlc::cuda::stream(context))>>>(         \
       __VA_ARGS__)
+#define DLC_FAULT(faults, code) atomicCAS((faults), 0, (code))
 #endif
 
 #endif // DLC_CUDA_KERNELS_H

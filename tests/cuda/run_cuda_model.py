@@ -52,6 +52,9 @@ def main():
                    help="the nvcc to use; empty or missing: skip (exit 77) in nvcc modes")
     p.add_argument("--skip-without-gpu", action="store_true",
                    help="exit 77 (ctest's skip) when nvidia-smi finds no GPU")
+    p.add_argument("--fault", nargs=2, metavar=("TEXT", "BAD_NPY"),
+                   help="first run on BAD_NPY, which must fail with DLC_INVALID_INPUT_DATA "
+                        "naming TEXT (then the good run on the same model)")
     p.add_argument("--bench", action="store_true",
                    help="also build and run bench/cuda_latency.cpp on the model")
     p.add_argument("--sanitizer", default="",
@@ -123,7 +126,8 @@ def main():
     out = os.path.join(args.work, "out")
     shutil.rmtree(out, ignore_errors=True)
     os.makedirs(out)
-    if run(sanitizer + [exe, out, input_npy]) != 0:
+    fault = ["--fault"] + args.fault if args.fault else []
+    if run(sanitizer + [exe] + fault + [out, input_npy]) != 0:
         return 1
     if run([sys.executable, os.path.join(ROOT, "scripts", "compare_npy.py"),
             os.path.join(out, "output0.npy"), os.path.join(args.model_dir, "expected.npy"),

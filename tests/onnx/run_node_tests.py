@@ -68,6 +68,9 @@ def parse_args():
                    help="build generated code with -DDLC_CHECK_MEMORY (dead memory poisoned)")
     p.add_argument("--cuda-emulate", action="store_true",
                    help="compile for --target cuda and run the kernels emulated on the host")
+    p.add_argument("--nvcc", default="", metavar="PATH",
+                   help="with --cuda-emulate: also compile every generated CUDA source with "
+                        "this nvcc for the GPU (-Werror; nothing is run)")
     p.add_argument("--sanitize", default="", metavar="LIST",
                    help="build the harness with -fsanitize=LIST (e.g. address,undefined); "
                         "any sanitizer report fails the run")
@@ -364,7 +367,7 @@ CUDA_REGISTRY_FUNCTIONS = (
     "void %(n)s_d(void *m) { %(n)s_destroy(static_cast<%(n)s_model *>(m)); }")
 
 
-def write_build(work, names, runtime_dir, here, cxx, check_memory, sanitize, batch, cuda):
+def write_build(work, names, runtime_dir, here, cxx, check_memory, sanitize, batch, cuda, nvcc):
     lines = ["#include \"registry.h\"\n"]
     for n in names:
         lines.append('#include "%s/%s/gen/%s.h"' % (work, n, n))
@@ -419,6 +422,15 @@ def write_build(work, names, runtime_dir, here, cxx, check_memory, sanitize, bat
         obj = "obj/%d_%s.o" % (i, os.path.basename(s)[:-4])
         objects.append(obj)
         ninja.append("build %s: cc %s" % (obj, s))
+    if nvcc:
+        # The same batches for the GPU (one architecture: this checks that the code compiles
+        # warning-free, host side included; the tests that run on a GPU build every one).
+        ninja.append("rule nvcc\n  command = %s -std=c++17 -O1 -arch=sm_80 -x cu -I%s -I%s "
+                     "-Xcompiler -Wall,-Wextra,-Werror -Werror all-warnings -c $in -o $out"
+                     % (nvcc, runtime_dir, os.path.join(runtime_dir, "cuda")))
+        for s in sources:
+            if os.path.basename(s).startswith("batch_"):
+                ninja.append("build nvcc/%s.o: nvcc %s" % (os.path.basename(s)[:-4], s))
     ninja.append("build harness: link %s" % " ".join(objects))
     with open(os.path.join(work, "build.ninja"), "w") as f:
         f.write("\n".join(ninja) + "\n")
@@ -481,7 +493,7 @@ def main():
         if t.name in compiled:
             convert_data(t, os.path.join(work, t.name))
     write_build(work, compiled, os.path.abspath(args.runtime_dir), here, args.cxx,
-                args.check_memory, args.sanitize, args.batch, args.cuda_emulate)
+                args.check_memory, args.sanitize, args.batch, args.cuda_emulate, args.nvcc)
     build = subprocess.run(["ninja", "-C", work, "-j", str(args.jobs)], capture_output=True,
                            text=True)
     if build.returncode != 0:

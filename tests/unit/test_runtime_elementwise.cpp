@@ -3,6 +3,7 @@
 // fixed seeds.
 #include "dlc_runtime.h"
 #include "runtime_test_util.h"
+#include "scalar_ops.h"
 
 #include <catch2/catch.hpp>
 
@@ -481,28 +482,28 @@ TEST_CASE("float16 conversions: every half exactly, floats to the nearest (even)
   for (uint32_t bits = 0; bits < 0x10000; ++bits) {
     uint16_t h = static_cast<uint16_t>(bits);
     int e = (h >> 10) & 0x1f;
-    float f = halfToFloat(h);
+    float f = scalar::halfToFloat(h);
     if (e == 0x1f) {
       CHECK(((h & 0x3ff) ? std::isnan(f) : std::isinf(f)));
       CHECK(std::signbit(f) == bool(h & 0x8000));
       continue;
     }
     REQUIRE(double(f) == halfValue(h));
-    REQUIRE(floatToHalf(f) == h); // round trip, signed zeros included
+    REQUIRE(scalar::floatToHalf(f) == h); // round trip, signed zeros included
     if (!(h & 0x8000))
       finite.push_back({halfValue(h), h});
   }
-  CHECK(floatToHalf(std::numeric_limits<float>::quiet_NaN()) == 0x7e00);
-  CHECK(floatToHalf(65520.0f) == 0x7c00); // halfway past the largest half rounds up to inf
-  CHECK(floatToHalf(65519.0f) == 0x7bff);
+  CHECK(scalar::floatToHalf(std::numeric_limits<float>::quiet_NaN()) == 0x7e00);
+  CHECK(scalar::floatToHalf(65520.0f) == 0x7c00); // halfway past the largest half rounds up to inf
+  CHECK(scalar::floatToHalf(65519.0f) == 0x7bff);
   // Random floats against the nearest half found by search, ties to the even bit pattern.
   std::mt19937 rng(401);
   for (int i = 0; i < 200000; ++i) {
     float f = std::ldexp(randomFloats(rng, 1, 0.0f, 1.0f)[0], int(randomInt(rng, -26, 15)));
     uint16_t want = nearestCode(finite, f);
     INFO("float " << f);
-    REQUIRE(floatToHalf(f) == want);
-    REQUIRE(floatToHalf(-f) == uint16_t(want | 0x8000));
+    REQUIRE(scalar::floatToHalf(f) == want);
+    REQUIRE(scalar::floatToHalf(-f) == uint16_t(want | 0x8000));
   }
 }
 

@@ -62,51 +62,18 @@ std::optional<std::string> unaryExpression(StringRef kind) {
   return it->second;
 }
 
-// Device expressions of the binary kinds in `a` and `b`, for float32 operands or (integer)
-// for the integer and bool ones (`@U@`: the operands' unsigned type, so that overflow wraps as
-// on the CPU instead of being undefined); comparisons for both. Max and Min propagate NaN, and
-// And, Or, Xor are bitwise (logical on 0/1 bool bytes), as the CPU kernels define them.
-std::optional<std::string> binaryExpression(StringRef kind, bool integer = false) {
-  static const std::map<std::string, std::string> floats = {
-      {"Add", "a + b"},
-      {"Sub", "a - b"},
-      {"Mul", "a * b"},
-      {"Div", "a / b"},
-      {"Pow", "powf(a, b)"},
-      {"Max", "(a > b || a != a) ? a : b"},
-      {"Min", "(a < b || a != a) ? a : b"},
-  };
-  // Integer division and modulo follow ONNX's own rules; not built yet.
-  static const std::map<std::string, std::string> integers = {
-      {"Add", "(@U@)a + (@U@)b"},
-      {"Sub", "(@U@)a - (@U@)b"},
-      {"Mul", "(@U@)a * (@U@)b"},
-      {"Max", "a > b ? a : b"},
-      {"Min", "a < b ? a : b"},
-      {"And", "a & b"},
-      {"Or", "a | b"},
-      {"Xor", "a ^ b"},
-  };
-  static const std::map<std::string, std::string> comparisons = {
-      {"Equal", "a == b"},  {"Less", "a < b"},          {"LessEqual", "a <= b"},
-      {"Greater", "a > b"}, {"GreaterEqual", "a >= b"},
-  };
-  for (const auto *table : {integer ? &integers : &floats, &comparisons}) {
-    auto it = table->find(kind.str());
-    if (it != table->end())
-      return it->second;
-  }
-  return std::nullopt;
-}
+// The device call of binary kind `kind` on `a` and `b`: the CPU kernels' own definition
+// (runtime/scalar_ops.h), for every element type.
+std::string binaryCall(StringRef kind) { return "dlc::rt::scalar::" + kind.str() + "Op()(a, b)"; }
 
 bool isF32(Value v) { return tensorType(v).getElementType().isF32(); }
 
-// The C type kernels compute `v`'s elements in: float32, the integers and bool (a byte); none
-// for double and the types that travel as bits (float16, bfloat16, float8, 4- and 2-bit).
+// The C type kernels compute `v`'s elements in: float32, float64, the integers and bool (a
+// byte); none for the types that travel as bits (float16, bfloat16, float8, 4- and 2-bit).
 std::string computeType(Value v) {
   Type element = tensorType(v).getElementType();
   auto integer = dyn_cast<IntegerType>(element);
-  if (element.isF32() ||
+  if (element.isF32() || element.isF64() ||
       (integer && llvm::is_contained({1u, 8u, 16u, 32u, 64u}, integer.getWidth())))
     return cType(element);
   return "";
@@ -253,7 +220,7 @@ LogicalResult emitFusedElementwise(Operation *op, KernelEmitter &e) {
       expression = unaryExpression(decoded.kind).value_or("");
       break;
     case dlc::rt::FusedStepKind::Binary:
-      expression = binaryExpression(decoded.kind).value_or("");
+      expression = binaryCall(decoded.kind);
       break;
     case dlc::rt::FusedStepKind::Clip:
       expression = clipExpression(step.p0, step.p1);
@@ -550,18 +517,13 @@ LogicalResult emitBroadcastMap(Operation *op, KernelEmitter &e, const std::strin
   return success();
 }
 
-// Binary ops and comparisons (a bool result) of float32, integer or bool operands.
+// Binary ops and comparisons (a bool result) of float, integer or bool operands.
 LogicalResult emitBinary(Operation *op, KernelEmitter &e) {
   StringRef kind = cast<KernelKindInterface>(op).getKernelKind();
   std::string type = computeType(op->getOperand(0));
-  std::optional<std::string> expression = binaryExpression(kind, type != "float");
-  if (type.empty() || computeType(op->getOperand(1)) != type || !expression)
+  if (type.empty() || computeType(op->getOperand(1)) != type)
     return noKernelFor(op, kind);
-  const std::string unsignedType = type[0] == 'u' ? type : "u" + type;
-  for (size_t at = expression->find("@U@"); at != std::string::npos;
-       at = expression->find("@U@", at))
-    expression->replace(at, 3, unsignedType);
-  return emitBroadcastMap(op, e, *expression);
+  return emitBroadcastMap(op, e, binaryCall(kind));
 }
 
 // A cuBLAS product through the runtime, row-major as dlc::rt::sgemm takes it, into C (beta 0).
@@ -625,6 +587,337 @@ LogicalResult emitMatMul(Operation *op, KernelEmitter &e) {
   return success();
 }
 
+// Statements setting `name` to the index `expression` read from the input data, checked
+// against `extent` (a negative one counts from the end): a thread with a bad one reports
+// `code` and stores nothing.
+std::string checkedIndex(const std::string &name, const std::string &expression, int64_t extent,
+                         int code, const std::string &indent = "  ") {
+  const std::string size = std::to_string(extent);
+  return indent + "int64_t " + name + " = int64_t(" + expression + ");\n" + indent + "if (" + name +
+         " < -" + size + " || " + name + " >= " + size + ") {\n" + indent + "  DLC_FAULT(faults, " +
+         std::to_string(code) + ");\n" + indent + "  return;\n" + indent + "}\n" + indent + "if (" +
+         name + " < 0)\n" + indent + "  " + name + " += " + size + ";\n";
+}
+
+// The element types the data-movement kernels copy and index by; "" (no kernel) for others.
+std::pair<std::string, std::string> copyTypes(Value data, Value indices) {
+  return {cType(tensorType(data).getElementType()), cType(tensorType(indices).getElementType())};
+}
+
+// y[i] = x[offset] for each output element i of a gather op, where `addressing(code)` gives
+// the statements that set `offset`, checking the indices they read (reporting `code`).
+LogicalResult emitIndexedCopy(Operation *op, KernelEmitter &e, StringRef kind, Value input,
+                              Value indices, Value output,
+                              const std::function<std::string(int code)> &addressing) {
+  auto [type, indexType] = copyTypes(input, indices);
+  if (type.empty() || indexType.empty())
+    return noKernelFor(op, kind);
+  int64_t n = tensorType(output).getNumElements();
+  std::string body =
+      threadIndex(n) + addressing(e.faultCode("index out of range")) + "  y[i] = x[offset];\n";
+  std::string kernel = e.defineKernel("const " + type + " *x, const " + indexType + " *indices, " +
+                                          type + " *y, int *faults",
+                                      body);
+  launch(e, kernel, n, e.ptr(input) + ", " + e.ptr(indices) + ", " + e.ptr(output) + ", faults");
+  return success();
+}
+
+// Gather along an axis: the output is [outer, indices, inner].
+LogicalResult emitGatherAxis(Operation *op, KernelEmitter &e) {
+  auto gather = cast<GatherOp>(op);
+  auto shape = tensorType(gather.getInput()).getShape();
+  int64_t axis = gather.getAxis(), inner = outerInner(shape, axis).second;
+  int64_t count = tensorType(gather.getIndices()).getNumElements();
+  auto str = [](int64_t v) { return std::to_string(v); };
+  return emitIndexedCopy(
+      op, e, "Gather", gather.getInput(), gather.getIndices(), gather.getOutput(), [&](int code) {
+        return "  const int64_t r = i % " + str(inner) + ", j = i / " + str(inner) + " % " +
+               str(count) + ", o = i / " + str(inner * count) + ";\n" +
+               checkedIndex("at", "indices[j]", shape[axis], code) +
+               "  const int64_t offset = (o * " + str(shape[axis]) + " + at) * " + str(inner) +
+               " + r;\n";
+      });
+}
+
+// GatherElements: the output has the indices' shape; element i reads the input at its own
+// position with the axis coordinate replaced by indices[i].
+LogicalResult emitGatherElements(Operation *op, KernelEmitter &e) {
+  auto gather = cast<GatherElementsOp>(op);
+  auto inShape = tensorType(gather.getInput()).getShape();
+  auto indexShape = tensorType(gather.getIndices()).getShape();
+  int64_t axis = gather.getAxis();
+  SmallVector<int64_t> strides = stridesOf(inShape), others = strides;
+  others[axis] = 0;
+  return emitIndexedCopy(op, e, "GatherElements", gather.getInput(), gather.getIndices(),
+                         gather.getOutput(), [&](int code) {
+                           return broadcastOffsets({others}, indexShape) +
+                                  checkedIndex("at", "indices[i]", inShape[axis], code) +
+                                  "  const int64_t offset = offset0 + at * " +
+                                  std::to_string(strides[axis]) + ";\n";
+                         });
+}
+
+// GatherND: the output is [batches, tuples, slice]; element i copies from the slice its index
+// tuple (k entries over the dims after the batch dims) selects.
+LogicalResult emitGatherND(Operation *op, KernelEmitter &e) {
+  auto gather = cast<GatherNDOp>(op);
+  auto inShape = tensorType(gather.getInput()).getShape();
+  auto indexShape = tensorType(gather.getIndices()).getShape();
+  int64_t batchDims = gather.getBatchDims(), k = indexShape.back();
+  int64_t tuples = product(indexShape.drop_back().drop_front(batchDims));
+  int64_t slice = product(inShape.drop_front(batchDims + k));
+  int64_t batchStride = product(inShape.drop_front(batchDims));
+  SmallVector<int64_t> strides = stridesOf(inShape);
+  auto str = [](int64_t v) { return std::to_string(v); };
+  return emitIndexedCopy(
+      op, e, "GatherND", gather.getInput(), gather.getIndices(), gather.getOutput(), [&](int code) {
+        std::string statements =
+            "  const int64_t tuple = i / " + str(slice) + ", batch = tuple / " + str(tuples) +
+            ";\n  int64_t offset = batch * " + str(batchStride) + " + i % " + str(slice) + ";\n";
+        for (int64_t q = 0; q < k; ++q) {
+          std::string at = "at" + str(q);
+          statements += checkedIndex(at, "indices[tuple * " + str(k) + " + " + str(q) + "]",
+                                     inShape[batchDims + q], code) +
+                        "  offset += " + at + " * " + str(strides[batchDims + q]) + ";\n";
+        }
+        return statements;
+      });
+}
+
+// Cast between float32/64, the integers, bool, float16 and bfloat16 (the 16-bit floats through
+// float, with the CPU's rounding); float8 and the 4- and 2-bit types are not built yet.
+LogicalResult emitCast(Operation *op, KernelEmitter &e) {
+  auto castOp = cast<CastOp>(op);
+  Type from = tensorType(castOp.getInput()).getElementType();
+  Type to = tensorType(castOp.getOutput()).getElementType();
+  auto convertible = [](Type t) {
+    return t.isF32() || t.isF64() || t.isF16() || t.isBF16() ||
+           (isa<IntegerType>(t) &&
+            llvm::is_contained({1u, 8u, 16u, 32u, 64u}, cast<IntegerType>(t).getWidth()));
+  };
+  if (!convertible(from) || !convertible(to))
+    return noKernelFor(op, "Cast");
+  std::string read = from.isF16()    ? "dlc::rt::scalar::halfToFloat(x[i])"
+                     : from.isBF16() ? "dlc::rt::scalar::bfloatToFloat(x[i])"
+                                     : "x[i]";
+  std::string write = to.isF16()        ? "dlc::rt::scalar::floatToHalf(float(v))"
+                      : to.isBF16()     ? "dlc::rt::scalar::floatToBfloat(float(v))"
+                      : to.isInteger(1) ? "uint8_t(v != 0)"
+                                        : cType(to) + "(v)";
+  int64_t n = tensorType(castOp.getOutput()).getNumElements();
+  std::string kernel =
+      e.defineKernel("const " + cType(from) + " *x, " + cType(to) + " *y",
+                     threadIndex(n) + "  const auto v = " + read + ";\n  y[i] = " + write + ";\n");
+  launch(e, kernel, n, e.ptr(castOp.getInput()) + ", " + e.ptr(castOp.getOutput()));
+  return success();
+}
+
+// ArgMax / ArgMin: one thread per [outer, inner] position scans its row as the CPU kernel
+// does (the first extreme, or the last with select_last_index; a NaN wins and stays).
+LogicalResult emitArgReduce(Operation *op, KernelEmitter &e) {
+  std::string type = computeType(op->getOperand(0));
+  if (type.empty())
+    return noKernelFor(op, isa<ArgMaxOp>(op) ? "ArgMax" : "ArgMin");
+  int64_t axis = cast<IntegerAttr>(op->getAttr("axis")).getInt();
+  bool last = cast<BoolAttr>(op->getAttr("select_last_index")).getValue();
+  auto shape = tensorType(op->getOperand(0)).getShape();
+  auto [outer, inner] = outerInner(shape, axis);
+  int64_t extent = shape.empty() ? 1 : shape[axis], rows = outer * inner;
+  auto str = [](int64_t v) { return std::to_string(v); };
+  std::string better = isa<ArgMaxOp>(op) ? "v > b" : "v < b";
+  std::string body = threadIndex(rows) + "  const " + type + " *row = x + i / " + str(inner) +
+                     " * " + str(extent * inner) + " + i % " + str(inner) +
+                     ";\n  int64_t best = 0;\n  for (int64_t j = 1; j < " + str(extent) +
+                     "; ++j) {\n    const " + type + " v = row[j * " + str(inner) +
+                     "], b = row[best * " + str(inner) +
+                     "];\n    const bool vNan = dlc::rt::scalar::isNan(v), bNan = "
+                     "dlc::rt::scalar::isNan(b);\n    if ((!bNan && (vNan || " +
+                     better + "))" + (last ? " || v == b || (vNan && bNan)" : "") +
+                     ")\n      best = j;\n  }\n  y[i] = best;\n";
+  std::string kernel = e.defineKernel("const " + type + " *x, int64_t *y", body);
+  launch(e, kernel, rows, e.ptr(op->getOperand(0)) + ", " + e.ptr(op->getResult(0)));
+  return success();
+}
+
+// CumSum / CumProd: one thread per [outer, inner] position runs along its row (integers wrap).
+LogicalResult emitRunning(Operation *op, KernelEmitter &e) {
+  std::string type = computeType(op->getOperand(0));
+  bool product = isa<CumProdOp>(op);
+  if (type.empty())
+    return noKernelFor(op, product ? "CumProd" : "CumSum");
+  int64_t axis = cast<IntegerAttr>(op->getAttr("axis")).getInt();
+  auto flag = [&](const char *name) { return cast<BoolAttr>(op->getAttr(name)).getValue(); };
+  auto shape = tensorType(op->getOperand(0)).getShape();
+  auto [outer, inner] = outerInner(shape, axis);
+  int64_t extent = shape.empty() ? 1 : shape[axis], rows = outer * inner;
+  auto str = [](int64_t v) { return std::to_string(v); };
+  std::string combine =
+      std::string("acc = dlc::rt::scalar::") + (product ? "Mul" : "Add") + "Op()(acc, v);";
+  std::string store = "y[at] = acc;";
+  // Read first: y may alias x.
+  std::string body =
+      threadIndex(rows) + "  const int64_t base = i / " + str(inner) + " * " + str(extent * inner) +
+      " + i % " + str(inner) + ";\n  " + type + " acc = " + type + "(" + (product ? "1" : "0") +
+      ");\n  for (int64_t step = 0; step < " + str(extent) +
+      "; ++step) {\n    const int64_t at = base + " +
+      (flag("reverse") ? "(" + str(extent - 1) + " - step)" : std::string("step")) + " * " +
+      str(inner) + ";\n    const " + type + " v = x[at];\n    " +
+      (flag("exclusive") ? store + "\n    " + combine : combine + "\n    " + store) + "\n  }\n";
+  std::string kernel = e.defineKernel("const " + type + " *x, " + type + " *y", body);
+  launch(e, kernel, rows, e.ptr(op->getOperand(0)) + ", " + e.ptr(op->getResult(0)));
+  return success();
+}
+
+// ConvTranspose (and a conv's input gradient): one thread per element of the result, summing
+// over its group's output channels the taps whose window covers it.
+LogicalResult emitConvGradInput(Operation *op, KernelEmitter &e) {
+  auto grad = cast<ConvGradInputOp>(op);
+  if (!isF32(grad.getOutput()))
+    return noKernelFor(op, "ConvTranspose");
+  dlc::rt::ConvParams p = convParams(grad);
+  const dlc::rt::WindowParams &w = p.window;
+  auto str = [](int64_t v) { return std::to_string(v); };
+  const int64_t inPerGroup = w.channels / p.groups, outPerGroup = p.outChannels / p.groups;
+  const int64_t n = tensorType(grad.getOutput()).getNumElements();
+  // The position of thread i in the result (an input of the forward conv).
+  std::string body = threadIndex(n) + "  int64_t rest = i;\n";
+  for (int d = 2; d >= 0; --d)
+    body += "  const int64_t i" + str(d) + " = rest % " + str(w.in[d]) +
+            ";\n  rest /= " + str(w.in[d]) + ";\n";
+  body += "  const int64_t c = rest % " + str(w.channels) + ", batch = rest / " + str(w.channels) +
+          ", group = c / " + str(inPerGroup) + ";\n  float acc = 0.0f;\n" +
+          "  for (int64_t m = group * " + str(outPerGroup) + "; m < (group + 1) * " +
+          str(outPerGroup) + "; ++m) {\n    const float *dy = grad + (batch * " +
+          str(p.outChannels) + " + m) * " + str(w.out[0] * w.out[1] * w.out[2]) +
+          ";\n    const float *filter = weight + (m * " + str(inPerGroup) + " + c % " +
+          str(inPerGroup) + ") * " + str(w.kernel[0] * w.kernel[1] * w.kernel[2]) + ";\n";
+  std::string indent = "    ", close;
+  for (int d = 0; d < 3; ++d) {
+    const std::string k = "k" + str(d), o = "o" + str(d), at = "at" + str(d);
+    body += indent + "for (int64_t " + k + " = 0; " + k + " < " + str(w.kernel[d]) + "; ++" + k +
+            ") {\n" + indent + "  const int64_t " + at + " = i" + str(d) + " + " +
+            str(w.padBegin[d]) + " - " + k + " * " + str(w.dilation[d]) + ";\n" + indent +
+            "  if (" + at + " < 0 || " + at + " % " + str(w.stride[d]) + " != 0 || " + at + " / " +
+            str(w.stride[d]) + " >= " + str(w.out[d]) + ")\n" + indent + "    continue;\n" +
+            indent + "  const int64_t " + o + " = " + at + " / " + str(w.stride[d]) + ";\n";
+    close = indent + "}\n" + close;
+    indent += "  ";
+  }
+  body += indent + "acc += dy[(o0 * " + str(w.out[1]) + " + o1) * " + str(w.out[2]) +
+          " + o2] * filter[(k0 * " + str(w.kernel[1]) + " + k1) * " + str(w.kernel[2]) +
+          " + k2];\n" + close + "  }\n  y[i] = acc;\n";
+  std::string kernel = e.defineKernel("const float *grad, const float *weight, float *y", body);
+  launch(e, kernel, n,
+         e.ptr(grad.getGrad()) + ", " + e.ptr(grad.getWeight()) + ", " + e.ptr(grad.getOutput()));
+  return success();
+}
+
+// Inference batch normalization (one the compiler could not fold into a conv): per channel
+// y = x * a + (bias - mean * a) with a = scale / sqrt(var + epsilon), as the CPU kernel has it.
+LogicalResult emitBatchNorm(Operation *op, KernelEmitter &e) {
+  auto bn = cast<BatchNormOp>(op);
+  if (!isF32(bn.getOutput()))
+    return noKernelFor(op, "BatchNormalization");
+  auto shape = tensorType(bn.getInput()).getShape();
+  int64_t spatial = product(shape.drop_front(2)), n = tensorType(bn.getOutput()).getNumElements();
+  std::string body = threadIndex(n) + "  const int64_t c = i / " + std::to_string(spatial) + " % " +
+                     std::to_string(shape[1]) + ";\n  const float a = scale[c] / sqrtf(var[c] + " +
+                     deviceFloat(bn.getEpsilon().convertToFloat()) +
+                     ");\n  y[i] = x[i] * a + (bias[c] - mean[c] * a);\n";
+  std::string kernel = e.defineKernel("const float *x, const float *scale, const float *bias, "
+                                      "const float *mean, const float *var, float *y",
+                                      body);
+  launch(e, kernel, n,
+         e.ptr(bn.getInput()) + ", " + e.ptr(bn.getScale()) + ", " + e.ptr(bn.getBias()) + ", " +
+             e.ptr(bn.getMean()) + ", " + e.ptr(bn.getVariance()) + ", " + e.ptr(bn.getOutput()));
+  return success();
+}
+
+// The scatter ops copy the input to the result, then apply the updates in the CPU kernel's
+// order (duplicate indices combine as they do there) in a kernel of one thread: correct and
+// deterministic, not fast. Every index is checked before anything is written.
+std::string scatterCombine(StringRef reduction) {
+  if (reduction == "add")
+    return "dlc::rt::scalar::AddOp()(target, u)";
+  if (reduction == "mul")
+    return "dlc::rt::scalar::MulOp()(target, u)";
+  if (reduction == "max")
+    return "target < u ? u : target";
+  if (reduction == "min")
+    return "u < target ? u : target";
+  return "u";
+}
+
+void copyInputToResult(KernelEmitter &e, Value input, Value result) {
+  if (e.ptr(input) != e.ptr(result))
+    e.checkedCall("dlc::cuda::copyOnDevice(context, " + e.ptr(result) + ", " + e.ptr(input) + ", " +
+                  std::to_string(tensorBytes(result.getType())) + ")");
+}
+
+// `apply` runs once per update j with `target`, the element it combines into, and `u`.
+void emitScatterKernel(KernelEmitter &e, Value input, Value indices, Value updates, Value result,
+                       const std::string &checks, const std::string &apply) {
+  copyInputToResult(e, input, result);
+  std::string type = cType(tensorType(result).getElementType());
+  std::string indexType = cType(tensorType(indices).getElementType());
+  std::string kernel = e.defineKernel("const " + indexType + " *indices, const " + type +
+                                          " *updates, " + type + " *y, int *faults",
+                                      threadIndex(1) + checks + apply);
+  launch(e, kernel, 1, e.ptr(indices) + ", " + e.ptr(updates) + ", " + e.ptr(result) + ", faults");
+}
+
+LogicalResult emitScatterElements(Operation *op, KernelEmitter &e) {
+  auto scatter = cast<ScatterElementsOp>(op);
+  auto [type, indexType] = copyTypes(scatter.getInput(), scatter.getIndices());
+  if (type.empty() || indexType.empty())
+    return noKernelFor(op, "ScatterElements");
+  auto shape = tensorType(scatter.getInput()).getShape();
+  auto indexShape = tensorType(scatter.getIndices()).getShape();
+  int64_t axis = scatter.getAxis(), count = product(indexShape);
+  SmallVector<int64_t> strides = stridesOf(shape), others = strides;
+  others[axis] = 0;
+  const std::string loop = "  for (int64_t j = 0; j < " + std::to_string(count) + "; ++j) {\n";
+  int code = e.faultCode("index out of range");
+  std::string checks = loop + checkedIndex("at", "indices[j]", shape[axis], code, "    ") + "  }\n";
+  std::string apply =
+      loop + broadcastOffsets({others}, indexShape, "j") +
+      checkedIndex("at", "indices[j]", shape[axis], code, "    ") + "    " + type +
+      " &target = y[offset0 + at * " + std::to_string(strides[axis]) + "];\n    const " + type +
+      " u = updates[j];\n    target = " + scatterCombine(scatter.getReduction()) + ";\n  }\n";
+  emitScatterKernel(e, scatter.getInput(), scatter.getIndices(), scatter.getUpdates(),
+                    scatter.getOutput(), checks, apply);
+  return success();
+}
+
+LogicalResult emitScatterND(Operation *op, KernelEmitter &e) {
+  auto scatter = cast<ScatterNDOp>(op);
+  auto [type, indexType] = copyTypes(scatter.getInput(), scatter.getIndices());
+  if (type.empty() || indexType.empty())
+    return noKernelFor(op, "ScatterND");
+  auto shape = tensorType(scatter.getInput()).getShape();
+  auto indexShape = tensorType(scatter.getIndices()).getShape();
+  int64_t k = indexShape.back(), tuples = product(indexShape.drop_back());
+  int64_t slice = product(shape.drop_front(k));
+  SmallVector<int64_t> strides = stridesOf(shape);
+  auto str = [](int64_t v) { return std::to_string(v); };
+  int code = e.faultCode("index out of range");
+  // Statements setting `offset` to the element offset of tuple t.
+  std::string offset = "    int64_t offset = 0;\n";
+  for (int64_t q = 0; q < k; ++q)
+    offset += checkedIndex("at" + str(q), "indices[t * " + str(k) + " + " + str(q) + "]", shape[q],
+                           code, "    ") +
+              "    offset += at" + str(q) + " * " + str(strides[q]) + ";\n";
+  const std::string loop = "  for (int64_t t = 0; t < " + str(tuples) + "; ++t) {\n";
+  std::string checks = loop + offset + "  }\n";
+  std::string apply =
+      loop + offset + "    for (int64_t s = 0; s < " + str(slice) + "; ++s) {\n      " + type +
+      " &target = y[offset + s];\n      const " + type + " u = updates[t * " + str(slice) +
+      " + s];\n      target = " + scatterCombine(scatter.getReduction()) + ";\n    }\n  }\n";
+  emitScatterKernel(e, scatter.getInput(), scatter.getIndices(), scatter.getUpdates(),
+                    scatter.getOutput(), checks, apply);
+  return success();
+}
+
 } // namespace
 
 void addCudaEmitters(EmitterTable &cudaTable) {
@@ -661,12 +954,22 @@ void addCudaEmitters(EmitterTable &cudaTable) {
   // A reshape the planner could not make a view of (its input is also an output, or a
   // weight): the same bytes, copied.
   table["dlc.reshape"] = [](Operation *op, KernelEmitter &e) {
-    e.checkedCall("dlc::cuda::copyOnDevice(context, " + e.ptr(op->getResult(0)) + ", " +
-                  e.ptr(op->getOperand(0)) + ", " +
-                  std::to_string(tensorBytes(op->getResult(0).getType())) + ")");
+    copyInputToResult(e, op->getOperand(0), op->getResult(0));
     return success();
   };
   table["dlc.slice"] = emitSlice;
+  table["dlc.gather"] = emitGatherAxis;
+  table["dlc.gather_elements"] = emitGatherElements;
+  table["dlc.gather_nd"] = emitGatherND;
+  table["dlc.cast"] = emitCast;
+  table["dlc.arg_max"] = emitArgReduce;
+  table["dlc.arg_min"] = emitArgReduce;
+  table["dlc.cumsum"] = emitRunning;
+  table["dlc.cumprod"] = emitRunning;
+  table["dlc.conv_grad_input"] = emitConvGradInput;
+  table["dlc.batch_norm"] = emitBatchNorm;
+  table["dlc.scatter_elements"] = emitScatterElements;
+  table["dlc.scatter_nd"] = emitScatterND;
   table["dlc.concat"] = emitConcat;
   table["dlc.softmax"] = emitSoftmax;
   table["dlc.conv"] = emitConv;
