@@ -1,10 +1,13 @@
-# dlc_add_model(<target> MODEL <file> [NAME <identifier>] [TARGET cpu]
+# dlc_add_model(<target> MODEL <file> [NAME <identifier>] [TARGET cpu|cuda|cpu,cuda]
 #               [TRAIN LOSS <loss> [LOSS_OUTPUT <output>] [OPTIMIZER <spec>]
 #                [FREEZE <names>...] [TRAINABLE <names>...]])
 #
 # Compiles MODEL with dlc at build time (again whenever the model file or dlc changes) and
 # defines <target>, a static library to link against; its include directory holds NAME.h
-# (NAME defaults to <target>). TRAIN adds the training step (dlc compile --train; the other
+# (NAME defaults to <target>). TARGET cuda builds the model for NVIDIA GPUs (the CUDA
+# toolkit is found with find_package(CUDAToolkit); <target> links CUDA::cudart and
+# CUDA::cublas); cpu,cuda puts both in the library, the CUDA one as NAME_cuda (NAME_cuda.h).
+# TRAIN adds the training step (dlc compile --train; the other
 # training arguments are its options).
 function(dlc_add_model target)
   cmake_parse_arguments(ARG "TRAIN" "MODEL;NAME;TARGET;LOSS;LOSS_OUTPUT;OPTIMIZER"
@@ -46,10 +49,26 @@ function(dlc_add_model target)
   get_filename_component(model "${ARG_MODEL}" ABSOLUTE BASE_DIR ${CMAKE_CURRENT_SOURCE_DIR})
   set(dir ${CMAKE_CURRENT_BINARY_DIR}/dlc_${target})
   set(library ${dir}/lib${ARG_NAME}.a)
+  set(headers ${dir}/${ARG_NAME}.h)
+  set(link_libraries m)
+  set(tool_env CXX=${CMAKE_CXX_COMPILER})
+  if(ARG_TARGET MATCHES "cuda")
+    # The CUDA model links the CUDA runtime and cuBLAS; dlc builds it with the toolkit's nvcc.
+    find_package(CUDAToolkit QUIET)
+    if(NOT CUDAToolkit_FOUND)
+      message(FATAL_ERROR "dlc_add_model(${target}): TARGET ${ARG_TARGET} needs the CUDA "
+                          "toolkit (find_package(CUDAToolkit) found none)")
+    endif()
+    list(APPEND link_libraries CUDA::cudart CUDA::cublas)
+    list(APPEND tool_env DLC_NVCC=${CUDAToolkit_NVCC_EXECUTABLE})
+    if(ARG_TARGET MATCHES "cpu")
+      list(APPEND headers ${dir}/${ARG_NAME}_cuda.h)
+    endif()
+  endif()
   file(MAKE_DIRECTORY ${dir})
   add_custom_command(
-    OUTPUT ${library} ${dir}/${ARG_NAME}.h
-    COMMAND ${CMAKE_COMMAND} -E env CXX=${CMAKE_CXX_COMPILER}
+    OUTPUT ${library} ${headers}
+    COMMAND ${CMAKE_COMMAND} -E env ${tool_env}
             $<TARGET_FILE:dlc::dlc> compile ${model} -o ${dir} --name ${ARG_NAME}
             --emit staticlib --target ${ARG_TARGET} ${train_options}
     DEPENDS ${model} $<TARGET_FILE:dlc::dlc>
@@ -60,6 +79,6 @@ function(dlc_add_model target)
   set_target_properties(${target} PROPERTIES
     IMPORTED_LOCATION ${library}
     INTERFACE_INCLUDE_DIRECTORIES ${dir}
-    INTERFACE_LINK_LIBRARIES m)
+    INTERFACE_LINK_LIBRARIES "${link_libraries}")
   add_dependencies(${target} ${target}_dlc_build)
 endfunction()

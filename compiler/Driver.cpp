@@ -35,8 +35,7 @@ std::string nodePrefix(Location loc) {
   std::string node = onnxNodeName(loc), opType = onnxOpType(loc);
   if (node.empty())
     return "";
-  return (opType.empty() ? "value '" + node + "'" : "node '" + node + "' (" + opType + ")") +
-         ": ";
+  return (opType.empty() ? "value '" + node + "'" : "node '" + node + "' (" + opType + ")") + ": ";
 }
 
 std::string defaultName(const std::string &model) {
@@ -85,7 +84,7 @@ struct Reports {
 // Imports, runs the pipeline and generates code; reports errors itself.
 bool generate(const CompileOptions &options, const std::string &name,
               const std::string &weightsPath, GeneratedModel &out, std::string *mlirText,
-              Reports &reports) {
+              Reports *reports) {
   const std::string &modelPath = options.model;
   DialectRegistry registry;
   registerAll(registry);
@@ -125,7 +124,8 @@ bool generate(const CompileOptions &options, const std::string &name,
              failedDiagnostics) {
     return false;
   }
-  reports.make(options, *module, out.weights.size());
+  if (reports)
+    reports->make(options, *module, out.weights.size());
   return true;
 }
 
@@ -189,15 +189,44 @@ int compileTo(const CompileOptions &options, const std::string &outDir) {
     reportError(options.model, "--name '" + name + "' is not a C identifier");
     return 1;
   }
-  if (options.target != "cpu" && options.target != "cuda") {
-    reportError(options.model, "--target '" + options.target + "' is not one of cpu, cuda");
+  // --target: cpu, cuda or both; with both, the CUDA model is NAME_cuda beside NAME.
+  std::vector<std::string> targets;
+  for (llvm::StringRef rest = options.target; !rest.empty();) {
+    auto [target, tail] = rest.split(',');
+    targets.push_back(target.str());
+    rest = tail;
+  }
+  std::sort(targets.begin(), targets.end());
+  if (targets.empty() ||
+      llvm::any_of(targets, [](const std::string &t) { return t != "cpu" && t != "cuda"; }) ||
+      std::adjacent_find(targets.begin(), targets.end()) != targets.end()) {
+    reportError(options.model, "--target '" + options.target + "' is not cpu, cuda or cpu,cuda");
     return 1;
   }
-  if (options.target == "cuda" && options.emit == "staticlib") {
-    // Building needs nvcc and the CUDA libraries, which dlc does not look for yet.
-    reportError(options.model, "--target cuda emits sources only (--emit source or mlir); "
-                               "build NAME.cu with nvcc (see README)");
+  const bool anyCuda = llvm::is_contained(targets, "cuda");
+  if (options.emit == "mlir" && targets.size() > 1) {
+    reportError(options.model, "--emit mlir takes one --target");
     return 1;
+  }
+  for (const std::string &arch : options.cudaArchs)
+    if (arch.size() < 4 || arch.compare(0, 3, "sm_") ||
+        !std::all_of(arch.begin() + 3, arch.end(), ::isdigit)) {
+      reportError(options.model, "--cuda-arch '" + arch + "' is not of the form sm_NN (sm_80)");
+      return 1;
+    }
+  if (anyCuda && options.cudaArchs.empty()) {
+    reportError(options.model, "--cuda-arch needs at least one architecture (sm_80)");
+    return 1;
+  }
+  std::string nvcc;
+  if (anyCuda && options.emit == "staticlib") {
+    std::string why;
+    nvcc = nvccCompiler(why);
+    if (nvcc.empty()) {
+      reportError(options.model,
+                  "--target cuda --emit staticlib needs the CUDA toolkit's nvcc: " + why);
+      return 1;
+    }
   }
   static const char *const cpus[] = {"", "native", "x86-64-v2", "x86-64-v3", "x86-64-v4"};
   if (std::find(std::begin(cpus), std::end(cpus), options.cpu) == std::end(cpus)) {
@@ -211,13 +240,27 @@ int compileTo(const CompileOptions &options, const std::string &outDir) {
   }
   llvm::SmallString<256> absOut(outDir);
   llvm::sys::fs::make_absolute(absOut);
-  std::string weightsFile = name + ".weights.bin";
-  GeneratedModel generated;
+  // One generated model per target: the CPU one first (it makes the reports).
+  struct Variant {
+    std::string target, name, weightsFile;
+    GeneratedModel generated;
+  };
+  std::vector<Variant> variants;
   std::string mlirText;
   Reports reports;
-  if (!generate(options, name, std::string(absOut) + "/" + weightsFile, generated,
-                options.emit == "mlir" ? &mlirText : nullptr, reports))
-    return 1;
+  for (const std::string &target : targets) {
+    Variant variant;
+    variant.target = target;
+    variant.name = target == "cuda" && targets.size() > 1 ? name + "_cuda" : name;
+    variant.weightsFile = variant.name + ".weights.bin";
+    CompileOptions targetOptions = options;
+    targetOptions.target = target;
+    if (!generate(targetOptions, variant.name, std::string(absOut) + "/" + variant.weightsFile,
+                  variant.generated, options.emit == "mlir" ? &mlirText : nullptr,
+                  variants.empty() ? &reports : nullptr))
+      return 1;
+    variants.push_back(std::move(variant));
+  }
   std::string error;
   StagingDir staging;
   if (!staging.create(std::string(absOut), error)) {
@@ -230,38 +273,56 @@ int compileTo(const CompileOptions &options, const std::string &outDir) {
     files.push_back(file);
     return writeFile(dir + "/" + file, text, error);
   };
-  bool ok;
+  bool ok = true;
   if (options.emit == "mlir") {
     ok = emit(name + ".mlir", mlirText);
   } else {
-    const bool cuda = options.target == "cuda";
-    ok = emit(name + ".h", generated.header) &&
-         emit(name + (cuda ? ".cu" : ".cpp"), generated.source) &&
-         emit(name + "_weights.cpp", generated.weightsSource) &&
-         writeBinary(dir + "/" + weightsFile, generated.weights, error) &&
-         writeRuntimeHeaders(dir, error);
-    files.push_back(weightsFile);
+    for (const Variant &v : variants) {
+      ok = ok && emit(v.name + ".h", v.generated.header) &&
+           emit(v.name + (v.target == "cuda" ? ".cu" : ".cpp"), v.generated.source) &&
+           emit(v.name + "_weights.cpp", v.generated.weightsSource) &&
+           writeBinary(dir + "/" + v.weightsFile, v.generated.weights, error);
+      files.push_back(v.weightsFile);
+    }
+    ok = ok && writeRuntimeHeaders(dir, error);
     for (const auto &f : embeddedFiles())
       if (f.isCpuRuntime() && llvm::StringRef(f.name).ends_with(".h"))
         files.push_back(llvm::sys::path::filename(f.name).str());
-    // The CUDA runtime ships as source: it is built with the generated code by nvcc.
+    // The CUDA runtime ships as source: it is built with the generated code.
     for (const auto &f : embeddedFiles())
-      if (cuda && ok && f.isCudaRuntime())
+      if (anyCuda && ok && f.isCudaRuntime())
         ok = emit(llvm::sys::path::filename(f.name).str(), f.text);
   }
   if (ok && options.emit == "staticlib") {
-    // The library embeds the staged weights file; the emitted NAME_weights.cpp names its
+    // The library embeds the staged weights files; the emitted NAME_weights.cpp names their
     // final place.
     std::string buildDir = dir + "/build";
-    std::string stagedWeights = buildDir + "/" + name + "_weights.cpp";
-    std::vector<std::string> objects, runtime;
-    ok = !llvm::sys::fs::create_directory(buildDir) &&
-         writeFile(stagedWeights,
-                   weightsSource(name, generated.weights.size(), dir + "/" + weightsFile),
-                   error) &&
-         compileSources({dir + "/" + name + ".cpp", stagedWeights}, {dir}, buildDir,
-                        options.cpu, objects, error) &&
-         runtimeObjects(options.cpu, runtime, error);
+    std::vector<std::string> objects;
+    ok = !llvm::sys::fs::create_directory(buildDir);
+    auto build = [&](const std::vector<std::string> &sources,
+                     const std::vector<std::string> &includeDirs,
+                     const std::vector<std::string> &command) {
+      std::vector<std::string> built;
+      ok = ok && compileSources(sources, includeDirs, buildDir, command, built, error);
+      objects.insert(objects.end(), built.begin(), built.end());
+    };
+    for (const Variant &v : variants) {
+      std::string stagedWeights = buildDir + "/" + v.name + "_weights.cpp";
+      ok = ok &&
+           writeFile(stagedWeights,
+                     weightsSource(v.name, v.generated.weights.size(), dir + "/" + v.weightsFile),
+                     error);
+      if (v.target == "cpu") {
+        build({dir + "/" + v.name + ".cpp", stagedWeights}, {dir}, cxxCommand(options.cpu));
+      } else {
+        build({dir + "/" + v.name + ".cu"}, {dir}, nvccCommand(nvcc, options.cudaArchs));
+        build({stagedWeights}, {dir}, cxxCommand(""));
+      }
+    }
+    if (anyCuda)
+      build({dir + "/dlc_cuda.cpp"}, {dir, cudaIncludeDir(nvcc)}, cxxCommand(""));
+    std::vector<std::string> runtime;
+    ok = ok && runtimeObjects(options.cpu, runtime, error);
     objects.insert(objects.end(), runtime.begin(), runtime.end());
     ok = ok && archive(dir + "/lib" + name + ".a", objects, error);
     files.push_back("lib" + name + ".a");
@@ -285,9 +346,7 @@ std::string dlcBinaryIdentity() {
 
 } // namespace
 
-int compileCommand(const CompileOptions &options) {
-  return compileTo(options, options.outDir);
-}
+int compileCommand(const CompileOptions &options) { return compileTo(options, options.outDir); }
 
 int listOpsCommand() {
   for (const auto &op : supportedOnnxOps())
@@ -337,6 +396,11 @@ std::string optionsKey(const CompileOptions &c) {
 // with `runnerTemplate` as its main program; returns the runner's path, "" after an error.
 std::string cachedRunner(const CompileOptions &compile, const char *runnerTemplate) {
   const std::string &model = compile.model;
+  if (compile.target != "cpu") {
+    reportError(model, "dlc run runs the model on the CPU; build --target cuda with "
+                       "dlc compile (see README)");
+    return "";
+  }
   auto bytes = llvm::MemoryBuffer::getFile(model);
   if (!bytes) {
     reportError(model, "cannot open file");
@@ -377,8 +441,8 @@ std::string cachedRunner(const CompileOptions &compile, const char *runnerTempla
     source.replace(pos, 6, name);
   std::vector<std::string> objects;
   bool ok = writeFile(buildDir + "/runner.cpp", source, error) &&
-            compileSources({buildDir + "/runner.cpp"}, {buildDir}, buildDir, compile.cpu, objects,
-                           error);
+            compileSources({buildDir + "/runner.cpp"}, {buildDir}, buildDir,
+                           cxxCommand(compile.cpu), objects, error);
   objects.push_back(buildDir + "/lib" + name + ".a");
   ok = ok && link(buildDir + "/runner", objects, error);
   if (!ok) {
@@ -414,8 +478,8 @@ int trainRunCommand(const CompileOptions &compile, const std::vector<std::string
   std::string runner = cachedRunner(compile, "codegen_templates/train_runner.cpp.tpl");
   if (runner.empty())
     return 1;
-  std::vector<std::string> argv = {runner, outDir, std::to_string(run.steps), run.labels,
-                                   run.loadState, run.saveState};
+  std::vector<std::string> argv = {runner,     outDir,        std::to_string(run.steps),
+                                   run.labels, run.loadState, run.saveState};
   argv.insert(argv.end(), inputs.begin(), inputs.end());
   return runIn(compile.model, outDir, argv);
 }

@@ -16,7 +16,10 @@ struct CompileOptions {
   std::string outDir;
   std::string name;            // default: the model file's stem, made an identifier
   std::string emit = "source"; // source | staticlib | mlir
-  std::string target = "cpu";
+  std::string target = "cpu";  // cpu | cuda | cpu,cuda
+  // --cuda-arch: the GPU architectures the CUDA library carries machine code for (PTX of the
+  // last one too).
+  std::vector<std::string> cudaArchs = {"sm_80", "sm_90"};
   // --cpu: "" builds portable code that picks its kernels by CPUID at run time; otherwise the
   // -march of the deployment CPU (native, x86-64-v2, x86-64-v3, x86-64-v4).
   std::string cpu;

@@ -12,8 +12,8 @@
 #include <fstream>
 #include <mutex>
 #include <sstream>
-#include <thread>
 #include <sys/stat.h>
+#include <thread>
 #include <unistd.h>
 
 namespace dlc {
@@ -44,6 +44,48 @@ std::vector<std::string> cxxFlags(const std::string &cpu) {
   for (auto &flag : userFlags())
     flags.push_back(flag);
   return flags;
+}
+
+std::vector<std::string> cxxCommand(const std::string &cpu) {
+  std::vector<std::string> command = {cxxCompiler()}, flags = cxxFlags(cpu);
+  command.insert(command.end(), flags.begin(), flags.end());
+  return command;
+}
+
+std::string nvccCompiler(std::string &error) {
+  if (const char *nvcc = std::getenv("DLC_NVCC"); nvcc && *nvcc) {
+    if (llvm::sys::fs::can_execute(nvcc))
+      return nvcc;
+    error = "DLC_NVCC '" + std::string(nvcc) + "' is not an executable";
+    return "";
+  }
+  if (auto found = llvm::sys::findProgramByName("nvcc"))
+    return *found;
+  const char *standard = "/usr/local/cuda/bin/nvcc";
+  if (llvm::sys::fs::can_execute(standard))
+    return standard;
+  error = "none found (set DLC_NVCC, or put nvcc on PATH)";
+  return "";
+}
+
+std::string cudaIncludeDir(const std::string &nvcc) {
+  llvm::SmallString<256> dir(llvm::sys::path::parent_path(llvm::sys::path::parent_path(nvcc)));
+  llvm::sys::path::append(dir, "include");
+  return std::string(dir);
+}
+
+std::vector<std::string> nvccCommand(const std::string &nvcc,
+                                     const std::vector<std::string> &archs) {
+  std::vector<std::string> command = {nvcc, "-std=c++17", "-O3", "-Xcompiler",
+                                      "-fPIC,-Wall,-Wextra"};
+  for (const auto &arch : archs) {
+    std::string number = arch.substr(3); // "sm_80" -> "80"
+    command.insert(command.end(), {"-gencode", "arch=compute_" + number + ",code=sm_" + number});
+  }
+  // PTX of the newest architecture: the driver compiles it for GPUs newer than any listed.
+  std::string newest = archs.back().substr(3);
+  command.insert(command.end(), {"-gencode", "arch=compute_" + newest + ",code=compute_" + newest});
+  return command;
 }
 
 namespace {
@@ -147,7 +189,7 @@ bool writeFile(const std::string &path, const std::string &text, std::string &er
 
 bool compileSources(const std::vector<std::string> &sources,
                     const std::vector<std::string> &includeDirs, const std::string &objDir,
-                    const std::string &cpu, std::vector<std::string> &objects,
+                    const std::vector<std::string> &command, std::vector<std::string> &objects,
                     std::string &error) {
   objects.clear();
   for (const auto &src : sources)
@@ -157,9 +199,7 @@ bool compileSources(const std::vector<std::string> &sources,
   bool ok = true;
   auto worker = [&] {
     for (size_t i; (i = next++) < sources.size();) {
-      std::vector<std::string> argv = {cxxCompiler()};
-      for (const auto &flag : cxxFlags(cpu))
-        argv.push_back(flag);
+      std::vector<std::string> argv = command;
       for (const auto &dir : includeDirs)
         argv.push_back("-I" + dir);
       argv.insert(argv.end(), {"-c", sources[i], "-o", objects[i]});
@@ -171,8 +211,8 @@ bool compileSources(const std::vector<std::string> &sources,
       }
     }
   };
-  unsigned jobs = std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(),
-                                                  (unsigned)sources.size()));
+  unsigned jobs = std::max(
+      1u, std::min<unsigned>(std::thread::hardware_concurrency(), (unsigned)sources.size()));
   std::vector<std::thread> threads;
   for (unsigned j = 0; j < jobs; ++j)
     threads.emplace_back(worker);
@@ -191,8 +231,7 @@ bool writeRuntimeHeaders(const std::string &dir, std::string &error) {
   return true;
 }
 
-bool runtimeObjects(const std::string &cpu, std::vector<std::string> &objects,
-                    std::string &error) {
+bool runtimeObjects(const std::string &cpu, std::vector<std::string> &objects, std::string &error) {
   std::string key = cxxCompiler();
   for (const auto &flag : cxxFlags(cpu))
     key += " " + flag;
@@ -231,7 +270,7 @@ bool runtimeObjects(const std::string &cpu, std::vector<std::string> &objects,
       ok = writeFile(paths.back(), file.text, error);
     }
   }
-  ok = ok && compileSources(paths, {tmpDir}, tmpDir, cpu, built, error) &&
+  ok = ok && compileSources(paths, {tmpDir}, tmpDir, cxxCommand(cpu), built, error) &&
        writeFile(tmpDir + "/complete", "", error);
   if (!ok) {
     llvm::sys::fs::remove_directories(tmpDir);

@@ -11,6 +11,18 @@ namespace dlc {
 // x86-64, or -march=`cpu` when set (CompileOptions::cpu).
 std::string cxxCompiler();
 std::vector<std::string> cxxFlags(const std::string &cpu);
+// The compiler and its flags, as compileSources takes them.
+std::vector<std::string> cxxCommand(const std::string &cpu);
+
+// The CUDA toolkit's nvcc: $DLC_NVCC, else nvcc on PATH, else /usr/local/cuda/bin/nvcc; ""
+// with `error` set when there is none.
+std::string nvccCompiler(std::string &error);
+// The toolkit's headers (cuda_runtime.h, cublas_v2.h) beside `nvcc`'s bin folder.
+std::string cudaIncludeDir(const std::string &nvcc);
+// nvcc and its flags for generated CUDA code: SASS for each of `archs` ("sm_80", at least
+// one) and PTX of the last, so the driver can compile it for newer GPUs.
+std::vector<std::string> nvccCommand(const std::string &nvcc,
+                                     const std::vector<std::string> &archs);
 
 // Where dlc keeps built runtime objects and `dlc run` builds: $DLC_CACHE_DIR, else
 // $XDG_CACHE_HOME/dlc, else ~/.cache/dlc; when that folder cannot be created or written,
@@ -23,16 +35,15 @@ std::string cacheDir(std::string &error);
 std::string publishCacheEntry(const std::string &built, const std::string &dir,
                               const std::string &marker);
 
-// Compiles each source to an object in `objDir` (in parallel); on failure returns false and
-// puts the compiler's output in `error`.
+// Compiles each source to an object in `objDir` (in parallel) with `command` (compiler and
+// flags); on failure returns false and puts the compiler's output in `error`.
 bool compileSources(const std::vector<std::string> &sources,
                     const std::vector<std::string> &includeDirs, const std::string &objDir,
-                    const std::string &cpu, std::vector<std::string> &objects,
+                    const std::vector<std::string> &command, std::vector<std::string> &objects,
                     std::string &error);
 // Objects of the embedded runtime, built once per runtime version, compiler and flags, then
 // cached.
-bool runtimeObjects(const std::string &cpu, std::vector<std::string> &objects,
-                    std::string &error);
+bool runtimeObjects(const std::string &cpu, std::vector<std::string> &objects, std::string &error);
 // Writes the embedded runtime headers into `dir`.
 bool writeRuntimeHeaders(const std::string &dir, std::string &error);
 bool archive(const std::string &library, const std::vector<std::string> &objects,

@@ -486,6 +486,50 @@ def check_cpu_and_threads(dlc, work, model, inputs, expected, env):
                   % (isa, threads, r.stderr.strip()))
 
 
+def check_targets(dlc, work, model):
+    """--target: bad values and combinations are refused with nothing left behind; cpu,cuda
+    puts both models in one library (the CUDA one as NAME_cuda, its kernels built by nvcc);
+    dlc run is for the CPU."""
+    for name, options, text in (
+            ("target_bad", ["--target", "tpu"], "--target 'tpu' is not cpu, cuda or cpu,cuda"),
+            ("target_twice", ["--target", "cuda,cuda"], "is not cpu, cuda or cpu,cuda"),
+            ("target_mlir", ["--target", "cpu,cuda", "--emit", "mlir"],
+             "--emit mlir takes one --target"),
+            ("arch_bad", ["--target", "cuda", "--cuda-arch", "80"],
+             "--cuda-arch '80' is not of the form sm_NN"),
+            ("no_nvcc", ["--target", "cuda", "--emit", "staticlib"],
+             "DLC_NVCC '/nonexistent/nvcc' is not an executable")):
+        out = os.path.join(work, name)
+        env = dict(os.environ, DLC_NVCC="/nonexistent/nvcc")
+        r = subprocess.run([dlc, "compile", model, "-o", out] + options, capture_output=True,
+                           text=True, env=env)
+        check(r.returncode == 1 and text in r.stderr and not os.path.exists(out),
+              "%s: refused with '%s', nothing written (%r)" % (name, text, r.stderr.strip()))
+    r = run(dlc, "run", model, "-o", os.path.join(work, "run_cuda"), "--target", "cuda")
+    check(r.returncode == 1 and "dlc run runs the model on the CPU" in r.stderr,
+          "dlc run --target cuda is refused (%r)" % r.stderr.strip())
+    out = os.path.join(work, "both")
+    r = run(dlc, "compile", model, "-o", out, "--target", "cpu,cuda", "--name", "net")
+    files = sorted(os.listdir(out)) if os.path.isdir(out) else []
+    check(r.returncode == 0 and {"net.h", "net.cpp", "net_cuda.h", "net_cuda.cu",
+                                 "net_cuda_weights.cpp", "dlc_cuda.cpp"} <= set(files),
+          "--target cpu,cuda writes both models, the CUDA one as net_cuda (%s %s)"
+          % (files, r.stderr.strip()))
+    nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+    if not os.path.exists(nvcc):
+        print("SKIP --target cpu,cuda --emit staticlib: no nvcc here")
+        return
+    out = os.path.join(work, "both_lib")
+    r = run(dlc, "compile", model, "-o", out, "--target", "cpu,cuda", "--name", "net",
+            "--emit", "staticlib", "--cuda-arch", "sm_80")
+    lib = os.path.join(out, "libnet.a")
+    symbols = run("nm", lib).stdout if os.path.exists(lib) else ""
+    check(r.returncode == 0 and " T net_create" in symbols and " T net_cuda_create" in symbols
+          and " T dlc_cuda_context_create" in symbols,
+          "--target cpu,cuda --emit staticlib: one library with both models and the CUDA "
+          "runtime (%s)" % r.stderr.strip())
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--dlc", required=True)
@@ -603,6 +647,7 @@ def main():
     check_cache_sharing(dlc, work, good, inputs, numpy_helper.to_array(expected))
     check_failed_staticlib(dlc, work, good)
     check_cpu_and_threads(dlc, work, good, inputs, numpy_helper.to_array(expected), env)
+    check_targets(dlc, work, good)
 
     print("%d passed, %d failed" % (len(passes), len(failures)))
     return 1 if failures else 0

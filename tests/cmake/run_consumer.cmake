@@ -41,6 +41,18 @@ foreach(variant build-tree installed)
   if(NOT out MATCHES "accuracy: 16/16")
     message(FATAL_ERROR "unexpected output (${variant}):\n${out}")
   endif()
+  if(EXISTS ${bin}/digits_gpu_demo)
+    execute_process(COMMAND ${bin}/digits_gpu_demo ${repo}/examples/digits/samples.npy
+                            ${repo}/examples/digits/labels.npy
+                    RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+    if(out MATCHES "accuracy: 16/16")
+      message("${variant}: the CUDA model ran on the GPU")
+    elseif(rc EQUAL 1 AND err MATCHES "cannot create the model: a CUDA call failed \\(cuda")
+      message("${variant}: the CUDA model built and linked; no usable GPU here: ${err}")
+    else()
+      message(FATAL_ERROR "CUDA program (${variant}): rc ${rc}\n${out}\n${err}")
+    endif()
+  endif()
   set(digits ${repo}/examples/digits)
   execute_process(COMMAND ${bin}/digits_trainer ${digits}/train_images.npy
                           ${digits}/train_labels.npy ${digits}/test_images.npy

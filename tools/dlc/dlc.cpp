@@ -11,7 +11,8 @@
 namespace {
 
 const char kUsage[] = R"(usage:
-  dlc compile MODEL -o DIR [--name N] [--emit source|staticlib|mlir] [--target cpu]
+  dlc compile MODEL -o DIR [--name N] [--emit source|staticlib|mlir]
+              [--target cpu|cuda|cpu,cuda] [--cuda-arch sm_80,sm_90]
               [--cpu native|x86-64-v2|x86-64-v3|x86-64-v4]
               [--dim NAME=N[,NAME=N]] [--input-shape INPUT=AxBxC] [--sequence INPUT=AxB,CxD]
               [--absent INPUT[,INPUT]]
@@ -34,6 +35,9 @@ const char kUsage[] = R"(usage:
       threads (default: the cores the process may use; NAME_create_with picks per model).
       An optional input holds its value (pinned like a tensor or sequence) unless --absent
       names it. All of these work with run.
+      --target cuda builds for NVIDIA GPUs (NAME.cu; the library needs nvcc: $DLC_NVCC, PATH
+      or /usr/local/cuda/bin) with machine code for each --cuda-arch and PTX of the last;
+      cpu,cuda puts both in one library, the GPU model as NAME_cuda.
       Training (--train): also emit a training step, NAME_train_step(), that runs forward,
       loss, backward and the optimizer update on the model's state with one planned arena.
         --loss mse|cross_entropy|bce_with_logits|l1|none   (required; mean reduction; labels
@@ -183,7 +187,12 @@ int main(int argc, char **argv) {
       ok = value(options.emit);
     else if (a == "--target")
       ok = value(options.target);
-    else if (a == "--cpu")
+    else if (a == "--cuda-arch") {
+      std::string list;
+      ok = value(list);
+      options.cudaArchs.clear();
+      addNames(options.cudaArchs, list);
+    } else if (a == "--cpu")
       ok = value(options.cpu);
     else if (a == "--report-json")
       ok = value(options.reportJsonPath);
@@ -216,35 +225,52 @@ int main(int argc, char **argv) {
       std::string list;
       ok = value(list);
       addNames(a == "--freeze" ? options.train.freeze : options.train.trainable, list);
-    }
-    else if (a == "--no-reuse")
+    } else if (a == "--no-reuse")
       options.reuse = false;
     else if (a == "--first-fit")
       options.firstFit = true;
     else if (a.rfind("--", 0) == 0 && a.find('=') != std::string::npos) {
       // --flag=value spellings of the options above.
       std::string flag = a.substr(0, a.find('=')), v = a.substr(a.find('=') + 1);
-      if (flag == "--name") options.name = v;
-      else if (flag == "--emit") options.emit = v;
-      else if (flag == "--target") options.target = v;
-      else if (flag == "--cpu") options.cpu = v;
-      else if (flag == "--report-json") options.reportJsonPath = v;
-      else if (flag == "--report-memory") options.reportSvgPath = v;
-      else if (flag == "--loss") options.train.loss = v;
-      else if (flag == "--loss-output") options.train.lossOutput = v;
-      else if (flag == "--optimizer") optimizer = v;
-      else if (flag == "--labels") labels = v;
-      else if (flag == "--steps") steps = v;
-      else if (flag == "--load-state") loadState = v;
-      else if (flag == "--save-state") saveState = v;
+      if (flag == "--name")
+        options.name = v;
+      else if (flag == "--emit")
+        options.emit = v;
+      else if (flag == "--target")
+        options.target = v;
+      else if (flag == "--cuda-arch") {
+        options.cudaArchs.clear();
+        addNames(options.cudaArchs, v);
+      } else if (flag == "--cpu")
+        options.cpu = v;
+      else if (flag == "--report-json")
+        options.reportJsonPath = v;
+      else if (flag == "--report-memory")
+        options.reportSvgPath = v;
+      else if (flag == "--loss")
+        options.train.loss = v;
+      else if (flag == "--loss-output")
+        options.train.lossOutput = v;
+      else if (flag == "--optimizer")
+        optimizer = v;
+      else if (flag == "--labels")
+        labels = v;
+      else if (flag == "--steps")
+        steps = v;
+      else if (flag == "--load-state")
+        loadState = v;
+      else if (flag == "--save-state")
+        saveState = v;
       else if (flag == "--dim" || flag == "--input-shape" || flag == "--sequence" ||
                flag == "--absent") {
         if (!parsePin(flag, v, options.pins))
           return usageError(flag + " wants " + pinForm(flag) + ", got '" + v + "'");
-      }
-      else if (flag == "--freeze") addNames(options.train.freeze, v);
-      else if (flag == "--trainable") addNames(options.train.trainable, v);
-      else return usageError("unknown option '" + flag + "'");
+      } else if (flag == "--freeze")
+        addNames(options.train.freeze, v);
+      else if (flag == "--trainable")
+        addNames(options.train.trainable, v);
+      else
+        return usageError("unknown option '" + flag + "'");
     } else if (a.size() > 1 && a[0] == '-')
       return usageError("unknown option '" + a + "'");
     else
