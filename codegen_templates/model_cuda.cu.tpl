@@ -49,6 +49,7 @@ Model::~Model() {
   dlc::cuda::synchronize(context_);
   dlc::cuda::deallocate(context_, staging_);
   dlc::cuda::deallocate(context_, faults_);
+  dlc::cuda::destroyGraph(graph_);
   dlc::cuda::deallocate(context_, arena_);
   dlc::cuda::deallocate(context_, weights_);
   dlc_cuda_context_release(context_);
@@ -62,6 +63,7 @@ dlc_status Model::fail(const char *error) {
 dlc_status Model::init(const dlc_cuda_options &options) {
   if (context_)
     return DLC_INVALID_ARGUMENT;
+  cudaGraph_ = options.cuda_graph != 0;
   if (options.context) {
     if (const char *error = dlc::cuda::retain(options.context))
       return fail(error);
@@ -102,8 +104,36 @@ dlc_status Model::run(const void *const *inputs, void *const *outputs) {
   dlc::cuda::DeviceScope device(context_);
   if (device.error())
     return fail(device.error());
-  const char *error = schedule(context_, weights_, arena_, inputs, outputs, faults_);
+  const char *error = launch(inputs, outputs);
   return error ? fail(error) : DLC_OK;
+}
+
+const char *Model::launch(const void *const *inputs, void *const *outputs) {
+  if (!cudaGraph_)
+    return schedule(context_, weights_, arena_, inputs, outputs, faults_);
+  bool captured = graph_ != nullptr;
+  for (int i = 0; captured && i < @NUM_INPUTS@; ++i)
+    captured = graphInputs_[i] == inputs[i];
+  for (int i = 0; captured && i < @NUM_OUTPUTS@; ++i)
+    captured = graphOutputs_[i] == outputs[i];
+  if (!captured) {
+    // The graph has the pointers baked into its launches: new pointers, a new graph.
+    dlc::cuda::destroyGraph(graph_);
+    graph_ = nullptr;
+    if (const char *error = dlc::cuda::beginCapture(context_))
+      return error;
+    const char *error = schedule(context_, weights_, arena_, inputs, outputs, faults_);
+    dlc::cuda::Graph *graph = nullptr;
+    const char *ended = dlc::cuda::endCapture(context_, error ? nullptr : &graph);
+    if (error || ended)
+      return error ? error : ended;
+    graph_ = graph;
+    for (int i = 0; i < @NUM_INPUTS@; ++i)
+      graphInputs_[i] = inputs[i];
+    for (int i = 0; i < @NUM_OUTPUTS@; ++i)
+      graphOutputs_[i] = outputs[i];
+  }
+  return dlc::cuda::launchGraph(context_, graph_);
 }
 
 dlc_status Model::runHost(const void *const *inputs, void *const *outputs) {
@@ -141,8 +171,7 @@ dlc_status Model::runHost(const void *const *inputs, void *const *outputs) {
     deviceOutputs[i] = staging_ + offset;
     offset += aligned(kOutputs[i].bytes);
   }
-  if (const char *error =
-          schedule(context_, weights_, arena_, deviceInputs, deviceOutputs, faults_))
+  if (const char *error = launch(deviceInputs, deviceOutputs))
     return fail(error);
   for (int i = 0; i < @NUM_OUTPUTS@; ++i)
     if (const char *error =

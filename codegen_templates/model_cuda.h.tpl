@@ -21,7 +21,8 @@ typedef struct @NAME@_model @NAME@_model;
 // Names, dtypes and shapes of the inputs and outputs, and the memory sizes.
 const dlc_model_info *@NAME@_info(void);
 // On options->context (shared, reference counted) or on a context of its own for
-// options->device. Allocates the arena and uploads the weights. On DLC_DEVICE_ERROR no model
+// options->device; options->cuda_graph replays run()'s launches as one CUDA graph (see
+// dlc_cuda_options). Allocates the arena and uploads the weights. On DLC_DEVICE_ERROR no model
 // is returned; dlc_cuda_last_error() names the call that failed.
 dlc_status @NAME@_create(const dlc_cuda_options *options, @NAME@_model **model);
 // Device buffers in graph order; returns once every kernel is queued on the model's stream
@@ -66,6 +67,8 @@ public:
 
 private:
   dlc_status fail(const char *error);
+  // Queues the schedule (or replays its graph); null or the failed call.
+  const char *launch(const void *const *inputs, void *const *outputs);
 
   dlc_cuda_context *context_ = nullptr;
   unsigned char *arena_ = nullptr, *weights_ = nullptr;
@@ -74,6 +77,11 @@ private:
   // The first fault a kernel reported since the last synchronize (0: none); only in models
   // whose kernels check input data.
   int *faults_ = nullptr;
+  // dlc_cuda_options::cuda_graph: the captured schedule and the pointers it was captured with.
+  bool cudaGraph_ = false;
+  dlc::cuda::Graph *graph_ = nullptr;
+  const void *graphInputs_[@NUM_INPUTS@ + 1] = {};
+  void *graphOutputs_[@NUM_OUTPUTS@ + 1] = {};
   char lastError_[256] = "";
 };
 

@@ -32,7 +32,7 @@ int main(int argc, char **argv) {
   digits::Model model;
 #ifdef DIGITS_CUDA
   // On GPU 0, with a CUDA context of the model's own; runHost copies in, runs and copies back.
-  dlc_cuda_options options = {0, nullptr};
+  dlc_cuda_options options = {0, nullptr, 0};
   if (dlc_status status = model.init(options); status != DLC_OK) {
     std::fprintf(stderr, "error: cannot create the model: %s (%s)\n", dlc_status_message(status),
                  model.lastError());

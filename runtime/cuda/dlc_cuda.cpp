@@ -80,7 +80,24 @@ DeviceScope::~DeviceScope() {
 #ifdef DLC_CUDA_EMULATE
 namespace emulate {
 thread_local GridIndex blockIdx, threadIdx, blockDim;
+thread_local std::vector<std::function<void()>> *recording;
+
+// Runs `call` now, or records it while a graph is being captured.
+void runOrRecord(std::function<void()> call) {
+  if (recording)
+    recording->push_back(std::move(call));
+  else
+    call();
+}
 } // namespace emulate
+
+struct Graph {
+  std::vector<std::function<void()>> calls;
+};
+#else
+struct Graph {
+  cudaGraphExec_t exec = nullptr;
+};
 #endif
 
 const char *retain(dlc_cuda_context *context) {
@@ -136,7 +153,7 @@ const char *copy(dlc_cuda_context *context, void *to, const void *from, size_t b
   (void)direction;
   (void)call;
   if (bytes)
-    std::memmove(to, from, bytes);
+    emulate::runOrRecord([=] { std::memmove(to, from, bytes); });
   return nullptr;
 #else
   DeviceScope scope(context);
@@ -177,7 +194,8 @@ const char *sgemm(dlc_cuda_context *context, bool transA, bool transB, int64_t m
                   float beta, float *c, int64_t ldc) {
 #ifdef DLC_CUDA_EMULATE
   (void)context;
-  dlc::rt::sgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  emulate::runOrRecord(
+      [=] { dlc::rt::sgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc); });
   return nullptr;
 #else
   // cuBLAS wants every leading dimension >= 1, also for an empty product (k = 0: C = beta C).
@@ -194,6 +212,73 @@ const char *sgemm(dlc_cuda_context *context, bool transA, bool transB, int64_t m
                            int(ldb), a, int(lda), &beta, c, int(ldc)),
                "cublasSgemm");
 #endif
+}
+
+const char *beginCapture(dlc_cuda_context *context) {
+#ifdef DLC_CUDA_EMULATE
+  (void)context;
+  if (emulate::recording)
+    return failure("cudaStreamBeginCapture", "already capturing");
+  emulate::recording = new (std::nothrow) std::vector<std::function<void()>>;
+  return emulate::recording ? nullptr : failure("cudaStreamBeginCapture", "out of memory");
+#else
+  // Thread-local mode: other threads' CUDA calls (other models) do not disturb the capture.
+  return check(cudaStreamBeginCapture(context->stream, cudaStreamCaptureModeThreadLocal),
+               "cudaStreamBeginCapture");
+#endif
+}
+
+const char *endCapture(dlc_cuda_context *context, Graph **graph) {
+  if (graph)
+    *graph = nullptr;
+#ifdef DLC_CUDA_EMULATE
+  (void)context;
+  std::vector<std::function<void()>> *calls = emulate::recording;
+  emulate::recording = nullptr;
+  if (!calls)
+    return failure("cudaStreamEndCapture", "not capturing");
+  if (graph)
+    *graph = new (std::nothrow) Graph{std::move(*calls)};
+  delete calls;
+  return graph && !*graph ? failure("cudaGraphInstantiate", "out of memory") : nullptr;
+#else
+  cudaGraph_t captured = nullptr;
+  const char *error =
+      check(cudaStreamEndCapture(context->stream, &captured), "cudaStreamEndCapture");
+  auto *made = graph && !error ? new (std::nothrow) Graph : nullptr;
+  if (graph && !error && !made)
+    error = failure("cudaGraphInstantiate", "out of memory");
+  if (made && !error)
+    error = check(cudaGraphInstantiate(&made->exec, captured, 0), "cudaGraphInstantiate");
+  if (captured)
+    cudaGraphDestroy(captured);
+  if (error) {
+    destroyGraph(made);
+    return error;
+  }
+  if (graph)
+    *graph = made;
+  return nullptr;
+#endif
+}
+
+const char *launchGraph(dlc_cuda_context *context, Graph *graph) {
+#ifdef DLC_CUDA_EMULATE
+  (void)context;
+  for (const auto &call : graph->calls)
+    call();
+  return nullptr;
+#else
+  return check(cudaGraphLaunch(graph->exec, context->stream), "cudaGraphLaunch");
+#endif
+}
+
+void destroyGraph(Graph *graph) {
+#ifndef DLC_CUDA_EMULATE
+  if (graph && graph->exec)
+    cudaGraphExecDestroy(graph->exec);
+#endif
+  delete graph;
 }
 
 const char *launched(dlc_cuda_context *context, const char *kernel) {

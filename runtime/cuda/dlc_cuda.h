@@ -30,10 +30,13 @@ const char *dlc_cuda_last_error(void);
 void *dlc_cuda_context_stream(dlc_cuda_context *context);
 
 // What a CUDA model's create takes: a context to share, or (context null) the device ordinal
-// for a context of the model's own.
+// for a context of the model's own. cuda_graph non-zero: run() captures its launches into a
+// CUDA graph once and replays it (one launch instead of one per kernel) while the input and
+// output pointers are the ones it was captured with; new pointers capture a new graph.
 typedef struct dlc_cuda_options {
   int device;
   dlc_cuda_context *context;
+  int cuda_graph;
 } dlc_cuda_options;
 
 #ifdef __cplusplus
@@ -61,6 +64,15 @@ const char *synchronize(dlc_cuda_context *context);
 const char *sgemm(dlc_cuda_context *context, bool transA, bool transB, int64_t m, int64_t n,
                   int64_t k, float alpha, const float *a, int64_t lda, const float *b, int64_t ldb,
                   float beta, float *c, int64_t ldc);
+// A schedule captured once and replayed: a CUDA graph (in emulation, the recorded calls).
+// Between beginCapture and endCapture nothing runs: the calling thread's launches, copies and
+// sgemm calls on the context's stream are recorded. endCapture always ends the capture; with
+// `graph` null it drops what was recorded (a schedule that failed half-way).
+struct Graph;
+const char *beginCapture(dlc_cuda_context *context);
+const char *endCapture(dlc_cuda_context *context, Graph **graph);
+const char *launchGraph(dlc_cuda_context *context, Graph *graph);
+void destroyGraph(Graph *graph); // null is ignored
 // After a kernel launch: null, or the launch's error named after `kernel`.
 const char *launched(dlc_cuda_context *context, const char *kernel);
 // The context's cudaStream_t, for kernel launches (void *: this header needs no CUDA header).

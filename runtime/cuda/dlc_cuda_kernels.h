@@ -15,6 +15,9 @@
 #include <stdint.h>
 
 #ifdef DLC_CUDA_EMULATE
+#include <functional>
+#include <vector>
+
 namespace dlc {
 namespace cuda {
 namespace emulate {
@@ -23,8 +26,11 @@ struct GridIndex {
 };
 // Set by launch for the kernel it calls (thread_local: models may run on several threads).
 extern thread_local GridIndex blockIdx, threadIdx, blockDim;
+// While a graph is being captured on this thread (beginCapture), launches and copies are
+// recorded here instead of run; the graph replays them in order.
+extern thread_local std::vector<std::function<void()>> *recording;
 template <typename... Params, typename... Args>
-void launch(void (*kernel)(Params...), unsigned blocks, unsigned threads, Args... args) {
+void run(void (*kernel)(Params...), unsigned blocks, unsigned threads, Args... args) {
   blockDim.x = threads;
   for (unsigned block = 0; block < blocks; ++block)
     for (unsigned thread = 0; thread < threads; ++thread) {
@@ -32,6 +38,13 @@ void launch(void (*kernel)(Params...), unsigned blocks, unsigned threads, Args..
       threadIdx.x = thread;
       kernel(args...);
     }
+}
+template <typename... Params, typename... Args>
+void launch(void (*kernel)(Params...), unsigned blocks, unsigned threads, Args... args) {
+  if (recording)
+    recording->push_back([=] { run(kernel, blocks, threads, args...); });
+  else
+    run(kernel, blocks, threads, args...);
 }
 } // namespace emulate
 } // namespace cuda

@@ -1,8 +1,9 @@
 // Lifecycle of CUDA models and contexts, on a model generated with --target cuda (built with
 // -DDLC_MODEL=NAME -include NAME.h; on a GPU by nvcc, or emulated on the host): models sharing
 // one context, the context released before or after its models, two contexts (two streams)
-// used from two threads at once, run() on device buffers, and the refused arguments. Every run
-// must reproduce the first one's outputs. Usage: cuda_lifecycle INPUT.npy
+// used from two threads at once, run() on device buffers, CUDA graphs (replayed while the
+// pointers stay, captured again when they change), and the refused arguments. Every run must
+// reproduce the first one's outputs. Usage: cuda_lifecycle INPUT.npy
 #include "dlc_npy.h"
 
 #include <atomic>
@@ -70,7 +71,7 @@ int main(int argc, char **argv) {
   ModelHandle *model = nullptr;
   expect(DLC_MODEL_FN(_create)(nullptr, &model) == DLC_INVALID_ARGUMENT && !model,
          "create without options");
-  dlc_cuda_options negative = {-1, nullptr};
+  dlc_cuda_options negative = {-1, nullptr, 0};
   expect(DLC_MODEL_FN(_create)(&negative, &model) == DLC_INVALID_ARGUMENT && !model,
          "create on device -1");
   dlc_cuda_context *context = nullptr;
@@ -81,7 +82,7 @@ int main(int argc, char **argv) {
          "run without a model");
 
   // A model with its own context gives the reference output.
-  dlc_cuda_options own = {0, nullptr};
+  dlc_cuda_options own = {0, nullptr, 0};
   expect(DLC_MODEL_FN(_create)(&own, &model) == DLC_OK, "create");
   if (!model)
     return 1;
@@ -100,7 +101,7 @@ int main(int argc, char **argv) {
                !dlc::cuda::copyToDevice(shared, deviceInput, input.data.data(),
                                         info()->inputs[0].bytes),
            "device buffers");
-    dlc_cuda_options options = {0, shared};
+    dlc_cuda_options options = {0, shared, 0};
     ModelHandle *onShared = nullptr;
     expect(DLC_MODEL_FN(_create)(&options, &onShared) == DLC_OK, "create on a context");
     const void *deviceInputs[] = {deviceInput};
@@ -117,11 +118,51 @@ int main(int argc, char **argv) {
     dlc_cuda_context_release(shared);
   }
 
+  // CUDA graphs: run_host (fixed staging buffers) replays one graph; run() on device buffers
+  // replays it into the same output (cleared in between, so a replay that computed nothing
+  // shows) and captures a new one for another output buffer.
+  {
+    dlc_cuda_context *shared = nullptr;
+    expect(dlc_cuda_context_create(0, &shared) == DLC_OK, "graph context");
+    dlc_cuda_options options = {0, shared, 1};
+    ModelHandle *graphed = nullptr;
+    expect(DLC_MODEL_FN(_create)(&options, &graphed) == DLC_OK, "create with cuda_graph");
+    const size_t outBytes = info()->outputs[0].bytes;
+    void *deviceInput = nullptr, *outA = nullptr, *outB = nullptr;
+    expect(!dlc::cuda::allocate(shared, info()->inputs[0].bytes, &deviceInput) &&
+               !dlc::cuda::allocate(shared, outBytes, &outA) &&
+               !dlc::cuda::allocate(shared, outBytes, &outB) &&
+               !dlc::cuda::copyToDevice(shared, deviceInput, input.data.data(),
+                                        info()->inputs[0].bytes),
+           "graph device buffers");
+    if (graphed && deviceInput && outA && outB) {
+      for (int i = 0; i < 3; ++i)
+        expect(close(runOnce(graphed, inputs), reference), "run_host replaying its graph");
+      const std::vector<float> zeros(reference.size(), 0.0f);
+      std::vector<float> output(reference.size());
+      const void *deviceInputs[] = {deviceInput};
+      for (void *out : {outA, outA, outB}) {
+        void *deviceOutputs[] = {out};
+        expect(!dlc::cuda::copyToDevice(shared, out, zeros.data(), outBytes) &&
+                   DLC_MODEL_FN(_run)(graphed, deviceInputs, deviceOutputs) == DLC_OK &&
+                   !dlc::cuda::copyToHost(shared, output.data(), out, outBytes) &&
+                   DLC_MODEL_FN(_synchronize)(graphed) == DLC_OK,
+               "run with cuda_graph");
+        expect(close(output, reference), out == outB ? "a graph captured for new pointers"
+                                                     : "a graph replayed on device buffers");
+      }
+    }
+    DLC_MODEL_FN(_destroy)(graphed);
+    for (void *buffer : {deviceInput, outA, outB})
+      dlc::cuda::deallocate(shared, buffer);
+    dlc_cuda_context_release(shared);
+  }
+
   // Three models on one context; the context released first, then the models in order.
   {
     dlc_cuda_context *shared = nullptr;
     expect(dlc_cuda_context_create(0, &shared) == DLC_OK, "shared context");
-    dlc_cuda_options options = {0, shared};
+    dlc_cuda_options options = {0, shared, 0};
     ModelHandle *models[3] = {};
     for (ModelHandle *&m : models)
       expect(DLC_MODEL_FN(_create)(&options, &m) == DLC_OK, "create on the shared context");
@@ -136,7 +177,7 @@ int main(int argc, char **argv) {
   {
     dlc_cuda_context *shared = nullptr;
     expect(dlc_cuda_context_create(0, &shared) == DLC_OK, "second shared context");
-    dlc_cuda_options options = {0, shared};
+    dlc_cuda_options options = {0, shared, 0};
     ModelHandle *first = nullptr, *second = nullptr;
     expect(DLC_MODEL_FN(_create)(&options, &first) == DLC_OK &&
                DLC_MODEL_FN(_create)(&options, &second) == DLC_OK,
@@ -154,7 +195,7 @@ int main(int argc, char **argv) {
     bool ok[2] = {false, false};
     for (int t = 0; t < 2; ++t)
       threads.emplace_back([&, t] {
-        dlc_cuda_options options = {0, nullptr};
+        dlc_cuda_options options = {0, nullptr, 0};
         ModelHandle *m = nullptr;
         if (DLC_MODEL_FN(_create)(&options, &m) != DLC_OK)
           return;

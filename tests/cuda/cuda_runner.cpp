@@ -63,7 +63,7 @@ int main(int argc, char **argv) {
     outputs[i].resize(info->outputs[i].bytes);
     outputData.push_back(outputs[i].data());
   }
-  dlc_cuda_options options = {0, nullptr};
+  dlc_cuda_options options = {0, nullptr, 0};
   DLC_JOIN(DLC_MODEL, _model) *model = nullptr;
   dlc_status status = DLC_MODEL_FN(_create)(&options, &model);
   if (status != DLC_OK) {

@@ -352,7 +352,7 @@ def sanitizer_env():
 
 # The registry's create/run/destroy of a CUDA model: its own context on device 0, host buffers.
 CUDA_REGISTRY_FUNCTIONS = (
-    "dlc_status %(n)s_c(void **m) { dlc_cuda_options o = {0, nullptr}; "
+    "dlc_status %(n)s_c(void **m) { dlc_cuda_options o = {0, nullptr, 0}; "
     "return %(n)s_create(&o, reinterpret_cast<%(n)s_model **>(m)); }\n"
     "dlc_status %(n)s_r(void *m, const dlc_tensor *i, int ni, const dlc_tensor *o, int no) {\n"
     "  const dlc_model_info *info = %(n)s_info();\n"
