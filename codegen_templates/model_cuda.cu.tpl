@@ -19,6 +19,9 @@ const dlc_tensor_info kOutputs[] = {@OUTPUT_INFOS@};
 const dlc_model_info kInfo = {"@NAME@", @ARENA_BYTES@u, @WEIGHT_BYTES@u, @NUM_INPUTS@, kInputs,
                               @NUM_OUTPUTS@, kOutputs};
 
+// dlc compile --allow-tf32: cuBLAS may round float32 products' inputs to TF32.
+constexpr bool kAllowTf32 = @ALLOW_TF32@;
+
 // What a kernel found wrong with its input data, by the code it reported (DLC_FAULT).
 constexpr int kFaultCount = @FAULT_COUNT@;
 const char *const kFaultMessages[kFaultCount + 1] = {nullptr@FAULT_MESSAGES@};

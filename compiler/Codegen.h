@@ -23,10 +23,11 @@ struct GeneratedModel {
 };
 
 // Fails (after emitting MLIR diagnostics on the offending ops) when an op has no kernel for
-// `target`. `weightsPath` is what NAME_weights.cpp's `.incbin` names.
+// `target`. `weightsPath` is what NAME_weights.cpp's `.incbin` names. `allowTf32` (CUDA):
+// float32 products may use TF32 tensor cores (--allow-tf32).
 bool generateCode(mlir::ModuleOp module, Target target, const std::string &name,
-                  const std::string &modelPath, const std::string &weightsPath,
-                  GeneratedModel &out);
+                  const std::string &modelPath, const std::string &weightsPath, GeneratedModel &out,
+                  bool allowTf32 = false);
 
 // NAME_weights.cpp for a weights file of `bytes` bytes at `path`.
 std::string weightsSource(const std::string &name, size_t bytes, const std::string &path);

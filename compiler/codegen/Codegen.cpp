@@ -5,11 +5,11 @@
 #include "compiler/codegen/Emitter.h"
 #include "dialects/DlcDialect.h"
 
-#include "llvm/ADT/StringExtras.h"
-#include "llvm/ADT/StringSwitch.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSwitch.h"
 
 #include <cstring>
 #include <set>
@@ -32,51 +32,85 @@ std::string KernelEmitter::arrayOf(const std::string &type, ArrayRef<std::string
 }
 
 std::string cType(Type t) {
-  if (t.isF32()) return "float";
-  if (t.isF64()) return "double";
+  if (t.isF32())
+    return "float";
+  if (t.isF64())
+    return "double";
   // float16, bfloat16 and float8 travel as their bits; no kernel computes on them (the importer
   // widens them first, casts convert them).
-  if (t.isF16() || t.isBF16()) return "uint16_t";
-  if (isa<Float8E4M3FNType, Float8E4M3FNUZType, Float8E5M2Type, Float8E5M2FNUZType,
-          Float8E8M0Type, Float4E2M1Type>(t))
+  if (t.isF16() || t.isBF16())
+    return "uint16_t";
+  if (isa<Float8E4M3FNType, Float8E4M3FNUZType, Float8E5M2Type, Float8E5M2FNUZType, Float8E8M0Type,
+          Float4E2M1Type>(t))
     return "uint8_t";
   // 4- and 2-bit integers take a byte each, signed ones sign-extended.
-  if (t.isInteger(4) || t.isInteger(2)) return t.isUnsignedInteger() ? "uint8_t" : "int8_t";
+  if (t.isInteger(4) || t.isInteger(2))
+    return t.isUnsignedInteger() ? "uint8_t" : "int8_t";
   // isInteger(w) ignores signedness: the unsigned types are told apart first.
-  if (t.isUnsignedInteger(64)) return "uint64_t";
-  if (t.isUnsignedInteger(32)) return "uint32_t";
-  if (t.isUnsignedInteger(16)) return "uint16_t";
-  if (t.isUnsignedInteger(8) || t.isInteger(1)) return "uint8_t";
-  if (t.isInteger(64)) return "int64_t";
-  if (t.isInteger(32)) return "int32_t";
-  if (t.isInteger(16)) return "int16_t";
-  if (t.isInteger(8)) return "int8_t";
+  if (t.isUnsignedInteger(64))
+    return "uint64_t";
+  if (t.isUnsignedInteger(32))
+    return "uint32_t";
+  if (t.isUnsignedInteger(16))
+    return "uint16_t";
+  if (t.isUnsignedInteger(8) || t.isInteger(1))
+    return "uint8_t";
+  if (t.isInteger(64))
+    return "int64_t";
+  if (t.isInteger(32))
+    return "int32_t";
+  if (t.isInteger(16))
+    return "int16_t";
+  if (t.isInteger(8))
+    return "int8_t";
   return "";
 }
 
 std::string dtypeEnum(Type t) {
-  if (t.isF32()) return "DLC_F32";
-  if (t.isF64()) return "DLC_F64";
-  if (t.isF16()) return "DLC_F16";
-  if (t.isBF16()) return "DLC_BF16";
-  if (t.isFloat8E4M3FN()) return "DLC_F8E4M3FN";
-  if (t.isFloat8E4M3FNUZ()) return "DLC_F8E4M3FNUZ";
-  if (t.isFloat8E5M2()) return "DLC_F8E5M2";
-  if (t.isFloat8E5M2FNUZ()) return "DLC_F8E5M2FNUZ";
-  if (isa<Float8E8M0Type>(t)) return "DLC_F8E8M0";
-  if (isa<Float4E2M1Type>(t)) return "DLC_F4E2M1";
-  if (t.isUnsignedInteger(4)) return "DLC_U4";
-  if (t.isUnsignedInteger(2)) return "DLC_U2";
-  if (t.isInteger(4)) return "DLC_I4";
-  if (t.isInteger(2)) return "DLC_I2";
-  if (t.isUnsignedInteger(64)) return "DLC_U64";
-  if (t.isUnsignedInteger(32)) return "DLC_U32";
-  if (t.isUnsignedInteger(16)) return "DLC_U16";
-  if (t.isUnsignedInteger(8)) return "DLC_U8";
-  if (t.isInteger(64)) return "DLC_I64";
-  if (t.isInteger(32)) return "DLC_I32";
-  if (t.isInteger(16)) return "DLC_I16";
-  if (t.isInteger(1)) return "DLC_BOOL";
+  if (t.isF32())
+    return "DLC_F32";
+  if (t.isF64())
+    return "DLC_F64";
+  if (t.isF16())
+    return "DLC_F16";
+  if (t.isBF16())
+    return "DLC_BF16";
+  if (t.isFloat8E4M3FN())
+    return "DLC_F8E4M3FN";
+  if (t.isFloat8E4M3FNUZ())
+    return "DLC_F8E4M3FNUZ";
+  if (t.isFloat8E5M2())
+    return "DLC_F8E5M2";
+  if (t.isFloat8E5M2FNUZ())
+    return "DLC_F8E5M2FNUZ";
+  if (isa<Float8E8M0Type>(t))
+    return "DLC_F8E8M0";
+  if (isa<Float4E2M1Type>(t))
+    return "DLC_F4E2M1";
+  if (t.isUnsignedInteger(4))
+    return "DLC_U4";
+  if (t.isUnsignedInteger(2))
+    return "DLC_U2";
+  if (t.isInteger(4))
+    return "DLC_I4";
+  if (t.isInteger(2))
+    return "DLC_I2";
+  if (t.isUnsignedInteger(64))
+    return "DLC_U64";
+  if (t.isUnsignedInteger(32))
+    return "DLC_U32";
+  if (t.isUnsignedInteger(16))
+    return "DLC_U16";
+  if (t.isUnsignedInteger(8))
+    return "DLC_U8";
+  if (t.isInteger(64))
+    return "DLC_I64";
+  if (t.isInteger(32))
+    return "DLC_I32";
+  if (t.isInteger(16))
+    return "DLC_I16";
+  if (t.isInteger(1))
+    return "DLC_BOOL";
   return "DLC_I8";
 }
 
@@ -177,8 +211,8 @@ public:
 
   std::string packedWeight(OpOperand &use, const WeightPacking &packing) override {
     auto constant = cast<ConstantOp>(use.get().getDefiningOp());
-    auto [it, fresh] = weights.packed.try_emplace(
-        {constant.getValue().getAsOpaquePointer(), packing.layout}, 0);
+    auto [it, fresh] =
+        weights.packed.try_emplace({constant.getValue().getAsOpaquePointer(), packing.layout}, 0);
     if (fresh)
       it->second = weights.append(packing.pack(constant.getBytes()));
     return "reinterpret_cast<const float *>(weights + " + std::to_string(it->second) + ")";
@@ -278,14 +312,17 @@ std::string substitute(const std::string &text, const std::map<std::string, std:
 // from the names the templates use.
 std::string identifier(const std::string &s, std::set<std::string> &used) {
   static const std::set<std::string> reserved = {
-      "alignas", "alignof", "and", "asm", "auto", "bool", "break", "case", "catch", "char",
-      "class", "const", "constexpr", "continue", "default", "delete", "do", "double", "else",
-      "enum", "explicit", "export", "extern", "false", "float", "for", "friend", "goto", "if",
-      "inline", "int", "long", "mutable", "namespace", "new", "noexcept", "not", "nullptr",
-      "operator", "or", "private", "protected", "public", "register", "return", "short",
-      "signed", "sizeof", "static", "struct", "switch", "template", "this", "throw", "true",
-      "try", "typedef", "typeid", "typename", "union", "unsigned", "using", "virtual", "void",
-      "volatile", "while", "xor", "inputs", "outputs", "options", "status"};
+      "alignas",  "alignof",  "and",      "asm",      "auto",     "bool",      "break",
+      "case",     "catch",    "char",     "class",    "const",    "constexpr", "continue",
+      "default",  "delete",   "do",       "double",   "else",     "enum",      "explicit",
+      "export",   "extern",   "false",    "float",    "for",      "friend",    "goto",
+      "if",       "inline",   "int",      "long",     "mutable",  "namespace", "new",
+      "noexcept", "not",      "nullptr",  "operator", "or",       "private",   "protected",
+      "public",   "register", "return",   "short",    "signed",   "sizeof",    "static",
+      "struct",   "switch",   "template", "this",     "throw",    "true",      "try",
+      "typedef",  "typeid",   "typename", "union",    "unsigned", "using",     "virtual",
+      "void",     "volatile", "while",    "xor",      "inputs",   "outputs",   "options",
+      "status"};
   std::string out;
   for (char c : s)
     out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
@@ -327,8 +364,7 @@ int KernelEmitter::faultCode(const std::string &reason) {
   return int(faults.size());
 }
 
-std::string KernelEmitter::defineKernel(const std::string &params,
-                                        const std::string &kernelBody) {
+std::string KernelEmitter::defineKernel(const std::string &params, const std::string &kernelBody) {
   std::string name = "kernel" + std::to_string(kernelCount++);
   kernels << "DLC_GLOBAL void " << name << "(" << params << ") {\n" << kernelBody << "}\n\n";
   return name;
@@ -356,8 +392,7 @@ const EmitterTable &emitterTable(Target target) {
 }
 
 // The statements of one planned function; false after diagnostics on ops without a kernel.
-bool emitSchedule(func::FuncOp func, Target target, ScheduleEmitter &emitter,
-                  int64_t arenaBytes) {
+bool emitSchedule(func::FuncOp func, Target target, ScheduleEmitter &emitter, int64_t arenaBytes) {
   const EmitterTable &table = emitterTable(target);
   const bool cpu = target == Target::Cpu;
   bool ok = true;
@@ -380,8 +415,7 @@ bool emitSchedule(func::FuncOp func, Target target, ScheduleEmitter &emitter,
     if (!op->hasAttr(kViewAttr) && !op->hasAttr(kElidedAttr)) {
       auto it = table.find(op->getName().getStringRef().str());
       if (it == table.end()) {
-        op->emitError(cpu ? "no CPU kernel for op " : "no CUDA kernel for op ")
-            << op->getName();
+        op->emitError(cpu ? "no CPU kernel for op " : "no CUDA kernel for op ") << op->getName();
         ok = false;
         return;
       }
@@ -407,7 +441,6 @@ bool emitSchedule(func::FuncOp func, Target target, ScheduleEmitter &emitter,
   return ok;
 }
 
-
 // Model state of a training build, laid out in @train_step's argument order: weights and
 // running statistics (which have initial values) first, optimizer moments after.
 struct StateEntry {
@@ -420,7 +453,7 @@ struct StateLayout {
   std::vector<StateEntry> entries;
   std::map<std::string, int64_t> offsets;
   int64_t bytes = 0;
-  int64_t initialBytes = 0; // the prefix with initial values; the rest starts at zero
+  int64_t initialBytes = 0;  // the prefix with initial values; the rest starts at zero
   int64_t initialOffset = 0; // of that prefix in the weights blob
 };
 
@@ -438,8 +471,8 @@ StateLayout layoutState(func::FuncOp step, std::vector<char> &blob) {
     auto type = cast<RankedTensorType>(step.getArgumentTypes()[i]);
     auto value = step.getArgAttrOfType<ElementsAttr>(i, kInitialValueAttr);
     const char *kind = step.getArgAttr(i, kTrainableAttr) ? "DLC_STATE_TRAINED"
-                       : value                           ? "DLC_STATE_BUFFER"
-                                                         : "DLC_STATE_MOMENT";
+                       : value                            ? "DLC_STATE_BUFFER"
+                                                          : "DLC_STATE_MOMENT";
     int64_t offset = (layout.bytes + 63) / 64 * 64;
     layout.entries.push_back({argName(step, i), kind, type, offset});
     layout.offsets[argName(step, i)] = offset;
@@ -503,8 +536,8 @@ struct TensorTable {
            std::string &shapeConstants) {
     std::string id = identifier(tensorName, used);
     std::string sep = count ? ", " : "";
-    shapes += sep + "{" + list(type.getShape().empty() ? ArrayRef<int64_t>{0} : type.getShape()) +
-              "}";
+    shapes +=
+        sep + "{" + list(type.getShape().empty() ? ArrayRef<int64_t>{0} : type.getShape()) + "}";
     infos += sep + "{" + cString(tensorName) + ", " + dtypeEnum(type.getElementType()) + ", " +
              std::to_string(type.getRank()) + ", " + shapeTable + "[" + std::to_string(count) +
              "], " + std::to_string(tensorBytes(type)) + "u}";
@@ -525,8 +558,8 @@ std::string stateEntries(const StateLayout &state, std::string &shapes) {
     shapes += "const int64_t " + shape + "[] = {" +
               list(e.type.getShape().empty() ? ArrayRef<int64_t>{0} : e.type.getShape()) + "};\n";
     entries += std::string(i ? ",\n    " : "") + "{" + cString(e.name) + ", " + e.kind + ", " +
-               dtypeEnum(e.type.getElementType()) + ", " + std::to_string(e.type.getRank()) +
-               ", " + shape + ", " + std::to_string(e.offset) + "u, " +
+               dtypeEnum(e.type.getElementType()) + ", " + std::to_string(e.type.getRank()) + ", " +
+               shape + ", " + std::to_string(e.offset) + "u, " +
                std::to_string(tensorBytes(e.type)) + "u}";
   }
   return entries;
@@ -535,8 +568,8 @@ std::string stateEntries(const StateLayout &state, std::string &shapes) {
 } // namespace
 
 bool generateCode(ModuleOp module, Target target, const std::string &name,
-                  const std::string &modelPath, const std::string &weightsPath,
-                  GeneratedModel &out) {
+                  const std::string &modelPath, const std::string &weightsPath, GeneratedModel &out,
+                  bool allowTf32) {
   auto func = module.lookupSymbol<func::FuncOp>("forward");
   if (!func) {
     module.emitError("no function @forward to generate code for");
@@ -554,9 +587,8 @@ bool generateCode(ModuleOp module, Target target, const std::string &name,
   module.walk([&](ConstantOp op) {
     // A constant every use reads packed is stored only packed (when its uses are emitted).
     // CUDA kernels read every constant as it is.
-    if (!cuda && !op->use_empty() && llvm::all_of(op->getUses(), [](OpOperand &use) {
-          return weightPacking(use).has_value();
-        }))
+    if (!cuda && !op->use_empty() &&
+        llvm::all_of(op->getUses(), [](OpOperand &use) { return weightPacking(use).has_value(); }))
       return;
     auto [it, fresh] = weights.plain.try_emplace(op.getValue().getAsOpaquePointer(), 0);
     if (fresh)
@@ -591,9 +623,8 @@ bool generateCode(ModuleOp module, Target target, const std::string &name,
                "kInputShapes", usedIdentifiers, shapeConstants);
   for (auto [i, t] : llvm::enumerate(func.getFunctionType().getResults())) {
     auto nameAttr = func.getResultAttrOfType<StringAttr>(i, kTensorNameAttr);
-    outputs.add(nameAttr ? nameAttr.str() : "output" + std::to_string(i),
-                cast<RankedTensorType>(t), false, "kOutputShapes", usedIdentifiers,
-                shapeConstants);
+    outputs.add(nameAttr ? nameAttr.str() : "output" + std::to_string(i), cast<RankedTensorType>(t),
+                false, "kOutputShapes", usedIdentifiers, shapeConstants);
   }
   size_t maxRank = std::max(inputs.maxRank, outputs.maxRank);
 
@@ -627,6 +658,7 @@ bool generateCode(ModuleOp module, Target target, const std::string &name,
       {"SCHEDULE", emitter.body_str()},
       {"KERNELS", emitter.kernels_str()},
       {"FAULT_COUNT", std::to_string(emitter.faultMessages().size())},
+      {"ALLOW_TF32", allowTf32 ? "true" : "false"},
       {"FAULT_MESSAGES", faultMessages},
       {"TRAIN_INCLUDE", ""},
       {"TRAIN_MACROS", ""},

@@ -189,11 +189,12 @@ const char *synchronize(dlc_cuda_context *context) {
 #endif
 }
 
-const char *sgemm(dlc_cuda_context *context, bool transA, bool transB, int64_t m, int64_t n,
-                  int64_t k, float alpha, const float *a, int64_t lda, const float *b, int64_t ldb,
-                  float beta, float *c, int64_t ldc) {
+const char *sgemm(dlc_cuda_context *context, bool tf32, bool transA, bool transB, int64_t m,
+                  int64_t n, int64_t k, float alpha, const float *a, int64_t lda, const float *b,
+                  int64_t ldb, float beta, float *c, int64_t ldc) {
 #ifdef DLC_CUDA_EMULATE
   (void)context;
+  (void)tf32;
   emulate::runOrRecord(
       [=] { dlc::rt::sgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc); });
   return nullptr;
@@ -204,13 +205,15 @@ const char *sgemm(dlc_cuda_context *context, bool transA, bool transB, int64_t m
   ldc = ldc < 1 ? 1 : ldc;
   const int64_t limit = 0x7fffffff;
   if (m > limit || n > limit || k > limit || lda > limit || ldb > limit || ldc > limit)
-    return failure("cublasSgemm", "a dimension exceeds cuBLAS's int range");
+    return failure("cublasGemmEx", "a dimension exceeds cuBLAS's int range");
   // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: the same buffers with
   // the operands swapped.
-  return check(cublasSgemm(context->blas, transB ? CUBLAS_OP_T : CUBLAS_OP_N,
-                           transA ? CUBLAS_OP_T : CUBLAS_OP_N, int(n), int(m), int(k), &alpha, b,
-                           int(ldb), a, int(lda), &beta, c, int(ldc)),
-               "cublasSgemm");
+  return check(cublasGemmEx(context->blas, transB ? CUBLAS_OP_T : CUBLAS_OP_N,
+                            transA ? CUBLAS_OP_T : CUBLAS_OP_N, int(n), int(m), int(k), &alpha, b,
+                            CUDA_R_32F, int(ldb), a, CUDA_R_32F, int(lda), &beta, c, CUDA_R_32F,
+                            int(ldc), tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F,
+                            CUBLAS_GEMM_DEFAULT),
+               "cublasGemmEx");
 #endif
 }
 

@@ -60,10 +60,11 @@ const char *copyToHost(dlc_cuda_context *context, void *host, const void *device
 const char *copyOnDevice(dlc_cuda_context *context, void *to, const void *from, size_t bytes);
 const char *synchronize(dlc_cuda_context *context);
 // C = alpha * op(A) * op(B) + beta * C, row-major as dlc::rt::sgemm takes it, on the stream
-// (cuBLAS, TF32 off).
-const char *sgemm(dlc_cuda_context *context, bool transA, bool transB, int64_t m, int64_t n,
-                  int64_t k, float alpha, const float *a, int64_t lda, const float *b, int64_t ldb,
-                  float beta, float *c, int64_t ldc);
+// (cuBLAS; in float32 throughout unless `tf32`, which lets tensor cores round the inputs to
+// TF32; the emulation always computes in float32).
+const char *sgemm(dlc_cuda_context *context, bool tf32, bool transA, bool transB, int64_t m,
+                  int64_t n, int64_t k, float alpha, const float *a, int64_t lda, const float *b,
+                  int64_t ldb, float beta, float *c, int64_t ldc);
 // A schedule captured once and replayed: a CUDA graph (in emulation, the recorded calls).
 // Between beginCapture and endCapture nothing runs: the calling thread's launches, copies and
 // sgemm calls on the context's stream are recorded. endCapture always ends the capture; with

@@ -495,6 +495,7 @@ def check_targets(dlc, work, model):
             ("target_twice", ["--target", "cuda,cuda"], "is not cpu, cuda or cpu,cuda"),
             ("target_mlir", ["--target", "cpu,cuda", "--emit", "mlir"],
              "--emit mlir takes one --target"),
+            ("tf32_cpu", ["--allow-tf32"], "--allow-tf32 applies to --target cuda"),
             ("arch_bad", ["--target", "cuda", "--cuda-arch", "80"],
              "--cuda-arch '80' is not of the form sm_NN"),
             ("no_nvcc", ["--target", "cuda", "--emit", "staticlib"],
@@ -515,6 +516,14 @@ def check_targets(dlc, work, model):
                                  "net_cuda_weights.cpp", "dlc_cuda.cpp"} <= set(files),
           "--target cpu,cuda writes both models, the CUDA one as net_cuda (%s %s)"
           % (files, r.stderr.strip()))
+    for tf32 in (False, True):
+        out = os.path.join(work, "tf32_%s" % tf32)
+        r = run(dlc, "compile", model, "-o", out, "--target", "cuda", "--name", "net",
+                *(["--allow-tf32"] if tf32 else []))
+        source = open(os.path.join(out, "net.cu")).read() if r.returncode == 0 else ""
+        check("constexpr bool kAllowTf32 = %s;" % ("true" if tf32 else "false") in source,
+              "--allow-tf32 %s: the generated products %s TF32" %
+              (("given", "may use") if tf32 else ("not given", "never use")))
     nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
     if not os.path.exists(nvcc):
         print("SKIP --target cpu,cuda --emit staticlib: no nvcc here")

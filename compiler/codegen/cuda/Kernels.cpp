@@ -531,10 +531,10 @@ void sgemmCall(KernelEmitter &e, bool transA, bool transB, int64_t m, int64_t n,
                float alpha, const std::string &a, int64_t lda, const std::string &b, int64_t ldb,
                const std::string &c, int64_t ldc) {
   auto flag = [](bool v) { return std::string(v ? "true" : "false"); };
-  e.checkedCall("dlc::cuda::sgemm(context, " + flag(transA) + ", " + flag(transB) + ", " +
-                std::to_string(m) + ", " + std::to_string(n) + ", " + std::to_string(k) + ", " +
-                deviceFloat(alpha) + ", " + a + ", " + std::to_string(lda) + ", " + b + ", " +
-                std::to_string(ldb) + ", 0.0f, " + c + ", " + std::to_string(ldc) + ")");
+  e.checkedCall("dlc::cuda::sgemm(context, kAllowTf32, " + flag(transA) + ", " + flag(transB) +
+                ", " + std::to_string(m) + ", " + std::to_string(n) + ", " + std::to_string(k) +
+                ", " + deviceFloat(alpha) + ", " + a + ", " + std::to_string(lda) + ", " + b +
+                ", " + std::to_string(ldb) + ", 0.0f, " + c + ", " + std::to_string(ldc) + ")");
 }
 
 // Y = alpha * op(A) op(B) by cuBLAS, then one kernel adds beta * C (broadcast) and applies the
