@@ -7,22 +7,27 @@
 #                                    the test models: writes build/gpu-carry (each model's
 #                                    generated sources, input and PyTorch's expected output)
 #   scripts/gpu_check.sh [OUT]       on the GPU machine, with build/gpu-carry carried: builds
-#                                    each model with nvcc, compares its output, runs the
-#                                    lifecycle test plain and under compute-sanitizer
-#                                    (memcheck, racecheck) and the latency benchmark beside
-#                                    PyTorch; logs and summary.txt go to OUT ($OUT, else
-#                                    build/gpu-check)
+#                                    each model with nvcc and compares its output (with the
+#                                    lifecycle test, CUDA graphs included, on the first five),
+#                                    checks an index fault's report, runs the latency benchmark
+#                                    (without and with CUDA graphs) beside PyTorch, then the
+#                                    lifecycle test under compute-sanitizer (memcheck,
+#                                    racecheck); logs and summary.txt go to OUT ($OUT, else
+#                                    build/gpu-check). The most telling steps come first, so a
+#                                    session cut short still reports them.
 set -u
 cd "$(dirname "$0")/.."
 # name:dims (the --dim pin of a symbolic batch dim, if any). ResNet-18's 47 MB of weights
 # would take the carried folder past the device tool's 64 MiB; CI runs it emulated.
 MODELS="mlp: mobilenetv2: squeezenet: transformer:batch=2 lstm_tagger:batch=2"
+# Checked for their outputs only: LayerNorm/GELU/attention, ConvTranspose and Resize kernels.
+EXTRA_MODELS="convnext:batch=2 vit:batch=2 unet:batch=2"
 CARRY=build/gpu-carry
 
 if [ "${1:-}" = "--prepare" ]; then
   set -e
   rm -rf "$CARRY"
-  for entry in $MODELS; do
+  for entry in $MODELS $EXTRA_MODELS; do
     model=${entry%%:*}
     dims=${entry#*:}
     mkdir -p "$CARRY/$model"
@@ -32,6 +37,9 @@ if [ "${1:-}" = "--prepare" ]; then
   done
   # The PyTorch peer reads the MLP's ONNX file.
   cp build/tests/models/mlp/model.onnx "$CARRY/mlp/"
+  # The index-fault model, generated (and checked emulated) here.
+  "${PYTHON:-/usr/bin/python3}" tests/cuda/test_cuda_faults.py "$CARRY/faults" --emulate --dlc build/tools/dlc \
+    --runtime-lib build/runtime/libdlc_runtime.a > /dev/null
   du -sh "$CARRY"
   exit 0
 fi
@@ -60,19 +68,30 @@ mkdir -p "$RT"
 step runtime bash -c "ls runtime/*.cpp | xargs -P 16 -I{} sh -c \
   'c++ -std=c++17 -O2 -Iruntime -c {} -o $RT/\$(basename {} .cpp).o' && ar rcs $RT/libdlc_runtime.a $RT/*.o"
 
+args_for() { # MODEL: run_cuda_model.py's arguments for the carried model
+  echo tests/cuda/run_cuda_model.py --nvcc --generated "$CARRY/$1/generated" \
+    --model-dir "$CARRY/$1" --name "$1" --runtime-lib "$RT/libdlc_runtime.a"
+}
+for entry in $MODELS $EXTRA_MODELS; do
+  model=${entry%%:*}
+  lifecycle=$(case " $MODELS " in *" $entry "*) echo --lifecycle ;; esac)
+  step "$model" "$PY" $(args_for "$model") $lifecycle --work "$OUT_DIR/work/$model"
+done
+step faults "$PY" tests/cuda/test_cuda_faults.py "$OUT_DIR/work/faults" --nvcc \
+  --generated "$CARRY/faults/build/generated" --runtime-lib "$RT/libdlc_runtime.a"
 for entry in $MODELS; do
   model=${entry%%:*}
-  args=(tests/cuda/run_cuda_model.py --nvcc --generated "$CARRY/$model/generated"
-        --model-dir "$CARRY/$model" --name "$model" --runtime-lib "$RT/libdlc_runtime.a")
-  step "$model" "$PY" "${args[@]}" --lifecycle --work "$OUT_DIR/work/$model"
-  step "${model}_memcheck" "$PY" "${args[@]}" --lifecycle --work "$OUT_DIR/work/${model}_mc" \
-    --sanitizer "compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9"
-  step "${model}_racecheck" "$PY" "${args[@]}" --lifecycle --work "$OUT_DIR/work/${model}_rc" \
-    --sanitizer "compute-sanitizer --tool racecheck --error-exitcode 9"
-  step "${model}_bench" "$PY" "${args[@]}" --bench --work "$OUT_DIR/work/${model}_bench"
+  step "${model}_bench" "$PY" $(args_for "$model") --bench --work "$OUT_DIR/work/${model}_bench"
   grep -h '^{' "$OUT_DIR/${model}_bench.log" | tee -a "$SUMMARY"
 done
 # The PyTorch peer maps the MLP's ops only (ONNX Runtime's CUDA provider is not installed there).
 step mlp_torch "$PY" bench/cuda_torch_peer.py "$CARRY/mlp/model.onnx" "$CARRY/mlp/input.npy"
 grep -h '^{' "$OUT_DIR/mlp_torch.log" | tee -a "$SUMMARY"
+for entry in $MODELS; do
+  model=${entry%%:*}
+  step "${model}_memcheck" "$PY" $(args_for "$model") --lifecycle --work "$OUT_DIR/work/${model}_mc" \
+    --sanitizer "compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9"
+  step "${model}_racecheck" "$PY" $(args_for "$model") --lifecycle --work "$OUT_DIR/work/${model}_rc" \
+    --sanitizer "compute-sanitizer --tool racecheck --error-exitcode 9"
+done
 ! grep -q FAIL "$SUMMARY"
