@@ -22,6 +22,12 @@ const dlc_model_info kInfo = {"@NAME@", @ARENA_BYTES@u, @WEIGHT_BYTES@u, @NUM_IN
 // dlc compile --allow-tf32: cuBLAS may round float32 products' inputs to TF32.
 constexpr bool kAllowTf32 = @ALLOW_TF32@;
 
+// The convolutions cuDNN runs, planned at create time; they share one workspace.
+constexpr int kConvCount = @CONV_COUNT@;
+const dlc::cuda::CudnnConvShape kConvShapes[kConvCount + 1] = {@CONV_SHAPES@
+    {}};
+constexpr size_t kConvWorkspaceLimit = @UPPER_NAME@_CONV_WORKSPACE_LIMIT;
+
 // What a kernel found wrong with its input data, by the code it reported (DLC_FAULT).
 constexpr int kFaultCount = @FAULT_COUNT@;
 const char *const kFaultMessages[kFaultCount + 1] = {nullptr@FAULT_MESSAGES@};
@@ -33,9 +39,11 @@ size_t aligned(size_t bytes) { return (bytes + 255) / 256 * 256; }
 // that check their input data report to `faults`, read by synchronize.
 const char *schedule(dlc_cuda_context *context, const unsigned char *weights,
                      unsigned char *arena, const void *const *inputs, void *const *outputs,
-                     int *faults) {
+                     int *faults, dlc::cuda::ConvPlan *const *convs, void *workspace) {
   (void)context;
   (void)faults;
+  (void)convs;
+  (void)workspace;
   (void)weights;
   (void)arena;
   (void)inputs;
@@ -53,6 +61,9 @@ Model::~Model() {
   dlc::cuda::deallocate(context_, staging_);
   dlc::cuda::deallocate(context_, faults_);
   dlc::cuda::destroyGraph(graph_);
+  dlc::cuda::deallocate(context_, convWorkspace_);
+  for (dlc::cuda::ConvPlan *plan : convs_)
+    dlc::cuda::destroyConv(plan);
   dlc::cuda::deallocate(context_, arena_);
   dlc::cuda::deallocate(context_, weights_);
   dlc_cuda_context_release(context_);
@@ -86,6 +97,18 @@ dlc_status Model::init(const dlc_cuda_options &options) {
   weights_ = static_cast<unsigned char *>(weights);
   if (!error)
     error = dlc::cuda::copyToDevice(context_, weights_, dlc_weights_@NAME@, kWeightBytes);
+  size_t workspaceBytes = 0;
+  for (int k = 0; k < kConvCount && !error; ++k) {
+    size_t bytes = 0;
+    error = dlc::cuda::createConv(context_, kConvShapes[k], kAllowTf32, kConvWorkspaceLimit,
+                                  &convs_[k], &bytes);
+    workspaceBytes = bytes > workspaceBytes ? bytes : workspaceBytes;
+  }
+  if (!error) {
+    void *workspace = nullptr;
+    error = dlc::cuda::allocate(context_, workspaceBytes, &workspace);
+    convWorkspace_ = workspace;
+  }
   if (!error && kFaultCount > 0) {
     void *faults = nullptr;
     error = dlc::cuda::allocate(context_, sizeof(int), &faults);
@@ -113,7 +136,8 @@ dlc_status Model::run(const void *const *inputs, void *const *outputs) {
 
 const char *Model::launch(const void *const *inputs, void *const *outputs) {
   if (!cudaGraph_)
-    return schedule(context_, weights_, arena_, inputs, outputs, faults_);
+    return schedule(context_, weights_, arena_, inputs, outputs, faults_, convs_,
+                    convWorkspace_);
   bool captured = graph_ != nullptr;
   for (int i = 0; captured && i < @NUM_INPUTS@; ++i)
     captured = graphInputs_[i] == inputs[i];
@@ -125,7 +149,8 @@ const char *Model::launch(const void *const *inputs, void *const *outputs) {
     graph_ = nullptr;
     if (const char *error = dlc::cuda::beginCapture(context_))
       return error;
-    const char *error = schedule(context_, weights_, arena_, inputs, outputs, faults_);
+    const char *error = schedule(context_, weights_, arena_, inputs, outputs, faults_, convs_,
+                    convWorkspace_);
     dlc::cuda::Graph *graph = nullptr;
     const char *ended = dlc::cuda::endCapture(context_, error ? nullptr : &graph);
     if (error || ended)

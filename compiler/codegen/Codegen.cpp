@@ -628,9 +628,11 @@ bool generateCode(ModuleOp module, Target target, const std::string &name,
   }
   size_t maxRank = std::max(inputs.maxRank, outputs.maxRank);
 
-  std::string faultMessages;
+  std::string faultMessages, convShapes;
   for (const std::string &message : emitter.faultMessages())
     faultMessages += ", " + cString(message);
+  for (const std::string &shape : emitter.convPlans())
+    convShapes += "\n    " + shape + ",";
   std::string upper = name;
   for (char &c : upper)
     c = std::toupper(static_cast<unsigned char>(c));
@@ -659,6 +661,8 @@ bool generateCode(ModuleOp module, Target target, const std::string &name,
       {"KERNELS", emitter.kernels_str()},
       {"FAULT_COUNT", std::to_string(emitter.faultMessages().size())},
       {"ALLOW_TF32", allowTf32 ? "true" : "false"},
+      {"CONV_COUNT", std::to_string(emitter.convPlans().size())},
+      {"CONV_SHAPES", convShapes},
       {"FAULT_MESSAGES", faultMessages},
       {"TRAIN_INCLUDE", ""},
       {"TRAIN_MACROS", ""},

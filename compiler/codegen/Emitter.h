@@ -3,9 +3,9 @@
 #define DLC_COMPILER_CODEGEN_EMITTER_H
 
 #include "dlc_runtime.h"
+#include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Operation.h"
 #include "mlir/IR/Value.h"
-#include "mlir/IR/BuiltinTypes.h"
 
 #include <functional>
 #include <map>
@@ -47,6 +47,13 @@ public:
   // synchronize reports "<currentOp>: <reason>" (the code's entry in faultMessages()).
   int faultCode(const std::string &reason);
   const std::vector<std::string> &faultMessages() const { return faults; }
+  // CUDA: registers a cuDNN convolution (its dlc::cuda::CudnnConvShape initializer), planned
+  // when the model is created, and returns its index in the schedule's `convs`.
+  int convPlan(const std::string &shape) {
+    convShapes.push_back(shape);
+    return int(convShapes.size()) - 1;
+  }
+  const std::vector<std::string> &convPlans() const { return convShapes; }
   // Appends a call of the CUDA runtime, which returns null or the failed call's text; the
   // schedule then stops and returns that text.
   void checkedCall(const std::string &call);
@@ -66,7 +73,7 @@ public:
 
 protected:
   std::ostringstream body, kernels;
-  std::vector<std::string> faults;
+  std::vector<std::string> faults, convShapes;
   int arrays = 0, kernelCount = 0;
 };
 
@@ -88,8 +95,8 @@ llvm::ArrayRef<llvm::StringRef> unaryOpNames();
 llvm::ArrayRef<llvm::StringRef> binaryOpNames();
 
 // Shared helpers.
-std::string cType(mlir::Type elementType); // "" when unsupported
-std::string dtypeEnum(mlir::Type elementType); // the runtime's dlc_dtype enumerator
+std::string cType(mlir::Type elementType);        // "" when unsupported
+std::string dtypeEnum(mlir::Type elementType);    // the runtime's dlc_dtype enumerator
 std::string list(llvm::ArrayRef<int64_t> values); // "1, 2, 3"
 std::string floatLiteral(double value);
 // A C string literal of `s` (model text: quotes and backslashes escaped, control characters

@@ -2,17 +2,21 @@
 // context's reference counting and the error texts are shared; only the primitives differ.
 #include "dlc_cuda.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <new>
 
+#include <mutex>
+
 #ifdef DLC_CUDA_EMULATE
 #include "dlc_cuda_kernels.h"
 #else
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
+#include <cudnn.h>
 #endif
 
 struct dlc_cuda_context {
@@ -21,6 +25,10 @@ struct dlc_cuda_context {
 #ifndef DLC_CUDA_EMULATE
   cudaStream_t stream = nullptr;
   cublasHandle_t blas = nullptr;
+  // Made by the first createConv (loading cuDNN costs time and memory models without
+  // convolutions need not pay); models on several threads may share the context.
+  std::mutex dnnMutex;
+  cudnnHandle_t dnn = nullptr;
 #endif
 };
 
@@ -43,6 +51,9 @@ const char *check(cudaError_t error, const char *call) {
 const char *check(cublasStatus_t status, const char *call) {
   return status == CUBLAS_STATUS_SUCCESS ? nullptr : failure(call, cublasGetStatusString(status));
 }
+const char *check(cudnnStatus_t status, const char *call) {
+  return status == CUDNN_STATUS_SUCCESS ? nullptr : failure(call, cudnnGetErrorString(status));
+}
 
 void destroy(dlc_cuda_context *context) {
   {
@@ -51,6 +62,8 @@ void destroy(dlc_cuda_context *context) {
       cudaStreamSynchronize(context->stream);
     if (context->blas)
       cublasDestroy(context->blas);
+    if (context->dnn)
+      cudnnDestroy(context->dnn);
     if (context->stream)
       cudaStreamDestroy(context->stream);
   }
@@ -214,6 +227,213 @@ const char *sgemm(dlc_cuda_context *context, bool tf32, bool transA, bool transB
                             int(ldc), tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F,
                             CUBLAS_GEMM_DEFAULT),
                "cublasGemmEx");
+#endif
+}
+
+#ifdef DLC_CUDA_EMULATE
+struct ConvPlan {
+  CudnnConvShape shape;
+};
+#else
+struct ConvPlan {
+  cudnnTensorDescriptor_t x = nullptr, y = nullptr;
+  cudnnFilterDescriptor_t w = nullptr;
+  cudnnConvolutionDescriptor_t conv = nullptr;
+  cudnnConvolutionFwdAlgo_t algorithm{};
+  size_t workspaceBytes = 0;
+};
+#endif
+
+void destroyConv(ConvPlan *plan) {
+#ifndef DLC_CUDA_EMULATE
+  if (plan) {
+    if (plan->x)
+      cudnnDestroyTensorDescriptor(plan->x);
+    if (plan->y)
+      cudnnDestroyTensorDescriptor(plan->y);
+    if (plan->w)
+      cudnnDestroyFilterDescriptor(plan->w);
+    if (plan->conv)
+      cudnnDestroyConvolutionDescriptor(plan->conv);
+  }
+#endif
+  delete plan;
+}
+
+const char *createConv(dlc_cuda_context *context, const CudnnConvShape &shape, bool tf32,
+                       size_t workspaceLimit, ConvPlan **plan, size_t *workspaceBytes) {
+  *plan = nullptr;
+  *workspaceBytes = 0;
+#ifdef DLC_CUDA_EMULATE
+  (void)context;
+  (void)tf32;
+  (void)workspaceLimit;
+  *plan = new (std::nothrow) ConvPlan{shape};
+  return *plan ? nullptr : failure("cudnnCreate", "out of memory");
+#else
+  DeviceScope scope(context);
+  if (scope.error())
+    return scope.error();
+  {
+    std::lock_guard<std::mutex> lock(context->dnnMutex);
+    if (!context->dnn) {
+      cudnnHandle_t dnn = nullptr;
+      if (const char *error = check(cudnnCreate(&dnn), "cudnnCreate"))
+        return error;
+      if (const char *error = check(cudnnSetStream(dnn, context->stream), "cudnnSetStream")) {
+        cudnnDestroy(dnn);
+        return error;
+      }
+      context->dnn = dnn;
+    }
+  }
+  auto *made = new (std::nothrow) ConvPlan;
+  if (!made)
+    return failure("cudnnCreate", "out of memory");
+  const int rank = shape.spatial + 2;
+  // Packed NC(D)HW strides.
+  int xStrides[5], yStrides[5];
+  xStrides[rank - 1] = yStrides[rank - 1] = 1;
+  for (int d = rank - 2; d >= 0; --d) {
+    xStrides[d] = xStrides[d + 1] * shape.input[d + 1];
+    yStrides[d] = yStrides[d + 1] * shape.output[d + 1];
+  }
+  int outputDims[5] = {};
+  cudnnConvolutionFwdAlgoPerf_t candidates[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+  int found = 0;
+  const char *error = check(cudnnCreateTensorDescriptor(&made->x), "cudnnCreateTensorDescriptor");
+  if (!error)
+    error = check(cudnnCreateTensorDescriptor(&made->y), "cudnnCreateTensorDescriptor");
+  if (!error)
+    error = check(cudnnCreateFilterDescriptor(&made->w), "cudnnCreateFilterDescriptor");
+  if (!error)
+    error =
+        check(cudnnCreateConvolutionDescriptor(&made->conv), "cudnnCreateConvolutionDescriptor");
+  if (!error)
+    error =
+        check(cudnnSetTensorNdDescriptor(made->x, CUDNN_DATA_FLOAT, rank, shape.input, xStrides),
+              "cudnnSetTensorNdDescriptor (input)");
+  if (!error)
+    error =
+        check(cudnnSetTensorNdDescriptor(made->y, CUDNN_DATA_FLOAT, rank, shape.output, yStrides),
+              "cudnnSetTensorNdDescriptor (output)");
+  if (!error)
+    error = check(cudnnSetFilterNdDescriptor(made->w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, rank,
+                                             shape.filter),
+                  "cudnnSetFilterNdDescriptor");
+  if (!error)
+    error = check(cudnnSetConvolutionNdDescriptor(made->conv, shape.spatial, shape.pad,
+                                                  shape.stride, shape.dilation,
+                                                  CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
+                  "cudnnSetConvolutionNdDescriptor");
+  if (!error)
+    error = check(cudnnSetConvolutionGroupCount(made->conv, shape.groups),
+                  "cudnnSetConvolutionGroupCount");
+  // FMA math keeps float32 convolutions off TF32 tensor cores, which the default allows.
+  if (!error)
+    error =
+        check(cudnnSetConvolutionMathType(made->conv, tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH),
+              "cudnnSetConvolutionMathType");
+  if (!error)
+    error =
+        check(cudnnGetConvolutionNdForwardOutputDim(made->conv, made->x, made->w, rank, outputDims),
+              "cudnnGetConvolutionNdForwardOutputDim");
+  for (int d = 0; !error && d < rank; ++d)
+    if (outputDims[d] != shape.output[d])
+      error = failure("cudnnGetConvolutionNdForwardOutputDim",
+                      "cuDNN's output shape differs from the planned one");
+  if (!error)
+    error = check(cudnnGetConvolutionForwardAlgorithm_v7(context->dnn, made->x, made->w, made->conv,
+                                                         made->y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
+                                                         &found, candidates),
+                  "cudnnGetConvolutionForwardAlgorithm_v7");
+  bool chosen = false;
+  for (int i = 0; !error && !chosen && i < found; ++i)
+    if (candidates[i].status == CUDNN_STATUS_SUCCESS && candidates[i].memory <= workspaceLimit &&
+        (tf32 || candidates[i].mathType != CUDNN_TENSOR_OP_MATH)) {
+      made->algorithm = candidates[i].algo;
+      made->workspaceBytes = candidates[i].memory;
+      chosen = true;
+    }
+  if (!error && !chosen)
+    error = failure("cudnnGetConvolutionForwardAlgorithm_v7",
+                    "no algorithm within the workspace limit");
+  if (error) {
+    destroyConv(made);
+    return error;
+  }
+  *plan = made;
+  *workspaceBytes = made->workspaceBytes;
+  return nullptr;
+#endif
+}
+
+const char *conv(dlc_cuda_context *context, const ConvPlan *plan, const float *x, const float *w,
+                 float *y, void *workspace) {
+#ifdef DLC_CUDA_EMULATE
+  (void)context;
+  (void)workspace;
+  // The definition cuDNN computes: cross-correlation over the padded input, per group.
+  const CudnnConvShape s = plan->shape;
+  emulate::runOrRecord([=] {
+    int in[3] = {1, 1, 1}, k[3] = {1, 1, 1}, out[3] = {1, 1, 1}, pad[3] = {0, 0, 0},
+        stride[3] = {1, 1, 1}, dilation[3] = {1, 1, 1};
+    for (int d = 0; d < s.spatial; ++d) {
+      const int at = 3 - s.spatial + d;
+      in[at] = s.input[2 + d];
+      k[at] = s.filter[2 + d];
+      out[at] = s.output[2 + d];
+      pad[at] = s.pad[d];
+      stride[at] = s.stride[d];
+      dilation[at] = s.dilation[d];
+    }
+    const int64_t inPlane = int64_t(in[0]) * in[1] * in[2], taps = int64_t(k[0]) * k[1] * k[2];
+    const int64_t outPlane = int64_t(out[0]) * out[1] * out[2];
+    const int channels = s.input[1], outChannels = s.output[1];
+    const int perGroup = channels / s.groups, outPerGroup = outChannels / s.groups;
+    // Each tap's weight times the input rows it reaches, accumulated over output rows: the
+    // innermost loop runs over the output columns the tap keeps inside the input.
+    for (int n = 0; n < s.input[0]; ++n)
+      for (int m = 0; m < outChannels; ++m) {
+        float *outputPlane = y + (int64_t(n) * outChannels + m) * outPlane;
+        std::fill(outputPlane, outputPlane + outPlane, 0.0f);
+        for (int ci = 0; ci < perGroup; ++ci) {
+          const float *plane =
+              x + (int64_t(n) * channels + m / outPerGroup * perGroup + ci) * inPlane;
+          const float *filter = w + (int64_t(m) * perGroup + ci) * taps;
+          for (int a = 0; a < k[0]; ++a)
+            for (int b = 0; b < k[1]; ++b)
+              for (int e = 0; e < k[2]; ++e) {
+                const float weight = filter[(a * k[1] + b) * k[2] + e];
+                const int shift = e * dilation[2] - pad[2];
+                const int first = shift >= 0 ? 0 : (-shift + stride[2] - 1) / stride[2];
+                const int end = std::min(
+                    out[2], in[2] - shift <= 0 ? 0 : (in[2] - shift + stride[2] - 1) / stride[2]);
+                for (int z = 0; z < out[0]; ++z) {
+                  const int iz = z * stride[0] - pad[0] + a * dilation[0];
+                  if (iz < 0 || iz >= in[0])
+                    continue;
+                  for (int r = 0; r < out[1]; ++r) {
+                    const int ir = r * stride[1] - pad[1] + b * dilation[1];
+                    if (ir < 0 || ir >= in[1])
+                      continue;
+                    const float *row = plane + (int64_t(iz) * in[1] + ir) * in[2];
+                    float *outRow = outputPlane + (int64_t(z) * out[1] + r) * out[2];
+                    for (int c = first; c < end; ++c)
+                      outRow[c] += weight * row[int64_t(c) * stride[2] + shift];
+                  }
+                }
+              }
+        }
+      }
+  });
+  return nullptr;
+#else
+  const float one = 1.0f, zero = 0.0f;
+  return check(cudnnConvolutionForward(context->dnn, &one, plan->x, x, plan->w, w, plan->conv,
+                                       plan->algorithm, workspace, plan->workspaceBytes, &zero,
+                                       plan->y, y),
+               "cudnnConvolutionForward");
 #endif
 }
 

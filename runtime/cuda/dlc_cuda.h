@@ -12,7 +12,8 @@
 extern "C" {
 #endif
 
-// One device, one stream on it and a cuBLAS handle, which models created with it share. It
+// One device, one stream on it and a cuBLAS handle (and, from the first model with a cuDNN
+// convolution, a cuDNN handle), which models created with it share. It
 // is reference counted: a model holds a reference from create to destroy, so the context and
 // its models may be released and destroyed in either order.
 typedef struct dlc_cuda_context dlc_cuda_context;
@@ -42,6 +43,8 @@ typedef struct dlc_cuda_options {
 #ifdef __cplusplus
 } // extern "C"
 
+#include "dlc_cuda_conv.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -65,6 +68,16 @@ const char *synchronize(dlc_cuda_context *context);
 const char *sgemm(dlc_cuda_context *context, bool tf32, bool transA, bool transB, int64_t m,
                   int64_t n, int64_t k, float alpha, const float *a, int64_t lda, const float *b,
                   int64_t ldb, float beta, float *c, int64_t ldc);
+// A float32 convolution by cuDNN (y = conv(x, w), nothing added), planned at create time:
+// the algorithm cuDNN's heuristics rank first among those needing at most
+// `workspaceLimit` bytes of workspace, in float32 unless `tf32`. `workspaceBytes` is what
+// conv needs for it. (The emulation computes the same convolution by plain loops.)
+struct ConvPlan;
+const char *createConv(dlc_cuda_context *context, const CudnnConvShape &shape, bool tf32,
+                       size_t workspaceLimit, ConvPlan **plan, size_t *workspaceBytes);
+const char *conv(dlc_cuda_context *context, const ConvPlan *plan, const float *x, const float *w,
+                 float *y, void *workspace);
+void destroyConv(ConvPlan *plan); // null is ignored
 // A schedule captured once and replayed: a CUDA graph (in emulation, the recorded calls).
 // Between beginCapture and endCapture nothing runs: the calling thread's launches, copies and
 // sgemm calls on the context's stream are recorded. endCapture always ends the capture; with

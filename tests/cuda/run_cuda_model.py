@@ -105,7 +105,7 @@ def main():
         sources = [obj, os.path.join(gen, "dlc_cuda.cpp"), weights_source]
         build = ["c++", "-std=c++17", "-O2", "-I", gen, "-I", os.path.join(cuda_home, "include")
                  ] + warnings + ["-DDLC_MODEL=" + name, "-include", os.path.join(gen, name + ".h")]
-        libs = ["-L" + os.path.join(cuda_home, "lib64"), "-lcublas", "-lcudart", "-lpthread"]
+        libs = ["-L" + os.path.join(cuda_home, "lib64"), "-lcudnn", "-lcublas", "-lcudart", "-lpthread"]
     else:
         sources = ["-x", "c++", os.path.join(gen, name + ".cu"), "-x", "none",
                    os.path.join(gen, "dlc_cuda.cpp"), weights_source]

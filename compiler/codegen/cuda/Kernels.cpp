@@ -3,6 +3,7 @@
 // runtime. Ops and element types without one fail with "no CUDA kernel", naming both.
 #include "compiler/codegen/Emitter.h"
 #include "dialects/DlcDialect.h"
+#include "dlc_cuda_conv.h"
 
 #include <cmath>
 
@@ -419,33 +420,56 @@ LogicalResult emitPool(Operation *op, KernelEmitter &e) {
   return success();
 }
 
-// Convolution as a direct kernel, one thread per output element summing its group's input
-// channels and taps (correct for every grouped, strided, dilated, padded 1-3-d shape; cuDNN
-// is the planned fast path), then bias, the fused residual and activation.
+// cuDNN's shape of a convolution as a C++ initializer of dlc::cuda::CudnnConvShape.
+std::string cudnnShapeLiteral(const dlc::cuda::CudnnConvShape &s) {
+  auto ints = [](const int *v, int n) { return "{" + list(SmallVector<int64_t>(v, v + n)) + "}"; };
+  return "{" + std::to_string(s.spatial) + ", " + ints(s.input, 5) + ", " + ints(s.filter, 5) +
+         ", " + ints(s.output, 5) + ", " + ints(s.pad, 3) + ", " + ints(s.stride, 3) + ", " +
+         ints(s.dilation, 3) + ", " + std::to_string(s.groups) + "}";
+}
+
+// Convolution by cuDNN (planned at create time, KernelEmitter::convPlan) followed, when there
+// is a bias, residual or activation, by one kernel adding them; a shape cuDNN cannot take
+// (padding that differs between the ends of a dim) runs as a direct kernel, one thread per
+// output element summing its group's input channels and taps, with the same epilogue.
 LogicalResult emitConv(Operation *op, KernelEmitter &e) {
   auto conv = cast<ConvOp>(op);
   dlc::rt::ConvParams p = convParams(conv);
   const dlc::rt::WindowParams &w = p.window;
+  const dlc::rt::Epilogue epilogue = epilogueOf(op);
   auto str = [](int64_t v) { return std::to_string(v); };
   const int64_t inPerGroup = w.channels / p.groups, outPerGroup = p.outChannels / p.groups;
   int64_t n = tensorType(conv.getOutput()).getNumElements();
-  std::string body = threadIndex(n) + windowPosition(w);
-  body += "  const int64_t m = rest % " + str(p.outChannels) + ", batch = rest / " +
-          str(p.outChannels) + ";\n  const float *input = x + (batch * " + str(w.channels) +
-          " + m / " + str(outPerGroup) + " * " + str(inPerGroup) + ") * " +
-          str(w.in[0] * w.in[1] * w.in[2]) + ";\n  const float *filter = w + m * " +
-          str(inPerGroup * w.kernel[0] * w.kernel[1] * w.kernel[2]) +
-          ";\n  float acc = " + (conv.getBias() ? "bias[m]" : "0.0f") +
-          ";\n  for (int64_t c = 0; c < " + str(inPerGroup) + "; ++c) {\n";
-  body +=
-      forEachTap(w, "    ",
-                 "acc += input[((c * " + str(w.in[0]) + " + i0) * " + str(w.in[1]) + " + i1) * " +
-                     str(w.in[2]) + " + i2] * filter[((c * " + str(w.kernel[0]) + " + k0) * " +
-                     str(w.kernel[1]) + " + k1) * " + str(w.kernel[2]) + " + k2];\n");
-  body += "  }\n  float v = acc" + std::string(conv.getResidual() ? " + residual[i]" : "") +
-          ";\n  y[i] = " + activationExpression(epilogueOf(op)) + ";\n";
-  std::string params = "const float *x, const float *w, ",
-              args = e.ptr(conv.getInput()) + ", " + e.ptr(conv.getWeight()) + ", ";
+  std::string body = threadIndex(n), params, args;
+  dlc::cuda::CudnnConvShape shape;
+  if (dlc::cuda::cudnnConvShape(p, shape)) {
+    e.checkedCall("dlc::cuda::conv(context, convs[" + str(e.convPlan(cudnnShapeLiteral(shape))) +
+                  "], " + e.ptr(conv.getInput()) + ", " + e.ptr(conv.getWeight()) + ", " +
+                  e.ptr(conv.getOutput()) + ", workspace)");
+    if (!conv.getBias() && !conv.getResidual() && epilogue.activation == dlc::rt::Activation::None)
+      return success();
+    body += "  const int64_t m = i / " + str(w.out[0] * w.out[1] * w.out[2]) + " % " +
+            str(p.outChannels) + ";\n  const float acc = y[i]" +
+            (conv.getBias() ? " + bias[m]" : "") + ";\n";
+  } else {
+    body += windowPosition(w) + "  const int64_t m = rest % " + str(p.outChannels) +
+            ", batch = rest / " + str(p.outChannels) + ";\n  const float *input = x + (batch * " +
+            str(w.channels) + " + m / " + str(outPerGroup) + " * " + str(inPerGroup) + ") * " +
+            str(w.in[0] * w.in[1] * w.in[2]) + ";\n  const float *filter = w + m * " +
+            str(inPerGroup * w.kernel[0] * w.kernel[1] * w.kernel[2]) +
+            ";\n  float acc = " + (conv.getBias() ? "bias[m]" : "0.0f") +
+            ";\n  for (int64_t c = 0; c < " + str(inPerGroup) + "; ++c) {\n";
+    body +=
+        forEachTap(w, "    ",
+                   "acc += input[((c * " + str(w.in[0]) + " + i0) * " + str(w.in[1]) + " + i1) * " +
+                       str(w.in[2]) + " + i2] * filter[((c * " + str(w.kernel[0]) + " + k0) * " +
+                       str(w.kernel[1]) + " + k1) * " + str(w.kernel[2]) + " + k2];\n");
+    body += "  }\n";
+    params = "const float *x, const float *w, ";
+    args = e.ptr(conv.getInput()) + ", " + e.ptr(conv.getWeight()) + ", ";
+  }
+  body += "  float v = acc" + std::string(conv.getResidual() ? " + residual[i]" : "") +
+          ";\n  y[i] = " + activationExpression(epilogue) + ";\n";
   if (conv.getBias()) {
     params += "const float *bias, ";
     args += e.ptr(conv.getBias()) + ", ";
