@@ -5,7 +5,9 @@
 #include "dialects/DlcDialect.h"
 #include "dlc_cuda_conv.h"
 
+#include <cctype>
 #include <cmath>
+#include <set>
 
 using namespace mlir;
 
@@ -173,13 +175,54 @@ std::string activationExpression(const dlc::rt::Epilogue &epilogue) {
   return "v";
 }
 
-// y = f(x) elementwise, f a device expression in `v`.
+// The C type of `v`'s elements for float math: "float", "double", or "" for other types.
+std::string floatMathType(Value v) {
+  Type element = tensorType(v).getElementType();
+  return element.isF32() ? "float" : element.isF64() ? "double" : "";
+}
+
+// A device expression written for float (expf, fabsf, float(...)) made one of `type`: for
+// double, the double functions (exp, fabs, double(...)); its float literals are exact either way.
+std::string forMathType(const std::string &expression, const std::string &type) {
+  if (type != "double")
+    return expression;
+  static const std::set<std::string> floatFunctions = {
+      "expf",   "tanhf",  "logf",   "sqrtf",  "fabsf", "erff",  "floorf",    "ceilf",
+      "sinf",   "cosf",   "tanf",   "asinf",  "acosf", "atanf", "sinhf",     "coshf",
+      "asinhf", "acoshf", "atanhf", "log1pf", "fmaxf", "fminf", "nearbyintf"};
+  auto identifier = [](char c, bool first) {
+    return std::isalpha(static_cast<unsigned char>(c)) || c == '_' ||
+           (!first && std::isdigit(static_cast<unsigned char>(c)));
+  };
+  std::string out;
+  for (size_t i = 0; i < expression.size();) {
+    if (!identifier(expression[i], true) ||
+        (i > 0 && identifier(expression[i - 1], false))) { // inside a literal such as 1.5f
+      out += expression[i++];
+      continue;
+    }
+    size_t end = i;
+    while (end < expression.size() && identifier(expression[end], false))
+      ++end;
+    const std::string word = expression.substr(i, end - i);
+    out += word == "float"              ? "double"
+           : floatFunctions.count(word) ? word.substr(0, word.size() - 1)
+                                        : word;
+    i = end;
+  }
+  return out;
+}
+
+// y = f(x) elementwise for float32 or float64, f a device expression in `v` written for float.
 LogicalResult emitMap(Operation *op, KernelEmitter &e, const std::string &expression) {
+  const std::string type = floatMathType(op->getResult(0));
+  if (type.empty())
+    return noKernelFor(op, op->getName().stripDialect());
   int64_t n = tensorType(op->getResult(0)).getNumElements();
   // Not __restrict__: the planner may have the result overwrite the input.
-  std::string kernel =
-      e.defineKernel("const float *x, float *y",
-                     threadIndex(n) + "  const float v = x[i];\n  y[i] = " + expression + ";\n");
+  std::string kernel = e.defineKernel("const " + type + " *x, " + type + " *y",
+                                      threadIndex(n) + "  const " + type + " v = x[i];\n  y[i] = " +
+                                          forMathType(expression, type) + ";\n");
   launch(e, kernel, n, e.ptr(op->getOperand(0)) + ", " + e.ptr(op->getResult(0)));
   return success();
 }
@@ -187,7 +230,7 @@ LogicalResult emitMap(Operation *op, KernelEmitter &e, const std::string &expres
 LogicalResult emitUnary(Operation *op, KernelEmitter &e) {
   StringRef kind = cast<KernelKindInterface>(op).getKernelKind();
   std::optional<std::string> expression = unaryExpression(kind);
-  if (!isF32(op->getResult(0)) || !expression)
+  if (floatMathType(op->getResult(0)).empty() || !expression)
     return noKernelFor(op, kind);
   return emitMap(op, e, *expression);
 }
@@ -493,7 +536,8 @@ LogicalResult emitReduction(Operation *op, KernelEmitter &e, StringRef kind,
       {"Max", {"-INFINITY", "acc = v > acc || v != v ? v : acc"}},
       {"Min", {"INFINITY", "acc = v < acc || v != v ? v : acc"}}};
   auto it = kinds.find(kind.str());
-  if (!isF32(op->getResult(0)) || it == kinds.end())
+  const std::string type = floatMathType(op->getResult(0));
+  if (type.empty() || it == kinds.end())
     return noKernelFor(op, "reduction " + kind.str());
   auto inShape = tensorType(op->getOperand(0)).getShape();
   SmallVector<int64_t> inStrides = stridesOf(inShape), keptShape, keptStrides, reducedShape,
@@ -505,16 +549,15 @@ LogicalResult emitReduction(Operation *op, KernelEmitter &e, StringRef kind,
   }
   int64_t n = product(keptShape), count = product(reducedShape);
   // The reduced index r walks the reduced dims as the output index i walks the kept ones.
-  std::string body = threadIndex(n) + broadcastOffsets({keptStrides}, keptShape) +
-                     "  float acc = " + it->second.first + ";\n  for (int64_t r = 0; r < " +
-                     std::to_string(count) + "; ++r) {\n" +
-                     broadcastOffsets({reducedStrides}, reducedShape, "r", "reduced") +
-                     "    const float v = x[offset0 + reduced0];\n    " + it->second.second +
-                     ";\n  }\n";
+  std::string body =
+      threadIndex(n) + broadcastOffsets({keptStrides}, keptShape) + "  " + type +
+      " acc = " + it->second.first + ";\n  for (int64_t r = 0; r < " + std::to_string(count) +
+      "; ++r) {\n" + broadcastOffsets({reducedStrides}, reducedShape, "r", "reduced") +
+      "    const " + type + " v = x[offset0 + reduced0];\n    " + it->second.second + ";\n  }\n";
   if (kind == "Mean")
     body += "  acc /= " + deviceFloat(double(count)) + ";\n";
   body += "  y[i] = acc;\n";
-  std::string kernel = e.defineKernel("const float *x, float *y", body);
+  std::string kernel = e.defineKernel("const " + type + " *x, " + type + " *y", body);
   launch(e, kernel, n, e.ptr(op->getOperand(0)) + ", " + e.ptr(op->getResult(0)));
   return success();
 }
