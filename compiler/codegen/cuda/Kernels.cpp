@@ -985,6 +985,34 @@ LogicalResult emitScatterND(Operation *op, KernelEmitter &e) {
   return success();
 }
 
+// TopK's indices: one thread per element of each line ranks it against the whole line (the
+// order the CPU kernel sorts by: value, then index), and the k best write their index at their
+// rank. Each rank has exactly one element, so no two threads write the same output.
+LogicalResult emitTopK(Operation *op, KernelEmitter &e) {
+  auto topK = cast<TopKOp>(op);
+  std::string type = computeType(topK.getInput());
+  if (type.empty())
+    return noKernelFor(op, "TopK");
+  auto shape = tensorType(topK.getInput()).getShape();
+  int64_t axis = topK.getAxis(), n = shape[axis];
+  int64_t inner = outerInner(shape, axis).second;
+  int64_t k = tensorType(topK.getOutput()).getDimSize(axis);
+  int64_t threads = tensorType(topK.getInput()).getNumElements();
+  auto str = [](int64_t v) { return std::to_string(v); };
+  const std::string better = topK.getLargest() ? "vb > va" : "vb < va";
+  std::string body =
+      threadIndex(threads) + "  const int64_t column = i % " + str(inner) + ", a = i / " +
+      str(inner) + " % " + str(n) + ", o = i / " + str(inner * n) + ";\n  const " + type +
+      " *line = x + o * " + str(n * inner) + " + column;\n  const " + type + " va = line[a * " +
+      str(inner) + "];\n  int64_t rank = 0;\n  for (int64_t b = 0; b < " + str(n) +
+      "; ++b) {\n    const " + type + " vb = line[b * " + str(inner) +
+      "];\n    rank += vb != va ? (" + better + ") : b < a;\n  }\n  if (rank < " + str(k) +
+      ")\n    indices[(o * " + str(k) + " + rank) * " + str(inner) + " + column] = a;\n";
+  std::string kernel = e.defineKernel("const " + type + " *x, int64_t *indices", body);
+  launch(e, kernel, threads, e.ptr(topK.getInput()) + ", " + e.ptr(topK.getOutput()));
+  return success();
+}
+
 } // namespace
 
 void addCudaEmitters(EmitterTable &cudaTable) {
@@ -1037,6 +1065,7 @@ void addCudaEmitters(EmitterTable &cudaTable) {
   table["dlc.batch_norm"] = emitBatchNorm;
   table["dlc.scatter_elements"] = emitScatterElements;
   table["dlc.scatter_nd"] = emitScatterND;
+  table["dlc.top_k"] = emitTopK;
   table["dlc.concat"] = emitConcat;
   table["dlc.softmax"] = emitSoftmax;
   table["dlc.conv"] = emitConv;
