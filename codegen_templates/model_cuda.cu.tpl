@@ -98,6 +98,8 @@ dlc_status Model::init(const dlc_cuda_options &options) {
   if (!error)
     error = dlc::cuda::copyToDevice(context_, weights_, dlc_weights_@NAME@, kWeightBytes);
   size_t workspaceBytes = 0;
+  // cuDNN's heuristics use the context's shared handle.
+  dlc::cuda::StreamLock lock(context_);
   for (int k = 0; k < kConvCount && !error; ++k) {
     size_t bytes = 0;
     error = dlc::cuda::createConv(context_, kConvShapes[k], kAllowTf32, kConvWorkspaceLimit,
@@ -127,6 +129,7 @@ dlc_status Model::run(const void *const *inputs, void *const *outputs) {
   dlc_status status = dlc_check_buffers(&kInfo, inputs, outputs);
   if (status != DLC_OK)
     return status;
+  dlc::cuda::StreamLock lock(context_);
   dlc::cuda::DeviceScope device(context_);
   if (device.error())
     return fail(device.error());
@@ -135,9 +138,14 @@ dlc_status Model::run(const void *const *inputs, void *const *outputs) {
 }
 
 const char *Model::launch(const void *const *inputs, void *const *outputs) {
-  if (!cudaGraph_)
+  dlc::cuda::clearLaunchError();
+  // With cuda_graph, the first run is not captured: cuBLAS and cuDNN set themselves up (lazy
+  // allocations) outside any graph.
+  if (!cudaGraph_ || !warm_) {
+    warm_ = true;
     return schedule(context_, weights_, arena_, inputs, outputs, faults_, convs_,
                     convWorkspace_);
+  }
   bool captured = graph_ != nullptr;
   for (int i = 0; captured && i < @NUM_INPUTS@; ++i)
     captured = graphInputs_[i] == inputs[i];
@@ -150,7 +158,7 @@ const char *Model::launch(const void *const *inputs, void *const *outputs) {
     if (const char *error = dlc::cuda::beginCapture(context_))
       return error;
     const char *error = schedule(context_, weights_, arena_, inputs, outputs, faults_, convs_,
-                    convWorkspace_);
+                                 convWorkspace_);
     dlc::cuda::Graph *graph = nullptr;
     const char *ended = dlc::cuda::endCapture(context_, error ? nullptr : &graph);
     if (error || ended)
@@ -182,6 +190,7 @@ dlc_status Model::runHost(const void *const *inputs, void *const *outputs) {
       return fail(error);
     staging_ = static_cast<unsigned char *>(staging);
   }
+  dlc::cuda::StreamLock lock(context_);
   dlc::cuda::DeviceScope device(context_);
   if (device.error())
     return fail(device.error());
@@ -212,6 +221,7 @@ dlc_status Model::synchronize() {
   lastError_[0] = '\0';
   if (!context_)
     return DLC_INVALID_ARGUMENT;
+  dlc::cuda::StreamLock lock(context_);
   int fault = 0;
   const char *error =
       faults_ ? dlc::cuda::copyToHost(context_, &fault, faults_, sizeof fault) : nullptr;

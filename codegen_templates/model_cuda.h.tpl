@@ -87,7 +87,7 @@ private:
   dlc::cuda::ConvPlan *convs_[@CONV_COUNT@ + 1] = {};
   void *convWorkspace_ = nullptr;
   // dlc_cuda_options::cuda_graph: the captured schedule and the pointers it was captured with.
-  bool cudaGraph_ = false;
+  bool cudaGraph_ = false, warm_ = false;
   dlc::cuda::Graph *graph_ = nullptr;
   const void *graphInputs_[@NUM_INPUTS@ + 1] = {};
   void *graphOutputs_[@NUM_OUTPUTS@ + 1] = {};

@@ -22,12 +22,14 @@
 struct dlc_cuda_context {
   int device;
   std::atomic<int> references{1};
+  // Held while a model queues work on the stream (StreamLock): models on several threads share
+  // the stream, its cuBLAS and cuDNN handles, and a graph capture on it.
+  std::recursive_mutex queue;
 #ifndef DLC_CUDA_EMULATE
   cudaStream_t stream = nullptr;
   cublasHandle_t blas = nullptr;
   // Made by the first createConv (loading cuDNN costs time and memory models without
-  // convolutions need not pay); models on several threads may share the context.
-  std::mutex dnnMutex;
+  // convolutions need not pay).
   cudnnHandle_t dnn = nullptr;
 #endif
 };
@@ -80,8 +82,12 @@ DeviceScope::DeviceScope(const dlc_cuda_context *) {}
 DeviceScope::~DeviceScope() {}
 #else
 DeviceScope::DeviceScope(const dlc_cuda_context *context) {
-  if (cudaGetDevice(&previous_) != cudaSuccess)
-    previous_ = -1;
+  // Only a change of device is made and undone: setting a device creates its context, which
+  // restoring a device the thread never used would do for nothing.
+  int current = -1;
+  if (cudaGetDevice(&current) == cudaSuccess && current == context->device)
+    return;
+  previous_ = current;
   error_ = check(cudaSetDevice(context->device), "cudaSetDevice");
 }
 DeviceScope::~DeviceScope() {
@@ -89,6 +95,9 @@ DeviceScope::~DeviceScope() {
     cudaSetDevice(previous_);
 }
 #endif
+
+StreamLock::StreamLock(dlc_cuda_context *context) : context_(context) { context_->queue.lock(); }
+StreamLock::~StreamLock() { context_->queue.unlock(); }
 
 #ifdef DLC_CUDA_EMULATE
 namespace emulate {
@@ -275,7 +284,7 @@ const char *createConv(dlc_cuda_context *context, const CudnnConvShape &shape, b
   if (scope.error())
     return scope.error();
   {
-    std::lock_guard<std::mutex> lock(context->dnnMutex);
+    StreamLock lock(context);
     if (!context->dnn) {
       cudnnHandle_t dnn = nullptr;
       if (const char *error = check(cudnnCreate(&dnn), "cudnnCreate"))
@@ -347,14 +356,26 @@ const char *createConv(dlc_cuda_context *context, const CudnnConvShape &shape, b
                                                          made->y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
                                                          &found, candidates),
                   "cudnnGetConvolutionForwardAlgorithm_v7");
+  // The first candidate of an allowed math type (no FP16 conversion; tensor cores only with
+  // tf32) within the limit, run with the math type it was ranked for.
   bool chosen = false;
-  for (int i = 0; !error && !chosen && i < found; ++i)
-    if (candidates[i].status == CUDNN_STATUS_SUCCESS && candidates[i].memory <= workspaceLimit &&
-        (tf32 || candidates[i].mathType != CUDNN_TENSOR_OP_MATH)) {
-      made->algorithm = candidates[i].algo;
-      made->workspaceBytes = candidates[i].memory;
-      chosen = true;
-    }
+  for (int i = 0; !error && !chosen && i < found; ++i) {
+    const cudnnConvolutionFwdAlgoPerf_t &candidate = candidates[i];
+    const bool allowed = candidate.mathType == CUDNN_FMA_MATH ||
+                         candidate.mathType == CUDNN_DEFAULT_MATH ||
+                         (tf32 && candidate.mathType == CUDNN_TENSOR_OP_MATH);
+    if (candidate.status != CUDNN_STATUS_SUCCESS || !allowed || candidate.memory > workspaceLimit)
+      continue;
+    made->algorithm = candidate.algo;
+    error = check(cudnnSetConvolutionMathType(made->conv, candidate.mathType),
+                  "cudnnSetConvolutionMathType");
+    if (!error)
+      error = check(cudnnGetConvolutionForwardWorkspaceSize(context->dnn, made->x, made->w,
+                                                            made->conv, made->y, made->algorithm,
+                                                            &made->workspaceBytes),
+                    "cudnnGetConvolutionForwardWorkspaceSize");
+    chosen = !error && made->workspaceBytes <= workspaceLimit;
+  }
   if (!error && !chosen)
     error = failure("cudnnGetConvolutionForwardAlgorithm_v7",
                     "no algorithm within the workspace limit");
@@ -502,6 +523,12 @@ void destroyGraph(Graph *graph) {
     cudaGraphExecDestroy(graph->exec);
 #endif
   delete graph;
+}
+
+void clearLaunchError() {
+#ifndef DLC_CUDA_EMULATE
+  cudaGetLastError();
+#endif
 }
 
 const char *launched(dlc_cuda_context *context, const char *kernel) {

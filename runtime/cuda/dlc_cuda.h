@@ -87,13 +87,33 @@ const char *beginCapture(dlc_cuda_context *context);
 const char *endCapture(dlc_cuda_context *context, Graph **graph);
 const char *launchGraph(dlc_cuda_context *context, Graph *graph);
 void destroyGraph(Graph *graph); // null is ignored
+// Forgets an earlier failure of a CUDA call on this thread, which `launched` would otherwise
+// report for the next kernel (cudaGetLastError keeps the last one of any call).
+void clearLaunchError();
 // After a kernel launch: null, or the launch's error named after `kernel`.
 const char *launched(dlc_cuda_context *context, const char *kernel);
 // The context's cudaStream_t, for kernel launches (void *: this header needs no CUDA header).
 void *stream(dlc_cuda_context *context);
 
+// Serializes the threads that queue work on one context's stream (models sharing a context):
+// a model holds it from its first queued call to its last, so a CUDA graph capture on the
+// stream records only that model's work, and the shared cuBLAS/cuDNN handles are used by one
+// thread at a time. Recursive. Work the application queues on the stream itself from another
+// thread while a model with cuda_graph runs would be captured: take this lock around it.
+class StreamLock {
+public:
+  explicit StreamLock(dlc_cuda_context *context);
+  ~StreamLock();
+  StreamLock(const StreamLock &) = delete;
+  StreamLock &operator=(const StreamLock &) = delete;
+
+private:
+  dlc_cuda_context *context_;
+};
+
 // Makes the context's device current on the calling thread for the scope's lifetime and then
-// restores the caller's: kernel launches and cuBLAS calls go to the current device.
+// restores the caller's (when it was another): kernel launches and cuBLAS calls go to the
+// current device.
 class DeviceScope {
 public:
   explicit DeviceScope(const dlc_cuda_context *context);

@@ -22,8 +22,9 @@ struct CudnnConvShape {
 };
 
 // cuDNN's shape of convolution `p` (channels-first, float32), or false when cuDNN cannot run
-// it as dlc defines it: a dim beyond int, or padding that is not the same at both ends of a
-// dim (cuDNN pads symmetrically, so its output size would differ from `p.window.out`).
+// it as dlc defines it: a dim or a tensor's element count beyond int, or padding that is not the
+// same at both ends of a dim (cuDNN pads symmetrically, so its output size would differ from
+// `p.window.out`).
 inline bool cudnnConvShape(const dlc::rt::ConvParams &p, CudnnConvShape &shape) {
   const dlc::rt::WindowParams &w = p.window;
   const int64_t limit = 0x7fffffff;
@@ -61,6 +62,13 @@ inline bool cudnnConvShape(const dlc::rt::ConvParams &p, CudnnConvShape &shape) 
     const int64_t extent = w.in[d] + 2 * w.padBegin[d] - w.dilation[d] * (w.kernel[d] - 1) - 1;
     if (extent < 0 || extent / w.stride[d] + 1 != w.out[d])
       return false;
+  }
+  // cuDNN's strides and element counts are ints too.
+  for (const int *tensor : dims) {
+    int64_t elements = 1;
+    for (int d = 0; d < shape.spatial + 2; ++d)
+      if ((elements *= tensor[d]) > limit)
+        return false;
   }
   shape.groups = int(p.groups);
   return p.groups >= 1 && w.channels % p.groups == 0 && p.outChannels % p.groups == 0 &&

@@ -215,6 +215,35 @@ int main(int argc, char **argv) {
       t.join();
     expect(ok[0] && ok[1], "two streams at once");
   }
+  // Two threads, each with a model replaying CUDA graphs, on one shared context (one stream):
+  // one model's capture must not record the other's work.
+  {
+#ifdef DLC_CUDA_EMULATE
+    const int runs = 3;
+#else
+    const int runs = 20;
+#endif
+    dlc_cuda_context *shared = nullptr;
+    expect(dlc_cuda_context_create(0, &shared) == DLC_OK, "context for two graph threads");
+    std::vector<std::thread> threads;
+    bool ok[2] = {false, false};
+    for (int t = 0; t < 2 && shared; ++t)
+      threads.emplace_back([&, t] {
+        dlc_cuda_options options = {0, shared, 1};
+        ModelHandle *m = nullptr;
+        if (DLC_MODEL_FN(_create)(&options, &m) != DLC_OK)
+          return;
+        bool same = true;
+        for (int i = 0; i < runs; ++i)
+          same = same && close(runOnce(m, inputs), reference);
+        DLC_MODEL_FN(_destroy)(m);
+        ok[t] = same;
+      });
+    for (std::thread &t : threads)
+      t.join();
+    expect(ok[0] && ok[1], "two threads replaying graphs on one context");
+    dlc_cuda_context_release(shared);
+  }
   DLC_MODEL_FN(_destroy)(model);
   std::printf("%s\n", failures ? "lifecycle: FAILED" : "lifecycle: OK");
   return failures ? 1 : 0;

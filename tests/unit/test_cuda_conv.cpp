@@ -83,6 +83,16 @@ TEST_CASE("cuDNN takes a convolution iff its padding gives dlc's output size; it
     for (size_t i = 0; i < expected.size(); ++i)
       REQUIRE(std::fabs(actual[i] - expected[i]) <= 1e-5f * (1.0f + std::fabs(expected[i])));
   }
+  // A tensor of more than 2^31 - 1 elements (cuDNN's strides are ints): the direct kernel's.
+  ConvParams big{};
+  big.window = {1,         1 << 16,   {1, 1, 1 << 16}, {1, 1, 1 << 16},
+                {1, 1, 1}, {1, 1, 1}, {0, 0, 0},       {1, 1, 1}};
+  big.outChannels = 1;
+  big.groups = 1;
+  dlc::cuda::CudnnConvShape shape;
+  CHECK_FALSE(dlc::cuda::cudnnConvShape(big, shape));
+  big.window.in[2] = big.window.out[2] = 1 << 14;
+  CHECK(dlc::cuda::cudnnConvShape(big, shape));
   dlc_cuda_context_release(context);
   // Both kinds occur (the seed is fixed: a change of the generator shows here).
   CHECK(accepted > 100);
