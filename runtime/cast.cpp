@@ -21,7 +21,6 @@ struct Half {
   uint16_t bits;
 };
 
-
 template <typename From, typename To> void convert(const void *x, void *y, int64_t n) {
   const From *in = static_cast<const From *>(x);
   To *out = static_cast<To *>(y);
@@ -29,27 +28,49 @@ template <typename From, typename To> void convert(const void *x, void *y, int64
     if constexpr (std::is_same_v<From, Half> && std::is_same_v<To, Half>)
       out[i] = in[i];
     else if constexpr (std::is_same_v<From, Half>)
-      out[i] = static_cast<To>(halfToFloat(in[i].bits));
+      out[i] = scalar::convertValue<To>(halfToFloat(in[i].bits));
     else if constexpr (std::is_same_v<To, Half>)
       out[i] = Half{floatToHalf(static_cast<float>(in[i]))};
     else
-      out[i] = static_cast<To>(in[i]);
+      out[i] = scalar::convertValue<To>(in[i]);
   }
 }
 
 template <typename From> void convertFrom(const void *x, dlc_dtype to, void *y, int64_t n) {
   switch (to) {
-  case DLC_F32: convert<From, float>(x, y, n); break;
-  case DLC_F64: convert<From, double>(x, y, n); break;
-  case DLC_I32: convert<From, int32_t>(x, y, n); break;
-  case DLC_I64: convert<From, int64_t>(x, y, n); break;
-  case DLC_I8: convert<From, int8_t>(x, y, n); break;
-  case DLC_U8: convert<From, uint8_t>(x, y, n); break;
-  case DLC_I16: convert<From, int16_t>(x, y, n); break;
-  case DLC_U16: convert<From, uint16_t>(x, y, n); break;
-  case DLC_U32: convert<From, uint32_t>(x, y, n); break;
-  case DLC_U64: convert<From, uint64_t>(x, y, n); break;
-  case DLC_F16: convert<From, Half>(x, y, n); break;
+  case DLC_F32:
+    convert<From, float>(x, y, n);
+    break;
+  case DLC_F64:
+    convert<From, double>(x, y, n);
+    break;
+  case DLC_I32:
+    convert<From, int32_t>(x, y, n);
+    break;
+  case DLC_I64:
+    convert<From, int64_t>(x, y, n);
+    break;
+  case DLC_I8:
+    convert<From, int8_t>(x, y, n);
+    break;
+  case DLC_U8:
+    convert<From, uint8_t>(x, y, n);
+    break;
+  case DLC_I16:
+    convert<From, int16_t>(x, y, n);
+    break;
+  case DLC_U16:
+    convert<From, uint16_t>(x, y, n);
+    break;
+  case DLC_U32:
+    convert<From, uint32_t>(x, y, n);
+    break;
+  case DLC_U64:
+    convert<From, uint64_t>(x, y, n);
+    break;
+  case DLC_F16:
+    convert<From, Half>(x, y, n);
+    break;
   case DLC_BOOL: {
     const From *in = static_cast<const From *>(x);
     uint8_t *out = static_cast<uint8_t *>(y);
@@ -61,7 +82,8 @@ template <typename From> void convertFrom(const void *x, dlc_dtype to, void *y, 
     }
     break;
   }
-  default: break; // storage-only types: castThrough converts them
+  default:
+    break; // storage-only types: castThrough converts them
   }
 }
 
@@ -101,7 +123,7 @@ double decodeMiniFloat(const MiniFloatFormat &f, uint8_t bits) {
                                                       : false;
   if (special)
     return f.specials == Specials::Ieee && mantissa == 0 ? (sign ? -HUGE_VAL : HUGE_VAL)
-                                                          : std::nan("");
+                                                         : std::nan("");
   int scale = 1 - f.bias - f.mantissaBits; // of the subnormals' unit; normals add exponent - 1
   double magnitude = exponent == 0
                          ? std::ldexp(mantissa, scale)
@@ -182,12 +204,18 @@ double decodeE8M0(uint8_t bits) {
 
 const MiniFloatFormat *miniFloatFormat(dlc_dtype t) {
   switch (t) {
-  case DLC_F8E4M3FN: return &kE4M3FN;
-  case DLC_F8E4M3FNUZ: return &kE4M3FNUZ;
-  case DLC_F8E5M2: return &kE5M2;
-  case DLC_F8E5M2FNUZ: return &kE5M2FNUZ;
-  case DLC_F4E2M1: return &kE2M1;
-  default: return nullptr;
+  case DLC_F8E4M3FN:
+    return &kE4M3FN;
+  case DLC_F8E4M3FNUZ:
+    return &kE4M3FNUZ;
+  case DLC_F8E5M2:
+    return &kE5M2;
+  case DLC_F8E5M2FNUZ:
+    return &kE5M2FNUZ;
+  case DLC_F4E2M1:
+    return &kE2M1;
+  default:
+    return nullptr;
   }
 }
 
@@ -284,19 +312,42 @@ void cast(dlc_dtype from, const void *x, dlc_dtype to, void *y, int64_t n, bool 
     return;
   }
   switch (from) {
-  case DLC_F32: convertFrom<float>(x, to, y, n); break;
-  case DLC_F64: convertFrom<double>(x, to, y, n); break;
-  case DLC_I32: convertFrom<int32_t>(x, to, y, n); break;
-  case DLC_I64: convertFrom<int64_t>(x, to, y, n); break;
-  case DLC_I8: convertFrom<int8_t>(x, to, y, n); break;
-  case DLC_I16: convertFrom<int16_t>(x, to, y, n); break;
-  case DLC_U16: convertFrom<uint16_t>(x, to, y, n); break;
-  case DLC_U32: convertFrom<uint32_t>(x, to, y, n); break;
-  case DLC_U64: convertFrom<uint64_t>(x, to, y, n); break;
-  case DLC_F16: convertFrom<Half>(x, to, y, n); break;
+  case DLC_F32:
+    convertFrom<float>(x, to, y, n);
+    break;
+  case DLC_F64:
+    convertFrom<double>(x, to, y, n);
+    break;
+  case DLC_I32:
+    convertFrom<int32_t>(x, to, y, n);
+    break;
+  case DLC_I64:
+    convertFrom<int64_t>(x, to, y, n);
+    break;
+  case DLC_I8:
+    convertFrom<int8_t>(x, to, y, n);
+    break;
+  case DLC_I16:
+    convertFrom<int16_t>(x, to, y, n);
+    break;
+  case DLC_U16:
+    convertFrom<uint16_t>(x, to, y, n);
+    break;
+  case DLC_U32:
+    convertFrom<uint32_t>(x, to, y, n);
+    break;
+  case DLC_U64:
+    convertFrom<uint64_t>(x, to, y, n);
+    break;
+  case DLC_F16:
+    convertFrom<Half>(x, to, y, n);
+    break;
   case DLC_U8:
-  case DLC_BOOL: convertFrom<uint8_t>(x, to, y, n); break;
-  default: break; // storage-only types are handled above
+  case DLC_BOOL:
+    convertFrom<uint8_t>(x, to, y, n);
+    break;
+  default:
+    break; // storage-only types are handled above
   }
 }
 

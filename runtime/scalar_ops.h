@@ -216,6 +216,28 @@ struct GreaterEqualOp {
   template <typename T> DLC_HOST_DEVICE uint8_t operator()(T a, T b) const { return a >= b; }
 };
 
+// `v` as a `To`, as Cast converts: a float to an integer truncates toward zero and saturates
+// at the integer's range, NaN giving 0. (C++ leaves an out-of-range conversion undefined; x86
+// gives the lowest value, GPUs saturate: this one definition makes both targets agree.)
+template <typename To, typename From> DLC_HOST_DEVICE inline To convertValue(From v) {
+  if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To>) {
+    // (std::numeric_limits is host-only constexpr in CUDA.)
+    constexpr To highest =
+        std::is_signed_v<To> ? To(Unsigned<To>(~Unsigned<To>(0)) >> 1) : To(~To(0));
+    constexpr To lowest = std::is_signed_v<To> ? To(-highest - 1) : To(0);
+    if (v != v)
+      return To(0);
+    // Exact or rounded up to the next power of two: at or past it, the conversion saturates.
+    if (v >= From(highest))
+      return highest;
+    if (v <= From(lowest))
+      return lowest;
+    return To(v);
+  } else {
+    return To(v);
+  }
+}
+
 // A float's bits and back (memcpy: the one bit cast valid in C++17 host and device code).
 DLC_HOST_DEVICE inline float floatFromBits(uint32_t bits) {
   float f;

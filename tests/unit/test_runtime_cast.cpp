@@ -23,9 +23,9 @@ struct Format {
   dlc_dtype dtype;
   const char *name;
   int mantissaBits, bias;
-  bool ieeeSpecials;   // top exponent: inf and NaN (e5m2)
-  bool unsignedZero;   // "fnuz": no -0, 0x80 is the one NaN
-  double largest;      // the spec's largest finite value
+  bool ieeeSpecials; // top exponent: inf and NaN (e5m2)
+  bool unsignedZero; // "fnuz": no -0, 0x80 is the one NaN
+  double largest;    // the spec's largest finite value
 };
 
 const Format kFormats[] = {
@@ -65,8 +65,7 @@ uint8_t encode(dlc_dtype t, float x, bool saturate) {
 
 } // namespace
 
-TEST_CASE("float8: every code decodes to its definition and encodes back",
-          "[cast][float8]") {
+TEST_CASE("float8: every code decodes to its definition and encodes back", "[cast][float8]") {
   for (const Format &f : kFormats) {
     INFO(f.name);
     double largest = 0;
@@ -113,7 +112,8 @@ TEST_CASE("float8: floats round to the nearest value, ties to even; overflow per
       float x = std::ldexp(unit(rng), scale(rng));
       if (i % 1000 == 0) // exact midpoints between neighbours, where ties decide
         x = float((finite[i / 1000 % (finite.size() - 1)].first +
-                   finite[i / 1000 % (finite.size() - 1) + 1].first) / 2);
+                   finite[i / 1000 % (finite.size() - 1) + 1].first) /
+                  2);
       uint8_t want;
       if (x >= beyond || (x > top && (x - top > beyond - x ||
                                       (x - top == beyond - x && !(finite.back().second & 1))))) {
@@ -185,11 +185,10 @@ TEST_CASE("bfloat16: exact widening, nearest-even narrowing", "[cast][bfloat16]"
   CHECK((nan & 0x7f) != 0);
 }
 
-TEST_CASE("4- and 2-bit integers: truncate, keep the low bits, sign-extend",
-          "[cast][int4]") {
+TEST_CASE("4- and 2-bit integers: truncate, keep the low bits, sign-extend", "[cast][int4]") {
   // Expected values as ml_dtypes converts them (the ONNX reference).
-  const float x[] = {-9.7f, -8.5f, -2.5f, -0.5f, 0.5f, 1.5f, 2.6f, 7.6f, 8.0f, 15.5f, 16.2f, 300.0f,
-                     NAN, INFINITY, -INFINITY};
+  const float x[] = {-9.7f, -8.5f, -2.5f, -0.5f,  0.5f, 1.5f,     2.6f,     7.6f,
+                     8.0f,  15.5f, 16.2f, 300.0f, NAN,  INFINITY, -INFINITY};
   const int n = sizeof(x) / sizeof(x[0]);
   struct Case {
     dlc_dtype type;
@@ -269,13 +268,33 @@ TEST_CASE("float8 e8m0: powers of two, rounded up, down or to nearest", "[cast][
   CHECK(toE8M0(std::ldexp(1.0f, -127), true, Rounding::Up) == 1);
   CHECK(toE8M0(std::ldexp(1.0f, -127), true, Rounding::Down) == 0);
   CHECK(std::isnan(decode(DLC_F8E8M0, 0xff)));
-  CHECK(toE8M0(3.0f, true, Rounding::Up) == 129);     // 4
-  CHECK(toE8M0(3.0f, true, Rounding::Down) == 128);   // 2
+  CHECK(toE8M0(3.0f, true, Rounding::Up) == 129);      // 4
+  CHECK(toE8M0(3.0f, true, Rounding::Down) == 128);    // 2
   CHECK(toE8M0(3.0f, true, Rounding::Nearest) == 129); // 1.5 is a tie: away from 2
   CHECK(toE8M0(2.5f, true, Rounding::Nearest) == 128);
-  CHECK(toE8M0(-3.0f, true, Rounding::Up) == 129);    // the sign is dropped
+  CHECK(toE8M0(-3.0f, true, Rounding::Up) == 129); // the sign is dropped
   float largest = std::numeric_limits<float>::max();
   CHECK(toE8M0(largest, true, Rounding::Up) == 0xfe);
   CHECK(toE8M0(largest, false, Rounding::Up) == 0xff);
   CHECK(toE8M0(INFINITY, true, Rounding::Up) == 0xff);
+}
+
+TEST_CASE("float to integer: truncation toward zero, saturation at the range, NaN to 0", "[cast]") {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<float> in = {2.9f,   -2.9f, 300.0f, -300.0f,       1e20f,
+                                 -1e20f, nan,   127.0f, 2147483520.0f, -0.5f};
+  std::vector<int8_t> i8(in.size());
+  cast(DLC_F32, in.data(), DLC_I8, i8.data(), int64_t(in.size()));
+  CHECK(i8 == std::vector<int8_t>{2, -2, 127, -128, 127, -128, 0, 127, 127, 0});
+  std::vector<uint32_t> u32(in.size());
+  cast(DLC_F32, in.data(), DLC_U32, u32.data(), int64_t(in.size()));
+  CHECK(u32 == std::vector<uint32_t>{2, 0, 300, 0, 4294967295u, 0, 0, 127, 2147483520u, 0});
+  std::vector<int32_t> i32(in.size());
+  cast(DLC_F32, in.data(), DLC_I32, i32.data(), int64_t(in.size()));
+  CHECK(i32 ==
+        std::vector<int32_t>{2, -2, 300, -300, 2147483647, -2147483647 - 1, 0, 127, 2147483520, 0});
+  const std::vector<double> wide = {9.3e18, -9.3e18, 9.2e18};
+  std::vector<int64_t> i64(wide.size());
+  cast(DLC_F64, wide.data(), DLC_I64, i64.data(), int64_t(wide.size()));
+  CHECK(i64 == std::vector<int64_t>{INT64_MAX, INT64_MIN, 9200000000000000000});
 }

@@ -770,7 +770,7 @@ LogicalResult emitCast(Operation *op, KernelEmitter &e) {
   std::string write = to.isF16()        ? "dlc::rt::scalar::floatToHalf(float(v))"
                       : to.isBF16()     ? "dlc::rt::scalar::floatToBfloat(float(v))"
                       : to.isInteger(1) ? "uint8_t(v != 0)"
-                                        : cType(to) + "(v)";
+                                        : "dlc::rt::scalar::convertValue<" + cType(to) + ">(v)";
   int64_t n = tensorType(castOp.getOutput()).getNumElements();
   std::string kernel =
       e.defineKernel("const " + cType(from) + " *x, " + cType(to) + " *y",
