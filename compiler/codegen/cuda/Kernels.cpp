@@ -637,10 +637,43 @@ LogicalResult emitGemm(Operation *op, KernelEmitter &e) {
 }
 
 // Batched products by one cuBLAS call per batch entry (operands broadcast over batch dims).
+// A MatMul of float64 or integers (no cuBLAS routine takes them): one thread per output
+// element sums its row times column in order, integers wrapping, as the CPU kernel does.
+LogicalResult emitPlainMatMul(Operation *op, KernelEmitter &e) {
+  auto matmul = cast<MatMulOp>(op);
+  std::string type = computeType(matmul.getOutput());
+  if (type != "int32_t" && type != "double") // the types the dialect allows besides float32
+    return noKernelFor(op, "MatMul");
+  auto a = tensorType(matmul.getLhs()).getShape(), b = tensorType(matmul.getRhs()).getShape();
+  auto out = tensorType(matmul.getOutput()).getShape();
+  const int64_t m = a[a.size() - 2], k = a.back(), n = b.back();
+  auto batch = out.drop_back(2);
+  SmallVector<int64_t> aStrides = broadcastStrides(a.drop_back(2), batch),
+                       bStrides = broadcastStrides(b.drop_back(2), batch);
+  for (int64_t &stride : aStrides)
+    stride *= m * k;
+  for (int64_t &stride : bStrides)
+    stride *= k * n;
+  auto str = [](int64_t v) { return std::to_string(v); };
+  const int64_t elements = tensorType(matmul.getOutput()).getNumElements();
+  std::string body = threadIndex(elements) + "  const int64_t column = i % " + str(n) +
+                     ", row = i / " + str(n) + " % " + str(m) + ";\n" +
+                     broadcastOffsets({aStrides, bStrides}, batch, "(i / " + str(m * n) + ")") +
+                     "  " + type + " acc = 0;\n  for (int64_t p = 0; p < " + str(k) +
+                     "; ++p)\n    acc = dlc::rt::scalar::AddOp()(acc, dlc::rt::scalar::MulOp()(" +
+                     "x0[offset0 + row * " + str(k) + " + p], x1[offset1 + p * " + str(n) +
+                     " + column]));\n  y[i] = acc;\n";
+  std::string kernel =
+      e.defineKernel("const " + type + " *x0, const " + type + " *x1, " + type + " *y", body);
+  launch(e, kernel, elements,
+         e.ptr(matmul.getLhs()) + ", " + e.ptr(matmul.getRhs()) + ", " + e.ptr(matmul.getOutput()));
+  return success();
+}
+
 LogicalResult emitMatMul(Operation *op, KernelEmitter &e) {
   auto matmul = cast<MatMulOp>(op);
   if (!isF32(matmul.getOutput()))
-    return noKernelFor(op, "MatMul");
+    return emitPlainMatMul(op, e);
   auto a = tensorType(matmul.getLhs()).getShape(), b = tensorType(matmul.getRhs()).getShape();
   auto out = tensorType(matmul.getOutput()).getShape();
   int64_t m = a[a.size() - 2], k = a.back(), n = b.back();
