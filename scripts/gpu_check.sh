@@ -9,7 +9,8 @@
 #   scripts/gpu_check.sh [OUT]       on the GPU machine, with build/gpu-carry carried: builds
 #                                    each model with nvcc and compares its output (with the
 #                                    lifecycle test, CUDA graphs included, on the first five),
-#                                    checks an index fault's report, runs the latency benchmark
+#                                    runs Debian's ONNX node tests (their expected-failures
+#                                    list is the emulated run's), checks an index fault's report, runs the latency benchmark
 #                                    (without and with CUDA graphs) beside PyTorch, then the
 #                                    lifecycle test under compute-sanitizer (memcheck,
 #                                    racecheck); logs and summary.txt go to OUT ($OUT, else
@@ -37,6 +38,11 @@ if [ "${1:-}" = "--prepare" ]; then
   done
   # The PyTorch peer reads the MLP's ONNX file.
   cp build/tests/models/mlp/model.onnx "$CARRY/mlp/"
+  # Debian's ONNX node tests: generated (and checked emulated) here, sources and data packed.
+  "${PYTHON:-/usr/bin/python3}" tests/onnx/run_node_tests.py --suite node \
+    --data /usr/share/libonnx-testdata/data/node --cuda-emulate --dlc build/tools/dlc \
+    --runtime-dir runtime --work build/gpu-node-work --pack build/gpu-node-pack > /dev/null
+  tar czf "$CARRY/node-pack.tar.gz" -C build gpu-node-pack  # 50 MB of text, a tenth packed
   # The index-fault model, generated (and checked emulated) here.
   "${PYTHON:-/usr/bin/python3}" tests/cuda/test_cuda_faults.py "$CARRY/faults" --emulate --dlc build/tools/dlc \
     --runtime-lib build/runtime/libdlc_runtime.a > /dev/null
@@ -77,6 +83,12 @@ for entry in $MODELS $EXTRA_MODELS; do
   lifecycle=$(case " $MODELS " in *" $entry "*) echo --lifecycle ;; esac)
   step "$model" "$PY" $(args_for "$model") $lifecycle --work "$OUT_DIR/work/$model"
 done
+# Every node test that passes through the CUDA target here (emulated) must pass on the GPU.
+mkdir -p "$OUT_DIR/work"
+tar xzf "$CARRY/node-pack.tar.gz" -C "$OUT_DIR/work"
+step node_tests "$PY" tests/onnx/run_node_tests.py --suite node --runtime-dir runtime \
+  --work "$OUT_DIR/work/node" --from-pack "$OUT_DIR/work/gpu-node-pack" --jobs 16
+grep -h "^suite node:" "$OUT_DIR/node_tests.log" | tee -a "$SUMMARY"
 step faults "$PY" tests/cuda/test_cuda_faults.py "$OUT_DIR/work/faults" --nvcc \
   --generated "$CARRY/faults/build/generated" --runtime-lib "$RT/libdlc_runtime.a"
 for entry in $MODELS; do

@@ -16,6 +16,10 @@ With --cuda-emulate every model is compiled with --target cuda and its generated
 built as C++ with -DDLC_CUDA_EMULATE (each kernel body runs on the host over its grid, cuBLAS
 calls run the CPU GEMM), so the CUDA kernels are checked against the same outputs without a
 GPU; its expected failures (ops without a CUDA kernel yet) are in expected/<suite>-cuda.txt.
+With --pack DIR as well, the generated sources and converted data are also written to DIR (a
+folder a GPU machine without dlc or the ONNX test data can take); there, --from-pack DIR builds
+the harness with nvcc against CUDA, cuBLAS and cuDNN, runs it on the GPU and compares with the
+same list (--skip-without-gpu: exit 77 when there is none).
 
 With --sanitize address,undefined the harness (generated code, runtime, harness) is compiled and
 linked with -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer and
@@ -30,8 +34,10 @@ checked against the same reference outputs.
 import argparse
 import collections
 import concurrent.futures
+import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -50,11 +56,11 @@ FLOAT16_RTOL = 2.0 ** -9
 def parse_args():
     here = os.path.dirname(os.path.abspath(__file__))
     p = argparse.ArgumentParser(description=__doc__)
-    p.add_argument("--dlc", required=True)
+    p.add_argument("--dlc")
     p.add_argument("--runtime-dir", required=True, help="directory of the runtime sources")
     p.add_argument("--work", required=True)
     p.add_argument("--suite", required=True, help="suite name: node, node-1.23.2, simple, ...")
-    p.add_argument("--data", required=True, help="folder of the suite's test folders")
+    p.add_argument("--data", help="folder of the suite's test folders")
     p.add_argument("--expected-failures",
                    help="default: expected/<suite>.txt beside this script")
     p.add_argument("--update-expected", action="store_true",
@@ -71,13 +77,25 @@ def parse_args():
     p.add_argument("--nvcc", default="", metavar="PATH",
                    help="with --cuda-emulate: also compile every generated CUDA source with "
                         "this nvcc for the GPU (-Werror; nothing is run)")
+    p.add_argument("--pack", metavar="DIR",
+                   help="with --cuda-emulate: also write the generated sources and data to DIR")
+    p.add_argument("--from-pack", metavar="DIR",
+                   help="build and run a --pack folder on the GPU (nvcc, CUDA libraries)")
+    p.add_argument("--cuda-arch", default="native", help="nvcc -arch for --from-pack")
+    p.add_argument("--skip-without-gpu", action="store_true",
+                   help="with --from-pack: exit 77 (ctest's skip) when nvidia-smi finds no GPU")
     p.add_argument("--sanitize", default="", metavar="LIST",
                    help="build the harness with -fsanitize=LIST (e.g. address,undefined); "
                         "any sanitizer report fails the run")
     args = p.parse_args()
+    if not args.from_pack and not (args.dlc and args.data):
+        p.error("--dlc and --data are needed (except with --from-pack)")
+    if args.pack and not args.cuda_emulate:
+        p.error("--pack goes with --cuda-emulate")
     if not args.expected_failures:
+        cuda = args.cuda_emulate or args.from_pack
         args.expected_failures = os.path.join(
-            here, "expected", args.suite + ("-cuda" if args.cuda_emulate else "") + ".txt")
+            here, "expected", args.suite + ("-cuda" if cuda else "") + ".txt")
     return args
 
 
@@ -367,7 +385,11 @@ CUDA_REGISTRY_FUNCTIONS = (
     "void %(n)s_d(void *m) { %(n)s_destroy(static_cast<%(n)s_model *>(m)); }")
 
 
-def write_build(work, names, runtime_dir, here, cxx, check_memory, sanitize, batch, cuda, nvcc):
+def write_build(work, names, runtime_dir, here, cxx, check_memory, sanitize, batch, cuda, nvcc,
+                cuda_arch="sm_80"):
+    """cuda: "" (CPU code), "emulate" (the CUDA sources on the host) or "gpu" (the batches built
+    by `nvcc` for `cuda_arch`, linked with CUDA, cuBLAS and cuDNN). With "emulate" and `nvcc`,
+    the batches are also compiled by nvcc, only to check that they compile."""
     lines = ["#include \"registry.h\"\n"]
     for n in names:
         lines.append('#include "%s/%s/gen/%s.h"' % (work, n, n))
@@ -392,8 +414,15 @@ def write_build(work, names, runtime_dir, here, cxx, check_memory, sanitize, bat
 
     # -Werror: generated code must compile warning-free.
     flags = "-std=c++17 -O1 -Wall -Wextra -Werror -I%s -I%s" % (runtime_dir, here)
+    cuda_home = os.environ.get("CUDA_HOME", "/usr/local/cuda")
+    libs = ""
     if cuda:
-        flags += " -DDLC_CUDA_EMULATE -I%s" % os.path.join(runtime_dir, "cuda")
+        flags += " -I%s" % os.path.join(runtime_dir, "cuda")
+    if cuda == "emulate":
+        flags += " -DDLC_CUDA_EMULATE"
+    if cuda == "gpu":
+        flags += " -I%s" % os.path.join(cuda_home, "include")
+        libs = "-L%s -lcudnn -lcublas -lcudart" % os.path.join(cuda_home, "lib64")
     if check_memory:
         flags += " -DDLC_CHECK_MEMORY"
     san = sanitizer_flags(sanitize)
@@ -413,24 +442,25 @@ def write_build(work, names, runtime_dir, here, cxx, check_memory, sanitize, bat
                 f.write('#include "%s/%s/gen/%s.%s"\n' % (work, n, n, "cu" if cuda else "cpp"))
                 f.write('#include "%s/%s/gen/%s_weights.cpp"\n' % (work, n, n))
         sources.append(path)
-    ninja = ["cxx = %s" % cxx, "flags = %s" % flags, "ldflags = %s" % san,
+    ninja = ["cxx = %s" % cxx, "flags = %s" % flags, "ldflags = %s" % san, "libs = %s" % libs,
              "rule cc\n  command = $cxx $flags -MMD -MF $out.d -c $in -o $out\n"
              "  depfile = $out.d\n  deps = gcc",
-             "rule link\n  command = $cxx $ldflags $in -o $out -lm -pthread"]
+             "rule link\n  command = $cxx $ldflags $in -o $out $libs -lm -pthread"]
+    if nvcc:
+        ninja.append("rule nvcc\n  command = %s -std=c++17 -O1 -arch=%s -x cu -I%s -I%s "
+                     "-Xcompiler -Wall,-Wextra,-Werror -Werror all-warnings -c $in -o $out"
+                     % (nvcc, cuda_arch, runtime_dir, os.path.join(runtime_dir, "cuda")))
     objects = []
     for i, s in enumerate(sources):
         obj = "obj/%d_%s.o" % (i, os.path.basename(s)[:-4])
+        batch_source = os.path.basename(s).startswith("batch_")
         objects.append(obj)
-        ninja.append("build %s: cc %s" % (obj, s))
-    if nvcc:
-        # The same batches for the GPU (one architecture: this checks that the code compiles
-        # warning-free, host side included; the tests that run on a GPU build every one).
-        ninja.append("rule nvcc\n  command = %s -std=c++17 -O1 -arch=sm_80 -x cu -I%s -I%s "
-                     "-Xcompiler -Wall,-Wextra,-Werror -Werror all-warnings -c $in -o $out"
-                     % (nvcc, runtime_dir, os.path.join(runtime_dir, "cuda")))
-        for s in sources:
-            if os.path.basename(s).startswith("batch_"):
-                ninja.append("build nvcc/%s.o: nvcc %s" % (os.path.basename(s)[:-4], s))
+        ninja.append("build %s: %s %s" % (obj, "nvcc" if cuda == "gpu" and batch_source else "cc",
+                                          s))
+        if cuda == "emulate" and nvcc and batch_source:
+            # The same batch for the GPU, only compiled (one architecture: this checks that
+            # the code compiles warning-free, host side included).
+            ninja.append("build nvcc/%s.o: nvcc %s" % (os.path.basename(s)[:-4], s))
     ninja.append("build harness: link %s" % " ".join(objects))
     with open(os.path.join(work, "build.ninja"), "w") as f:
         f.write("\n".join(ninja) + "\n")
@@ -470,30 +500,95 @@ def compare(work, name):
     return None
 
 
+# The generated files of one test that a pack carries (the runtime sources come from the
+# checkout the GPU machine has).
+def generated_files(name):
+    return [name + ".cu", name + ".h", name + "_weights.cpp", name + ".weights.bin"]
+
+
+def pack(pack_dir, work, tests, results):
+    """Writes each compiled test's generated files and data, and a manifest of every test
+    (with the compile errors), to `pack_dir`."""
+    shutil.rmtree(pack_dir, ignore_errors=True)
+    os.makedirs(pack_dir)
+    for t in tests:
+        if t.name in results:
+            continue
+        os.makedirs(os.path.join(pack_dir, t.name, "gen"))
+        for f in generated_files(t.name):
+            shutil.copy(os.path.join(work, t.name, "gen", f), os.path.join(pack_dir, t.name, "gen"))
+        shutil.copytree(os.path.join(work, t.name, "data"), os.path.join(pack_dir, t.name, "data"))
+    with open(os.path.join(pack_dir, "manifest.json"), "w") as f:
+        json.dump({"tests": [[t.name, t.ops, t.frozen is not None] for t in tests],
+                   "results": results}, f)
+
+
+def unpack(pack_dir, work):
+    """The tests and compile errors of a pack, its files placed in `work` as a compile would
+    have left them (each weights file's .incbin names its new place)."""
+    with open(os.path.join(pack_dir, "manifest.json")) as f:
+        manifest = json.load(f)
+    tests = [Test(name, None, ops, None, [] if frozen else None)
+             for name, ops, frozen in manifest["tests"]]
+    results = manifest["results"]
+    for t in tests:
+        if t.name in results:
+            continue
+        target = os.path.join(work, t.name)
+        shutil.rmtree(target, ignore_errors=True)
+        shutil.copytree(os.path.join(pack_dir, t.name), target)
+        weights = os.path.join(target, "gen", t.name + "_weights.cpp")
+        here = os.path.join(target, "gen", t.name + ".weights.bin")
+        with open(weights) as f:
+            text = f.read()
+        with open(weights, "w") as f:
+            f.write(re.sub(r'\.incbin \\"[^"]*\\"', lambda m: '.incbin \\"%s\\"' % here, text))
+    return tests, results
+
+
+def gpu_present():
+    smi = shutil.which("nvidia-smi")
+    return bool(smi) and subprocess.run([smi, "-L"], stdout=subprocess.DEVNULL,
+                                        stderr=subprocess.DEVNULL).returncode == 0
+
+
 def main():
     args = parse_args()
     here = os.path.dirname(os.path.abspath(__file__))
     work = os.path.abspath(args.work)
     os.makedirs(work, exist_ok=True)
     expected_failures = load_expected_failures(args.expected_failures)
-    tests = select_tests(args.data, args.filter, work)
+    if args.from_pack:
+        if args.skip_without_gpu and not gpu_present():
+            print("SKIPPED: no GPU here")
+            return 77
+        tests, results = unpack(args.from_pack, work)
+    else:
+        tests = select_tests(args.data, args.filter, work)
     print("suite %s: %d tests (%d of them frozen variants)"
           % (args.suite, len(tests), sum(t.frozen is not None for t in tests)))
 
-    results = {}
-    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-        futures = {pool.submit(compile_model, args.dlc, work, t, args.cuda_emulate): t.name
-                   for t in tests}
-        for f in concurrent.futures.as_completed(futures):
-            rc, err = f.result()
-            if rc != 0:
-                results[futures[f]] = "compile: " + (err or "exit status %d" % rc)
+    if not args.from_pack:
+        results = {}
+        with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+            futures = {pool.submit(compile_model, args.dlc, work, t, args.cuda_emulate): t.name
+                       for t in tests}
+            for f in concurrent.futures.as_completed(futures):
+                rc, err = f.result()
+                if rc != 0:
+                    results[futures[f]] = "compile: " + (err or "exit status %d" % rc)
     compiled = [t.name for t in tests if t.name not in results]
     for t in tests:
-        if t.name in compiled:
+        if t.name in compiled and not args.from_pack:
             convert_data(t, os.path.join(work, t.name))
+    if args.pack:
+        pack(args.pack, work, tests, results)
+    cuda = "gpu" if args.from_pack else "emulate" if args.cuda_emulate else ""
+    nvcc = args.nvcc or (shutil.which("nvcc") or os.path.join(
+        os.environ.get("CUDA_HOME", "/usr/local/cuda"), "bin", "nvcc") if args.from_pack else "")
     write_build(work, compiled, os.path.abspath(args.runtime_dir), here, args.cxx,
-                args.check_memory, args.sanitize, args.batch, args.cuda_emulate, args.nvcc)
+                args.check_memory, args.sanitize, args.batch, cuda, nvcc,
+                args.cuda_arch if args.from_pack else "sm_80")
     build = subprocess.run(["ninja", "-C", work, "-j", str(args.jobs)], capture_output=True,
                            text=True)
     if build.returncode != 0:
