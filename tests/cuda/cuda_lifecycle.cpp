@@ -50,6 +50,36 @@ bool close(const std::vector<float> &a, const std::vector<float> &b) {
   return true;
 }
 
+// Two threads, each creating a model with `options` and running it several times, all of
+// whose outputs match `reference`.
+bool twoThreadsMatch(dlc_cuda_options options, const std::vector<const void *> &inputs,
+                     const std::vector<float> &reference) {
+  // Emulated, the kernels run on the host one after another: a few runs check the host side,
+  // many would only take time.
+#ifdef DLC_CUDA_EMULATE
+  const int runs = 3;
+#else
+  const int runs = 20;
+#endif
+  std::vector<std::thread> threads;
+  bool ok[2] = {false, false};
+  for (int t = 0; t < 2; ++t)
+    threads.emplace_back([&, t] {
+      dlc_cuda_options own = options;
+      ModelHandle *m = nullptr;
+      if (DLC_MODEL_FN(_create)(&own, &m) != DLC_OK)
+        return;
+      bool same = true;
+      for (int i = 0; i < runs; ++i)
+        same = same && close(runOnce(m, inputs), reference);
+      DLC_MODEL_FN(_destroy)(m);
+      ok[t] = same;
+    });
+  for (std::thread &t : threads)
+    t.join();
+  return ok[0] && ok[1];
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -189,59 +219,15 @@ int main(int argc, char **argv) {
     DLC_MODEL_FN(_destroy)(first);
     dlc_cuda_context_release(shared);
   }
-  // Two contexts (two streams) from two threads at once. (Emulated, the kernels run on the
-  // host one after another: a few runs check the host side, many would only take time.)
-  {
-#ifdef DLC_CUDA_EMULATE
-    const int runs = 3;
-#else
-    const int runs = 20;
-#endif
-    std::vector<std::thread> threads;
-    bool ok[2] = {false, false};
-    for (int t = 0; t < 2; ++t)
-      threads.emplace_back([&, t] {
-        dlc_cuda_options options = {0, nullptr, 0};
-        ModelHandle *m = nullptr;
-        if (DLC_MODEL_FN(_create)(&options, &m) != DLC_OK)
-          return;
-        bool same = true;
-        for (int i = 0; i < runs; ++i)
-          same = same && close(runOnce(m, inputs), reference);
-        DLC_MODEL_FN(_destroy)(m);
-        ok[t] = same;
-      });
-    for (std::thread &t : threads)
-      t.join();
-    expect(ok[0] && ok[1], "two streams at once");
-  }
+  // Two contexts (two streams) from two threads at once.
+  expect(twoThreadsMatch({0, nullptr, 0}, inputs, reference), "two streams at once");
   // Two threads, each with a model replaying CUDA graphs, on one shared context (one stream):
   // one model's capture must not record the other's work.
   {
-#ifdef DLC_CUDA_EMULATE
-    const int runs = 3;
-#else
-    const int runs = 20;
-#endif
     dlc_cuda_context *shared = nullptr;
     expect(dlc_cuda_context_create(0, &shared) == DLC_OK, "context for two graph threads");
-    std::vector<std::thread> threads;
-    bool ok[2] = {false, false};
-    for (int t = 0; t < 2 && shared; ++t)
-      threads.emplace_back([&, t] {
-        dlc_cuda_options options = {0, shared, 1};
-        ModelHandle *m = nullptr;
-        if (DLC_MODEL_FN(_create)(&options, &m) != DLC_OK)
-          return;
-        bool same = true;
-        for (int i = 0; i < runs; ++i)
-          same = same && close(runOnce(m, inputs), reference);
-        DLC_MODEL_FN(_destroy)(m);
-        ok[t] = same;
-      });
-    for (std::thread &t : threads)
-      t.join();
-    expect(ok[0] && ok[1], "two threads replaying graphs on one context");
+    expect(shared && twoThreadsMatch({0, shared, 1}, inputs, reference),
+           "two threads replaying graphs on one context");
     dlc_cuda_context_release(shared);
   }
   DLC_MODEL_FN(_destroy)(model);
