@@ -4,6 +4,7 @@
 #include "@NAME@.h"
 #include "dlc_cuda_kernels.h"
 
+#include <cmath>
 #include <cstring>
 #include <new>
 
@@ -39,7 +40,8 @@ size_t aligned(size_t bytes) { return (bytes + 255) / 256 * 256; }
 // that check their input data report to `faults`, read by synchronize.
 const char *schedule(dlc_cuda_context *context, const unsigned char *weights,
                      unsigned char *arena, const void *const *inputs, void *const *outputs,
-                     int *faults, dlc::cuda::ConvPlan *const *convs, void *workspace) {
+                     int *faults, dlc::cuda::ConvPlan *const *convs,
+                     void *workspace@STATE_PARAM@) {
   (void)context;
   (void)faults;
   (void)convs;
@@ -63,7 +65,7 @@ Model::~Model() {
   dlc::cuda::destroyGraph(graph_);
   dlc::cuda::deallocate(context_, convWorkspace_);
   for (dlc::cuda::ConvPlan *plan : convs_)
-    dlc::cuda::destroyConv(plan);
+    dlc::cuda::destroyConv(plan);@TRAIN_DESTROY@
   dlc::cuda::deallocate(context_, arena_);
   dlc::cuda::deallocate(context_, weights_);
   dlc_cuda_context_release(context_);
@@ -118,7 +120,7 @@ dlc_status Model::init(const dlc_cuda_options &options) {
     const int none = 0;
     if (!error)
       error = dlc::cuda::copyToDevice(context_, faults_, &none, sizeof none);
-  }
+  }@TRAIN_INIT@
   return error ? fail(error) : DLC_OK;
 }
 
@@ -144,7 +146,7 @@ const char *Model::launch(const void *const *inputs, void *const *outputs) {
   if (!cudaGraph_ || !warm_) {
     warm_ = true;
     return schedule(context_, weights_, arena_, inputs, outputs, faults_, convs_,
-                    convWorkspace_);
+                    convWorkspace_@STATE_ARG@);
   }
   bool captured = graph_ != nullptr;
   for (int i = 0; captured && i < @NUM_INPUTS@; ++i)
@@ -158,7 +160,7 @@ const char *Model::launch(const void *const *inputs, void *const *outputs) {
     if (const char *error = dlc::cuda::beginCapture(context_))
       return error;
     const char *error = schedule(context_, weights_, arena_, inputs, outputs, faults_, convs_,
-                                 convWorkspace_);
+                                 convWorkspace_@STATE_ARG@);
     dlc::cuda::Graph *graph = nullptr;
     const char *ended = dlc::cuda::endCapture(context_, error ? nullptr : &graph);
     if (error || ended)
@@ -288,3 +290,4 @@ const char *@NAME@_last_error(const @NAME@_model *model) {
 void @NAME@_destroy(@NAME@_model *model) { delete model; }
 
 } // extern "C"
+@TRAIN_DEFINITIONS@

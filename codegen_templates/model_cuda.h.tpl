@@ -9,6 +9,7 @@
 #define @GUARD@
 
 #include "dlc_cuda.h"
+@TRAIN_INCLUDE@
 
 #define @UPPER_NAME@_ARENA_BYTES ((size_t)@ARENA_BYTES@u)
 #define @UPPER_NAME@_WEIGHT_BYTES ((size_t)@WEIGHT_BYTES@u)
@@ -17,6 +18,7 @@
 #endif
 #define @UPPER_NAME@_NUM_INPUTS @NUM_INPUTS@
 #define @UPPER_NAME@_NUM_OUTPUTS @NUM_OUTPUTS@
+@TRAIN_MACROS@
 
 #ifdef __cplusplus
 extern "C" {
@@ -48,6 +50,7 @@ dlc_status @NAME@_synchronize(@NAME@_model *model);
 const char *@NAME@_last_error(const @NAME@_model *model);
 // Waits for the model's work, frees its memory and drops its context reference.
 void @NAME@_destroy(@NAME@_model *model);
+@TRAIN_C_API@
 
 #ifdef __cplusplus
 } // extern "C"
@@ -69,7 +72,7 @@ public:
   dlc_status run(const void *const *inputs, void *const *outputs);
   dlc_status runHost(const void *const *inputs, void *const *outputs);
   dlc_status synchronize();
-  const char *lastError() const { return lastError_; }
+  const char *lastError() const { return lastError_; }@TRAIN_METHODS@
 
 private:
   dlc_status fail(const char *error);
@@ -91,7 +94,7 @@ private:
   dlc::cuda::Graph *graph_ = nullptr;
   const void *graphInputs_[@NUM_INPUTS@ + 1] = {};
   void *graphOutputs_[@NUM_OUTPUTS@ + 1] = {};
-  char lastError_[256] = "";
+  char lastError_[256] = "";@TRAIN_MEMBERS@
 };
 
 } // namespace @NAME@

@@ -1,8 +1,9 @@
 // Per-element definitions shared by the CPU kernels and the generated CUDA kernels: the binary
 // operations (ONNX's integer rules: wrapping arithmetic, x / 0 == 0, Python's modulo, shifts
-// past the width) and the float16 / bfloat16 conversions. One definition serves both targets,
-// so a CUDA kernel computes exactly what the CPU kernel does. Under nvcc every function here
-// is __host__ __device__; it needs no CUDA header and no library beside the C math functions.
+// past the width), the float16 / bfloat16 conversions and dropout's random numbers. One
+// definition serves both targets, so a CUDA kernel computes exactly what the CPU kernel does.
+// Under nvcc every function here is __host__ __device__; it needs no CUDA header and no
+// library beside the C math functions.
 #ifndef DLC_SCALAR_OPS_H
 #define DLC_SCALAR_OPS_H
 
@@ -293,6 +294,36 @@ DLC_HOST_DEVICE inline uint16_t floatToBfloat(float value) {
     return uint16_t((bits >> 16) | 0x40); // keep it quiet
   bits += 0x7fff + ((bits >> 16) & 1);    // round to nearest even; a carry gives inf
   return uint16_t(bits >> 16);
+}
+
+// Dropout's masks (dlc::rt::dropoutMaskF32 and the CUDA target's kernel) come from a
+// counter-based generator: element i of the mask of seed s at step t is a pure function of
+// (s, t, i), so either target, any thread and any order draws the same bits.
+
+// splitmix64's output function: a bijection on 64 bits whose every output bit depends on
+// every input bit, so consecutive inputs give independent-looking outputs.
+DLC_HOST_DEVICE inline uint64_t mix64(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+constexpr uint64_t kGoldenGamma = 0x9e3779b97f4a7c15ull;
+
+// The state of the splitmix64 stream that the mask of `seed` draws from at step `counter`: a
+// hash of both, so steps of one seed get unrelated streams.
+DLC_HOST_DEVICE inline uint64_t dropoutStream(uint64_t seed, uint64_t counter) {
+  return mix64(seed ^ mix64(counter + kGoldenGamma));
+}
+
+// Element i of a mask drawn from `stream` (the stream's i-th output): 0 with probability
+// `ratio`, else 1 / (1 - ratio).
+DLC_HOST_DEVICE inline float dropoutMaskElement(uint64_t stream, uint64_t i, float ratio) {
+  const uint64_t bits = mix64(stream + (i + 1) * kGoldenGamma);
+  // The top 24 bits give u uniform on [0, 1) exactly representable in float; P(u < ratio)
+  // is ratio rounded up to a multiple of 2^-24, and ratio 0 never drops.
+  const float u = static_cast<float>(bits >> 40) * (1.0f / 16777216.0f);
+  return u < ratio ? 0.0f : 1.0f / (1.0f - ratio);
 }
 
 } // namespace scalar

@@ -10,7 +10,9 @@
 #                                    each model with nvcc and compares its output (with the
 #                                    lifecycle test, CUDA graphs included, on the first five),
 #                                    runs Debian's ONNX node tests (their expected-failures
-#                                    list is the emulated run's), checks an index fault's report, runs the latency benchmark
+#                                    list is the emulated run's), checks an index fault's
+#                                    report and three training steps against the CPU's,
+#                                    runs the latency benchmark
 #                                    (without and with CUDA graphs) beside PyTorch, then the
 #                                    lifecycle test under compute-sanitizer (memcheck,
 #                                    racecheck); logs and summary.txt go to OUT ($OUT, else
@@ -46,6 +48,9 @@ if [ "${1:-}" = "--prepare" ]; then
   # The index-fault model, generated (and checked emulated) here.
   "${PYTHON:-/usr/bin/python3}" tests/cuda/test_cuda_faults.py "$CARRY/faults" --emulate --dlc build/tools/dlc \
     --runtime-lib build/runtime/libdlc_runtime.a > /dev/null
+  # Training steps: sources, train inputs and the CPU step's results, checked emulated here.
+  "${PYTHON:-/usr/bin/python3}" tests/cuda/test_cuda_train.py --emulate --dlc build/tools/dlc \
+    --work "$CARRY/train" --runtime-lib build/runtime/libdlc_runtime.a > /dev/null
   du -sh "$CARRY"
   exit 0
 fi
@@ -91,6 +96,8 @@ step node_tests "$PY" tests/onnx/run_node_tests.py --suite node --runtime-dir ru
 grep -h "^suite node:" "$OUT_DIR/node_tests.log" | tee -a "$SUMMARY"
 step faults "$PY" tests/cuda/test_cuda_faults.py "$OUT_DIR/work/faults" --nvcc \
   --generated "$CARRY/faults/build/generated" --runtime-lib "$RT/libdlc_runtime.a"
+step train "$PY" tests/cuda/test_cuda_train.py --nvcc --from-prepared "$CARRY/train" \
+  --work "$OUT_DIR/work/train" --runtime-lib "$RT/libdlc_runtime.a"
 for entry in $MODELS; do
   model=${entry%%:*}
   step "${model}_bench" "$PY" $(args_for "$model") --bench --work "$OUT_DIR/work/${model}_bench"

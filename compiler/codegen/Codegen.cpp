@@ -218,6 +218,13 @@ public:
     return "reinterpret_cast<const float *>(weights + " + std::to_string(it->second) + ")";
   }
 
+  // Starts the schedule of another function of the model, whose arguments are
+  // `functionArgPointers`.
+  void startFunction(std::vector<std::string> functionArgPointers) {
+    body.str("");
+    argPointers = std::move(functionArgPointers);
+  }
+
   std::string ptr(Value v) override {
     std::string type = cType(tensorType(v).getElementType());
     if (auto arg = dyn_cast<BlockArgument>(v))
@@ -364,9 +371,12 @@ int KernelEmitter::faultCode(const std::string &reason) {
   return int(faults.size());
 }
 
-std::string KernelEmitter::defineKernel(const std::string &params, const std::string &kernelBody) {
+std::string KernelEmitter::defineKernel(const std::string &params, const std::string &kernelBody,
+                                        int64_t blockThreads) {
   std::string name = "kernel" + std::to_string(kernelCount++);
-  kernels << "DLC_GLOBAL void " << name << "(" << params << ") {\n" << kernelBody << "}\n\n";
+  kernels << "DLC_GLOBAL DLC_LAUNCH_BOUNDS(" << blockThreads << ") void " << name << "("
+          << params << ") {\n"
+          << kernelBody << "}\n\n";
   return name;
 }
 
@@ -577,10 +587,6 @@ bool generateCode(ModuleOp module, Target target, const std::string &name,
   }
   auto step = module.lookupSymbol<func::FuncOp>("train_step");
   const bool cuda = target == Target::Cuda;
-  if (step && cuda) {
-    step.emitError("a training step for --target cuda is not built yet");
-    return false;
-  }
 
   out.weights.clear();
   WeightsBlob weights{out.weights, {}, {}};
@@ -603,15 +609,17 @@ bool generateCode(ModuleOp module, Target target, const std::string &name,
     return false;
   // forward() and train_step() never run at once on one model: they share its arena.
   out.arenaBytes = std::max(forwardArena, stepArena);
+  // One emitter for both functions: their kernels, fault codes and convolution plans are the
+  // model's.
   ScheduleEmitter emitter(target, weights, argPointers(func, state));
   if (!emitSchedule(func, target, emitter, forwardArena))
     return false;
-  std::string stepSchedule;
+  std::string forwardSchedule = emitter.body_str(), stepSchedule;
   if (step) {
-    ScheduleEmitter stepEmitter(target, weights, argPointers(step, state));
-    if (!emitSchedule(step, target, stepEmitter, stepArena))
+    emitter.startFunction(argPointers(step, state));
+    if (!emitSchedule(step, target, emitter, stepArena))
       return false;
-    stepSchedule = stepEmitter.body_str();
+    stepSchedule = emitter.body_str();
   }
 
   // Interface tables.
@@ -657,7 +665,7 @@ bool generateCode(ModuleOp module, Target target, const std::string &name,
       {"TYPED_PARAMS", inputs.typedParams + (inputs.count ? ", " : "") + outputs.typedParams},
       {"TYPED_INPUT_ARGS", inputs.typedArgs.empty() ? "nullptr" : inputs.typedArgs},
       {"TYPED_OUTPUT_ARGS", outputs.typedArgs},
-      {"SCHEDULE", emitter.body_str()},
+      {"SCHEDULE", forwardSchedule},
       {"KERNELS", emitter.kernels_str()},
       {"FAULT_COUNT", std::to_string(emitter.faultMessages().size())},
       {"ALLOW_TF32", allowTf32 ? "true" : "false"},
@@ -705,7 +713,8 @@ bool generateCode(ModuleOp module, Target target, const std::string &name,
     };
     for (const auto &[key, value] : vars)
       train.try_emplace(key, value);
-    std::string fragments = embeddedFile("codegen_templates/train.tpl");
+    std::string fragments =
+        embeddedFile(cuda ? "codegen_templates/train_cuda.tpl" : "codegen_templates/train.tpl");
     // The fragments file holds sections "//@@ KEY" each up to the next marker.
     for (size_t at = fragments.find("//@@ "); at != std::string::npos;) {
       size_t keyEnd = fragments.find('\n', at);

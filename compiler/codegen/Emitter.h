@@ -66,9 +66,10 @@ public:
   std::string arrayOf(const std::string &type, llvm::ArrayRef<std::string> initializers,
                       bool constantInitializers);
   std::string body_str() const { return body.str(); }
-  // Defines a kernel (CUDA: `DLC_GLOBAL void NAME(params) { body }`) before the schedule and
-  // returns its name.
-  std::string defineKernel(const std::string &params, const std::string &kernelBody);
+  // Defines a kernel (CUDA: `DLC_GLOBAL void NAME(params) { body }`, launched in blocks of
+  // `blockThreads` threads) before the schedule and returns its name.
+  std::string defineKernel(const std::string &params, const std::string &kernelBody,
+                           int64_t blockThreads);
   std::string kernels_str() const { return kernels.str(); }
 
 protected:

@@ -1,8 +1,10 @@
 // What generated CUDA kernels are written against: DLC_GLOBAL marks a kernel, DLC_INDEX is
 // the calling thread's index in the grid, DLC_LAUNCH starts a kernel on a context's stream,
-// DLC_FAULT(faults, code) records that a thread found bad input data (the first code since the
-// model's last synchronize is kept). The elementwise definitions are the CPU kernels' own
-// (scalar_ops.h).
+// DLC_LAUNCH_BOUNDS(threads) tells nvcc a kernel's block size (the compiler chose it, so nvcc
+// can budget registers for it), DLC_FAULT(faults, code) records that a thread found bad input
+// data (the first code since the model's last synchronize is kept). The elementwise
+// definitions are the CPU kernels' own (scalar_ops.h). load4/store4 move four floats as one
+// 16-byte access where a kernel found its pointers aligned (aligned16).
 // With DLC_CUDA_EMULATE the same source compiles as C++: a kernel is a plain function and a
 // launch calls it once per (block, thread), in order, on the host.
 #ifndef DLC_CUDA_KERNELS_H
@@ -13,6 +15,7 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 #ifdef DLC_CUDA_EMULATE
 #include <functional>
@@ -60,6 +63,13 @@ void launch(void (*kernel)(Params...), unsigned blocks, unsigned threads, Args..
     if (*(faults) == 0)                                                                            \
       *(faults) = (code);                                                                          \
   } while (0)
+#define DLC_LAUNCH_BOUNDS(threads)
+namespace dlc {
+namespace cuda {
+inline void load4(const float *from, float *to) { memcpy(to, from, 4 * sizeof(float)); }
+inline void store4(const float *from, float *to) { memcpy(to, from, 4 * sizeof(float)); }
+} // namespace cuda
+} // namespace dlc
 #else
 #include <cuda_runtime.h>
 #define DLC_GLOBAL __global__
@@ -68,6 +78,31 @@ void launch(void (*kernel)(Params...), unsigned blocks, unsigned threads, Args..
   kernel<<<blocks, threads, 0, static_cast<cudaStream_t>(::dlc::cuda::stream(context))>>>(         \
       __VA_ARGS__)
 #define DLC_FAULT(faults, code) atomicCAS((faults), 0, (code))
+#define DLC_LAUNCH_BOUNDS(threads) __launch_bounds__(threads)
+namespace dlc {
+namespace cuda {
+__device__ inline void load4(const float *from, float *to) {
+  const float4 v = *reinterpret_cast<const float4 *>(from);
+  to[0] = v.x;
+  to[1] = v.y;
+  to[2] = v.z;
+  to[3] = v.w;
+}
+__device__ inline void store4(const float *from, float *to) {
+  *reinterpret_cast<float4 *>(to) = make_float4(from[0], from[1], from[2], from[3]);
+}
+} // namespace cuda
+} // namespace dlc
 #endif
+
+namespace dlc {
+namespace cuda {
+// Whether every pointer allows 16-byte accesses. Kernels test it at run time: a model's inputs
+// and outputs are whatever device pointers its caller passes.
+template <typename... Pointers> DLC_HOST_DEVICE inline bool aligned16(const Pointers *...pointers) {
+  return ((reinterpret_cast<uintptr_t>(pointers) % 16 == 0) && ...);
+}
+} // namespace cuda
+} // namespace dlc
 
 #endif // DLC_CUDA_KERNELS_H

@@ -29,14 +29,8 @@ def gpu_present():
                                         stderr=subprocess.DEVNULL).returncode == 0
 
 
-def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--dlc")
-    p.add_argument("--model-dir", required=True, help="holds model.onnx, input.npy, expected.npy")
-    p.add_argument("--work", required=True)
-    p.add_argument("--name", required=True)
-    p.add_argument("--dim", action="append", default=[])
-    p.add_argument("--generated", help="sources already generated here")
+def add_build_arguments(p):
+    """The arguments model_build and skipped read."""
     mode = p.add_mutually_exclusive_group(required=True)
     mode.add_argument("--emulate", action="store_true")
     mode.add_argument("--nvcc", action="store_true")
@@ -45,37 +39,28 @@ def main():
     p.add_argument("--runtime-dir", default=os.path.join(ROOT, "runtime"),
                    help="CPU runtime sources, built when --runtime-lib is not given")
     p.add_argument("--cuda-arch", default="sm_80,sm_90")
-    p.add_argument("--tol", default="1e-4")
-    p.add_argument("--lifecycle", action="store_true",
-                   help="also build and run tests/cuda/cuda_lifecycle.cpp on the model")
     p.add_argument("--nvcc-path", default="nvcc",
                    help="the nvcc to use; empty or missing: skip (exit 77) in nvcc modes")
     p.add_argument("--skip-without-gpu", action="store_true",
                    help="exit 77 (ctest's skip) when nvidia-smi finds no GPU")
-    p.add_argument("--fault", nargs=2, metavar=("TEXT", "BAD_NPY"),
-                   help="first run on BAD_NPY, which must fail with DLC_INVALID_INPUT_DATA "
-                        "naming TEXT (then the good run on the same model)")
-    p.add_argument("--bench", action="store_true",
-                   help="also build and run bench/cuda_latency.cpp on the model")
-    p.add_argument("--sanitizer", default="",
-                   help="run the programs under this command (e.g. compute-sanitizer)")
-    args = p.parse_args()
 
+
+def skipped(args):
+    """Whether this machine cannot do what args ask (printed as ctest's SKIPPED)."""
     if (args.nvcc or args.check_nvcc) and not shutil.which(args.nvcc_path or "nvcc-missing"):
         print("SKIPPED: nvcc not found (the CUDA toolkit is not installed here)")
-        return 77
+        return True
     if args.skip_without_gpu and not gpu_present():
         print("SKIPPED: no GPU here (run scripts/gpu_check.sh where one is)")
-        return 77
-    os.makedirs(args.work, exist_ok=True)
-    gen = args.generated or os.path.join(args.work, "generated")
-    if not args.generated:
-        shutil.rmtree(gen, ignore_errors=True)
-        pins = [a for d in args.dim for a in ("--dim", d)]
-        if run([args.dlc, "compile", os.path.join(args.model_dir, "model.onnx"), "-o", gen,
-                "--target", "cuda", "--name", args.name] + pins) != 0:
-            return 1
-    name = args.name
+        return True
+    return False
+
+
+def model_build(args, gen, name):
+    """How to build a program around the model `name` generated in `gen`: (compiler command,
+    sources and libraries to add to it), after compiling its kernels with nvcc in the nvcc
+    modes; None after a failed step. Reads args.nvcc/check_nvcc (else emulated), cuda_arch,
+    nvcc_path, generated, work, runtime_lib and runtime_dir."""
     weights_source = os.path.join(gen, name + "_weights.cpp")
     if args.generated:
         # Generated on another machine: its .incbin names the weights file where dlc wrote it.
@@ -97,9 +82,9 @@ def main():
                 "-Werror", "all-warnings"] + gencode
         obj = os.path.join(args.work, name + "_cuda.o")
         if run(nvcc + ["-c", os.path.join(gen, name + ".cu"), "-o", obj]) != 0:
-            return 1
+            return None
         if args.check_nvcc:
-            return 0
+            return [], [], []
         # The host side (CUDA runtime, weights, runner, CPU runtime) by the C++ compiler.
         cuda_home = os.environ.get("CUDA_HOME", "/usr/local/cuda")
         sources = [obj, os.path.join(gen, "dlc_cuda.cpp"), weights_source]
@@ -117,11 +102,51 @@ def main():
     else:
         runtime = sorted(os.path.join(args.runtime_dir, f) for f in os.listdir(args.runtime_dir)
                          if f.endswith(".cpp"))
+    return build, sources + runtime, libs
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--dlc")
+    p.add_argument("--model-dir", required=True, help="holds model.onnx, input.npy, expected.npy")
+    p.add_argument("--work", required=True)
+    p.add_argument("--name", required=True)
+    p.add_argument("--dim", action="append", default=[])
+    p.add_argument("--generated", help="sources already generated here")
+    add_build_arguments(p)
+    p.add_argument("--tol", default="1e-4")
+    p.add_argument("--lifecycle", action="store_true",
+                   help="also build and run tests/cuda/cuda_lifecycle.cpp on the model")
+    p.add_argument("--fault", nargs=2, metavar=("TEXT", "BAD_NPY"),
+                   help="first run on BAD_NPY, which must fail with DLC_INVALID_INPUT_DATA "
+                        "naming TEXT (then the good run on the same model)")
+    p.add_argument("--bench", action="store_true",
+                   help="also build and run bench/cuda_latency.cpp on the model")
+    p.add_argument("--sanitizer", default="",
+                   help="run the programs under this command (e.g. compute-sanitizer)")
+    args = p.parse_args()
+
+    if skipped(args):
+        return 77
+    os.makedirs(args.work, exist_ok=True)
+    gen = args.generated or os.path.join(args.work, "generated")
+    if not args.generated:
+        shutil.rmtree(gen, ignore_errors=True)
+        pins = [a for d in args.dim for a in ("--dim", d)]
+        if run([args.dlc, "compile", os.path.join(args.model_dir, "model.onnx"), "-o", gen,
+                "--target", "cuda", "--name", args.name] + pins) != 0:
+            return 1
+    name = args.name
+    built = model_build(args, gen, name)
+    if built is None:
+        return 1
+    if args.check_nvcc:
+        return 0
+    build, sources, libs = built
     sanitizer = args.sanitizer.split()
     input_npy = os.path.join(args.model_dir, "input.npy")
     exe = os.path.join(args.work, name + "_runner")
-    if run(build + [os.path.join(HERE, "cuda_runner.cpp")] + sources + runtime + ["-o", exe] +
-           libs) != 0:
+    if run(build + [os.path.join(HERE, "cuda_runner.cpp")] + sources + ["-o", exe] + libs) != 0:
         return 1
     out = os.path.join(args.work, "out")
     shutil.rmtree(out, ignore_errors=True)
@@ -138,7 +163,7 @@ def main():
         [os.path.join(ROOT, "bench", "cuda_latency.cpp")] if args.bench else [])
     for program in programs:
         exe = os.path.join(args.work, os.path.splitext(os.path.basename(program))[0])
-        if run(build + [program] + sources + runtime + ["-o", exe] + libs) != 0:
+        if run(build + [program] + sources + ["-o", exe] + libs) != 0:
             return 1
         if run(sanitizer + [exe, input_npy]) != 0:
             return 1

@@ -368,21 +368,81 @@ def sanitizer_env():
     return env
 
 
-# The registry's create/run/destroy of a CUDA model: its own context on device 0, host buffers.
+# Shared by the CUDA models' registry functions: run() on device buffers that start one element
+# past an allocation: aligned for their dtype but not to 16 bytes, as a caller's pointers may
+# be, so the kernels that move 16 bytes at a time must take their element path.
+CUDA_REGISTRY_HELPER = r"""
+struct CudaModel {
+  void *model;
+  dlc_cuda_context *context;
+};
+
+template <typename Model>
+dlc_status runOnDevice(CudaModel *m, const dlc_model_info *info, const dlc_tensor *i, int ni,
+                       const dlc_tensor *o, int no,
+                       dlc_status (*run)(Model *, const void *const *, void *const *),
+                       dlc_status (*synchronize)(Model *)) {
+  dlc_status s = dlc_check_tensors(info->inputs, info->num_inputs, i, ni);
+  if (s == DLC_OK)
+    s = dlc_check_tensors(info->outputs, info->num_outputs, o, no);
+  if (s != DLC_OK)
+    return s;
+  std::vector<void *> blocks;
+  bool placed = true;
+  auto place = [&](const dlc_tensor_info &t) -> unsigned char * {
+    void *block = nullptr;
+    if (dlc::cuda::allocate(m->context, t.bytes + 16, &block)) {
+      placed = false;
+      return nullptr;
+    }
+    blocks.push_back(block);
+    return static_cast<unsigned char *>(block) + std::max<size_t>(1, dlc_dtype_size(t.dtype));
+  };
+  std::vector<const void *> in;
+  std::vector<void *> out;
+  for (int k = 0; k < ni; ++k) {
+    unsigned char *device = place(info->inputs[k]);
+    if (device && info->inputs[k].bytes &&
+        dlc::cuda::copyToDevice(m->context, device, i[k].data, info->inputs[k].bytes))
+      placed = false;
+    in.push_back(device);
+  }
+  for (int k = 0; k < no; ++k)
+    out.push_back(place(info->outputs[k]));
+  in.push_back(nullptr);
+  out.push_back(nullptr);
+  Model *model = static_cast<Model *>(m->model);
+  s = placed ? run(model, in.data(), out.data()) : DLC_DEVICE_ERROR;
+  for (int k = 0; s == DLC_OK && k < no; ++k)
+    if (info->outputs[k].bytes &&
+        dlc::cuda::copyToHost(m->context, o[k].data, out[k], info->outputs[k].bytes))
+      s = DLC_DEVICE_ERROR;
+  const dlc_status synchronized = synchronize(model);
+  if (s == DLC_OK)
+    s = synchronized;
+  for (void *block : blocks)
+    dlc::cuda::deallocate(m->context, block);
+  return s;
+}
+"""
+
+# The registry's create/run/destroy of a CUDA model: on a context of its own on device 0, run
+# through runOnDevice.
 CUDA_REGISTRY_FUNCTIONS = (
-    "dlc_status %(n)s_c(void **m) { dlc_cuda_options o = {0, nullptr, 0}; "
-    "return %(n)s_create(&o, reinterpret_cast<%(n)s_model **>(m)); }\n"
+    "dlc_status %(n)s_c(void **m) {\n"
+    "  CudaModel *h = new CudaModel{nullptr, nullptr};\n"
+    "  %(n)s_model *model = nullptr;\n"
+    "  dlc_status s = dlc_cuda_context_create(0, &h->context);\n"
+    "  dlc_cuda_options o = {0, h->context, 0};\n"
+    "  if (s == DLC_OK) s = %(n)s_create(&o, &model);\n"
+    "  if (s != DLC_OK) { dlc_cuda_context_release(h->context); delete h; return s; }\n"
+    "  h->model = model;\n  *m = h;\n  return s;\n}\n"
     "dlc_status %(n)s_r(void *m, const dlc_tensor *i, int ni, const dlc_tensor *o, int no) {\n"
-    "  const dlc_model_info *info = %(n)s_info();\n"
-    "  dlc_status s = dlc_check_tensors(info->inputs, info->num_inputs, i, ni);\n"
-    "  if (s == DLC_OK) s = dlc_check_tensors(info->outputs, info->num_outputs, o, no);\n"
-    "  if (s != DLC_OK) return s;\n"
-    "  std::vector<const void *> in;\n  std::vector<void *> out;\n"
-    "  for (int k = 0; k < ni; ++k) in.push_back(i[k].data);\n"
-    "  for (int k = 0; k < no; ++k) out.push_back(o[k].data);\n"
-    "  in.push_back(nullptr);\n  out.push_back(nullptr);\n"
-    "  return %(n)s_run_host(static_cast<%(n)s_model *>(m), in.data(), out.data());\n}\n"
-    "void %(n)s_d(void *m) { %(n)s_destroy(static_cast<%(n)s_model *>(m)); }")
+    "  return runOnDevice(static_cast<CudaModel *>(m), %(n)s_info(), i, ni, o, no, %(n)s_run,\n"
+    "                     %(n)s_synchronize);\n}\n"
+    "void %(n)s_d(void *m) {\n  CudaModel *h = static_cast<CudaModel *>(m);\n"
+    "  %(n)s_destroy(static_cast<%(n)s_model *>(h->model));\n"
+    "  dlc_cuda_context_release(h->context);\n  delete h;\n}")
 
 
 def write_build(work, names, runtime_dir, here, cxx, check_memory, sanitize, batch, cuda, nvcc,
@@ -391,9 +451,13 @@ def write_build(work, names, runtime_dir, here, cxx, check_memory, sanitize, bat
     by `nvcc` for `cuda_arch`, linked with CUDA, cuBLAS and cuDNN). With "emulate" and `nvcc`,
     the batches are also compiled by nvcc, only to check that they compile."""
     lines = ["#include \"registry.h\"\n"]
+    if cuda:
+        lines.append("#include <algorithm>\n#include <vector>\n")
     for n in names:
         lines.append('#include "%s/%s/gen/%s.h"' % (work, n, n))
     lines.append("\nnamespace {")
+    if cuda:
+        lines.append(CUDA_REGISTRY_HELPER)
     for n in names:
         if cuda:
             lines.append(CUDA_REGISTRY_FUNCTIONS % {"n": n})

@@ -17,8 +17,11 @@ std::string computeType(mlir::Value v);
 mlir::LogicalResult noKernelFor(mlir::Operation *op, llvm::StringRef kind);
 // A kernel's first lines: the thread's index `i`; threads past `elements` return.
 std::string threadIndex(int64_t elements);
-// Launches `kernel` over `elements` threads on the model's stream and checks the launch.
-void launch(KernelEmitter &e, const std::string &kernel, int64_t elements, const std::string &args);
+// Defines a kernel of `params` and `body` and launches it over `threads` threads on the
+// model's stream (blocks of a size fixed here, which the kernel declares as its launch
+// bounds), then checks the launch.
+void launchKernel(KernelEmitter &e, const std::string &params, const std::string &body,
+                  int64_t threads, const std::string &args);
 // Statements setting `<prefix><o>` for each operand o from the flat output index `index`.
 std::string broadcastOffsets(llvm::ArrayRef<llvm::SmallVector<int64_t>> strides,
                              llvm::ArrayRef<int64_t> outShape, const std::string &index = "i",
@@ -30,6 +33,7 @@ void copyInputToResult(KernelEmitter &e, mlir::Value input, mlir::Value result);
 
 void addIndexingEmitters(EmitterTable &table);
 void addWindowEmitters(EmitterTable &table);
+void addTrainingEmitters(EmitterTable &table);
 
 } // namespace cudagen
 } // namespace dlc

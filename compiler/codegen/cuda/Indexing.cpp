@@ -40,10 +40,9 @@ LogicalResult emitIndexedCopy(Operation *op, KernelEmitter &e, StringRef kind, V
   int64_t n = tensorType(output).getNumElements();
   std::string body =
       threadIndex(n) + addressing(e.faultCode("index out of range")) + "  y[i] = x[offset];\n";
-  std::string kernel = e.defineKernel("const " + type + " *x, const " + indexType + " *indices, " +
-                                          type + " *y, int *faults",
-                                      body);
-  launch(e, kernel, n, e.ptr(input) + ", " + e.ptr(indices) + ", " + e.ptr(output) + ", faults");
+  launchKernel(
+      e, "const " + type + " *x, const " + indexType + " *indices, " + type + " *y, int *faults",
+      body, n, e.ptr(input) + ", " + e.ptr(indices) + ", " + e.ptr(output) + ", faults");
   return success();
 }
 
@@ -131,8 +130,8 @@ LogicalResult emitArgReduce(Operation *op, KernelEmitter &e) {
                      "dlc::rt::scalar::isNan(b);\n    if ((!bNan && (vNan || " +
                      better + "))" + (last ? " || v == b || (vNan && bNan)" : "") +
                      ")\n      best = j;\n  }\n  y[i] = best;\n";
-  std::string kernel = e.defineKernel("const " + type + " *x, int64_t *y", body);
-  launch(e, kernel, rows, e.ptr(op->getOperand(0)) + ", " + e.ptr(op->getResult(0)));
+  launchKernel(e, "const " + type + " *x, int64_t *y", body, rows,
+               e.ptr(op->getOperand(0)) + ", " + e.ptr(op->getResult(0)));
   return success();
 }
 
@@ -160,8 +159,8 @@ LogicalResult emitRunning(Operation *op, KernelEmitter &e) {
       (flag("reverse") ? "(" + str(extent - 1) + " - step)" : std::string("step")) + " * " +
       str(inner) + ";\n    const " + type + " v = x[at];\n    " +
       (flag("exclusive") ? store + "\n    " + combine : combine + "\n    " + store) + "\n  }\n";
-  std::string kernel = e.defineKernel("const " + type + " *x, " + type + " *y", body);
-  launch(e, kernel, rows, e.ptr(op->getOperand(0)) + ", " + e.ptr(op->getResult(0)));
+  launchKernel(e, "const " + type + " *x, " + type + " *y", body, rows,
+               e.ptr(op->getOperand(0)) + ", " + e.ptr(op->getResult(0)));
   return success();
 }
 
@@ -186,10 +185,11 @@ void emitScatterKernel(KernelEmitter &e, Value input, Value indices, Value updat
   copyInputToResult(e, input, result);
   std::string type = cType(tensorType(result).getElementType());
   std::string indexType = cType(tensorType(indices).getElementType());
-  std::string kernel = e.defineKernel("const " + indexType + " *indices, const " + type +
-                                          " *updates, " + type + " *y, int *faults",
-                                      threadIndex(1) + checks + apply);
-  launch(e, kernel, 1, e.ptr(indices) + ", " + e.ptr(updates) + ", " + e.ptr(result) + ", faults");
+  launchKernel(e,
+               "const " + indexType + " *indices, const " + type + " *updates, " + type +
+                   " *y, int *faults",
+               threadIndex(1) + checks + apply, 1,
+               e.ptr(indices) + ", " + e.ptr(updates) + ", " + e.ptr(result) + ", faults");
 }
 
 LogicalResult emitScatterElements(Operation *op, KernelEmitter &e) {
@@ -267,8 +267,8 @@ LogicalResult emitTopK(Operation *op, KernelEmitter &e) {
       "; ++b) {\n    const " + type + " vb = line[b * " + str(inner) +
       "];\n    rank += vb != va ? (" + better + ") : b < a;\n  }\n  if (rank < " + str(k) +
       ")\n    indices[(o * " + str(k) + " + rank) * " + str(inner) + " + column] = a;\n";
-  std::string kernel = e.defineKernel("const " + type + " *x, int64_t *indices", body);
-  launch(e, kernel, threads, e.ptr(topK.getInput()) + ", " + e.ptr(topK.getOutput()));
+  launchKernel(e, "const " + type + " *x, int64_t *indices", body, threads,
+               e.ptr(topK.getInput()) + ", " + e.ptr(topK.getOutput()));
   return success();
 }
 

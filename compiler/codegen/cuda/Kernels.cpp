@@ -7,6 +7,7 @@
 #include "dialects/DlcDialect.h"
 #include "dlc_cuda_conv.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <set>
@@ -102,15 +103,18 @@ std::string threadIndex(int64_t elements) {
          ")\n    return;\n";
 }
 
-std::string blocksFor(int64_t elements) {
-  return std::to_string((elements + kThreadsPerBlock - 1) / kThreadsPerBlock);
+// The block size of a launch of `threads` threads: whole warps, at most kThreadsPerBlock. The
+// kernel declares it as its launch bounds.
+int64_t blockThreads(int64_t threads) {
+  return std::min<int64_t>(kThreadsPerBlock, (threads + 31) / 32 * 32);
 }
 
-// Launches `kernel` over `elements` threads and checks the launch.
-void launch(KernelEmitter &e, const std::string &kernel, int64_t elements,
-            const std::string &args) {
-  e.line("DLC_LAUNCH(" + kernel + ", " + blocksFor(elements) + ", " +
-         std::to_string(kThreadsPerBlock) + ", context, " + args + ");");
+void launchKernel(KernelEmitter &e, const std::string &params, const std::string &body,
+                  int64_t threads, const std::string &args) {
+  const int64_t block = blockThreads(threads);
+  const std::string kernel = e.defineKernel(params, body, block);
+  e.line("DLC_LAUNCH(" + kernel + ", " + std::to_string((threads + block - 1) / block) + ", " +
+         std::to_string(block) + ", context, " + args + ");");
   e.checkedCall("dlc::cuda::launched(context, " + cString(kernel + " (" + e.currentOp + ")") + ")");
 }
 
@@ -221,6 +225,55 @@ void copyInputToResult(KernelEmitter &e, Value input, Value result) {
                   std::to_string(tensorBytes(result.getType())) + ")");
 }
 
+// Launches y = f(inputs) over the float32 `output`, each thread computing 4 consecutive
+// elements: one 16-byte load per input and one store when every pointer is 16-byte aligned
+// (tested in the kernel: the caller's pointers can be anything), element by element otherwise
+// and at the tail. Each input has the output's shape or is one element read by all.
+// `elementCode` sets `out[j]` from `in0[j]`, `in1[j]`, ... (inputs in order).
+void launchVectorizedMap(KernelEmitter &e, ValueRange inputs, Value output,
+                         const std::string &elementCode) {
+  const int64_t n = tensorType(output).getNumElements();
+  const std::string count = std::to_string(n);
+  std::string params, args, arrays, alignedPointers, loads, tailLoads, broadcasts;
+  for (auto [k, input] : llvm::enumerate(inputs)) {
+    const std::string x = "x" + std::to_string(k), in = "in" + std::to_string(k);
+    params += "const float *" + x + ", ";
+    args += e.ptr(input) + ", ";
+    arrays += in + "[4] = {}, ";
+    if (tensorType(input).getNumElements() == 1) {
+      broadcasts += "    " + in + "[j] = " + x + "[0];\n";
+      continue;
+    }
+    alignedPointers += x + ", ";
+    loads += "    dlc::cuda::load4(" + x + " + first, " + in + ");\n";
+    tailLoads += "      " + in + "[j] = " + x + "[first + j];\n";
+  }
+  std::string wholeTest = "dlc::cuda::aligned16(" + alignedPointers + "y)";
+  if (n % 4)
+    wholeTest = "first + 4 <= " + count + " && " + wholeTest;
+  std::string body =
+      "  const int64_t first = DLC_INDEX * 4;\n  if (first >= " + count +
+      ")\n    return;\n  float " + arrays + "out[4];\n  const bool whole = " + wholeTest +
+      ";\n  if (whole) {\n" + loads + "  } else {\n    for (int64_t j = 0; j < 4 && first + j < " +
+      count + "; ++j) {\n" + tailLoads + "    }\n  }\n  for (int j = 0; j < 4; ++j) {\n" +
+      broadcasts + elementCode + "  }\n  if (whole) {\n    dlc::cuda::store4(out, y + first);\n" +
+      "  } else {\n    for (int64_t j = 0; j < 4 && first + j < " + count +
+      "; ++j)\n      y[first + j] = out[j];\n  }\n";
+  // Not __restrict__: the planner may have the result overwrite an input.
+  launchKernel(e, params + "float *y", body, (n + 3) / 4, args + e.ptr(output));
+}
+
+// Whether launchVectorizedMap takes `inputs` to the float32 `output`.
+bool vectorizable(ValueRange inputs, Value output) {
+  if (!isF32(output))
+    return false;
+  const int64_t n = tensorType(output).getNumElements();
+  return llvm::all_of(inputs, [&](Value input) {
+    int64_t count = tensorType(input).getNumElements();
+    return isF32(input) && (count == n || count == 1);
+  });
+}
+
 } // namespace cudagen
 
 namespace {
@@ -232,12 +285,16 @@ LogicalResult emitMap(Operation *op, KernelEmitter &e, const std::string &expres
   const std::string type = floatMathType(op->getResult(0));
   if (type.empty())
     return noKernelFor(op, op->getName().stripDialect());
+  if (type == "float") {
+    launchVectorizedMap(e, op->getOperand(0), op->getResult(0),
+                        "    const float v = in0[j];\n    out[j] = " + expression + ";\n");
+    return success();
+  }
   int64_t n = tensorType(op->getResult(0)).getNumElements();
-  // Not __restrict__: the planner may have the result overwrite the input.
-  std::string kernel = e.defineKernel("const " + type + " *x, " + type + " *y",
-                                      threadIndex(n) + "  const " + type + " v = x[i];\n  y[i] = " +
-                                          forMathType(expression, type) + ";\n");
-  launch(e, kernel, n, e.ptr(op->getOperand(0)) + ", " + e.ptr(op->getResult(0)));
+  launchKernel(e, "const double *x, double *y",
+               threadIndex(n) +
+                   "  const double v = x[i];\n  y[i] = " + forMathType(expression, type) + ";\n",
+               n, e.ptr(op->getOperand(0)) + ", " + e.ptr(op->getResult(0)));
   return success();
 }
 
@@ -256,20 +313,10 @@ LogicalResult emitFusedElementwise(Operation *op, KernelEmitter &e) {
   FailureOr<SmallVector<DecodedFusedStep>> steps = decodeFusedSteps(fused);
   if (failed(steps))
     return failure();
-  auto outShape = tensorType(fused.getOutput()).getShape();
-  int64_t n = tensorType(fused.getOutput()).getNumElements();
-  SmallVector<SmallVector<int64_t>> strides;
-  std::string params, args;
-  for (auto [k, input] : llvm::enumerate(fused.getInputs())) {
-    strides.push_back(broadcastStrides(tensorType(input).getShape(), outShape));
-    params += "const float *x" + std::to_string(k) + ", ";
-    args += e.ptr(input) + ", ";
-  }
-  std::string body = threadIndex(n) + broadcastOffsets(strides, outShape);
-  int64_t slot = 0;
-  for (size_t k = 0; k < strides.size(); ++k, ++slot)
-    body += "  const float s" + std::to_string(slot) + " = x" + std::to_string(k) + "[offset" +
-            std::to_string(k) + "];\n";
+  // The inputs are the locals s0, s1, ...; each step adds the next.
+  const size_t inputs = fused.getInputs().size();
+  std::string chain;
+  int64_t slot = int64_t(inputs);
   for (const DecodedFusedStep &decoded : *steps) {
     const dlc::rt::FusedStep &step = decoded.step;
     std::string expression;
@@ -293,13 +340,34 @@ LogicalResult emitFusedElementwise(Operation *op, KernelEmitter &e) {
     std::string operands = step.kind == dlc::rt::FusedStepKind::Binary
                                ? "const float a = " + a + ", b = s" + std::to_string(step.b)
                                : "const float v = " + a;
-    body += "  float s" + std::to_string(slot) + ";\n  {\n    " + operands + ";\n    s" +
-            std::to_string(slot) + " = " + expression + ";\n  }\n";
+    chain += "    float s" + std::to_string(slot) + ";\n    {\n      " + operands + ";\n      s" +
+             std::to_string(slot) + " = " + expression + ";\n    }\n";
     ++slot;
   }
-  body += "  y[i] = s" + std::to_string(slot - 1) + ";\n";
-  std::string kernel = e.defineKernel(params + "float *y", body);
-  launch(e, kernel, n, args + e.ptr(fused.getOutput()));
+  const std::string last = "s" + std::to_string(slot - 1);
+  if (vectorizable(fused.getInputs(), fused.getOutput())) {
+    std::string loads;
+    for (size_t k = 0; k < inputs; ++k)
+      loads += "    const float s" + std::to_string(k) + " = in" + std::to_string(k) + "[j];\n";
+    launchVectorizedMap(e, fused.getInputs(), fused.getOutput(),
+                        loads + chain + "    out[j] = " + last + ";\n");
+    return success();
+  }
+  auto outShape = tensorType(fused.getOutput()).getShape();
+  int64_t n = tensorType(fused.getOutput()).getNumElements();
+  SmallVector<SmallVector<int64_t>> strides;
+  std::string params, args;
+  for (auto [k, input] : llvm::enumerate(fused.getInputs())) {
+    strides.push_back(broadcastStrides(tensorType(input).getShape(), outShape));
+    params += "const float *x" + std::to_string(k) + ", ";
+    args += e.ptr(input) + ", ";
+  }
+  std::string body = threadIndex(n) + broadcastOffsets(strides, outShape) + "  {\n";
+  for (size_t k = 0; k < inputs; ++k)
+    body += "    const float s" + std::to_string(k) + " = x" + std::to_string(k) + "[offset" +
+            std::to_string(k) + "];\n";
+  body += chain + "    y[i] = " + last + ";\n  }\n";
+  launchKernel(e, params + "float *y", body, n, args + e.ptr(fused.getOutput()));
   return success();
 }
 
@@ -312,11 +380,10 @@ LogicalResult emitGather(Operation *op, KernelEmitter &e, ArrayRef<int64_t> inpu
     return noKernelFor(op, "copying");
   auto outShape = tensorType(op->getResult(0)).getShape();
   int64_t n = tensorType(op->getResult(0)).getNumElements();
-  std::string kernel = e.defineKernel(
-      "const " + type + " *x, " + type + " *y",
-      threadIndex(n) + broadcastOffsets({SmallVector<int64_t>(inputStrides)}, outShape) +
-          "  y[i] = x[" + std::to_string(start) + " + offset0];\n");
-  launch(e, kernel, n, e.ptr(op->getOperand(0)) + ", " + e.ptr(op->getResult(0)));
+  launchKernel(e, "const " + type + " *x, " + type + " *y",
+               threadIndex(n) + broadcastOffsets({SmallVector<int64_t>(inputStrides)}, outShape) +
+                   "  y[i] = x[" + std::to_string(start) + " + offset0];\n",
+               n, e.ptr(op->getOperand(0)) + ", " + e.ptr(op->getResult(0)));
   return success();
 }
 
@@ -358,11 +425,11 @@ LogicalResult emitConcat(Operation *op, KernelEmitter &e) {
     int64_t extent = tensorType(input).getDimSize(axis), n = tensorType(input).getNumElements();
     if (n) {
       const std::string slab = std::to_string(extent * inner);
-      std::string kernel = e.defineKernel(
-          "const " + type + " *x, " + type + " *y",
-          threadIndex(n) + "  y[i / " + slab + " * " + std::to_string(outShape[axis] * inner) +
-              " + " + std::to_string(axisOffset * inner) + " + i % " + slab + "] = x[i];\n");
-      launch(e, kernel, n, e.ptr(input) + ", " + e.ptr(concat.getOutput()));
+      launchKernel(e, "const " + type + " *x, " + type + " *y",
+                   threadIndex(n) + "  y[i / " + slab + " * " +
+                       std::to_string(outShape[axis] * inner) + " + " +
+                       std::to_string(axisOffset * inner) + " + i % " + slab + "] = x[i];\n",
+                   n, e.ptr(input) + ", " + e.ptr(concat.getOutput()));
     }
     axisOffset += extent;
   }
@@ -391,8 +458,8 @@ LogicalResult emitSoftmax(Operation *op, KernelEmitter &e) {
   else
     body += loop + "  {\n    const float v = expf(" + in + " - maxv);\n    " + out +
             " = v;\n    sum += v;\n  }\n  sum = 1.0f / sum;\n" + loop + "    " + out + " *= sum;\n";
-  std::string kernel = e.defineKernel("const float *x, float *y", body);
-  launch(e, kernel, rows, e.ptr(softmax.getInput()) + ", " + e.ptr(softmax.getOutput()));
+  launchKernel(e, "const float *x, float *y", body, rows,
+               e.ptr(softmax.getInput()) + ", " + e.ptr(softmax.getOutput()));
   return success();
 }
 
@@ -427,8 +494,8 @@ LogicalResult emitReduction(Operation *op, KernelEmitter &e, StringRef kind,
   if (kind == "Mean")
     body += "  acc /= " + deviceFloat(double(count)) + ";\n";
   body += "  y[i] = acc;\n";
-  std::string kernel = e.defineKernel("const " + type + " *x, " + type + " *y", body);
-  launch(e, kernel, n, e.ptr(op->getOperand(0)) + ", " + e.ptr(op->getResult(0)));
+  launchKernel(e, "const " + type + " *x, " + type + " *y", body, n,
+               e.ptr(op->getOperand(0)) + ", " + e.ptr(op->getResult(0)));
   return success();
 }
 
@@ -447,10 +514,10 @@ LogicalResult emitBroadcastMap(Operation *op, KernelEmitter &e, const std::strin
     args += e.ptr(operand) + ", ";
   }
   std::string out = cType(tensorType(op->getResult(0)).getElementType());
-  std::string kernel = e.defineKernel(params + out + " *y",
-                                      threadIndex(n) + broadcastOffsets(strides, outShape) + loads +
-                                          "  y[i] = " + out + "(" + expression + ");\n");
-  launch(e, kernel, n, args + e.ptr(op->getResult(0)));
+  launchKernel(e, params + out + " *y",
+               threadIndex(n) + broadcastOffsets(strides, outShape) + loads + "  y[i] = " + out +
+                   "(" + expression + ");\n",
+               n, args + e.ptr(op->getResult(0)));
   return success();
 }
 
@@ -460,6 +527,12 @@ LogicalResult emitBinary(Operation *op, KernelEmitter &e) {
   std::string type = computeType(op->getOperand(0));
   if (type.empty() || computeType(op->getOperand(1)) != type)
     return noKernelFor(op, kind);
+  if (vectorizable(op->getOperands(), op->getResult(0))) {
+    launchVectorizedMap(
+        e, op->getOperands(), op->getResult(0),
+        "    const float a = in0[j], b = in1[j];\n    out[j] = " + binaryCall(kind) + ";\n");
+    return success();
+  }
   return emitBroadcastMap(op, e, binaryCall(kind));
 }
 
@@ -500,9 +573,8 @@ LogicalResult emitGemm(Operation *op, KernelEmitter &e) {
     body += "  float v = y[i];\n";
   }
   body += "  y[i] = " + activationExpression(epilogue) + ";\n";
-  std::string kernel = e.defineKernel(addC ? "const float *c, float *y" : "float *y", body);
-  launch(e, kernel, n,
-         (addC ? e.ptr(gemm.getC()) + ", " : std::string()) + e.ptr(gemm.getOutput()));
+  launchKernel(e, addC ? "const float *c, float *y" : "float *y", body, n,
+               (addC ? e.ptr(gemm.getC()) + ", " : std::string()) + e.ptr(gemm.getOutput()));
   return success();
 }
 
@@ -533,10 +605,9 @@ LogicalResult emitPlainMatMul(Operation *op, KernelEmitter &e) {
                      "; ++p)\n    acc = dlc::rt::scalar::AddOp()(acc, dlc::rt::scalar::MulOp()(" +
                      "x0[offset0 + row * " + str(k) + " + p], x1[offset1 + p * " + str(n) +
                      " + column]));\n  y[i] = acc;\n";
-  std::string kernel =
-      e.defineKernel("const " + type + " *x0, const " + type + " *x1, " + type + " *y", body);
-  launch(e, kernel, elements,
-         e.ptr(matmul.getLhs()) + ", " + e.ptr(matmul.getRhs()) + ", " + e.ptr(matmul.getOutput()));
+  launchKernel(e, "const " + type + " *x0, const " + type + " *x1, " + type + " *y", body, elements,
+               e.ptr(matmul.getLhs()) + ", " + e.ptr(matmul.getRhs()) + ", " +
+                   e.ptr(matmul.getOutput()));
   return success();
 }
 
@@ -578,10 +649,9 @@ LogicalResult emitCast(Operation *op, KernelEmitter &e) {
                       : to.isInteger(1) ? "uint8_t(v != 0)"
                                         : "dlc::rt::scalar::convertValue<" + cType(to) + ">(v)";
   int64_t n = tensorType(castOp.getOutput()).getNumElements();
-  std::string kernel =
-      e.defineKernel("const " + cType(from) + " *x, " + cType(to) + " *y",
-                     threadIndex(n) + "  const auto v = " + read + ";\n  y[i] = " + write + ";\n");
-  launch(e, kernel, n, e.ptr(castOp.getInput()) + ", " + e.ptr(castOp.getOutput()));
+  launchKernel(e, "const " + cType(from) + " *x, " + cType(to) + " *y",
+               threadIndex(n) + "  const auto v = " + read + ";\n  y[i] = " + write + ";\n", n,
+               e.ptr(castOp.getInput()) + ", " + e.ptr(castOp.getOutput()));
   return success();
 }
 
@@ -630,6 +700,7 @@ void addCudaEmitters(EmitterTable &cudaTable) {
   table["dlc.softmax"] = emitSoftmax;
   cudagen::addIndexingEmitters(table);
   cudagen::addWindowEmitters(table);
+  cudagen::addTrainingEmitters(table);
   // The mean over every spatial dim.
   table["dlc.global_avg_pool"] = [](Operation *op, KernelEmitter &e) {
     int64_t rank = tensorType(op->getOperand(0)).getRank();

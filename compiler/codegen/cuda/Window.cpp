@@ -86,8 +86,8 @@ LogicalResult emitPool(Operation *op, KernelEmitter &e) {
   } else {
     body += "  y[i] = acc;\n";
   }
-  std::string kernel = e.defineKernel("const float *x, float *y", body);
-  launch(e, kernel, n, e.ptr(op->getOperand(0)) + ", " + e.ptr(op->getResult(0)));
+  launchKernel(e, "const float *x, float *y", body, n,
+               e.ptr(op->getOperand(0)) + ", " + e.ptr(op->getResult(0)));
   return success();
 }
 
@@ -149,8 +149,7 @@ LogicalResult emitConv(Operation *op, KernelEmitter &e) {
     params += "const float *residual, ";
     args += e.ptr(conv.getResidual()) + ", ";
   }
-  std::string kernel = e.defineKernel(params + "float *y", body);
-  launch(e, kernel, n, args + e.ptr(conv.getOutput()));
+  launchKernel(e, params + "float *y", body, n, args + e.ptr(conv.getOutput()));
   return success();
 }
 
@@ -192,9 +191,9 @@ LogicalResult emitConvGradInput(Operation *op, KernelEmitter &e) {
   body += indent + "acc += dy[(o0 * " + str(w.out[1]) + " + o1) * " + str(w.out[2]) +
           " + o2] * filter[(k0 * " + str(w.kernel[1]) + " + k1) * " + str(w.kernel[2]) +
           " + k2];\n" + close + "  }\n  y[i] = acc;\n";
-  std::string kernel = e.defineKernel("const float *grad, const float *weight, float *y", body);
-  launch(e, kernel, n,
-         e.ptr(grad.getGrad()) + ", " + e.ptr(grad.getWeight()) + ", " + e.ptr(grad.getOutput()));
+  launchKernel(e, "const float *grad, const float *weight, float *y", body, n,
+               e.ptr(grad.getGrad()) + ", " + e.ptr(grad.getWeight()) + ", " +
+                   e.ptr(grad.getOutput()));
   return success();
 }
 
@@ -210,12 +209,13 @@ LogicalResult emitBatchNorm(Operation *op, KernelEmitter &e) {
                      std::to_string(shape[1]) + ";\n  const float a = scale[c] / sqrtf(var[c] + " +
                      deviceFloat(bn.getEpsilon().convertToFloat()) +
                      ");\n  y[i] = x[i] * a + (bias[c] - mean[c] * a);\n";
-  std::string kernel = e.defineKernel("const float *x, const float *scale, const float *bias, "
-                                      "const float *mean, const float *var, float *y",
-                                      body);
-  launch(e, kernel, n,
-         e.ptr(bn.getInput()) + ", " + e.ptr(bn.getScale()) + ", " + e.ptr(bn.getBias()) + ", " +
-             e.ptr(bn.getMean()) + ", " + e.ptr(bn.getVariance()) + ", " + e.ptr(bn.getOutput()));
+  launchKernel(e,
+               "const float *x, const float *scale, const float *bias, "
+               "const float *mean, const float *var, float *y",
+               body, n,
+               e.ptr(bn.getInput()) + ", " + e.ptr(bn.getScale()) + ", " + e.ptr(bn.getBias()) +
+                   ", " + e.ptr(bn.getMean()) + ", " + e.ptr(bn.getVariance()) + ", " +
+                   e.ptr(bn.getOutput()));
   return success();
 }
 
