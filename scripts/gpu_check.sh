@@ -12,8 +12,8 @@
 #                                    runs Debian's ONNX node tests (their expected-failures
 #                                    list is the emulated run's), checks an index fault's
 #                                    report and three training steps against the CPU's,
-#                                    runs the latency benchmark
-#                                    (without and with CUDA graphs) beside PyTorch, then the
+#                                    runs the latency benchmark (bench/cuda_models.py:
+#                                    without and with CUDA graphs, beside PyTorch), then the
 #                                    lifecycle test under compute-sanitizer (memcheck,
 #                                    racecheck); logs and summary.txt go to OUT ($OUT, else
 #                                    build/gpu-check). The most telling steps come first, so a
@@ -38,8 +38,6 @@ if [ "${1:-}" = "--prepare" ]; then
     build/tools/dlc compile build/tests/models/$model/model.onnx -o "$CARRY/$model/generated" \
       --target cuda --name "$model" ${dims:+--dim "$dims"}
   done
-  # The PyTorch peer reads the MLP's ONNX file.
-  cp build/tests/models/mlp/model.onnx "$CARRY/mlp/"
   # Debian's ONNX node tests: generated (and checked emulated) here, sources and data packed.
   "${PYTHON:-/usr/bin/python3}" tests/onnx/run_node_tests.py --suite node \
     --data /usr/share/libonnx-testdata/data/node --cuda-emulate --dlc build/tools/dlc \
@@ -51,6 +49,8 @@ if [ "${1:-}" = "--prepare" ]; then
   # Training steps: sources, train inputs and the CPU step's results, checked emulated here.
   "${PYTHON:-/usr/bin/python3}" tests/cuda/test_cuda_train.py --emulate --dlc build/tools/dlc \
     --work "$CARRY/train" --runtime-lib build/runtime/libdlc_runtime.a > /dev/null
+  # The latency benchmark's models (sources and graphs without their weights).
+  "${PYTHON:-/usr/bin/python3}" bench/cuda_models.py --prepare "$CARRY/bench" > /dev/null
   du -sh "$CARRY"
   exit 0
 fi
@@ -98,14 +98,10 @@ step faults "$PY" tests/cuda/test_cuda_faults.py "$OUT_DIR/work/faults" --nvcc \
   --generated "$CARRY/faults/build/generated" --runtime-lib "$RT/libdlc_runtime.a"
 step train "$PY" tests/cuda/test_cuda_train.py --nvcc --from-prepared "$CARRY/train" \
   --work "$OUT_DIR/work/train" --runtime-lib "$RT/libdlc_runtime.a"
-for entry in $MODELS; do
-  model=${entry%%:*}
-  step "${model}_bench" "$PY" $(args_for "$model") --bench --work "$OUT_DIR/work/${model}_bench"
-  grep -h '^{' "$OUT_DIR/${model}_bench.log" | tee -a "$SUMMARY"
-done
-# The PyTorch peer maps the MLP's ops only (ONNX Runtime's CUDA provider is not installed there).
-step mlp_torch "$PY" bench/cuda_torch_peer.py "$CARRY/mlp/model.onnx" "$CARRY/mlp/input.npy"
-grep -h '^{' "$OUT_DIR/mlp_torch.log" | tee -a "$SUMMARY"
+# Latency of ResNet-18/50, MobileNetV2 and an MLP at batch 1 and 32 beside PyTorch.
+step bench "$PY" bench/cuda_models.py --run "$CARRY/bench" "$OUT_DIR/work/bench" \
+  --runtime-lib "$RT/libdlc_runtime.a"
+grep -h '^{\|^model \|_b[0-9]' "$OUT_DIR/bench.log" | tee -a "$SUMMARY"
 for entry in $MODELS; do
   model=${entry%%:*}
   step "${model}_memcheck" "$PY" $(args_for "$model") --lifecycle --work "$OUT_DIR/work/${model}_mc" \

@@ -120,8 +120,6 @@ def main():
     p.add_argument("--fault", nargs=2, metavar=("TEXT", "BAD_NPY"),
                    help="first run on BAD_NPY, which must fail with DLC_INVALID_INPUT_DATA "
                         "naming TEXT (then the good run on the same model)")
-    p.add_argument("--bench", action="store_true",
-                   help="also build and run bench/cuda_latency.cpp on the model")
     p.add_argument("--sanitizer", default="",
                    help="run the programs under this command (e.g. compute-sanitizer)")
     args = p.parse_args()
@@ -159,8 +157,7 @@ def main():
             "--tol", args.tol, "--name", name + " (cuda%s)" % (
                 "" if args.nvcc else ", emulated")]) != 0:
         return 1
-    programs = ([os.path.join(HERE, "cuda_lifecycle.cpp")] if args.lifecycle else []) + (
-        [os.path.join(ROOT, "bench", "cuda_latency.cpp")] if args.bench else [])
+    programs = [os.path.join(HERE, "cuda_lifecycle.cpp")] if args.lifecycle else []
     for program in programs:
         exe = os.path.join(args.work, os.path.splitext(os.path.basename(program))[0])
         if run(build + [program] + sources + ["-o", exe] + libs) != 0:
