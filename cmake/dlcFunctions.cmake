@@ -5,8 +5,8 @@
 # Compiles MODEL with dlc at build time (again whenever the model file or dlc changes) and
 # defines <target>, a static library to link against; its include directory holds NAME.h
 # (NAME defaults to <target>). TARGET cuda builds the model for NVIDIA GPUs (the CUDA
-# toolkit is found with find_package(CUDAToolkit); <target> links CUDA::cudart, CUDA::cublas
-# and cuDNN); cpu,cuda puts both in the library, the CUDA one as NAME_cuda (NAME_cuda.h).
+# toolkit is found with find_package(CUDAToolkit); <target> links CUDA::cudart, CUDA::cublas,
+# CUDA::nvrtc and cuDNN); cpu,cuda puts both in the library, the CUDA one as NAME_cuda (NAME_cuda.h).
 # TRAIN adds the training step (dlc compile --train; the other
 # training arguments are its options).
 function(dlc_add_model target)
@@ -53,7 +53,8 @@ function(dlc_add_model target)
   set(link_libraries m)
   set(tool_env CXX=${CMAKE_CXX_COMPILER})
   if(ARG_TARGET MATCHES "cuda")
-    # The CUDA model links the CUDA runtime, cuBLAS and cuDNN; dlc builds it with the
+    # The CUDA model links the CUDA runtime, cuBLAS, cuDNN and NVRTC (which compiles its
+    # kernels at create time on a GPU the fat binary lacks); dlc builds it with the
     # toolkit's nvcc.
     find_package(CUDAToolkit QUIET)
     if(NOT CUDAToolkit_FOUND)
@@ -65,7 +66,7 @@ function(dlc_add_model target)
       message(FATAL_ERROR "dlc_add_model(${target}): TARGET ${ARG_TARGET} needs cuDNN "
                           "(libcudnn, beside the CUDA toolkit's libraries or on the linker path)")
     endif()
-    list(APPEND link_libraries CUDA::cudart CUDA::cublas ${DLC_CUDNN_LIBRARY})
+    list(APPEND link_libraries CUDA::cudart CUDA::cublas CUDA::nvrtc ${DLC_CUDNN_LIBRARY})
     list(APPEND tool_env DLC_NVCC=${CUDAToolkit_NVCC_EXECUTABLE})
     if(ARG_TARGET MATCHES "cpu")
       list(APPEND headers ${dir}/${ARG_NAME}_cuda.h)

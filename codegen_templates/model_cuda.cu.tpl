@@ -36,13 +36,29 @@ const char *const kFaultMessages[kFaultCount + 1] = {nullptr@FAULT_MESSAGES@};
 // Device memory is handed out in 256-byte steps, the alignment cudaMalloc gives.
 size_t aligned(size_t bytes) { return (bytes + 255) / 256 * 256; }
 
-@KERNELS@// Queues every op on the context's stream; returns null or the call that failed. Kernels
-// that check their input data report to `faults`, read by synchronize.
-const char *schedule(dlc_cuda_context *context, const unsigned char *weights,
-                     unsigned char *arena, const void *const *inputs, void *const *outputs,
-                     int *faults, dlc::cuda::ConvPlan *const *convs,
-                     void *workspace@STATE_PARAM@) {
+@KERNELS@// The kernels above as NVRTC compiles them at create time, for a GPU whose architecture
+// the fat binary lacks (or for any, with dlc compile --cuda-jit), with the runtime headers
+// they include.
+constexpr int kKernelCount = @KERNEL_COUNT@;
+constexpr bool kAlwaysJit = @ALWAYS_JIT@;
+const char *const kKernelHeaderNames[] = {"dlc_cuda_rtc.h", "scalar_ops.h",
+                                          "dlc_cuda_kernels.h"};
+const char *const kKernelHeaders[] = {
+    @KERNEL_HEADERS@};
+const dlc::cuda::KernelSource kKernelSource = {R"dlcjit(#include "dlc_cuda_kernels.h"
+@KERNELS@)dlcjit",
+                                               3, kKernelHeaders, kKernelHeaderNames,
+                                               kKernelCount};
+
+// Queues every op on the context's stream; returns null or the call that failed. Kernels
+// that check their input data report to `faults`, read by synchronize. `library`: the
+// kernels NVRTC compiled, or null for the fat binary's.
+const char *schedule(dlc_cuda_context *context, const dlc::cuda::KernelLibrary *library,
+                     const unsigned char *weights, unsigned char *arena,
+                     const void *const *inputs, void *const *outputs, int *faults,
+                     dlc::cuda::ConvPlan *const *convs, void *workspace@STATE_PARAM@) {
   (void)context;
+  (void)library;
   (void)faults;
   (void)convs;
   (void)workspace;
@@ -68,6 +84,7 @@ Model::~Model() {
     dlc::cuda::destroyConv(plan);@TRAIN_DESTROY@
   dlc::cuda::deallocate(context_, arena_);
   dlc::cuda::deallocate(context_, weights_);
+  dlc::cuda::unloadKernels(library_);
   dlc_cuda_context_release(context_);
 }
 
@@ -91,6 +108,8 @@ dlc_status Model::init(const dlc_cuda_options &options) {
       return status;
     }
   }
+  // The uploads and cuDNN's heuristics use the context's stream and shared handle.
+  dlc::cuda::StreamLock lock(context_);
   void *arena = nullptr, *weights = nullptr;
   const char *error = dlc::cuda::allocate(context_, kArenaBytes, &arena);
   arena_ = static_cast<unsigned char *>(arena);
@@ -99,9 +118,14 @@ dlc_status Model::init(const dlc_cuda_options &options) {
   weights_ = static_cast<unsigned char *>(weights);
   if (!error)
     error = dlc::cuda::copyToDevice(context_, weights_, dlc_weights_@NAME@, kWeightBytes);
+  if (!error && kKernelCount > 0) {
+    bool jit = kAlwaysJit;
+    if (!jit)
+      error = dlc::cuda::fatBinaryLacksDevice(context_, @FIRST_KERNEL@, &jit);
+    if (!error && jit)
+      error = dlc::cuda::loadKernels(context_, kKernelSource, &library_);
+  }
   size_t workspaceBytes = 0;
-  // cuDNN's heuristics use the context's shared handle.
-  dlc::cuda::StreamLock lock(context_);
   for (int k = 0; k < kConvCount && !error; ++k) {
     size_t bytes = 0;
     error = dlc::cuda::createConv(context_, kConvShapes[k], kAllowTf32, kConvWorkspaceLimit,
@@ -145,7 +169,7 @@ const char *Model::launch(const void *const *inputs, void *const *outputs) {
   // allocations) outside any graph.
   if (!cudaGraph_ || !warm_) {
     warm_ = true;
-    return schedule(context_, weights_, arena_, inputs, outputs, faults_, convs_,
+    return schedule(context_, library_, weights_, arena_, inputs, outputs, faults_, convs_,
                     convWorkspace_@STATE_ARG@);
   }
   bool captured = graph_ != nullptr;
@@ -159,7 +183,7 @@ const char *Model::launch(const void *const *inputs, void *const *outputs) {
     graph_ = nullptr;
     if (const char *error = dlc::cuda::beginCapture(context_))
       return error;
-    const char *error = schedule(context_, weights_, arena_, inputs, outputs, faults_, convs_,
+    const char *error = schedule(context_, library_, weights_, arena_, inputs, outputs, faults_, convs_,
                                  convWorkspace_@STATE_ARG@);
     dlc::cuda::Graph *graph = nullptr;
     const char *ended = dlc::cuda::endCapture(context_, error ? nullptr : &graph);

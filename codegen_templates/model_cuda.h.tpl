@@ -80,6 +80,8 @@ private:
   const char *launch(const void *const *inputs, void *const *outputs);
 
   dlc_cuda_context *context_ = nullptr;
+  // The kernels NVRTC compiled at create time, when the fat binary has none for the device.
+  dlc::cuda::KernelLibrary *library_ = nullptr;
   unsigned char *arena_ = nullptr, *weights_ = nullptr;
   // Device copies of the inputs and outputs for runHost, made at its first call.
   unsigned char *staging_ = nullptr;

@@ -20,8 +20,9 @@ const dlc_model_info *@NAME@_train_info(void);
 const dlc_state_info *@NAME@_state_info(void);
 // One step on device buffers (inputs as @NAME@_train_info lists them, the loss one device
 // float written before the update): forward, loss, backward and the optimizer update, queued
-// on the model's stream like @NAME@_run; @NAME@_synchronize waits for it. @NAME@_run
-// evaluates, in inference mode, with the current weights.
+// on the model's stream like @NAME@_run; @NAME@_synchronize waits for it, and reports a label
+// or index out of range (DLC_INVALID_INPUT_DATA) in a step, whose update then did nothing.
+// @NAME@_run evaluates, in inference mode, with the current weights.
 dlc_status @NAME@_train_step(@NAME@_model *model, const void *const *inputs, float *loss);
 // The same on host buffers: copies the inputs in, steps, copies the loss back and waits.
 dlc_status @NAME@_train_step_host(@NAME@_model *model, const void *const *inputs, float *loss);
@@ -48,10 +49,8 @@ dlc_status @NAME@_load_state(@NAME@_model *model, const char *path);
   dlc_status loadState(const char *path);
 //@@ TRAIN_MEMBERS
 
-  // Device state, the step's hyperparameters (see trainSchedule) and, for trainStepHost,
-  // device copies of the train inputs and the loss.
+  // Device state and, for trainStepHost, device copies of the train inputs and the loss.
   unsigned char *state_ = nullptr, *trainStaging_ = nullptr;
-  float *hyper_ = nullptr;
   float learningRate_ = @LEARNING_RATE@;
   int64_t steps_ = 0;
   const char *initState();
@@ -66,7 +65,6 @@ dlc_status @NAME@_load_state(@NAME@_model *model, const char *path);
 //@@ TRAIN_DESTROY
 
   dlc::cuda::deallocate(context_, trainStaging_);
-  dlc::cuda::deallocate(context_, hyper_);
   dlc::cuda::deallocate(context_, state_);
 //@@ TRAIN_DEFINITIONS
 
@@ -85,13 +83,16 @@ const dlc_state_info kStateInfo = {"@NAME@", @NUM_STATE_ENTRIES@, kStateEntries,
                                    @STATE_BYTES@u};
 
 // Forward, loss, backward and the optimizer's in-place updates, queued on the context's
-// stream; `hyper` (device) is [learning rate, 1 on the first step, 1 - beta1^t, 1 - beta2^t];
-// `step` (from 0) keys the dropout masks.
-const char *trainSchedule(dlc_cuda_context *context, const unsigned char *weights,
-                          unsigned char *arena, const void *const *inputs, void *const *outputs,
-                          int *faults, dlc::cuda::ConvPlan *const *convs, void *workspace,
+// stream; `hyper` (host memory, passed to the kernels by value) is [learning rate, 1 on the
+// first step, 1 - beta1^t, 1 - beta2^t]; `step` (from 0) keys the dropout masks. When a
+// kernel finds bad input data (a label out of range), the state updates do nothing.
+const char *trainSchedule(dlc_cuda_context *context, const dlc::cuda::KernelLibrary *library,
+                          const unsigned char *weights, unsigned char *arena,
+                          const void *const *inputs, void *const *outputs, int *faults,
+                          dlc::cuda::ConvPlan *const *convs, void *workspace,
                           unsigned char *state, const float *hyper, uint64_t step) {
   (void)context;
+  (void)library;
   (void)weights;
   (void)arena;
   (void)inputs;
@@ -109,12 +110,9 @@ const char *trainSchedule(dlc_cuda_context *context, const unsigned char *weight
 
 // Weights and running statistics start from the model's values, moments from zero.
 const char *Model::initState() {
-  void *state = nullptr, *hyper = nullptr;
+  void *state = nullptr;
   const char *error = dlc::cuda::allocate(context_, @UPPER_NAME@_STATE_BYTES, &state);
   state_ = static_cast<unsigned char *>(state);
-  if (!error)
-    error = dlc::cuda::allocate(context_, 4 * sizeof(float), &hyper);
-  hyper_ = static_cast<float *>(hyper);
   if (error)
     return error;
   unsigned char *initial = new (std::nothrow) unsigned char[@UPPER_NAME@_STATE_BYTES]();
@@ -143,10 +141,9 @@ dlc_status Model::trainStep(const void *const *inputs, float *loss) {
                           float(1.0 - std::pow(double(@BETA1@), t)),
                           float(1.0 - std::pow(double(@BETA2@), t))};
   dlc::cuda::clearLaunchError();
-  const char *error = dlc::cuda::copyToDevice(context_, hyper_, hyper, sizeof hyper);
-  if (!error)
-    error = trainSchedule(context_, weights_, arena_, inputs, outputs, faults_, convs_,
-                          convWorkspace_, state_, hyper_, static_cast<uint64_t>(steps_));
+  const char *error =
+      trainSchedule(context_, library_, weights_, arena_, inputs, outputs, faults_, convs_,
+                    convWorkspace_, state_, hyper, static_cast<uint64_t>(steps_));
   if (error)
     return fail(error);
   ++steps_;
@@ -189,13 +186,21 @@ dlc_status Model::trainStepHost(const void *const *inputs, float *loss) {
     return status;
   if (const char *error = dlc::cuda::copyToHost(context_, loss, deviceLoss, sizeof(float)))
     return fail(error);
-  return synchronize();
+  status = synchronize();
+  // The step's updates did nothing (see trainSchedule): it does not count.
+  if (status == DLC_INVALID_INPUT_DATA)
+    --steps_;
+  return status;
 }
 
 dlc_status Model::stateToHost(unsigned char *state) {
   lastError_[0] = '\0';
   if (!context_ || !state)
     return DLC_INVALID_ARGUMENT;
+  dlc::cuda::StreamLock lock(context_);
+  dlc::cuda::DeviceScope device(context_);
+  if (device.error())
+    return fail(device.error());
   if (const char *error =
           dlc::cuda::copyToHost(context_, state, state_, @UPPER_NAME@_STATE_BYTES))
     return fail(error);
@@ -220,7 +225,9 @@ dlc_status Model::loadState(const char *path) {
   // Loaded into host memory first: a refused file leaves the device state as it was.
   int64_t steps = steps_;
   float learningRate = learningRate_;
-  dlc_status status = stateToHost(host);
+  dlc::cuda::StreamLock lock(context_);
+  dlc::cuda::DeviceScope device(context_);
+  dlc_status status = device.error() ? fail(device.error()) : stateToHost(host);
   if (status == DLC_OK)
     status = dlc_state_load(&kStateInfo, host, &steps, &learningRate, path);
   if (status == DLC_OK) {

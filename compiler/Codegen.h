@@ -22,12 +22,17 @@ struct GeneratedModel {
   size_t arenaBytes = 0;
 };
 
+// What only the CUDA target reads.
+struct CudaCodegenOptions {
+  bool allowTf32 = false; // --allow-tf32: float32 products may use TF32 tensor cores
+  bool alwaysJit = false; // --cuda-jit: NVRTC compiles the kernels at create time on any GPU
+};
+
 // Fails (after emitting MLIR diagnostics on the offending ops) when an op has no kernel for
-// `target`. `weightsPath` is what NAME_weights.cpp's `.incbin` names. `allowTf32` (CUDA):
-// float32 products may use TF32 tensor cores (--allow-tf32).
+// `target`. `weightsPath` is what NAME_weights.cpp's `.incbin` names.
 bool generateCode(mlir::ModuleOp module, Target target, const std::string &name,
                   const std::string &modelPath, const std::string &weightsPath, GeneratedModel &out,
-                  bool allowTf32 = false);
+                  const CudaCodegenOptions &cuda = {});
 
 // NAME_weights.cpp for a weights file of `bytes` bytes at `path`.
 std::string weightsSource(const std::string &name, size_t bytes, const std::string &path);

@@ -120,7 +120,7 @@ bool generate(const CompileOptions &options, const std::string &name,
     llvm::raw_string_ostream os(*mlirText);
     module->print(os, OpPrintingFlags().enableDebugInfo(/*enable=*/true, /*prettyForm=*/false));
   } else if (!generateCode(*module, options.target == "cuda" ? Target::Cuda : Target::Cpu, name,
-                           modelPath, weightsPath, out, options.allowTf32) ||
+                           modelPath, weightsPath, out, options.cuda) ||
              failedDiagnostics) {
     return false;
   }
@@ -204,10 +204,12 @@ int compileTo(const CompileOptions &options, const std::string &outDir) {
     return 1;
   }
   const bool anyCuda = llvm::is_contained(targets, "cuda");
-  if (options.allowTf32 && !anyCuda) {
-    reportError(options.model, "--allow-tf32 applies to --target cuda");
-    return 1;
-  }
+  for (auto [given, flag] : {std::pair{options.cuda.allowTf32, "--allow-tf32"},
+                             std::pair{options.cuda.alwaysJit, "--cuda-jit"}})
+    if (given && !anyCuda) {
+      reportError(options.model, std::string(flag) + " applies to --target cuda");
+      return 1;
+    }
   if (options.emit == "mlir" && targets.size() > 1) {
     reportError(options.model, "--emit mlir takes one --target");
     return 1;

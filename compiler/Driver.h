@@ -3,6 +3,7 @@
 #ifndef DLC_COMPILER_DRIVER_H
 #define DLC_COMPILER_DRIVER_H
 
+#include "compiler/Codegen.h"
 #include "compiler/Importer.h"
 #include "compiler/Training.h"
 
@@ -20,7 +21,7 @@ struct CompileOptions {
   // --cuda-arch: the GPU architectures the CUDA library carries machine code for (PTX of the
   // last one too).
   std::vector<std::string> cudaArchs = {"sm_80", "sm_90"};
-  bool allowTf32 = false; // --allow-tf32: float32 products of the CUDA model may use TF32
+  CudaCodegenOptions cuda; // --allow-tf32, --cuda-jit
 
   // --cpu: "" builds portable code that picks its kernels by CPUID at run time; otherwise the
   // -march of the deployment CPU (native, x86-64-v2, x86-64-v3, x86-64-v4).

@@ -7,10 +7,14 @@
 #ifndef DLC_SCALAR_OPS_H
 #define DLC_SCALAR_OPS_H
 
+#ifdef __CUDACC_RTC__
+#include "dlc_cuda_rtc.h" // NVRTC (the CUDA target's kernels compiled at create time)
+#else
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
 #include <type_traits>
+#endif
 
 #ifdef __CUDACC__
 #define DLC_HOST_DEVICE __host__ __device__

@@ -8,7 +8,9 @@
 #                                    generated sources, input and PyTorch's expected output)
 #   scripts/gpu_check.sh [OUT]       on the GPU machine, with build/gpu-carry carried: builds
 #                                    each model with nvcc and compares its output (with the
-#                                    lifecycle test, CUDA graphs included, on the first five),
+#                                    lifecycle test, CUDA graphs included, on the first five;
+#                                    two of them also with --cuda-jit, their kernels compiled
+#                                    by NVRTC at create time),
 #                                    runs Debian's ONNX node tests (their expected-failures
 #                                    list is the emulated run's), checks an index fault's
 #                                    report and three training steps against the CPU's,
@@ -25,18 +27,26 @@ cd "$(dirname "$0")/.."
 MODELS="mlp: mobilenetv2: squeezenet: transformer:batch=2 lstm_tagger:batch=2"
 # Checked for their outputs only: LayerNorm/GELU/attention, ConvTranspose and Resize kernels.
 EXTRA_MODELS="convnext:batch=2 vit:batch=2 unet:batch=2"
+# Compiled with --cuda-jit as <model>_jit: their kernels go through NVRTC at create time.
+JIT_MODELS="transformer:batch=2 mobilenetv2:"
 CARRY=build/gpu-carry
 
 if [ "${1:-}" = "--prepare" ]; then
   set -e
   rm -rf "$CARRY"
+  prepare_model() { # ENTRY NAME [DLC OPTIONS...]
+    local model=${1%%:*} dims=${1#*:} name=$2
+    shift 2
+    mkdir -p "$CARRY/$name"
+    cp build/tests/models/$model/{input.npy,expected.npy} "$CARRY/$name/"
+    build/tools/dlc compile build/tests/models/$model/model.onnx -o "$CARRY/$name/generated" \
+      --target cuda --name "$name" ${dims:+--dim "$dims"} "$@"
+  }
   for entry in $MODELS $EXTRA_MODELS; do
-    model=${entry%%:*}
-    dims=${entry#*:}
-    mkdir -p "$CARRY/$model"
-    cp build/tests/models/$model/{input.npy,expected.npy} "$CARRY/$model/"
-    build/tools/dlc compile build/tests/models/$model/model.onnx -o "$CARRY/$model/generated" \
-      --target cuda --name "$model" ${dims:+--dim "$dims"}
+    prepare_model "$entry" "${entry%%:*}"
+  done
+  for entry in $JIT_MODELS; do
+    prepare_model "$entry" "${entry%%:*}_jit" --cuda-jit
   done
   # Debian's ONNX node tests: generated (and checked emulated) here, sources and data packed.
   "${PYTHON:-/usr/bin/python3}" tests/onnx/run_node_tests.py --suite node \
@@ -87,6 +97,11 @@ for entry in $MODELS $EXTRA_MODELS; do
   model=${entry%%:*}
   lifecycle=$(case " $MODELS " in *" $entry "*) echo --lifecycle ;; esac)
   step "$model" "$PY" $(args_for "$model") $lifecycle --work "$OUT_DIR/work/$model"
+done
+# The same kernels compiled by NVRTC at create time and launched from the loaded library.
+for entry in $JIT_MODELS; do
+  model=${entry%%:*}_jit
+  step "$model" "$PY" $(args_for "$model") --lifecycle --work "$OUT_DIR/work/$model"
 done
 # Every node test that passes through the CUDA target here (emulated) must pass on the GPU.
 mkdir -p "$OUT_DIR/work"

@@ -374,8 +374,8 @@ int KernelEmitter::faultCode(const std::string &reason) {
 std::string KernelEmitter::defineKernel(const std::string &params, const std::string &kernelBody,
                                         int64_t blockThreads) {
   std::string name = "kernel" + std::to_string(kernelCount++);
-  kernels << "DLC_GLOBAL DLC_LAUNCH_BOUNDS(" << blockThreads << ") void " << name << "("
-          << params << ") {\n"
+  kernels << "DLC_GLOBAL DLC_LAUNCH_BOUNDS(" << blockThreads << ") void " << name << "(" << params
+          << ") {\n"
           << kernelBody << "}\n\n";
   return name;
 }
@@ -575,11 +575,22 @@ std::string stateEntries(const StateLayout &state, std::string &shapes) {
   return entries;
 }
 
+// The runtime headers the CUDA kernels include, as raw string literals (in the order of
+// KernelSource::headerNames in model_cuda.cu.tpl), for NVRTC at create time.
+std::string kernelHeaders() {
+  std::string literals;
+  for (const char *header :
+       {"runtime/cuda/dlc_cuda_rtc.h", "runtime/scalar_ops.h", "runtime/cuda/dlc_cuda_kernels.h"})
+    literals += std::string(literals.empty() ? "" : ",\n    ") + "R\"dlcjit(" +
+                embeddedFile(header) + ")dlcjit\"";
+  return literals;
+}
+
 } // namespace
 
 bool generateCode(ModuleOp module, Target target, const std::string &name,
                   const std::string &modelPath, const std::string &weightsPath, GeneratedModel &out,
-                  bool allowTf32) {
+                  const CudaCodegenOptions &cudaOptions) {
   auto func = module.lookupSymbol<func::FuncOp>("forward");
   if (!func) {
     module.emitError("no function @forward to generate code for");
@@ -668,7 +679,12 @@ bool generateCode(ModuleOp module, Target target, const std::string &name,
       {"SCHEDULE", forwardSchedule},
       {"KERNELS", emitter.kernels_str()},
       {"FAULT_COUNT", std::to_string(emitter.faultMessages().size())},
-      {"ALLOW_TF32", allowTf32 ? "true" : "false"},
+      {"ALLOW_TF32", cudaOptions.allowTf32 ? "true" : "false"},
+      {"ALWAYS_JIT", cudaOptions.alwaysJit ? "true" : "false"},
+      {"KERNEL_COUNT", std::to_string(emitter.kernelsDefined())},
+      {"FIRST_KERNEL",
+       emitter.kernelsDefined() ? "reinterpret_cast<const void *>(kernel0)" : "nullptr"},
+      {"KERNEL_HEADERS", kernelHeaders()},
       {"CONV_COUNT", std::to_string(emitter.convPlans().size())},
       {"CONV_SHAPES", convShapes},
       {"FAULT_MESSAGES", faultMessages},

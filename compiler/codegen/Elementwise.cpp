@@ -170,9 +170,9 @@ void addElementwiseEmitters(EmitterTable &table) {
   // Only in a train step, whose schedule has the step number `step`.
   table["dlc.dropout_mask"] = [](Operation *op, KernelEmitter &e) {
     auto mask = cast<DropoutMaskOp>(op);
-    e.line("dlc::rt::dropoutMaskF32(" + std::to_string(mask.getSeed()) + "u, step, " +
-           floatLiteral(mask.getRatio().convertToFloat()) + ", " + e.ptr(mask.getOutput()) +
-           ", " + std::to_string(numElements(mask.getOutput())) + ");");
+    e.line("dlc::rt::dropoutMaskF32(" + std::to_string(uint64_t(mask.getSeed())) +
+           "ull, step, " + floatLiteral(mask.getRatio().convertToFloat()) + ", " +
+           e.ptr(mask.getOutput()) + ", " + std::to_string(numElements(mask.getOutput())) + ");");
     return success();
   };
   table["dlc.leaky_relu"] = [](Operation *op, KernelEmitter &e) {

@@ -71,6 +71,7 @@ public:
   std::string defineKernel(const std::string &params, const std::string &kernelBody,
                            int64_t blockThreads);
   std::string kernels_str() const { return kernels.str(); }
+  int kernelsDefined() const { return kernelCount; }
 
 protected:
   std::ostringstream body, kernels;

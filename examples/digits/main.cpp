@@ -2,7 +2,7 @@
 // into a plain C++ program. Classifies the bundled 8x8 digit samples and prints the accuracy.
 //   usage: digits_demo samples.npy labels.npy
 // Built with -DDIGITS_CUDA against a library from `dlc compile --target cuda` (linked with
-// cudart, cublas and cudnn), the same program runs the model on the GPU.
+// cudart, cublas, cudnn and nvrtc), the same program runs the model on the GPU.
 #include "digits.h"
 #include "dlc_npy.h"
 

@@ -17,6 +17,9 @@
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 #include <cudnn.h>
+#include <nvrtc.h>
+#include <string>
+#include <vector>
 #endif
 
 struct dlc_cuda_context {
@@ -55,6 +58,9 @@ const char *check(cublasStatus_t status, const char *call) {
 }
 const char *check(cudnnStatus_t status, const char *call) {
   return status == CUDNN_STATUS_SUCCESS ? nullptr : failure(call, cudnnGetErrorString(status));
+}
+const char *check(nvrtcResult result, const char *call) {
+  return result == NVRTC_SUCCESS ? nullptr : failure(call, nvrtcGetErrorString(result));
 }
 
 void destroy(dlc_cuda_context *context) {
@@ -549,6 +555,150 @@ void *stream(dlc_cuda_context *context) {
   return context->stream;
 #endif
 }
+
+#ifdef DLC_CUDA_EMULATE
+struct KernelLibrary {};
+
+const char *compileKernels(const KernelSource &, int, int, std::string *) {
+  return failure("compileKernels", "NVRTC is not part of the emulation");
+}
+
+const char *fatBinaryLacksDevice(dlc_cuda_context *, const void *, bool *lacks) {
+  *lacks = false;
+  return nullptr;
+}
+
+const char *loadKernels(dlc_cuda_context *, const KernelSource &, KernelLibrary **library) {
+  *library = nullptr;
+  return nullptr;
+}
+
+void unloadKernels(KernelLibrary *) {}
+
+void launchLoaded(dlc_cuda_context *, const KernelLibrary *, int, unsigned, unsigned, void **) {}
+#else
+struct KernelLibrary {
+  cudaLibrary_t library = nullptr;
+  std::vector<cudaKernel_t> kernels;
+};
+
+const char *compileKernels(const KernelSource &source, int major, int minor, std::string *image) {
+  int count = 0;
+  if (const char *error = check(nvrtcGetNumSupportedArchs(&count), "nvrtcGetNumSupportedArchs"))
+    return error;
+  std::vector<int> archs(count);
+  if (const char *error = check(nvrtcGetSupportedArchs(archs.data()), "nvrtcGetSupportedArchs"))
+    return error;
+  // Machine code for the device, or, for a device newer than this NVRTC, PTX of the newest
+  // architecture it knows (which the driver compiles for the device).
+  const int device = major * 10 + minor;
+  const bool known = std::find(archs.begin(), archs.end(), device) != archs.end();
+  int target = device;
+  if (!known) {
+    target = 0;
+    for (int arch : archs)
+      target = arch <= device ? std::max(target, arch) : target;
+    if (!target)
+      return failure("compileKernels", "NVRTC knows no architecture this GPU runs");
+  }
+  const std::string arch =
+      (known ? "--gpu-architecture=sm_" : "--gpu-architecture=compute_") + std::to_string(target);
+  nvrtcProgram program = nullptr;
+  if (const char *error =
+          check(nvrtcCreateProgram(&program, source.source, "dlc_kernels.cu", source.headerCount,
+                                   source.headers, source.headerNames),
+                "nvrtcCreateProgram"))
+    return error;
+  const char *options[] = {arch.c_str(), "-std=c++17"};
+  const char *error = nullptr;
+  if (nvrtcCompileProgram(program, 2, options) != NVRTC_SUCCESS) {
+    // The log's first error says what went wrong (a kernel NVRTC cannot compile is a bug).
+    size_t size = 0;
+    nvrtcGetProgramLogSize(program, &size);
+    std::string log(size, '\0');
+    nvrtcGetProgramLog(program, &log[0]);
+    size_t start = log.find("error");
+    start = start == std::string::npos ? 0 : log.rfind('\n', start) + 1;
+    error =
+        failure("nvrtcCompileProgram", log.substr(start, log.find('\n', start) - start).c_str());
+  } else {
+    size_t size = 0;
+    error = known ? check(nvrtcGetCUBINSize(program, &size), "nvrtcGetCUBINSize")
+                  : check(nvrtcGetPTXSize(program, &size), "nvrtcGetPTXSize");
+    image->assign(size, '\0');
+    if (!error)
+      error = known ? check(nvrtcGetCUBIN(program, &(*image)[0]), "nvrtcGetCUBIN")
+                    : check(nvrtcGetPTX(program, &(*image)[0]), "nvrtcGetPTX");
+  }
+  nvrtcDestroyProgram(&program);
+  return error;
+}
+
+const char *fatBinaryLacksDevice(dlc_cuda_context *context, const void *kernel, bool *lacks) {
+  *lacks = false;
+  DeviceScope scope(context);
+  if (scope.error())
+    return scope.error();
+  cudaFuncAttributes attributes;
+  const cudaError_t status = cudaFuncGetAttributes(&attributes, kernel);
+  if (status == cudaErrorNoKernelImageForDevice || status == cudaErrorInvalidDeviceFunction) {
+    cudaGetLastError(); // expected: not an error for the next launch to report
+    *lacks = true;
+    return nullptr;
+  }
+  return check(status, "cudaFuncGetAttributes");
+}
+
+void unloadKernels(KernelLibrary *library) {
+  if (library && library->library)
+    cudaLibraryUnload(library->library);
+  delete library;
+}
+
+const char *loadKernels(dlc_cuda_context *context, const KernelSource &source,
+                        KernelLibrary **library) {
+  *library = nullptr;
+  DeviceScope scope(context);
+  if (scope.error())
+    return scope.error();
+  int major = 0, minor = 0;
+  std::string image;
+  const char *error =
+      check(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, context->device),
+            "cudaDeviceGetAttribute");
+  if (!error)
+    error =
+        check(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, context->device),
+              "cudaDeviceGetAttribute");
+  if (!error)
+    error = compileKernels(source, major, minor, &image);
+  if (error)
+    return error;
+  auto *loaded = new (std::nothrow) KernelLibrary;
+  if (!loaded)
+    return failure("loadKernels", "out of host memory");
+  error = check(
+      cudaLibraryLoadData(&loaded->library, image.data(), nullptr, nullptr, 0, nullptr, nullptr, 0),
+      "cudaLibraryLoadData");
+  loaded->kernels.resize(source.kernelCount);
+  for (int k = 0; k < source.kernelCount && !error; ++k)
+    error = check(cudaLibraryGetKernel(&loaded->kernels[k], loaded->library,
+                                       ("kernel" + std::to_string(k)).c_str()),
+                  "cudaLibraryGetKernel");
+  if (error) {
+    unloadKernels(loaded);
+    return error;
+  }
+  *library = loaded;
+  return nullptr;
+}
+
+void launchLoaded(dlc_cuda_context *context, const KernelLibrary *library, int index,
+                  unsigned blocks, unsigned threads, void **args) {
+  cudaLaunchKernel(reinterpret_cast<const void *>(library->kernels[index]), dim3(blocks),
+                   dim3(threads), args, 0, context->stream);
+}
+#endif
 
 } // namespace cuda
 } // namespace dlc

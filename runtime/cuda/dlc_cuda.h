@@ -47,6 +47,7 @@ typedef struct dlc_cuda_options {
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string>
 
 namespace dlc {
 namespace cuda {
@@ -94,6 +95,33 @@ void clearLaunchError();
 const char *launched(dlc_cuda_context *context, const char *kernel);
 // The context's cudaStream_t, for kernel launches (void *: this header needs no CUDA header).
 void *stream(dlc_cuda_context *context);
+
+// A model's kernels as source, for NVRTC: compiled at create time when the library's fat
+// binary has no image the device can run (an architecture outside --cuda-arch and older than
+// its PTX), or always for models compiled with --cuda-jit. `source` defines the kernels as
+// extern "C" kernel0 ... kernel<count - 1> and includes the runtime headers given as text.
+struct KernelSource {
+  const char *source;
+  int headerCount;
+  const char *const *headers;
+  const char *const *headerNames;
+  int kernelCount;
+};
+// NVRTC compiles `source` for compute capability major.minor: a cubin, or PTX of the newest
+// architecture NVRTC knows when the device is newer still. Needs no GPU.
+const char *compileKernels(const KernelSource &source, int major, int minor, std::string *image);
+// Whether the device cannot run `kernel`, a kernel of the fat binary (false in emulation).
+const char *fatBinaryLacksDevice(dlc_cuda_context *context, const void *kernel, bool *lacks);
+// compileKernels for the context's device, loaded (a CUDA library) with its kernels looked
+// up. The emulation runs its own kernels and loads nothing (`library` stays null).
+struct KernelLibrary;
+const char *loadKernels(dlc_cuda_context *context, const KernelSource &source,
+                        KernelLibrary **library);
+void unloadKernels(KernelLibrary *library); // null is ignored
+// Queues kernel `index` of `library` on the context's stream; `args` point at its arguments.
+// Failures show in the next `launched`.
+void launchLoaded(dlc_cuda_context *context, const KernelLibrary *library, int index,
+                  unsigned blocks, unsigned threads, void **args);
 
 // Serializes the threads that queue work on one context's stream (models sharing a context):
 // a model holds it from its first queued call to its last, so a CUDA graph capture on the

@@ -1,21 +1,29 @@
 // What generated CUDA kernels are written against: DLC_GLOBAL marks a kernel, DLC_INDEX is
-// the calling thread's index in the grid, DLC_LAUNCH starts a kernel on a context's stream,
-// DLC_LAUNCH_BOUNDS(threads) tells nvcc a kernel's block size (the compiler chose it, so nvcc
-// can budget registers for it), DLC_FAULT(faults, code) records that a thread found bad input
-// data (the first code since the model's last synchronize is kept). The elementwise
-// definitions are the CPU kernels' own (scalar_ops.h). load4/store4 move four floats as one
-// 16-byte access where a kernel found its pointers aligned (aligned16).
+// the calling thread's index in the grid, DLC_LAUNCH(kernel, index, ...) starts kernel number
+// `index` on a context's stream (from the library NVRTC built at create time, when the model
+// has one: `library` in the schedule), DLC_LAUNCH_BOUNDS(threads) tells nvcc a kernel's block
+// size (the compiler chose it, so nvcc can budget registers for it), DLC_FAULT(faults, code)
+// records that a thread found bad input data (the first code since the model's last
+// synchronize is kept). The elementwise definitions are the CPU kernels' own (scalar_ops.h).
+// load4/store4 move four floats as one 16-byte access where a kernel found its pointers
+// aligned (aligned16).
 // With DLC_CUDA_EMULATE the same source compiles as C++: a kernel is a plain function and a
-// launch calls it once per (block, thread), in order, on the host.
+// launch calls it once per (block, thread), in order, on the host. Under NVRTC
+// (__CUDACC_RTC__) only the device side is defined, and kernels are extern "C" so that the
+// runtime finds them by name.
 #ifndef DLC_CUDA_KERNELS_H
 #define DLC_CUDA_KERNELS_H
 
+#ifndef __CUDACC_RTC__
 #include "dlc_cuda.h"
+#endif
 #include "scalar_ops.h"
 
+#ifndef __CUDACC_RTC__
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+#endif
 
 #ifdef DLC_CUDA_EMULATE
 #include <functional>
@@ -56,7 +64,7 @@ void launch(void (*kernel)(Params...), unsigned blocks, unsigned threads, Args..
 #define DLC_INDEX                                                                                  \
   (int64_t(::dlc::cuda::emulate::blockIdx.x) * ::dlc::cuda::emulate::blockDim.x +                  \
    ::dlc::cuda::emulate::threadIdx.x)
-#define DLC_LAUNCH(kernel, blocks, threads, context, ...)                                          \
+#define DLC_LAUNCH(kernel, index, blocks, threads, context, ...)                                   \
   ::dlc::cuda::emulate::launch(kernel, blocks, threads, __VA_ARGS__)
 #define DLC_FAULT(faults, code)                                                                    \
   do {                                                                                             \
@@ -71,12 +79,36 @@ inline void store4(const float *from, float *to) { memcpy(to, from, 4 * sizeof(f
 } // namespace cuda
 } // namespace dlc
 #else
+#ifdef __CUDACC_RTC__
+#define DLC_GLOBAL extern "C" __global__
+#else
 #include <cuda_runtime.h>
 #define DLC_GLOBAL __global__
+namespace dlc {
+namespace cuda {
+template <typename... Params> struct Arguments {
+  // The kernel's parameters by value, each converted as a direct call would convert it;
+  // launchLoaded reads them through pointers while this call lasts.
+  static void launch(dlc_cuda_context *context, const KernelLibrary *library, int index,
+                     unsigned blocks, unsigned threads, Params... values) {
+    void *pointers[] = {static_cast<void *>(&values)...};
+    launchLoaded(context, library, index, blocks, threads, pointers);
+  }
+};
+template <typename... Params, typename... Args>
+void launch(dlc_cuda_context *context, const KernelLibrary *library, int index,
+            void (*kernel)(Params...), unsigned blocks, unsigned threads, Args... args) {
+  if (library)
+    Arguments<Params...>::launch(context, library, index, blocks, threads, args...);
+  else
+    kernel<<<blocks, threads, 0, static_cast<cudaStream_t>(stream(context))>>>(args...);
+}
+} // namespace cuda
+} // namespace dlc
+#define DLC_LAUNCH(kernel, index, blocks, threads, context, ...)                                   \
+  ::dlc::cuda::launch(context, library, index, kernel, blocks, threads, __VA_ARGS__)
+#endif
 #define DLC_INDEX (int64_t(blockIdx.x) * blockDim.x + threadIdx.x)
-#define DLC_LAUNCH(kernel, blocks, threads, context, ...)                                          \
-  kernel<<<blocks, threads, 0, static_cast<cudaStream_t>(::dlc::cuda::stream(context))>>>(         \
-      __VA_ARGS__)
 #define DLC_FAULT(faults, code) atomicCAS((faults), 0, (code))
 #define DLC_LAUNCH_BOUNDS(threads) __launch_bounds__(threads)
 namespace dlc {

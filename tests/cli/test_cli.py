@@ -496,6 +496,7 @@ def check_targets(dlc, work, model):
             ("target_mlir", ["--target", "cpu,cuda", "--emit", "mlir"],
              "--emit mlir takes one --target"),
             ("tf32_cpu", ["--allow-tf32"], "--allow-tf32 applies to --target cuda"),
+            ("jit_cpu", ["--cuda-jit"], "--cuda-jit applies to --target cuda"),
             ("arch_bad", ["--target", "cuda", "--cuda-arch", "80"],
              "--cuda-arch '80' is not of the form sm_NN"),
             ("no_nvcc", ["--target", "cuda", "--emit", "staticlib"],
@@ -516,14 +517,16 @@ def check_targets(dlc, work, model):
                                  "net_cuda_weights.cpp", "dlc_cuda.cpp"} <= set(files),
           "--target cpu,cuda writes both models, the CUDA one as net_cuda (%s %s)"
           % (files, r.stderr.strip()))
-    for tf32 in (False, True):
-        out = os.path.join(work, "tf32_%s" % tf32)
-        r = run(dlc, "compile", model, "-o", out, "--target", "cuda", "--name", "net",
-                *(["--allow-tf32"] if tf32 else []))
-        source = open(os.path.join(out, "net.cu")).read() if r.returncode == 0 else ""
-        check("constexpr bool kAllowTf32 = %s;" % ("true" if tf32 else "false") in source,
-              "--allow-tf32 %s: the generated products %s TF32" %
-              (("given", "may use") if tf32 else ("not given", "never use")))
+    for flag, constant, effect in (("--allow-tf32", "kAllowTf32", "products may use TF32"),
+                                   ("--cuda-jit", "kAlwaysJit", "kernels always go to NVRTC")):
+        for given in (False, True):
+            out = os.path.join(work, "%s_%s" % (constant, given))
+            r = run(dlc, "compile", model, "-o", out, "--target", "cuda", "--name", "net",
+                    *([flag] if given else []))
+            source = open(os.path.join(out, "net.cu")).read() if r.returncode == 0 else ""
+            check("constexpr bool %s = %s;" % (constant, "true" if given else "false") in source,
+                  "%s %s: the generated model's %s: %s" % (
+                      flag, "given" if given else "not given", effect, given))
     nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
     if not os.path.exists(nvcc):
         print("SKIP --target cpu,cuda --emit staticlib: no nvcc here")

@@ -1,7 +1,8 @@
 // Runs a training step generated with --train --target cuda: STEPS steps on one batch through
 // NAME_train_step_host, then writes OUT_DIR/loss.npy (each step's loss, before its update) and
 // OUT_DIR/<weight name>.npy for every trained weight, as `dlc run --train` does for the CPU
-// step (test_cuda_train.py compares the two). It also checks the state's way out and back:
+// step (test_cuda_train.py compares the two). First, a step on class labels out of range must
+// fail and change nothing. It also checks the state's way out and back:
 // a second model loading the saved state holds the same bytes and step count and evaluates
 // the same outputs, and a truncated state file is refused with the state left as it was.
 // Built with -DDLC_MODEL=NAME and -include NAME.h, by nvcc or emulated (-DDLC_CUDA_EMULATE).
@@ -32,8 +33,8 @@ void expect(bool ok, const std::string &what, ModelHandle *model = nullptr) {
   }
 }
 
-bool save(const std::string &dir, std::string name, dlc_dtype dtype, const int64_t *shape,
-          int rank, const void *data) {
+bool save(const std::string &dir, std::string name, dlc_dtype dtype, const int64_t *shape, int rank,
+          const void *data) {
   for (char &c : name)
     if (c == '/' || c == '\\')
       c = '_';
@@ -100,6 +101,23 @@ int main(int argc, char **argv) {
              DLC_MODEL_FN(_train_step)(nullptr, inputs.data(), &noLoss) == DLC_INVALID_ARGUMENT &&
              DLC_MODEL_FN(_step_count)(model) == 0,
          "refused train steps leave the model untouched");
+  // Class labels (int64) out of range: the step fails at its synchronize and leaves the state
+  // and the step count as they were.
+  const dlc_tensor_info &labels = train->inputs[train->num_inputs - 1];
+  if (labels.dtype == DLC_I64 && labels.bytes) {
+    const std::vector<unsigned char> before = stateOf(model);
+    std::vector<int64_t> bad(labels.bytes / sizeof(int64_t));
+    std::memcpy(bad.data(), inputs.back(), labels.bytes);
+    bad[0] = int64_t(1) << 40;
+    std::vector<const void *> badInputs = inputs;
+    badInputs.back() = bad.data();
+    float loss = 0.0f;
+    expect(DLC_MODEL_FN(_train_step_host)(model, badInputs.data(), &loss) ==
+                   DLC_INVALID_INPUT_DATA &&
+               std::strstr(DLC_MODEL_FN(_last_error)(model), "out of range") &&
+               stateOf(model) == before && DLC_MODEL_FN(_step_count)(model) == 0,
+           "a label out of range fails the step and leaves the state unchanged", model);
+  }
   std::vector<float> losses(steps > 0 ? steps : 0);
   for (long step = 0; step < steps && !failed; ++step)
     expect(DLC_MODEL_FN(_train_step_host)(model, inputs.data(), &losses[step]) == DLC_OK,
@@ -133,8 +151,8 @@ int main(int argc, char **argv) {
     expect(DLC_MODEL_FN(_load_state)(loaded, path.c_str()) == DLC_OK, "load_state", loaded);
     expect(stateOf(loaded) == state && DLC_MODEL_FN(_step_count)(loaded) == steps,
            "the loaded state is the saved one");
-    const std::vector<const void *> graphInputs(
-        inputs.begin(), inputs.begin() + DLC_MODEL_FN(_info)()->num_inputs);
+    const std::vector<const void *> graphInputs(inputs.begin(),
+                                                inputs.begin() + DLC_MODEL_FN(_info)()->num_inputs);
     expect(forward(loaded, graphInputs) == forward(model, graphInputs),
            "the loaded model evaluates as the trained one");
     DLC_MODEL_FN(_destroy)(loaded);

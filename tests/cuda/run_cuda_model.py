@@ -15,6 +15,8 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# What a program with a CUDA model links beside the model and the runtimes.
+CUDA_LIBS = ["-lnvrtc", "-lcudnn", "-lcublas", "-lcudart", "-lpthread"]
 ROOT = os.path.dirname(os.path.dirname(HERE))
 
 
@@ -56,6 +58,52 @@ def skipped(args):
     return False
 
 
+# Compute capabilities the NVRTC check compiles for: older than the default fat binary,
+# in it, newer, and beyond any NVRTC (PTX of the newest it knows).
+JIT_CHECK_ARCHS = "7.5,8.0,9.0,12.0,20.0"
+
+
+def extract_kernel_source(cu, folder):
+    """Writes the kernel source and headers that the generated `cu` embeds for NVRTC, and its
+    kernel count, into `folder` (cuda_jit_check's input); False when they are not there."""
+    with open(cu) as f:
+        text = f.read()
+    literals = re.findall(r'R"dlcjit\((.*?)\)dlcjit"', text, re.S)
+    count = re.search(r"constexpr int kKernelCount = (\d+);", text)
+    if len(literals) != 4 or not count:
+        print("FAILED: %s embeds %d kernel source texts, not 4" % (cu, len(literals)))
+        return False
+    os.makedirs(folder, exist_ok=True)
+    for file, text in zip(["dlc_cuda_rtc.h", "scalar_ops.h", "dlc_cuda_kernels.h", "kernels.cu",
+                           "kernel_count"], literals + [count.group(1)]):
+        with open(os.path.join(folder, file), "w") as f:
+            f.write(text)
+    return True
+
+
+def build_jit_checker(cuda_runtime_dir, work):
+    """cuda_jit_check built against the CUDA runtime sources in `cuda_runtime_dir` (with
+    dlc_runtime.h beside or above them); its path, or None."""
+    cuda_home = os.environ.get("CUDA_HOME", "/usr/local/cuda")
+    exe = os.path.join(work, "cuda_jit_check")
+    include = [a for d in (cuda_runtime_dir, os.path.dirname(cuda_runtime_dir),
+                           os.path.join(cuda_home, "include")) for a in ("-I", d)]
+    ok = run(["c++", "-std=c++17", "-O1", "-Wall", "-Wextra", "-Werror"] + include +
+             [os.path.join(HERE, "cuda_jit_check.cpp"),
+              os.path.join(cuda_runtime_dir, "dlc_cuda.cpp"), "-o", exe,
+              "-L" + os.path.join(cuda_home, "lib64")] + CUDA_LIBS) == 0
+    return exe if ok else None
+
+
+def jit_check(args, gen, name):
+    """The kernel source NAME.cu embeds, compiled by NVRTC for each of JIT_CHECK_ARCHS."""
+    folder = os.path.join(args.work, "jit")
+    if not extract_kernel_source(os.path.join(gen, name + ".cu"), folder):
+        return False
+    exe = build_jit_checker(gen, args.work)
+    return bool(exe) and run([exe, JIT_CHECK_ARCHS, folder]) == 0
+
+
 def model_build(args, gen, name):
     """How to build a program around the model `name` generated in `gen`: (compiler command,
     sources and libraries to add to it), after compiling its kernels with nvcc in the nvcc
@@ -84,13 +132,13 @@ def model_build(args, gen, name):
         if run(nvcc + ["-c", os.path.join(gen, name + ".cu"), "-o", obj]) != 0:
             return None
         if args.check_nvcc:
-            return [], [], []
+            return ([], [], []) if jit_check(args, gen, name) else None
         # The host side (CUDA runtime, weights, runner, CPU runtime) by the C++ compiler.
         cuda_home = os.environ.get("CUDA_HOME", "/usr/local/cuda")
         sources = [obj, os.path.join(gen, "dlc_cuda.cpp"), weights_source]
         build = ["c++", "-std=c++17", "-O2", "-I", gen, "-I", os.path.join(cuda_home, "include")
                  ] + warnings + ["-DDLC_MODEL=" + name, "-include", os.path.join(gen, name + ".h")]
-        libs = ["-L" + os.path.join(cuda_home, "lib64"), "-lcudnn", "-lcublas", "-lcudart", "-lpthread"]
+        libs = ["-L" + os.path.join(cuda_home, "lib64")] + CUDA_LIBS
     else:
         sources = ["-x", "c++", os.path.join(gen, name + ".cu"), "-x", "none",
                    os.path.join(gen, "dlc_cuda.cpp"), weights_source]

@@ -16,6 +16,9 @@ With --cuda-emulate every model is compiled with --target cuda and its generated
 built as C++ with -DDLC_CUDA_EMULATE (each kernel body runs on the host over its grid, cuBLAS
 calls run the CPU GEMM), so the CUDA kernels are checked against the same outputs without a
 GPU; its expected failures (ops without a CUDA kernel yet) are in expected/<suite>-cuda.txt.
+With --nvcc PATH as well, each batch is also compiled by nvcc, and each model's kernel source
+as the model embeds it for NVRTC is compiled by NVRTC for compute capability 7.5 (a GPU older
+than the fat binary, where create compiles the kernels); a model that NVRTC refuses fails.
 With --pack DIR as well, the generated sources and converted data are also written to DIR (a
 folder a GPU machine without dlc or the ONNX test data can take); there, --from-pack DIR builds
 the harness with nvcc against CUDA, cuBLAS and cuDNN, runs it on the GPU and compares with the
@@ -486,7 +489,7 @@ def write_build(work, names, runtime_dir, here, cxx, check_memory, sanitize, bat
         flags += " -DDLC_CUDA_EMULATE"
     if cuda == "gpu":
         flags += " -I%s" % os.path.join(cuda_home, "include")
-        libs = "-L%s -lcudnn -lcublas -lcudart" % os.path.join(cuda_home, "lib64")
+        libs = "-L%s -lnvrtc -lcudnn -lcublas -lcudart" % os.path.join(cuda_home, "lib64")
     if check_memory:
         flags += " -DDLC_CHECK_MEMORY"
     san = sanitizer_flags(sanitize)
@@ -528,6 +531,35 @@ def write_build(work, names, runtime_dir, here, cxx, check_memory, sanitize, bat
     ninja.append("build harness: link %s" % " ".join(objects))
     with open(os.path.join(work, "build.ninja"), "w") as f:
         f.write("\n".join(ninja) + "\n")
+
+
+def nvrtc_check(work, names, runtime_dir, jobs):
+    """The kernel source each CUDA model embeds, compiled by NVRTC as its create would on a GPU
+    older than the fat binary (compute capability 7.5); {model: why} for those that fail."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
+        __file__))), "cuda"))
+    from run_cuda_model import build_jit_checker, extract_kernel_source
+
+    folders, errors = {}, {}
+    for n in names:
+        folder = os.path.join(work, n, "jit")
+        if extract_kernel_source(os.path.join(work, n, "gen", n + ".cu"), folder):
+            folders[folder] = n
+        else:
+            errors[n] = "no kernel source for NVRTC in %s.cu" % n
+    exe = build_jit_checker(os.path.join(runtime_dir, "cuda"), work)
+    if not exe:
+        return {n: "cuda_jit_check did not build" for n in names}
+    chunks = [c for c in (list(folders)[i::jobs] for i in range(jobs)) if c]
+    with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
+        runs = pool.map(lambda chunk: subprocess.run([exe, "7.5"] + chunk, capture_output=True,
+                                                     text=True), chunks)
+        for r in runs:
+            for line in r.stderr.splitlines():
+                m = re.match(r"FAILED (\S+) \S+: (.*)", line)
+                if m and m.group(1) in folders:
+                    errors[folders[m.group(1)]] = m.group(2)
+    return errors
 
 
 def compare(work, name):
@@ -671,6 +703,10 @@ def main():
     run_errors = dict(l.split(": ", 1) for l in run.stdout.splitlines() if ": " in l)
     for n in compiled:
         results[n] = run_errors.get(n) or compare(work, n)
+    if cuda == "emulate" and nvcc:
+        for n, why in nvrtc_check(work, compiled, os.path.abspath(args.runtime_dir),
+                                  args.jobs).items():
+            results[n] = results[n] or "NVRTC: " + why
 
     per_op = collections.defaultdict(lambda: [0, 0])
     passed = failed = xfailed = 0

@@ -12,7 +12,7 @@ namespace {
 
 const char kUsage[] = R"(usage:
   dlc compile MODEL -o DIR [--name N] [--emit source|staticlib|mlir]
-              [--target cpu|cuda|cpu,cuda] [--cuda-arch sm_80,sm_90] [--allow-tf32]
+              [--target cpu|cuda|cpu,cuda] [--cuda-arch sm_80,sm_90] [--allow-tf32] [--cuda-jit]
               [--cpu native|x86-64-v2|x86-64-v3|x86-64-v4]
               [--dim NAME=N[,NAME=N]] [--input-shape INPUT=AxBxC] [--sequence INPUT=AxB,CxD]
               [--absent INPUT[,INPUT]]
@@ -39,7 +39,9 @@ const char kUsage[] = R"(usage:
       or /usr/local/cuda/bin) with machine code for each --cuda-arch and PTX of the last;
       cpu,cuda puts both in one library, the GPU model as NAME_cuda. Its MatMul/Gemm products
       are float32 throughout; --allow-tf32 lets cuBLAS use TF32 tensor cores (faster, inputs
-      rounded to 10 mantissa bits).
+      rounded to 10 mantissa bits). On a GPU the fat binary cannot run (older than every
+      --cuda-arch), create compiles the kernels' embedded source with NVRTC; --cuda-jit does
+      so on every GPU. Link with nvrtc too. --train works with --target cuda as well.
       Training (--train): also emit a training step, NAME_train_step(), that runs forward,
       loss, backward and the optimizer update on the model's state with one planned arena.
         --loss mse|cross_entropy|bce_with_logits|l1|none   (required; mean reduction; labels
@@ -230,7 +232,9 @@ int main(int argc, char **argv) {
     } else if (a == "--no-reuse")
       options.reuse = false;
     else if (a == "--allow-tf32")
-      options.allowTf32 = true;
+      options.cuda.allowTf32 = true;
+    else if (a == "--cuda-jit")
+      options.cuda.alwaysJit = true;
     else if (a == "--first-fit")
       options.firstFit = true;
     else if (a.rfind("--", 0) == 0 && a.find('=') != std::string::npos) {

@@ -111,10 +111,13 @@ int64_t blockThreads(int64_t threads) {
 
 void launchKernel(KernelEmitter &e, const std::string &params, const std::string &body,
                   int64_t threads, const std::string &args) {
+  if (threads == 0) // a grid of no blocks is a launch error
+    return;
   const int64_t block = blockThreads(threads);
   const std::string kernel = e.defineKernel(params, body, block);
-  e.line("DLC_LAUNCH(" + kernel + ", " + std::to_string((threads + block - 1) / block) + ", " +
-         std::to_string(block) + ", context, " + args + ");");
+  e.line("DLC_LAUNCH(" + kernel + ", " + std::to_string(e.kernelsDefined() - 1) + ", " +
+         std::to_string((threads + block - 1) / block) + ", " + std::to_string(block) +
+         ", context, " + args + ");");
   e.checkedCall("dlc::cuda::launched(context, " + cString(kernel + " (" + e.currentOp + ")") + ")");
 }
 

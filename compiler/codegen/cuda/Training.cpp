@@ -502,6 +502,19 @@ LogicalResult emitBatchNormGradParams(Operation *op, KernelEmitter &e) {
   return success();
 }
 
+// The state updates of a train step run only when no kernel before them in the model found
+// bad input data (a label or an index out of range): the CPU step stops before its updates,
+// and on the GPU the fault is only reported at synchronize, after the rest of the step has
+// been queued. Adds the fault word to `params` and `args` and returns the kernel's check,
+// when the model has checks.
+std::string faultGuard(KernelEmitter &e, std::string &params, std::string &args) {
+  if (e.faultMessages().empty())
+    return "";
+  params += ", const int *faults";
+  args += ", faults";
+  return "  if (*faults != 0)\n    return;\n";
+}
+
 // One thread per channel, in double as batchNormRunningUpdateF32 (which tracks the unbiased
 // variance, as PyTorch does).
 LogicalResult emitBatchNormRunningUpdate(Operation *op, KernelEmitter &e) {
@@ -509,15 +522,16 @@ LogicalResult emitBatchNormRunningUpdate(Operation *op, KernelEmitter &e) {
   const int64_t channels = tensorType(update.getStats()).getDimSize(1), count = update.getCount();
   const std::string correction =
       count > 1 ? "double(" + str(count) + ") / double(" + str(count - 1) + ")" : "1.0";
+  std::string params = "float *mean, float *var, const float *stats",
+              args = e.ptr(update.getRunningMean()) + ", " + e.ptr(update.getRunningVar()) + ", " +
+                     e.ptr(update.getStats());
   std::string body =
-      threadIndex(channels) +
+      threadIndex(channels) + faultGuard(e, params, args) +
       "  const float momentum = " + deviceFloat(update.getMomentum().convertToFloat()) +
       ";\n  const double keep = 1.0 - double(momentum);\n  mean[i] = float(keep * mean[i] + "
       "momentum * double(stats[i]));\n  var[i] = float(keep * var[i] + momentum * double(stats[" +
       str(2 * channels) + " + i]) * " + correction + ");\n";
-  launchKernel(e, "float *mean, float *var, const float *stats", body, channels,
-               e.ptr(update.getRunningMean()) + ", " + e.ptr(update.getRunningVar()) + ", " +
-                   e.ptr(update.getStats()));
+  launchKernel(e, params, body, channels, args);
   return success();
 }
 
@@ -525,32 +539,31 @@ LogicalResult emitBatchNormRunningUpdate(Operation *op, KernelEmitter &e) {
 // Optimizer steps
 //===----------------------------------------------------------------------------------------===//
 
-// The optimizers read `hyper` ([lr, 1 on the first step, 1 - beta1^t, 1 - beta2^t], in device
-// memory) in the kernel, and write the weight and its moments in place: one thread per
-// element, with sgdUpdateF32's and adamUpdateF32's arithmetic. These ops have no result for
-// addCudaEmitters' check of empty results, so an empty weight (a grid of no blocks is a launch
-// error) is skipped here.
+// The optimizers take the step's hyperparameters (`hyper`, in host memory: [lr, 1 on the
+// first step, 1 - beta1^t, 1 - beta2^t]) by value, and write the weight and its moments in
+// place: one thread per element, with sgdUpdateF32's and adamUpdateF32's arithmetic.
 LogicalResult emitSgd(Operation *op, KernelEmitter &e) {
   auto sgd = cast<SgdUpdateOp>(op);
   const int64_t n = elements(sgd.getWeight());
-  if (n == 0)
-    return success();
   const float momentum = sgd.getMomentum().convertToFloat();
-  std::string body = threadIndex(n) + "  float d = g[i] + " +
-                     deviceFloat(sgd.getWeightDecay().convertToFloat()) + " * w[i];\n";
-  std::string params = "float *w, const float *g, const float *hyper";
+  const std::string hyper = e.ptr(sgd.getHyper());
+  std::string params = "float *w, const float *g, float lr, float firstStep";
   std::string args =
-      e.ptr(sgd.getWeight()) + ", " + e.ptr(sgd.getGrad()) + ", " + e.ptr(sgd.getHyper());
+      e.ptr(sgd.getWeight()) + ", " + e.ptr(sgd.getGrad()) + ", " + hyper + "[0], " + hyper + "[1]";
   if (momentum != 0.0f) {
-    // The buffer holds nothing before the first step (PyTorch's is None); it starts at d.
-    const std::string m = deviceFloat(momentum);
-    body += "  const float buf = hyper[1] != 0.0f ? d : " + m +
-            " * momentumBuf[i] + d;\n  momentumBuf[i] = buf;\n  d = " +
-            (sgd.getNesterov() ? "d + " + m + " * buf" : std::string("buf")) + ";\n";
     params += ", float *momentumBuf";
     args += ", " + e.ptr(sgd.getMomentumBuffer());
   }
-  body += "  w[i] -= hyper[0] * d;\n";
+  std::string body = threadIndex(n) + faultGuard(e, params, args) + "  float d = g[i] + " +
+                     deviceFloat(sgd.getWeightDecay().convertToFloat()) + " * w[i];\n";
+  if (momentum != 0.0f) {
+    // The buffer holds nothing before the first step (PyTorch's is None); it starts at d.
+    const std::string m = deviceFloat(momentum);
+    body += "  const float buf = firstStep != 0.0f ? d : " + m +
+            " * momentumBuf[i] + d;\n  momentumBuf[i] = buf;\n  d = " +
+            (sgd.getNesterov() ? "d + " + m + " * buf" : std::string("buf")) + ";\n";
+  }
+  body += "  w[i] -= lr * d;\n";
   launchKernel(e, params, body, n, args);
   return success();
 }
@@ -558,14 +571,18 @@ LogicalResult emitSgd(Operation *op, KernelEmitter &e) {
 LogicalResult emitAdam(Operation *op, KernelEmitter &e) {
   auto adam = cast<AdamUpdateOp>(op);
   const int64_t n = elements(adam.getWeight());
-  if (n == 0)
-    return success();
   const float beta1 = adam.getBeta1().convertToFloat(), beta2 = adam.getBeta2().convertToFloat();
   const std::string weightDecay = deviceFloat(adam.getWeightDecay().convertToFloat());
   const bool decoupled = adam.getDecoupled();
-  std::string body = threadIndex(n) +
-                     "  const float lr = hyper[0];\n  const float stepSize = lr / hyper[2];\n"
-                     "  const float correction2Sqrt = sqrtf(hyper[3]);\n  const float decay = " +
+  const std::string hyper = e.ptr(adam.getHyper());
+  std::string params = "float *w, const float *g, float *m, float *v, float lr, float "
+                       "correction1, float correction2";
+  std::string args = e.ptr(adam.getWeight()) + ", " + e.ptr(adam.getGrad()) + ", " +
+                     e.ptr(adam.getExpAvg()) + ", " + e.ptr(adam.getExpAvgSq()) + ", " + hyper +
+                     "[0], " + hyper + "[2], " + hyper + "[3]";
+  std::string body = threadIndex(n) + faultGuard(e, params, args) +
+                     "  const float stepSize = lr / correction1;\n"
+                     "  const float correction2Sqrt = sqrtf(correction2);\n  const float decay = " +
                      (decoupled ? "1.0f - lr * " + weightDecay : std::string("1.0f")) +
                      ";\n  const float wi = w[i] * decay;\n  const float gi = g[i] + " +
                      (decoupled ? std::string("0.0f") : weightDecay) +
@@ -575,10 +592,7 @@ LogicalResult emitAdam(Operation *op, KernelEmitter &e) {
                      ") * gi * gi;\n  m[i] = mi;\n  v[i] = vi;\n" +
                      "  w[i] = wi - stepSize * (mi / (sqrtf(vi) / correction2Sqrt + " +
                      deviceFloat(adam.getEps().convertToFloat()) + "));\n";
-  launchKernel(e, "float *w, const float *g, float *m, float *v, const float *hyper", body, n,
-               e.ptr(adam.getWeight()) + ", " + e.ptr(adam.getGrad()) + ", " +
-                   e.ptr(adam.getExpAvg()) + ", " + e.ptr(adam.getExpAvgSq()) + ", " +
-                   e.ptr(adam.getHyper()));
+  launchKernel(e, params, body, n, args);
   return success();
 }
 
