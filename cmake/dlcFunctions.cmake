@@ -6,9 +6,9 @@
 # defines <target>, a static library to link against; its include directory holds NAME.h
 # (NAME defaults to <target>). TARGET cuda builds the model for NVIDIA GPUs (the CUDA
 # toolkit is found with find_package(CUDAToolkit); <target> links CUDA::cudart, CUDA::cublas,
-# CUDA::nvrtc and cuDNN); cpu,cuda puts both in the library, the CUDA one as NAME_cuda (NAME_cuda.h).
-# TRAIN adds the training step (dlc compile --train; the other
-# training arguments are its options).
+# CUDA::nvrtc and cuDNN); cpu,cuda puts both in the library, the CUDA one as NAME_cuda
+# (NAME_cuda.h), with NAME_any.h, whose create picks the device. TRAIN adds the training step
+# (dlc compile --train; the other training arguments are its options).
 function(dlc_add_model target)
   cmake_parse_arguments(ARG "TRAIN" "MODEL;NAME;TARGET;LOSS;LOSS_OUTPUT;OPTIMIZER"
                         "FREEZE;TRAINABLE" ${ARGN})
@@ -69,7 +69,7 @@ function(dlc_add_model target)
     list(APPEND link_libraries CUDA::cudart CUDA::cublas CUDA::nvrtc ${DLC_CUDNN_LIBRARY})
     list(APPEND tool_env DLC_NVCC=${CUDAToolkit_NVCC_EXECUTABLE})
     if(ARG_TARGET MATCHES "cpu")
-      list(APPEND headers ${dir}/${ARG_NAME}_cuda.h)
+      list(APPEND headers ${dir}/${ARG_NAME}_cuda.h ${dir}/${ARG_NAME}_any.h)
     endif()
   endif()
   file(MAKE_DIRECTORY ${dir})

@@ -36,6 +36,9 @@ bool generateCode(mlir::ModuleOp module, Target target, const std::string &name,
 
 // NAME_weights.cpp for a weights file of `bytes` bytes at `path`.
 std::string weightsSource(const std::string &name, size_t bytes, const std::string &path);
+// NAME_any.h or NAME_any.cpp (`header`): the API that picks the CPU model NAME or the CUDA
+// model NAME_cuda of a --target cpu,cuda library at create time.
+std::string anyDeviceSource(const std::string &name, const std::string &modelPath, bool header);
 
 } // namespace dlc
 

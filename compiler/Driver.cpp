@@ -290,6 +290,10 @@ int compileTo(const CompileOptions &options, const std::string &outDir) {
            writeBinary(dir + "/" + v.weightsFile, v.generated.weights, error);
       files.push_back(v.weightsFile);
     }
+    // Both models of a cpu,cuda library behind one API that picks the device at create time.
+    if (variants.size() > 1)
+      ok = ok && emit(name + "_any.h", anyDeviceSource(name, options.model, true)) &&
+           emit(name + "_any.cpp", anyDeviceSource(name, options.model, false));
     ok = ok && writeRuntimeHeaders(dir, error);
     for (const auto &f : embeddedFiles())
       if (f.isCpuRuntime() && llvm::StringRef(f.name).ends_with(".h"))
@@ -327,6 +331,8 @@ int compileTo(const CompileOptions &options, const std::string &outDir) {
     }
     if (anyCuda)
       build({dir + "/dlc_cuda.cpp"}, {dir, cudaIncludeDir(nvcc)}, cxxCommand(""));
+    if (variants.size() > 1)
+      build({dir + "/" + name + "_any.cpp"}, {dir}, cxxCommand(""));
     std::vector<std::string> runtime;
     ok = ok && runtimeObjects(options.cpu, runtime, error);
     objects.insert(objects.end(), runtime.begin(), runtime.end());

@@ -28,7 +28,7 @@ MODELS="mlp: mobilenetv2: squeezenet: transformer:batch=2 lstm_tagger:batch=2"
 # Checked for their outputs only: LayerNorm/GELU/attention, ConvTranspose and Resize kernels.
 EXTRA_MODELS="convnext:batch=2 vit:batch=2 unet:batch=2"
 # Compiled with --cuda-jit as <model>_jit: their kernels go through NVRTC at create time.
-JIT_MODELS="transformer:batch=2 mobilenetv2:"
+JIT_MODELS="transformer:batch=2 mlp:"
 CARRY=build/gpu-carry
 
 if [ "${1:-}" = "--prepare" ]; then
@@ -111,8 +111,10 @@ step node_tests "$PY" tests/onnx/run_node_tests.py --suite node --runtime-dir ru
 grep -h "^suite node:" "$OUT_DIR/node_tests.log" | tee -a "$SUMMARY"
 step faults "$PY" tests/cuda/test_cuda_faults.py "$OUT_DIR/work/faults" --nvcc \
   --generated "$CARRY/faults/build/generated" --runtime-lib "$RT/libdlc_runtime.a"
+# cuBLAS and cuDNN sum in other orders than the CPU, and Adam turns a near-zero gradient
+# into a step of +-lr whatever its rounding: a weight may differ by 2 lr (0.02) after a step.
 step train "$PY" tests/cuda/test_cuda_train.py --nvcc --from-prepared "$CARRY/train" \
-  --work "$OUT_DIR/work/train" --runtime-lib "$RT/libdlc_runtime.a"
+  --work "$OUT_DIR/work/train" --runtime-lib "$RT/libdlc_runtime.a" --tol 3e-2
 # Latency of ResNet-18/50, MobileNetV2 and an MLP at batch 1 and 32 beside PyTorch.
 step bench "$PY" bench/cuda_models.py --run "$CARRY/bench" "$OUT_DIR/work/bench" \
   --runtime-lib "$RT/libdlc_runtime.a"

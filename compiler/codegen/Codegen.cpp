@@ -575,6 +575,13 @@ std::string stateEntries(const StateLayout &state, std::string &shapes) {
   return entries;
 }
 
+std::string upperCase(const std::string &name) {
+  std::string upper = name;
+  for (char &c : upper)
+    c = std::toupper(static_cast<unsigned char>(c));
+  return upper;
+}
+
 // The runtime headers the CUDA kernels include, as raw string literals (in the order of
 // KernelSource::headerNames in model_cuda.cu.tpl), for NVRTC at create time.
 std::string kernelHeaders() {
@@ -652,9 +659,7 @@ bool generateCode(ModuleOp module, Target target, const std::string &name,
     faultMessages += ", " + cString(message);
   for (const std::string &shape : emitter.convPlans())
     convShapes += "\n    " + shape + ",";
-  std::string upper = name;
-  for (char &c : upper)
-    c = std::toupper(static_cast<unsigned char>(c));
+  const std::string upper = upperCase(name);
   std::map<std::string, std::string> vars = {
       {"NAME", name},
       {"UPPER_NAME", upper},
@@ -752,6 +757,17 @@ bool generateCode(ModuleOp module, Target target, const std::string &name,
                           vars);
   out.weightsSource = weightsSource(name, out.weights.size(), weightsPath);
   return true;
+}
+
+std::string anyDeviceSource(const std::string &name, const std::string &modelPath, bool header) {
+  const std::string upper = upperCase(name);
+  std::map<std::string, std::string> vars = {{"NAME", name},
+                                             {"DLC_VERSION", DLC_VERSION},
+                                             {"MODEL_FILE", commentText(modelPath)},
+                                             {"GUARD", "DLC_GENERATED_" + upper + "_ANY_H"}};
+  return substitute(embeddedFile(header ? "codegen_templates/model_any.h.tpl"
+                                        : "codegen_templates/model_any.cpp.tpl"),
+                    vars);
 }
 
 std::string weightsSource(const std::string &name, size_t bytes, const std::string &path) {

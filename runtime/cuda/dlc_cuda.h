@@ -40,6 +40,15 @@ typedef struct dlc_cuda_options {
   int cuda_graph;
 } dlc_cuda_options;
 
+// Where a model of a library built with --target cpu,cuda runs (NAME_any_create): on the CPU
+// with `threads` threads per run (0: the default), or on a GPU as `cuda` says.
+typedef enum dlc_device_kind { DLC_DEVICE_CPU = 0, DLC_DEVICE_CUDA = 1 } dlc_device_kind;
+typedef struct dlc_device_options {
+  dlc_device_kind kind;
+  int threads;
+  dlc_cuda_options cuda;
+} dlc_device_options;
+
 #ifdef __cplusplus
 } // extern "C"
 

@@ -514,7 +514,8 @@ def check_targets(dlc, work, model):
     r = run(dlc, "compile", model, "-o", out, "--target", "cpu,cuda", "--name", "net")
     files = sorted(os.listdir(out)) if os.path.isdir(out) else []
     check(r.returncode == 0 and {"net.h", "net.cpp", "net_cuda.h", "net_cuda.cu",
-                                 "net_cuda_weights.cpp", "dlc_cuda.cpp"} <= set(files),
+                                 "net_cuda_weights.cpp", "dlc_cuda.cpp", "net_any.h",
+                                 "net_any.cpp"} <= set(files),
           "--target cpu,cuda writes both models, the CUDA one as net_cuda (%s %s)"
           % (files, r.stderr.strip()))
     for flag, constant, effect in (("--allow-tf32", "kAllowTf32", "products may use TF32"),
@@ -537,9 +538,9 @@ def check_targets(dlc, work, model):
     lib = os.path.join(out, "libnet.a")
     symbols = run("nm", lib).stdout if os.path.exists(lib) else ""
     check(r.returncode == 0 and " T net_create" in symbols and " T net_cuda_create" in symbols
-          and " T dlc_cuda_context_create" in symbols,
-          "--target cpu,cuda --emit staticlib: one library with both models and the CUDA "
-          "runtime (%s)" % r.stderr.strip())
+          and " T dlc_cuda_context_create" in symbols and " T net_any_create" in symbols,
+          "--target cpu,cuda --emit staticlib: one library with both models, the "
+          "device-choosing API and the CUDA runtime (%s)" % r.stderr.strip())
 
 
 def main():
