@@ -327,9 +327,11 @@ LogicalResult DetOp::verify() {
     return emitOpError("input ") << dimsString(x) << " is not a stack of square matrices";
   return checkResultShape(*this, x.drop_back(2));
 }
+// An LU copy of every matrix: the CUDA kernel factors them all at once, one per thread (the
+// CPU kernel, one after another, uses the first).
 int64_t DetOp::getWorkspaceBytes() {
   int64_t m = tensorType(getInput()).getShape().back();
-  return m * m * int64_t(sizeof(double));
+  return tensorType(getOutput()).getNumElements() * m * m * int64_t(sizeof(double));
 }
 
 LogicalResult GlobalAvgPoolOp::verify() {

@@ -121,6 +121,8 @@ llvm::SmallVector<int64_t> batchOffsets(llvm::ArrayRef<int64_t> operandShape,
                                         llvm::ArrayRef<int64_t> batch);
 // Row-major element strides of `shape`.
 llvm::SmallVector<int64_t> stridesOf(llvm::ArrayRef<int64_t> shape);
+// Why a RoiAlign run fails (bad regions), the same on every target. (Window.cpp)
+std::string roiAlignFailure();
 
 } // namespace dlc
 

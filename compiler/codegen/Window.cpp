@@ -177,6 +177,11 @@ LogicalResult emitBatchNorm(Operation *op, KernelEmitter &e) {
 
 } // namespace
 
+std::string roiAlignFailure() {
+  return "batch index out of range, non-finite region, or a region beyond " +
+         std::to_string(dlc::rt::kMaxRoiSamplesPerAxis) + " samples per bin axis";
+}
+
 void addWindowEmitters(EmitterTable &table) {
   table["dlc.conv"] = emitConv;
   table["dlc.conv_grad_input"] = emitConvGradInput;
@@ -195,8 +200,7 @@ void addWindowEmitters(EmitterTable &table) {
     e.fallibleCall("dlc::rt::roiAlignF32(params, " + e.ptr(roi.getInput()) + ", " +
                        e.ptr(roi.getRois()) + ", " + e.ptr(roi.getBatchIndices()) + ", " +
                        e.ptr(roi.getOutput()) + ")",
-                   "batch index out of range, non-finite region, or a region beyond " +
-                       std::to_string(dlc::rt::kMaxRoiSamplesPerAxis) + " samples per bin axis");
+                   roiAlignFailure());
     return success();
   };
   table["dlc.max_pool_grad"] = emitMaxPoolGrad;

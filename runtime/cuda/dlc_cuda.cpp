@@ -641,7 +641,11 @@ const char *fatBinaryLacksDevice(dlc_cuda_context *context, const void *kernel, 
     return scope.error();
   cudaFuncAttributes attributes;
   const cudaError_t status = cudaFuncGetAttributes(&attributes, kernel);
-  if (status == cudaErrorNoKernelImageForDevice || status == cudaErrorInvalidDeviceFunction) {
+  // No image for the device, or PTX this driver cannot JIT (too new, no JIT compiler, JIT
+  // disabled): a cubin from NVRTC still runs.
+  if (status == cudaErrorNoKernelImageForDevice || status == cudaErrorInvalidDeviceFunction ||
+      status == cudaErrorUnsupportedPtxVersion || status == cudaErrorJitCompilerNotFound ||
+      status == cudaErrorJitCompilationDisabled) {
     cudaGetLastError(); // expected: not an error for the next launch to report
     *lacks = true;
     return nullptr;

@@ -16,7 +16,7 @@ typedef unsigned long long uint64_t;
 typedef unsigned long long uintptr_t;
 
 #define INFINITY __int_as_float(0x7f800000)
-#define NAN __int_as_float(0x7fffffff)
+#define NAN __int_as_float(0x7fc00000) // the quiet NaN math.h gives nvcc and the CPU
 
 namespace std {
 template <typename T, T v> struct integral_constant { static constexpr T value = v; };

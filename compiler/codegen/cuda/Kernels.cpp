@@ -1,7 +1,7 @@
 // The CUDA target's op emitters: each op becomes a generated kernel with its shapes and
 // strides as constants (one thread per output element), or a cuBLAS call through the CUDA
 // runtime. Ops and element types without one fail with "no CUDA kernel", naming both. Here:
-// the shared helpers, elementwise ops, data movement, reductions and products; the indexed
+// the shared helpers, elementwise ops, data movement, reductions, products and Det; the indexed
 // ops are in Indexing.cpp, the windowed ones in Window.cpp.
 #include "compiler/codegen/cuda/CudaEmitter.h"
 #include "dialects/DlcDialect.h"
@@ -631,6 +631,38 @@ LogicalResult emitMatMul(Operation *op, KernelEmitter &e) {
   return success();
 }
 
+// Det: one thread per matrix, LU with partial pivoting in double as the CPU kernel does it.
+// Each thread factors a copy of its matrix in the workspace (one per matrix), element (r, c)
+// of matrix t at (r * m + c) * count + t so that neighbouring threads touch neighbouring
+// doubles.
+LogicalResult emitDet(Operation *op, KernelEmitter &e) {
+  auto det = cast<DetOp>(op);
+  const int64_t m = tensorType(det.getInput()).getShape().back();
+  const int64_t count = tensorType(det.getOutput()).getNumElements();
+  auto str = [](int64_t v) { return std::to_string(v); };
+  auto lu = [&](const std::string &row, const std::string &column) {
+    return "lu[(" + row + " * " + str(m) + " + " + column + ") * " + str(count) + " + i]";
+  };
+  const std::string upTo = " < " + str(m) + "; ++";
+  std::string body =
+      threadIndex(count) + "  double *lu = reinterpret_cast<double *>(workspace);\n" +
+      "  for (int64_t k = 0; k < " + str(m * m) + "; ++k)\n    lu[k * " + str(count) +
+      " + i] = x[i * " + str(m * m) + " + k];\n  double det = 1.0;\n" +
+      "  for (int64_t col = 0; col" + upTo + "col) {\n    int64_t pivot = col;\n" +
+      "    for (int64_t r = col + 1; r" + upTo + "r)\n      if (fabs(" + lu("r", "col") +
+      ") > fabs(" + lu("pivot", "col") + "))\n        pivot = r;\n    if (pivot != col) {\n" +
+      "      for (int64_t c = 0; c" + upTo + "c) {\n        const double t = " + lu("col", "c") +
+      ";\n        " + lu("col", "c") + " = " + lu("pivot", "c") + ";\n        " + lu("pivot", "c") +
+      " = t;\n      }\n      det = -det;\n    }\n    det *= " + lu("col", "col") +
+      ";\n    if (det == 0.0)\n      break;\n" + "    for (int64_t r = col + 1; r" + upTo +
+      "r) {\n      const double factor = " + lu("r", "col") + " / " + lu("col", "col") +
+      ";\n      for (int64_t c = col + 1; c" + upTo + "c)\n        " + lu("r", "c") +
+      " -= factor * " + lu("col", "c") + ";\n    }\n  }\n  y[i] = float(det);\n";
+  launchKernel(e, "const float *x, float *workspace, float *y", body, count,
+               e.ptr(det.getInput()) + ", " + e.workspace(op) + ", " + e.ptr(det.getOutput()));
+  return success();
+}
+
 // Cast between float32/64, the integers, bool, float16 and bfloat16 (the 16-bit floats through
 // float, with the CPU's rounding); float8 and the 4- and 2-bit types are not built yet.
 LogicalResult emitCast(Operation *op, KernelEmitter &e) {
@@ -670,6 +702,7 @@ void addCudaEmitters(EmitterTable &cudaTable) {
     table[name.str()] = emitBinary;
   table["dlc.gemm"] = emitGemm;
   table["dlc.matmul"] = emitMatMul;
+  table["dlc.det"] = emitDet;
   table["dlc.fused_elementwise"] = emitFusedElementwise;
   table["dlc.clip"] = [](Operation *op, KernelEmitter &e) {
     auto clip = cast<ClipOp>(op);

@@ -1,8 +1,9 @@
-// The CUDA target's windowed ops: pooling, convolution (cuDNN, or a direct kernel),
-// ConvTranspose and inference batch normalization.
+// The CUDA target's windowed ops: pooling (and MaxPool's indices), RoiAlign, convolution
+// (cuDNN, or a direct kernel), ConvTranspose and inference batch normalization.
 #include "compiler/codegen/cuda/CudaEmitter.h"
 #include "dialects/DlcDialect.h"
 #include "dlc_cuda_conv.h"
+#include "llvm/ADT/StringExtras.h"
 
 using namespace mlir;
 
@@ -27,8 +28,8 @@ std::string tapIndex(const dlc::rt::WindowParams &w, int d) {
          " * " + str(w.dilation[d]);
 }
 
-// `inner` inside loops over the window's taps k0..k2 that lie inside the input (at input
-// indices i0..i2), indented from `indent`.
+// `inner` (lines) inside loops over the window's taps k0..k2 that lie inside the input (at
+// input indices i0..i2), indented from `indent`.
 std::string forEachTap(const dlc::rt::WindowParams &w, std::string indent,
                        const std::string &inner) {
   auto str = [](int64_t v) { return std::to_string(v); };
@@ -41,16 +42,23 @@ std::string forEachTap(const dlc::rt::WindowParams &w, std::string indent,
     close = indent + "}\n" + close;
     indent += "  ";
   }
-  return code + indent + inner + close;
+  SmallVector<StringRef> lines;
+  llvm::SplitString(inner, lines, "\n");
+  for (StringRef line : lines)
+    code += indent + line.str() + "\n";
+  return code + close;
 }
 
-// Max and average pooling over 1 to 3 spatial dims: one thread per output element, its window's
-// taps in the CPU kernel's order. Max: padding never wins, NaN propagates, an all-padding
-// window stays -inf. Average: the sum over the taps inside the input, divided by their count
-// or (count_include_pad) by the taps inside the padded extent; 0 for no taps.
+// Max and average pooling over 1 to 3 spatial dims, and max pooling's indices: one thread per
+// output element, its window's taps in the CPU kernel's order. Max: padding never wins, NaN
+// propagates, an all-padding window stays -inf (index -1); the index is that of the first
+// maximum or the last NaN, as the CPU's first-tap-then-better rule picks it. Average: the sum
+// over the taps inside the input, divided by their count or (count_include_pad) by the taps
+// inside the padded extent; 0 for no taps.
 LogicalResult emitPool(Operation *op, KernelEmitter &e) {
-  if (!isF32(op->getResult(0)))
-    return noKernelFor(op, "pooling");
+  auto indices = dyn_cast<MaxPoolIndicesOp>(op);
+  if (!isF32(op->getOperand(0)))
+    return noKernelFor(op, indices ? "MaxPool indices" : "pooling");
   dlc::rt::WindowParams w = windowParams(op, op->getOperand(0), op->getResult(0));
   auto avg = dyn_cast<AvgPoolOp>(op);
   auto pads = cast<DenseI64ArrayAttr>(op->getAttr("pads")).asArrayRef();
@@ -58,9 +66,12 @@ LogicalResult emitPool(Operation *op, KernelEmitter &e) {
   for (int64_t d = 0; d < spatial; ++d)
     padEnd[3 - spatial + d] = pads[spatial + d];
   auto str = [](int64_t v) { return std::to_string(v); };
-  int64_t n = tensorType(op->getResult(0)).getNumElements();
+  const int64_t n = tensorType(op->getResult(0)).getNumElements();
+  const int64_t inPlane = w.in[0] * w.in[1] * w.in[2];
   std::string body = threadIndex(n) + windowPosition(w) + "  const float *plane = x + rest * " +
-                     str(w.in[0] * w.in[1] * w.in[2]) + ";\n";
+                     str(inPlane) + ";\n";
+  const std::string tap = "(i0 * " + str(w.in[1]) + " + i1) * " + str(w.in[2]) + " + i2";
+  std::string update;
   if (avg) {
     // The divisor: per dim, the taps inside the input, or (count_include_pad) those before the
     // end of the padded extent (taps never fall before -padBegin).
@@ -74,20 +85,108 @@ LogicalResult emitPool(Operation *op, KernelEmitter &e) {
           (includePad ? "at < " + str(w.in[d] + padEnd[d]) : "at >= 0 && at < " + str(w.in[d])) +
           ";\n    }\n    count *= taps;\n  }\n";
     body += "  float acc = 0.0f;\n";
+    update = "acc += v;";
+  } else if (indices) {
+    // The spatial part of the index as the CPU kernel converts it (storage_order 1: the
+    // first spatial dim varies fastest).
+    const std::string at =
+        indices.getColumnMajor() ? "i0 + (i1 + i2 * " + str(w.in[1]) + ") * " + str(w.in[0]) : tap;
+    body += "  float acc = -INFINITY;\n  int64_t arg = -1;\n";
+    update = "if (arg < 0 || v > acc || v != v) {\n  acc = v;\n  arg = " + at + ";\n}";
   } else {
     body += "  float acc = -INFINITY;\n";
+    update = "acc = v > acc || v != v ? v : acc;";
   }
-  body += forEachTap(
-      w, "  ",
-      "const float v = plane[(i0 * " + str(w.in[1]) + " + i1) * " + str(w.in[2]) + " + i2];\n" +
-          std::string(avg ? "acc += v;" : "acc = v > acc || v != v ? v : acc;") + "\n");
-  if (avg) {
+  body += forEachTap(w, "  ", "const float v = plane[" + tap + "];\n" + update + "\n");
+  if (avg)
     body += "  y[i] = count > 0 ? acc / float(count) : 0.0f;\n";
-  } else {
+  else if (indices)
+    body += "  y[i] = arg >= 0 ? rest * " + str(inPlane) + " + arg : -1;\n";
+  else
     body += "  y[i] = acc;\n";
-  }
-  launchKernel(e, "const float *x, float *y", body, n,
-               e.ptr(op->getOperand(0)) + ", " + e.ptr(op->getResult(0)));
+  launchKernel(e, std::string("const float *x, ") + (indices ? "int64_t" : "float") + " *y", body,
+               n, e.ptr(op->getOperand(0)) + ", " + e.ptr(op->getResult(0)));
+  return success();
+}
+
+// RoiAlign: one thread per output bin (region, channel, ph, pw) recomputes its region's box
+// and sample grid, then pools the bin's bilinear samples in the CPU kernel's order and double
+// arithmetic. The threads of a region the CPU kernel refuses report its failure and write
+// nothing (the CPU kernel stops there; either way the run fails with the same message).
+LogicalResult emitRoiAlign(Operation *op, KernelEmitter &e) {
+  auto roi = cast<RoiAlignOp>(op);
+  auto x = tensorType(roi.getInput()).getShape(), y = tensorType(roi.getOutput()).getShape();
+  const int64_t channels = x[1], height = x[2], width = x[3], bins = y[2] * y[3];
+  const int64_t n = tensorType(roi.getOutput()).getNumElements();
+  const bool max = roi.getMax();
+  auto str = [](int64_t v) { return std::to_string(v); };
+  const std::string fail =
+      " {\n    DLC_FAULT(faults, " + str(e.faultCode(roiAlignFailure())) + ");\n    return;\n  }\n";
+  // Samples per bin along an axis of bin size `extent`: sampling_ratio, or enough to cover the
+  // bin at unit spacing.
+  auto samples = [&](const std::string &extent) {
+    return roi.getSamplingRatio() > 0 ? "double(" + str(roi.getSamplingRatio()) + ")"
+                                      : "ceil(" + extent + ")";
+  };
+  std::string body = threadIndex(n) + "  const int64_t pw = i % " + str(y[3]) + ", ph = i / " +
+                     str(y[3]) + " % " + str(y[2]) + ", c = i / " + str(bins) + " % " +
+                     str(channels) + ", r = i / " + str(bins * channels) + ";\n";
+  body += "  const int64_t batch = batchIndices[r];\n  if (batch < 0 || batch >= " + str(x[0]) +
+          ")" + fail;
+  // |v| < inf: false for NaN and the infinities alike.
+  body += "  double box[4];\n  bool finite = true;\n  for (int k = 0; k < 4; ++k) {\n" +
+          std::string("    box[k] = double(rois[r * 4 + k]) * ") +
+          deviceFloat(roi.getSpatialScale().convertToFloat()) +
+          (roi.getHalfPixel() ? " - 0.5" : "") +
+          ";\n    finite = finite && fabs(box[k]) < INFINITY;\n  }\n  if (!finite)" + fail;
+  body += "  double roiWidth = box[2] - box[0], roiHeight = box[3] - box[1];\n";
+  if (!roi.getHalfPixel()) // malformed regions become 1 x 1
+    body += "  roiWidth = roiWidth < 1.0 ? 1.0 : roiWidth;\n"
+            "  roiHeight = roiHeight < 1.0 ? 1.0 : roiHeight;\n";
+  body += "  const double binHeight = roiHeight / " + str(y[2]) + ", binWidth = roiWidth / " +
+          str(y[3]) + ";\n  const double samplesH = " + samples("binHeight") +
+          ", samplesW = " + samples("binWidth") + ";\n  if (samplesH > " +
+          str(dlc::rt::kMaxRoiSamplesPerAxis) + " || samplesW > " +
+          str(dlc::rt::kMaxRoiSamplesPerAxis) + ")" + fail;
+  body += "  const int64_t gridH = int64_t(samplesH < 0.0 ? 0.0 : samplesH);\n"
+          "  const int64_t gridW = int64_t(samplesW < 0.0 ? 0.0 : samplesW);\n";
+  body += "  const float *plane = x + (batch * " + str(channels) + " + c) * " +
+          str(height * width) + ";\n  double acc = 0.0;\n" + (max ? "  bool first = true;\n" : "") +
+          "  for (int64_t iy = 0; iy < gridH; ++iy)\n"
+          "    for (int64_t ix = 0; ix < gridW; ++ix) {\n"
+          "      double sy = box[1] + ph * binHeight + (iy + 0.5) * binHeight / gridH;\n"
+          "      double sx = box[0] + pw * binWidth + (ix + 0.5) * binWidth / gridW;\n";
+  // The four bilinear taps, weighted; a sample off the map contributes zeros.
+  auto tap = [&](int k, const char *weights, const char *row, const char *column) {
+    return "        taps[" + str(k) + "] = " + weights + " * plane[" + row + " * " + str(width) +
+           " + " + column + "];\n";
+  };
+  body +=
+      "      double taps[4] = {0.0, 0.0, 0.0, 0.0};\n      if (sy >= -1.0 && sy <= " + str(height) +
+      " && sx >= -1.0 && sx <= " + str(width) +
+      ") {\n        sy = sy < 0.0 ? 0.0 : sy;\n        sx = sx < 0.0 ? 0.0 : sx;\n" +
+      "        int64_t y0 = int64_t(sy), x0 = int64_t(sx), y1 = y0 + 1, x1 = x0 + 1;\n" +
+      "        if (y0 >= " + str(height - 1) +
+      ")\n          sy = double(y0 = y1 = " + str(height - 1) +
+      ");\n        if (x0 >= " + str(width - 1) +
+      ")\n          sx = double(x0 = x1 = " + str(width - 1) + ");\n" +
+      "        const double ly = sy - y0, lx = sx - x0, hy = 1.0 - ly, hx = 1.0 - lx;\n" +
+      tap(0, "hy * hx", "y0", "x0") + tap(1, "hy * lx", "y0", "x1") +
+      tap(2, "ly * hx", "y1", "x0") + tap(3, "ly * lx", "y1", "x1") + "      }\n";
+  if (max) // ONNX's max mode: the largest weighted tap over all samples
+    body += "      const double a = taps[0] < taps[1] ? taps[1] : taps[0];\n"
+            "      const double b = taps[2] < taps[3] ? taps[3] : taps[2];\n"
+            "      const double best = a < b ? b : a;\n"
+            "      acc = first || acc < best ? best : acc;\n"
+            "      first = false;\n    }\n  y[i] = float(acc);\n";
+  else
+    body += "      acc += taps[0] + taps[1] + taps[2] + taps[3];\n    }\n"
+            "  y[i] = float(acc / double(gridH * gridW < 1 ? 1 : gridH * gridW));\n";
+  launchKernel(
+      e, "const float *x, const float *rois, const int64_t *batchIndices, float *y, int *faults",
+      body, n,
+      e.ptr(roi.getInput()) + ", " + e.ptr(roi.getRois()) + ", " + e.ptr(roi.getBatchIndices()) +
+          ", " + e.ptr(roi.getOutput()) + ", faults");
   return success();
 }
 
@@ -224,6 +323,8 @@ LogicalResult emitBatchNorm(Operation *op, KernelEmitter &e) {
 void addWindowEmitters(EmitterTable &table) {
   table["dlc.conv"] = emitConv;
   table["dlc.max_pool"] = emitPool;
+  table["dlc.max_pool_indices"] = emitPool;
+  table["dlc.roi_align"] = emitRoiAlign;
   table["dlc.avg_pool"] = emitPool;
   table["dlc.conv_grad_input"] = emitConvGradInput;
   table["dlc.batch_norm"] = emitBatchNorm;
