@@ -74,17 +74,23 @@ const char *schedule(dlc_cuda_context *context, const dlc::cuda::KernelLibrary *
 Model::~Model() {
   if (!context_)
     return;
-  // Kernels still queued read the arena and the weights.
-  dlc::cuda::synchronize(context_);
-  dlc::cuda::deallocate(context_, staging_);
-  dlc::cuda::deallocate(context_, faults_);
-  dlc::cuda::destroyGraph(graph_);
-  dlc::cuda::deallocate(context_, convWorkspace_);
-  for (dlc::cuda::ConvPlan *plan : convs_)
-    dlc::cuda::destroyConv(plan);@TRAIN_DESTROY@
-  dlc::cuda::deallocate(context_, arena_);
-  dlc::cuda::deallocate(context_, weights_);
-  dlc::cuda::unloadKernels(library_);
+  {
+    // Synchronizing a stream another model is capturing a graph on would end that capture:
+    // wait for the stream's turn like any queued work (and release the lock before the
+    // context it lives in).
+    dlc::cuda::StreamLock lock(context_);
+    // Kernels still queued read the arena and the weights.
+    dlc::cuda::synchronize(context_);
+    dlc::cuda::deallocate(context_, staging_);
+    dlc::cuda::deallocate(context_, faults_);
+    dlc::cuda::destroyGraph(graph_);
+    dlc::cuda::deallocate(context_, convWorkspace_);
+    for (dlc::cuda::ConvPlan *plan : convs_)
+      dlc::cuda::destroyConv(plan);@TRAIN_DESTROY@
+    dlc::cuda::deallocate(context_, arena_);
+    dlc::cuda::deallocate(context_, weights_);
+    dlc::cuda::unloadKernels(library_);
+  }
   dlc_cuda_context_release(context_);
 }
 
@@ -108,23 +114,27 @@ dlc_status Model::init(const dlc_cuda_options &options) {
       return status;
     }
   }
-  // The uploads and cuDNN's heuristics use the context's stream and shared handle.
-  dlc::cuda::StreamLock lock(context_);
-  void *arena = nullptr, *weights = nullptr;
-  const char *error = dlc::cuda::allocate(context_, kArenaBytes, &arena);
-  arena_ = static_cast<unsigned char *>(arena);
-  if (!error)
-    error = dlc::cuda::allocate(context_, kWeightBytes, &weights);
-  weights_ = static_cast<unsigned char *>(weights);
-  if (!error)
-    error = dlc::cuda::copyToDevice(context_, weights_, dlc_weights_@NAME@, kWeightBytes);
-  if (!error && kKernelCount > 0) {
+  // NVRTC may take seconds and queues nothing: it runs before the stream is taken, so models
+  // sharing the context keep running meanwhile.
+  const char *error = nullptr;
+  if (kKernelCount > 0) {
     bool jit = kAlwaysJit;
     if (!jit)
       error = dlc::cuda::fatBinaryLacksDevice(context_, @FIRST_KERNEL@, &jit);
     if (!error && jit)
       error = dlc::cuda::loadKernels(context_, kKernelSource, &library_);
   }
+  // The uploads and cuDNN's heuristics use the context's stream and shared handle.
+  dlc::cuda::StreamLock lock(context_);
+  void *arena = nullptr, *weights = nullptr;
+  if (!error)
+    error = dlc::cuda::allocate(context_, kArenaBytes, &arena);
+  arena_ = static_cast<unsigned char *>(arena);
+  if (!error)
+    error = dlc::cuda::allocate(context_, kWeightBytes, &weights);
+  weights_ = static_cast<unsigned char *>(weights);
+  if (!error)
+    error = dlc::cuda::copyToDevice(context_, weights_, dlc_weights_@NAME@, kWeightBytes);
   size_t workspaceBytes = 0;
   for (int k = 0; k < kConvCount && !error; ++k) {
     size_t bytes = 0;

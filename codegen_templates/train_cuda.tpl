@@ -64,8 +64,8 @@ dlc_status @NAME@_load_state(@NAME@_model *model, const char *path);
     error = initState();
 //@@ TRAIN_DESTROY
 
-  dlc::cuda::deallocate(context_, trainStaging_);
-  dlc::cuda::deallocate(context_, state_);
+    dlc::cuda::deallocate(context_, trainStaging_);
+    dlc::cuda::deallocate(context_, state_);
 //@@ TRAIN_DEFINITIONS
 
 namespace @NAME@ {

@@ -209,10 +209,12 @@ void Importer::importControlFlowNode(const onnx::NodeProto &node, NodeImporter &
         return failedValues.insert(node.output().begin(), node.output().end()), void();
       if (thenOut->size() != elseOut->size())
         throw ImportError("the branches have different numbers of outputs");
-      auto flagType = dlc::typeOf(condition.value);
+      // (A sequence or an empty optional as the condition is refused here, by name.)
+      Value conditionValue = valueOf(condition, n.loc());
+      auto flagType = dlc::typeOf(conditionValue);
       if (!flagType.getElementType().isInteger(1) || flagType.getNumElements() != 1)
         throw ImportError("the condition must be a single bool");
-      Value flag = reshape(n, condition.value, {});
+      Value flag = reshape(n, conditionValue, {});
       auto select = [&](size_t i, Value a, Value b) -> Value {
         if (a.getType() != b.getType())
           throw ImportError("with a condition known only at run time, both branches must give "

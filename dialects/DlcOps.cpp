@@ -318,6 +318,9 @@ LogicalResult RoiAlignOp::verify() {
   if (y.size() != 4 || y[0] != rois[0] || y[1] != x[1])
     return emitOpError("result ") << dimsString(y) << " must be [" << rois[0] << ", " << x[1]
                                   << ", height, width]";
+  // A sample clamps to the map's edge pixels: a map without pixels has none to read.
+  if ((x[2] == 0 || x[3] == 0) && tensorType(getOutput()).getNumElements() > 0)
+    return emitOpError("input ") << dimsString(x) << " has no pixels to sample";
   return success();
 }
 
@@ -332,6 +335,24 @@ LogicalResult DetOp::verify() {
 int64_t DetOp::getWorkspaceBytes() {
   int64_t m = tensorType(getInput()).getShape().back();
   return tensorType(getOutput()).getNumElements() * m * m * int64_t(sizeof(double));
+}
+
+// The CUDA kernels' sums per [batch, channel] row, which kernels of one thread per channel
+// then add up in the CPU's order (the CPU kernels need no workspace): one float per row for the
+// statistics; two per row and two per channel for the gradients.
+static int64_t batchNormRows(Value input) {
+  auto shape = tensorType(input).getShape();
+  return shape[0] * shape[1];
+}
+int64_t BatchNormStatsOp::getWorkspaceBytes() {
+  return batchNormRows(getInput()) * int64_t(sizeof(float));
+}
+int64_t BatchNormGradInputOp::getWorkspaceBytes() {
+  return (2 * batchNormRows(getInput()) + 2 * tensorType(getInput()).getShape()[1]) *
+         int64_t(sizeof(float));
+}
+int64_t BatchNormGradParamsOp::getWorkspaceBytes() {
+  return 2 * batchNormRows(getInput()) * int64_t(sizeof(float));
 }
 
 LogicalResult GlobalAvgPoolOp::verify() {

@@ -576,7 +576,8 @@ def Dlc_DropoutMaskOp : Dlc_TensorOp<"dropout_mask"> {
 // Training-mode batch normalization is split so that every op has one result: the batch
 // statistics (mean, 1/sqrt(var + eps), var, each [C]) are a value of their own, saved for
 // the backward pass and for the running-statistics update.
-def Dlc_BatchNormStatsOp : Dlc_TensorOp<"batch_norm_stats"> {
+def Dlc_BatchNormStatsOp : Dlc_TensorOp<"batch_norm_stats",
+    [DeclareOpInterfaceMethods<Dlc_WorkspaceInterface>]> {
   let summary = "per-channel batch mean, inverse std and biased variance, as [3, C]";
   let arguments = (ins Dlc_F32Tensor:$input, F32Attr:$epsilon);
   let results = (outs Dlc_F32Tensor:$output);
@@ -591,7 +592,8 @@ def Dlc_BatchNormApplyOp : Dlc_TensorOp<"batch_norm_apply"> {
   let hasVerifier = 1;
 }
 
-def Dlc_BatchNormGradInputOp : Dlc_TensorOp<"batch_norm_grad_input"> {
+def Dlc_BatchNormGradInputOp : Dlc_TensorOp<"batch_norm_grad_input",
+    [DeclareOpInterfaceMethods<Dlc_WorkspaceInterface>]> {
   let summary = "gradient of dlc.batch_norm_apply's input, through the batch statistics too";
   let arguments = (ins Dlc_F32Tensor:$grad, Dlc_F32Tensor:$input, Dlc_F32Tensor:$stats,
                    Dlc_F32Tensor:$scale);
@@ -599,7 +601,8 @@ def Dlc_BatchNormGradInputOp : Dlc_TensorOp<"batch_norm_grad_input"> {
   let hasVerifier = 1;
 }
 
-def Dlc_BatchNormGradParamsOp : Dlc_TensorOp<"batch_norm_grad_params"> {
+def Dlc_BatchNormGradParamsOp : Dlc_TensorOp<"batch_norm_grad_params",
+    [DeclareOpInterfaceMethods<Dlc_WorkspaceInterface>]> {
   let summary = "gradients of the scale and bias of dlc.batch_norm_apply, as [2, C]";
   let arguments = (ins Dlc_F32Tensor:$grad, Dlc_F32Tensor:$input, Dlc_F32Tensor:$stats);
   let results = (outs Dlc_F32Tensor:$output);

@@ -2,8 +2,6 @@
 #include "scalar_ops.h"
 
 #include <algorithm>
-#include <cmath>
-#include <cstring>
 #include <type_traits>
 
 namespace dlc {
@@ -87,136 +85,34 @@ template <typename From> void convertFrom(const void *x, dlc_dtype to, void *y, 
   }
 }
 
-// The small float formats of ONNX (float8, and float4 in a byte's low bits): exponent and
-// mantissa widths, bias, and how each spends its special codes.
-enum class Specials {
-  Ieee,         // all-ones exponent: infinity (mantissa 0) or NaN
-  OnlyNan,      // "fn": only S.1111.111 is NaN, no infinity
-  UnsignedZero, // "fnuz": the negative-zero code is the only NaN, no infinity
-  None,         // finite only (float4 e2m1): conversions always saturate
-};
-struct MiniFloatFormat {
-  int exponentBits, mantissaBits, bias;
-  Specials specials;
-  uint32_t signBit() const { return 1u << (exponentBits + mantissaBits); }
-};
-constexpr MiniFloatFormat kE4M3FN{4, 3, 7, Specials::OnlyNan};
-constexpr MiniFloatFormat kE4M3FNUZ{4, 3, 8, Specials::UnsignedZero};
-constexpr MiniFloatFormat kE5M2{5, 2, 15, Specials::Ieee};
-constexpr MiniFloatFormat kE5M2FNUZ{5, 2, 16, Specials::UnsignedZero};
-constexpr MiniFloatFormat kE2M1{2, 1, 1, Specials::None};
+using scalar::MiniFloat;
 
-double largestFinite(const MiniFloatFormat &f) {
-  int topExponent = (1 << f.exponentBits) - (f.specials == Specials::Ieee ? 2 : 1) - f.bias;
-  int topMantissa = (1 << f.mantissaBits) - (f.specials == Specials::OnlyNan ? 2 : 1);
-  return std::ldexp(1.0 + std::ldexp(topMantissa, -f.mantissaBits), topExponent);
-}
-
-double decodeMiniFloat(const MiniFloatFormat &f, uint8_t bits) {
-  const uint32_t sign = bits & f.signBit(), magnitudeBits = bits & (f.signBit() - 1);
-  const int allOnes = (1 << f.exponentBits) - 1;
-  int exponent = int(magnitudeBits >> f.mantissaBits);
-  int mantissa = int(magnitudeBits & ((1u << f.mantissaBits) - 1));
-  bool special = f.specials == Specials::UnsignedZero ? bits == f.signBit()
-                 : f.specials == Specials::OnlyNan    ? magnitudeBits == f.signBit() - 1
-                 : f.specials == Specials::Ieee       ? exponent == allOnes
-                                                      : false;
-  if (special)
-    return f.specials == Specials::Ieee && mantissa == 0 ? (sign ? -HUGE_VAL : HUGE_VAL)
-                                                         : std::nan("");
-  int scale = 1 - f.bias - f.mantissaBits; // of the subnormals' unit; normals add exponent - 1
-  double magnitude = exponent == 0
-                         ? std::ldexp(mantissa, scale)
-                         : std::ldexp(mantissa | (1 << f.mantissaBits), scale + exponent - 1);
-  return sign ? -magnitude : magnitude;
-}
-
-// Round to nearest even, independent of the floating-point environment.
-double roundHalfEven(double q) {
-  double r = std::floor(q), rest = q - r;
-  if (rest > 0.5 || (rest == 0.5 && std::fmod(r, 2.0) != 0.0))
-    r += 1.0;
-  return r;
-}
-
-uint8_t encodeMiniFloat(const MiniFloatFormat &f, double x, bool saturate) {
-  const int m = f.mantissaBits;
-  const uint32_t signBit = f.signBit(), allOnes = (1u << f.exponentBits) - 1;
-  // NaN codes as ml_dtypes (ONNX's reference) writes them; float4 has none and takes -0.
-  uint32_t nan = f.specials == Specials::UnsignedZero ? signBit
-                 : f.specials == Specials::OnlyNan    ? signBit - 1
-                 : f.specials == Specials::Ieee       ? (allOnes << m) | (1u << (m - 1))
-                                                      : signBit;
-  if (std::isnan(x))
-    return uint8_t(nan);
-  uint32_t sign = std::signbit(x) ? signBit : 0;
-  uint32_t overflow = f.specials == Specials::Ieee      ? sign | (allOnes << m)
-                      : f.specials == Specials::OnlyNan ? sign | (signBit - 1)
-                                                        : signBit;
-  double magnitude = std::fabs(x), largest = largestFinite(f);
-  if ((saturate || f.specials == Specials::None) && magnitude > largest)
-    magnitude = largest;
-  if (std::isinf(magnitude))
-    return uint8_t(overflow);
-  // Round in units of the quantum of magnitude's binade (subnormals share the lowest one);
-  // values that round past the largest finite one overflow.
-  int binade;
-  std::frexp(magnitude, &binade);
-  int exponent = std::max(binade - 1, 1 - f.bias);
-  double units = roundHalfEven(std::ldexp(magnitude, m - exponent));
-  if (std::ldexp(units, exponent - m) > largest)
-    return uint8_t(overflow);
-  if (units == 0.0)
-    return uint8_t(f.specials == Specials::UnsignedZero ? 0 : sign);
-  uint32_t mantissa = uint32_t(units);
-  if (mantissa >= (2u << m)) { // rounding carried into the next binade
-    mantissa >>= 1;
-    ++exponent;
-  }
-  uint32_t biased = mantissa >= (1u << m) ? uint32_t(exponent + f.bias) : 0;
-  return uint8_t(sign | (biased << m) | (mantissa & ((1u << m) - 1)));
-}
-
-// float8 e8m0 holds only an exponent: 2^(bits - 127), 0xFF NaN. Rounding follows the float32
-// bits as ONNX's reference does: up adds one to the exponent when any mantissa bit is set,
-// nearest rounds on the guard bit (ties away from a zero exponent), down truncates; without
-// `saturate` a carry past 0xFE gives NaN.
-uint8_t encodeE8M0(double x, bool saturate, Rounding rounding) {
-  float narrow = float(x);
-  uint32_t bits;
-  std::memcpy(&bits, &narrow, 4);
-  uint32_t exponent = (bits >> 23) & 0xff;
-  if (exponent == 0xff)
-    return 0xff;
-  bool up = false;
-  if (rounding == Rounding::Up)
-    up = (bits & 0x7fffff) != 0;
-  else if (rounding == Rounding::Nearest)
-    up = (bits & 0x400000) && ((bits & 0x200000) || (bits & 0x1fffff) || exponent > 0);
-  if (up && !(saturate && exponent == 0xfe))
-    ++exponent;
-  return uint8_t(exponent);
-}
-
-double decodeE8M0(uint8_t bits) {
-  return bits == 0xff ? std::nan("") : std::ldexp(1.0, bits - 127);
-}
-
-const MiniFloatFormat *miniFloatFormat(dlc_dtype t) {
+// The small float format of t, or false.
+bool miniFloatOf(dlc_dtype t, MiniFloat *type) {
   switch (t) {
   case DLC_F8E4M3FN:
-    return &kE4M3FN;
+    *type = MiniFloat::E4M3FN;
+    return true;
   case DLC_F8E4M3FNUZ:
-    return &kE4M3FNUZ;
+    *type = MiniFloat::E4M3FNUZ;
+    return true;
   case DLC_F8E5M2:
-    return &kE5M2;
+    *type = MiniFloat::E5M2;
+    return true;
   case DLC_F8E5M2FNUZ:
-    return &kE5M2FNUZ;
+    *type = MiniFloat::E5M2FNUZ;
+    return true;
   case DLC_F4E2M1:
-    return &kE2M1;
+    *type = MiniFloat::E2M1;
+    return true;
   default:
-    return nullptr;
+    return false;
   }
+}
+
+bool isMiniFloat(dlc_dtype t) {
+  MiniFloat unused;
+  return miniFloatOf(t, &unused);
 }
 
 int smallIntBits(dlc_dtype t) {
@@ -225,29 +121,23 @@ int smallIntBits(dlc_dtype t) {
 
 // The types the ordinary conversion templates do not know.
 bool isStorageOnly(dlc_dtype t) {
-  return t == DLC_BF16 || t == DLC_F8E8M0 || miniFloatFormat(t) || smallIntBits(t);
+  return t == DLC_BF16 || t == DLC_F8E8M0 || isMiniFloat(t) || smallIntBits(t);
 }
 
 bool isFloating(dlc_dtype t) {
   return t == DLC_F32 || t == DLC_F64 || t == DLC_F16 || t == DLC_BF16 || t == DLC_F8E8M0 ||
-         miniFloatFormat(t);
-}
-
-// Keeps the low bits of v as a 4- or 2-bit integer, sign-extended when signed.
-int64_t wrapToBits(int64_t v, dlc_dtype t) {
-  int bits = smallIntBits(t);
-  int64_t low = int64_t(uint64_t(v) & ((uint64_t(1) << bits) - 1));
-  bool negative = (t == DLC_I4 || t == DLC_I2) && low >= (int64_t(1) << (bits - 1));
-  return negative ? low - (int64_t(1) << bits) : low;
+         isMiniFloat(t);
 }
 
 template <typename Wide> Wide readStorageOnly(dlc_dtype t, const void *x, int64_t i) {
   if (t == DLC_BF16)
     return Wide(bfloatToFloat(static_cast<const uint16_t *>(x)[i]));
-  if (const MiniFloatFormat *f = miniFloatFormat(t))
-    return Wide(decodeMiniFloat(*f, static_cast<const uint8_t *>(x)[i]));
+  MiniFloat type;
+  if (miniFloatOf(t, &type))
+    return Wide(
+        scalar::decodeMiniFloat(scalar::miniFloatFormat(type), static_cast<const uint8_t *>(x)[i]));
   if (t == DLC_F8E8M0)
-    return Wide(decodeE8M0(static_cast<const uint8_t *>(x)[i]));
+    return Wide(scalar::decodeE8M0(static_cast<const uint8_t *>(x)[i]));
   if (t == DLC_I4 || t == DLC_I2)
     return Wide(static_cast<const int8_t *>(x)[i]);
   return Wide(static_cast<const uint8_t *>(x)[i]);
@@ -255,22 +145,22 @@ template <typename Wide> Wide readStorageOnly(dlc_dtype t, const void *x, int64_
 
 template <typename Wide>
 void writeStorageOnly(dlc_dtype t, Wide v, void *y, int64_t i, bool saturate, Rounding rounding) {
+  MiniFloat type;
   if (t == DLC_BF16) {
     static_cast<uint16_t *>(y)[i] = floatToBfloat(float(v));
-  } else if (const MiniFloatFormat *f = miniFloatFormat(t)) {
-    static_cast<uint8_t *>(y)[i] = encodeMiniFloat(*f, double(v), saturate);
+  } else if (miniFloatOf(t, &type)) {
+    static_cast<uint8_t *>(y)[i] =
+        scalar::encodeMiniFloat(scalar::miniFloatFormat(type), double(v), saturate);
   } else if (t == DLC_F8E8M0) {
-    static_cast<uint8_t *>(y)[i] = encodeE8M0(double(v), saturate, rounding);
+    static_cast<uint8_t *>(y)[i] = scalar::encodeE8M0(double(v), saturate, rounding);
   } else {
-    int64_t whole = 0;
-    if constexpr (std::is_same_v<Wide, double>) {
-      // Truncate; only the low bits survive, and fmod keeps them exactly for any magnitude.
-      if (std::isfinite(v))
-        whole = int64_t(std::fmod(std::trunc(v), 256.0));
-    } else {
+    int64_t whole;
+    if constexpr (std::is_same_v<Wide, double>)
+      whole = scalar::truncatedLowByte(v);
+    else
       whole = v;
-    }
-    static_cast<uint8_t *>(y)[i] = uint8_t(wrapToBits(whole, t));
+    static_cast<uint8_t *>(y)[i] =
+        uint8_t(scalar::wrapToBits(whole, smallIntBits(t), t == DLC_I4 || t == DLC_I2));
   }
 }
 

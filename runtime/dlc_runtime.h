@@ -106,6 +106,8 @@ dlc_status dlc_check_tensors(const dlc_tensor_info *expected, int count,
 #ifdef __cplusplus
 } // extern "C"
 
+#include "scalar_ops.h" // Rounding; per-element definitions the CUDA kernels share
+
 namespace dlc {
 namespace rt {
 
@@ -162,8 +164,8 @@ void leakyReluGradF32(const float *dy, const float *x, float *dx, int64_t n, flo
 // integers keep the low bits of the truncated value, NaN and infinities give 0), anything to
 // bool is != 0, float results round to nearest even. With `saturate`, float8 results clamp to
 // their largest finite value instead of overflowing to infinity or NaN (float4 always clamps).
-// float8 e8m0 results round as `rounding` says.
-enum class Rounding { Up, Down, Nearest };
+// float8 e8m0 results round as `rounding` says (Rounding is in scalar_ops.h, shared with the
+// CUDA kernels).
 void cast(dlc_dtype from, const void *x, dlc_dtype to, void *y, int64_t n, bool saturate = true,
           Rounding rounding = Rounding::Up);
 
@@ -299,7 +301,7 @@ void batchedMatmulF64(const double *a, const int64_t *aOffsets, const double *b,
                       const int64_t *bOffsets, double *c, int64_t batch, int64_t m, int64_t n,
                       int64_t k);
 // The determinants of `count` m x m matrices, by LU decomposition with partial pivoting in
-// double; workspace holds m * m doubles.
+// double; workspace holds at least m * m doubles (one matrix at a time).
 void detF32(const float *x, float *y, int64_t count, int64_t m, void *workspace);
 
 // ---- convolution and pooling (NC + up to 3 spatial dims; lower ranks use size-1 dims) ----

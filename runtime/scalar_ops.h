@@ -24,6 +24,10 @@
 
 namespace dlc {
 namespace rt {
+
+// How Cast rounds a float to float8 e8m0 (ONNX's round_mode).
+enum class Rounding { Up, Down, Nearest };
+
 namespace scalar {
 
 template <typename T> DLC_HOST_DEVICE inline bool isNan(T v) {
@@ -298,6 +302,150 @@ DLC_HOST_DEVICE inline uint16_t floatToBfloat(float value) {
     return uint16_t((bits >> 16) | 0x40); // keep it quiet
   bits += 0x7fff + ((bits >> 16) & 1);    // round to nearest even; a carry gives inf
   return uint16_t(bits >> 16);
+}
+
+// The small float formats of ONNX (float8, and float4 in a byte's low bits): exponent and
+// mantissa widths, bias, and how each spends its special codes.
+enum class Specials {
+  Ieee,         // all-ones exponent: infinity (mantissa 0) or NaN
+  OnlyNan,      // "fn": only S.1111.111 is NaN, no infinity
+  UnsignedZero, // "fnuz": the negative-zero code is the only NaN, no infinity
+  None,         // finite only (float4 e2m1): conversions always saturate
+};
+struct MiniFloatFormat {
+  int exponentBits, mantissaBits, bias;
+  Specials specials;
+  DLC_HOST_DEVICE uint32_t signBit() const { return 1u << (exponentBits + mantissaBits); }
+};
+enum class MiniFloat { E4M3FN, E4M3FNUZ, E5M2, E5M2FNUZ, E2M1 };
+// (A function, not constexpr tables: nvcc refuses host constexpr objects in device code.)
+DLC_HOST_DEVICE inline MiniFloatFormat miniFloatFormat(MiniFloat type) {
+  switch (type) {
+  case MiniFloat::E4M3FN:
+    return {4, 3, 7, Specials::OnlyNan};
+  case MiniFloat::E4M3FNUZ:
+    return {4, 3, 8, Specials::UnsignedZero};
+  case MiniFloat::E5M2:
+    return {5, 2, 15, Specials::Ieee};
+  case MiniFloat::E5M2FNUZ:
+    return {5, 2, 16, Specials::UnsignedZero};
+  default:
+    return {2, 1, 1, Specials::None};
+  }
+}
+
+DLC_HOST_DEVICE inline bool signBitOf(double x) {
+  uint64_t bits;
+  memcpy(&bits, &x, 8);
+  return bits >> 63;
+}
+
+DLC_HOST_DEVICE inline double largestFinite(MiniFloatFormat f) {
+  int topExponent = (1 << f.exponentBits) - (f.specials == Specials::Ieee ? 2 : 1) - f.bias;
+  int topMantissa = (1 << f.mantissaBits) - (f.specials == Specials::OnlyNan ? 2 : 1);
+  return ldexp(1.0 + ldexp(double(topMantissa), -f.mantissaBits), topExponent);
+}
+
+DLC_HOST_DEVICE inline double decodeMiniFloat(MiniFloatFormat f, uint8_t bits) {
+  const uint32_t sign = bits & f.signBit(), magnitudeBits = bits & (f.signBit() - 1);
+  const int allOnes = (1 << f.exponentBits) - 1;
+  int exponent = int(magnitudeBits >> f.mantissaBits);
+  int mantissa = int(magnitudeBits & ((1u << f.mantissaBits) - 1));
+  bool special = f.specials == Specials::UnsignedZero ? bits == f.signBit()
+                 : f.specials == Specials::OnlyNan    ? magnitudeBits == f.signBit() - 1
+                 : f.specials == Specials::Ieee       ? exponent == allOnes
+                                                      : false;
+  if (special)
+    return f.specials == Specials::Ieee && mantissa == 0 ? (sign ? -double(INFINITY) : INFINITY)
+                                                         : double(NAN);
+  int scale = 1 - f.bias - f.mantissaBits; // of the subnormals' unit; normals add exponent - 1
+  double magnitude = exponent == 0
+                         ? ldexp(double(mantissa), scale)
+                         : ldexp(double(mantissa | (1 << f.mantissaBits)), scale + exponent - 1);
+  return sign ? -magnitude : magnitude;
+}
+
+// Round to nearest even, independent of the floating-point environment.
+DLC_HOST_DEVICE inline double roundHalfEven(double q) {
+  double r = floor(q), rest = q - r;
+  if (rest > 0.5 || (rest == 0.5 && fmod(r, 2.0) != 0.0))
+    r += 1.0;
+  return r;
+}
+
+DLC_HOST_DEVICE inline uint8_t encodeMiniFloat(MiniFloatFormat f, double x, bool saturate) {
+  const int m = f.mantissaBits;
+  const uint32_t signBit = f.signBit(), allOnes = (1u << f.exponentBits) - 1;
+  // NaN codes as ml_dtypes (ONNX's reference) writes them; float4 has none and takes -0.
+  uint32_t nan = f.specials == Specials::UnsignedZero ? signBit
+                 : f.specials == Specials::OnlyNan    ? signBit - 1
+                 : f.specials == Specials::Ieee       ? (allOnes << m) | (1u << (m - 1))
+                                                      : signBit;
+  if (x != x)
+    return uint8_t(nan);
+  uint32_t sign = signBitOf(x) ? signBit : 0;
+  uint32_t overflow = f.specials == Specials::Ieee      ? sign | (allOnes << m)
+                      : f.specials == Specials::OnlyNan ? sign | (signBit - 1)
+                                                        : signBit;
+  double magnitude = fabs(x), largest = largestFinite(f);
+  if ((saturate || f.specials == Specials::None) && magnitude > largest)
+    magnitude = largest;
+  if (magnitude == double(INFINITY))
+    return uint8_t(overflow);
+  // Round in units of the quantum of magnitude's binade (subnormals share the lowest one);
+  // values that round past the largest finite one overflow.
+  int binade;
+  frexp(magnitude, &binade);
+  int exponent = binade - 1 > 1 - f.bias ? binade - 1 : 1 - f.bias;
+  double units = roundHalfEven(ldexp(magnitude, m - exponent));
+  if (ldexp(units, exponent - m) > largest)
+    return uint8_t(overflow);
+  if (units == 0.0)
+    return uint8_t(f.specials == Specials::UnsignedZero ? 0 : sign);
+  uint32_t mantissa = uint32_t(units);
+  if (mantissa >= (2u << m)) { // rounding carried into the next binade
+    mantissa >>= 1;
+    ++exponent;
+  }
+  uint32_t biased = mantissa >= (1u << m) ? uint32_t(exponent + f.bias) : 0;
+  return uint8_t(sign | (biased << m) | (mantissa & ((1u << m) - 1)));
+}
+
+// float8 e8m0 holds only an exponent: 2^(bits - 127), 0xFF NaN. Rounding follows the float32
+// bits as ONNX's reference does: up adds one to the exponent when any mantissa bit is set,
+// nearest rounds on the guard bit (ties away from a zero exponent), down truncates; without
+// `saturate` a carry past 0xFE gives NaN.
+DLC_HOST_DEVICE inline uint8_t encodeE8M0(double x, bool saturate, Rounding rounding) {
+  uint32_t bits = bitsOf(float(x));
+  uint32_t exponent = (bits >> 23) & 0xff;
+  if (exponent == 0xff)
+    return 0xff;
+  bool up = false;
+  if (rounding == Rounding::Up)
+    up = (bits & 0x7fffff) != 0;
+  else if (rounding == Rounding::Nearest)
+    up = (bits & 0x400000) && ((bits & 0x200000) || (bits & 0x1fffff) || exponent > 0);
+  if (up && !(saturate && exponent == 0xfe))
+    ++exponent;
+  return uint8_t(exponent);
+}
+
+DLC_HOST_DEVICE inline double decodeE8M0(uint8_t bits) {
+  return bits == 0xff ? double(NAN) : ldexp(1.0, int(bits) - 127);
+}
+
+// The 4- and 2-bit integers (a byte each): the low `bits` bits of v, sign-extended when
+// `isSigned`.
+DLC_HOST_DEVICE inline int64_t wrapToBits(int64_t v, int bits, bool isSigned) {
+  int64_t low = int64_t(uint64_t(v) & ((uint64_t(1) << bits) - 1));
+  bool negative = isSigned && low >= (int64_t(1) << (bits - 1));
+  return negative ? low - (int64_t(1) << bits) : low;
+}
+
+// A float's truncation as far as a 4- or 2-bit integer keeps it: its low 8 bits exactly, for
+// any magnitude (fmod is exact); NaN and infinities give 0.
+DLC_HOST_DEVICE inline int64_t truncatedLowByte(double v) {
+  return v - v == 0.0 ? int64_t(fmod(trunc(v), 256.0)) : 0;
 }
 
 // Dropout's masks (dlc::rt::dropoutMaskF32 and the CUDA target's kernel) come from a

@@ -10,7 +10,8 @@
 #                                    each model with nvcc and compares its output (with the
 #                                    lifecycle test, CUDA graphs included, on the first five;
 #                                    two of them also with --cuda-jit, their kernels compiled
-#                                    by NVRTC at create time),
+#                                    by NVRTC at create time, and the MLP built for sm_100
+#                                    only, which falls back to NVRTC by itself),
 #                                    runs Debian's ONNX node tests (their expected-failures
 #                                    list is the emulated run's), checks an index fault's
 #                                    report and three training steps against the CPU's,
@@ -103,6 +104,10 @@ for entry in $JIT_MODELS; do
   model=${entry%%:*}_jit
   step "$model" "$PY" $(args_for "$model") --lifecycle --work "$OUT_DIR/work/$model"
 done
+# A fat binary without this GPU's architecture (sm_100 SASS and PTX only): create finds no
+# usable image and falls back to NVRTC by itself.
+step mlp_fallback "$PY" $(args_for mlp) --cuda-arch sm_100 --lifecycle \
+  --work "$OUT_DIR/work/mlp_fallback"
 # Every node test that passes through the CUDA target here (emulated) must pass on the GPU.
 mkdir -p "$OUT_DIR/work"
 tar xzf "$CARRY/node-pack.tar.gz" -C "$OUT_DIR/work"

@@ -66,6 +66,11 @@ std::string cType(Type t) {
   return "";
 }
 
+std::string roundingEnumerator(StringRef roundMode) {
+  return std::string("dlc::rt::Rounding::") +
+         (roundMode == "down" ? "Down" : roundMode == "nearest" ? "Nearest" : "Up");
+}
+
 std::string dtypeEnum(Type t) {
   if (t.isF32())
     return "DLC_F32";

@@ -123,18 +123,14 @@ void addElementwiseEmitters(EmitterTable &table) {
            std::to_string(elementBytes(tensorType(op->getResult(0)).getElementType())) + ");");
     return success();
   };
-  // ONNX Cast's round_mode (for float8 e8m0) as the runtime's enumerator.
-  auto roundingName = [](StringRef mode) {
-    return mode == "down" ? "Down" : mode == "nearest" ? "Nearest" : "Up";
-  };
-  table["dlc.cast"] = [roundingName](Operation *op, KernelEmitter &e) {
+  table["dlc.cast"] = [](Operation *op, KernelEmitter &e) {
     auto castOp = cast<CastOp>(op);
     e.line("dlc::rt::cast(" + dtypeEnum(tensorType(castOp.getInput()).getElementType()) + ", " +
            e.ptr(castOp.getInput()) + ", " +
            dtypeEnum(tensorType(castOp.getOutput()).getElementType()) + ", " +
            e.ptr(castOp.getOutput()) + ", " + std::to_string(numElements(castOp.getOutput())) +
-           ", " + (castOp.getSaturate() ? "true" : "false") + ", dlc::rt::Rounding::" +
-           roundingName(castOp.getRoundMode()) + ");");
+           ", " + (castOp.getSaturate() ? "true" : "false") + ", " +
+           roundingEnumerator(castOp.getRoundMode()) + ");");
     return success();
   };
   table["dlc.clip"] = [](Operation *op, KernelEmitter &e) {

@@ -99,6 +99,8 @@ llvm::ArrayRef<llvm::StringRef> binaryOpNames();
 // Shared helpers.
 std::string cType(mlir::Type elementType);        // "" when unsupported
 std::string dtypeEnum(mlir::Type elementType);    // the runtime's dlc_dtype enumerator
+// ONNX Cast's round_mode (for float8 e8m0) as the runtime's enumerator, dlc::rt::Rounding::X.
+std::string roundingEnumerator(llvm::StringRef roundMode);
 std::string list(llvm::ArrayRef<int64_t> values); // "1, 2, 3"
 std::string floatLiteral(double value);
 // A C string literal of `s` (model text: quotes and backslashes escaped, control characters

@@ -217,31 +217,73 @@ const char *synchronize(dlc_cuda_context *context) {
 #endif
 }
 
+#ifdef DLC_CUDA_EMULATE
+namespace emulate {
+// Column-major C = alpha op(X) op(Y) + beta C for each product of `shape`, as cuBLAS defines
+// it (beta 0: C is not read). The loop order keeps the untransposed operand's walk contiguous.
+void columnMajorGemm(const CublasGemmShape &shape, float alpha, const float *first,
+                     const float *second, float beta, float *c) {
+  for (int batch = 0; batch < shape.count; ++batch) {
+    const float *x = first + batch * shape.strideFirst, *y = second + batch * shape.strideSecond;
+    float *cBatch = c + batch * shape.strideC;
+    auto opX = [&](int64_t i, int64_t p) {
+      return shape.transFirst ? x[p + i * shape.ldFirst] : x[i + p * shape.ldFirst];
+    };
+    auto opY = [&](int64_t p, int64_t j) {
+      return shape.transSecond ? y[j + p * shape.ldSecond] : y[p + j * shape.ldSecond];
+    };
+    for (int64_t j = 0; j < shape.n; ++j) {
+      float *column = cBatch + j * shape.ldc;
+      for (int64_t i = 0; i < shape.m; ++i)
+        column[i] = beta == 0.0f ? 0.0f : beta * column[i];
+      if (shape.transFirst) {
+        for (int64_t i = 0; i < shape.m; ++i) {
+          float acc = 0.0f;
+          for (int64_t p = 0; p < shape.k; ++p)
+            acc += opX(i, p) * opY(p, j);
+          column[i] += alpha * acc;
+        }
+      } else {
+        for (int64_t p = 0; p < shape.k; ++p) {
+          const float scaled = alpha * opY(p, j);
+          for (int64_t i = 0; i < shape.m; ++i)
+            column[i] += opX(i, p) * scaled;
+        }
+      }
+    }
+  }
+}
+} // namespace emulate
+#endif
+
 const char *sgemm(dlc_cuda_context *context, bool tf32, bool transA, bool transB, int64_t m,
                   int64_t n, int64_t k, float alpha, const float *a, int64_t lda, const float *b,
-                  int64_t ldb, float beta, float *c, int64_t ldc) {
+                  int64_t ldb, float beta, float *c, int64_t ldc, GemmBatch batch) {
+  CublasGemmShape shape;
+  if (!cublasGemmShape(transA, transB, m, n, k, lda, ldb, ldc, batch, shape))
+    return failure("cublasGemmEx", "a dimension exceeds cuBLAS's int range");
+  // The column-major product's first operand is B, its second A.
+  const float *first = b, *second = a;
 #ifdef DLC_CUDA_EMULATE
   (void)context;
   (void)tf32;
-  emulate::runOrRecord(
-      [=] { dlc::rt::sgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc); });
+  emulate::runOrRecord([=] { emulate::columnMajorGemm(shape, alpha, first, second, beta, c); });
   return nullptr;
 #else
-  // cuBLAS wants every leading dimension >= 1, also for an empty product (k = 0: C = beta C).
-  lda = lda < 1 ? 1 : lda;
-  ldb = ldb < 1 ? 1 : ldb;
-  ldc = ldc < 1 ? 1 : ldc;
-  const int64_t limit = 0x7fffffff;
-  if (m > limit || n > limit || k > limit || lda > limit || ldb > limit || ldc > limit)
-    return failure("cublasGemmEx", "a dimension exceeds cuBLAS's int range");
-  // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: the same buffers with
-  // the operands swapped.
-  return check(cublasGemmEx(context->blas, transB ? CUBLAS_OP_T : CUBLAS_OP_N,
-                            transA ? CUBLAS_OP_T : CUBLAS_OP_N, int(n), int(m), int(k), &alpha, b,
-                            CUDA_R_32F, int(ldb), a, CUDA_R_32F, int(lda), &beta, c, CUDA_R_32F,
-                            int(ldc), tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F,
-                            CUBLAS_GEMM_DEFAULT),
-               "cublasGemmEx");
+  auto op = [](bool trans) { return trans ? CUBLAS_OP_T : CUBLAS_OP_N; };
+  const cublasComputeType_t compute = tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+  if (shape.count == 1)
+    return check(cublasGemmEx(context->blas, op(shape.transFirst), op(shape.transSecond), shape.m,
+                              shape.n, shape.k, &alpha, first, CUDA_R_32F, shape.ldFirst, second,
+                              CUDA_R_32F, shape.ldSecond, &beta, c, CUDA_R_32F, shape.ldc, compute,
+                              CUBLAS_GEMM_DEFAULT),
+                 "cublasGemmEx");
+  return check(cublasGemmStridedBatchedEx(
+                   context->blas, op(shape.transFirst), op(shape.transSecond), shape.m, shape.n,
+                   shape.k, &alpha, first, CUDA_R_32F, shape.ldFirst, shape.strideFirst, second,
+                   CUDA_R_32F, shape.ldSecond, shape.strideSecond, &beta, c, CUDA_R_32F, shape.ldc,
+                   shape.strideC, shape.count, compute, CUBLAS_GEMM_DEFAULT),
+               "cublasGemmStridedBatchedEx");
 #endif
 }
 

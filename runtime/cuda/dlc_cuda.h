@@ -53,6 +53,7 @@ typedef struct dlc_device_options {
 } // extern "C"
 
 #include "dlc_cuda_conv.h"
+#include "dlc_cuda_gemm.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -72,12 +73,12 @@ const char *copyToDevice(dlc_cuda_context *context, void *device, const void *ho
 const char *copyToHost(dlc_cuda_context *context, void *host, const void *device, size_t bytes);
 const char *copyOnDevice(dlc_cuda_context *context, void *to, const void *from, size_t bytes);
 const char *synchronize(dlc_cuda_context *context);
-// C = alpha * op(A) * op(B) + beta * C, row-major as dlc::rt::sgemm takes it, on the stream
-// (cuBLAS; in float32 throughout unless `tf32`, which lets tensor cores round the inputs to
-// TF32; the emulation always computes in float32).
+// C = alpha * op(A) * op(B) + beta * C, row-major as dlc::rt::sgemm takes it, on the stream,
+// for each product of `batch` (cuBLAS; in float32 throughout unless `tf32`, which lets tensor
+// cores round the inputs to TF32; the emulation always computes in float32).
 const char *sgemm(dlc_cuda_context *context, bool tf32, bool transA, bool transB, int64_t m,
                   int64_t n, int64_t k, float alpha, const float *a, int64_t lda, const float *b,
-                  int64_t ldb, float beta, float *c, int64_t ldc);
+                  int64_t ldb, float beta, float *c, int64_t ldc, GemmBatch batch = {});
 // A float32 convolution by cuDNN (y = conv(x, w), nothing added), planned at create time:
 // the algorithm cuDNN's heuristics rank first among those needing at most
 // `workspaceLimit` bytes of workspace, in float32 unless `tf32`. `workspaceBytes` is what

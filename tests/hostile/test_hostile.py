@@ -305,6 +305,13 @@ CASES = [
      ["node 'g1' (Gather)", "index 7 is out of range"]),
     ("gather_negative_out_of_range", lambda d: gather_const(-6),
      ["node 'g1' (Gather)", "index -6 is out of range"]),
+    # Read out of bounds on both targets (every sample clamps to a pixel of an empty map).
+    ("roi_align_empty_map",
+     lambda d: model([node("RoiAlign", ["x", "rois", "b"], ["y"], "roi", output_height=2,
+                           output_width=2)],
+                     [vi("x", [1, 2, 0, 4]), vi("rois", [3, 4]), vi("b", [3], I64)],
+                     [vi("y", [3, 2, 2, 2])], opset=16),
+     ["node 'roi' (RoiAlign)", "input [1,2,0,4] has no pixels to sample"]),
     ("graph_output_undefined",
      lambda d: model([node("Relu", ["x"], ["y"], "r1")],
                      outputs=[vi("y", [2, 3]), vi("nowhere", [2, 3])]),

@@ -14,8 +14,8 @@ deriving each reason from the test's error.
 
 With --cuda-emulate every model is compiled with --target cuda and its generated CUDA source
 built as C++ with -DDLC_CUDA_EMULATE (each kernel body runs on the host over its grid, cuBLAS
-calls run the CPU GEMM), so the CUDA kernels are checked against the same outputs without a
-GPU; its expected failures (ops without a CUDA kernel yet) are in expected/<suite>-cuda.txt.
+calls run the column-major product they describe), so the CUDA kernels are checked against the
+same outputs without a GPU; its expected failures are in expected/<suite>-cuda.txt.
 With --nvcc PATH as well, each batch is also compiled by nvcc, and each model's kernel source
 as the model embeds it for NVRTC is compiled by NVRTC for compute capability 7.5 (a GPU older
 than the fat binary, where create compiles the kernels); a model that NVRTC refuses fails.
@@ -533,12 +533,19 @@ def write_build(work, names, runtime_dir, here, cxx, check_memory, sanitize, bat
         f.write("\n".join(ninja) + "\n")
 
 
+def cuda_helpers(*names):
+    """The named functions of tests/cuda/run_cuda_model.py, which the CUDA model tests share."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
+        __file__))), "cuda"))
+    import run_cuda_model
+    return [getattr(run_cuda_model, name) for name in names]
+
+
 def nvrtc_check(work, names, runtime_dir, jobs):
     """The kernel source each CUDA model embeds, compiled by NVRTC as its create would on a GPU
     older than the fat binary (compute capability 7.5); {model: why} for those that fail."""
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
-        __file__))), "cuda"))
-    from run_cuda_model import build_jit_checker, extract_kernel_source
+    build_jit_checker, extract_kernel_source = cuda_helpers("build_jit_checker",
+                                                            "extract_kernel_source")
 
     folders, errors = {}, {}
     for n in names:
@@ -642,12 +649,6 @@ def unpack(pack_dir, work):
     return tests, results
 
 
-def gpu_present():
-    smi = shutil.which("nvidia-smi")
-    return bool(smi) and subprocess.run([smi, "-L"], stdout=subprocess.DEVNULL,
-                                        stderr=subprocess.DEVNULL).returncode == 0
-
-
 def main():
     args = parse_args()
     here = os.path.dirname(os.path.abspath(__file__))
@@ -655,7 +656,7 @@ def main():
     os.makedirs(work, exist_ok=True)
     expected_failures = load_expected_failures(args.expected_failures)
     if args.from_pack:
-        if args.skip_without_gpu and not gpu_present():
+        if args.skip_without_gpu and not cuda_helpers("gpu_present")[0]():
             print("SKIPPED: no GPU here")
             return 77
         tests, results = unpack(args.from_pack, work)

@@ -8,6 +8,10 @@
 namespace dlc {
 namespace cudagen {
 
+// An integer constant in device code (kernels spell shapes and strides as constants).
+std::string str(int64_t value);
+// "  const int64_t c = ...;": the channel of flat element `i` of an [N, C, d...] tensor.
+std::string channelOfElement(int64_t channels, int64_t spatial);
 // A float constant in device code (INFINITY / NAN spelled as nvcc accepts them in kernels).
 std::string deviceFloat(double value);
 bool isF32(mlir::Value v);

@@ -52,7 +52,6 @@ LogicalResult emitGatherAxis(Operation *op, KernelEmitter &e) {
   auto shape = tensorType(gather.getInput()).getShape();
   int64_t axis = gather.getAxis(), inner = outerInner(shape, axis).second;
   int64_t count = tensorType(gather.getIndices()).getNumElements();
-  auto str = [](int64_t v) { return std::to_string(v); };
   return emitIndexedCopy(
       op, e, "Gather", gather.getInput(), gather.getIndices(), gather.getOutput(), [&](int code) {
         return "  const int64_t r = i % " + str(inner) + ", j = i / " + str(inner) + " % " +
@@ -92,7 +91,6 @@ LogicalResult emitGatherND(Operation *op, KernelEmitter &e) {
   int64_t slice = product(inShape.drop_front(batchDims + k));
   int64_t batchStride = product(inShape.drop_front(batchDims));
   SmallVector<int64_t> strides = stridesOf(inShape);
-  auto str = [](int64_t v) { return std::to_string(v); };
   return emitIndexedCopy(
       op, e, "GatherND", gather.getInput(), gather.getIndices(), gather.getOutput(), [&](int code) {
         std::string statements =
@@ -119,7 +117,6 @@ LogicalResult emitArgReduce(Operation *op, KernelEmitter &e) {
   auto shape = tensorType(op->getOperand(0)).getShape();
   auto [outer, inner] = outerInner(shape, axis);
   int64_t extent = shape.empty() ? 1 : shape[axis], rows = outer * inner;
-  auto str = [](int64_t v) { return std::to_string(v); };
   std::string better = isa<ArgMaxOp>(op) ? "v > b" : "v < b";
   std::string body = threadIndex(rows) + "  const " + type + " *row = x + i / " + str(inner) +
                      " * " + str(extent * inner) + " + i % " + str(inner) +
@@ -146,7 +143,6 @@ LogicalResult emitRunning(Operation *op, KernelEmitter &e) {
   auto shape = tensorType(op->getOperand(0)).getShape();
   auto [outer, inner] = outerInner(shape, axis);
   int64_t extent = shape.empty() ? 1 : shape[axis], rows = outer * inner;
-  auto str = [](int64_t v) { return std::to_string(v); };
   std::string combine =
       std::string("acc = dlc::rt::scalar::") + (product ? "Mul" : "Add") + "Op()(acc, v);";
   std::string store = "y[at] = acc;";
@@ -225,7 +221,6 @@ LogicalResult emitScatterND(Operation *op, KernelEmitter &e) {
   int64_t k = indexShape.back(), tuples = product(indexShape.drop_back());
   int64_t slice = product(shape.drop_front(k));
   SmallVector<int64_t> strides = stridesOf(shape);
-  auto str = [](int64_t v) { return std::to_string(v); };
   int code = e.faultCode("index out of range");
   // Statements setting `offset` to the element offset of tuple t.
   std::string offset = "    int64_t offset = 0;\n";
@@ -257,7 +252,6 @@ LogicalResult emitTopK(Operation *op, KernelEmitter &e) {
   int64_t inner = outerInner(shape, axis).second;
   int64_t k = tensorType(topK.getOutput()).getDimSize(axis);
   int64_t threads = tensorType(topK.getInput()).getNumElements();
-  auto str = [](int64_t v) { return std::to_string(v); };
   const std::string better = topK.getLargest() ? "vb > va" : "vb < va";
   std::string body =
       threadIndex(threads) + "  const int64_t column = i % " + str(inner) + ", a = i / " +

@@ -19,6 +19,12 @@ namespace cudagen {
 
 constexpr int64_t kThreadsPerBlock = 256;
 
+std::string str(int64_t value) { return std::to_string(value); }
+
+std::string channelOfElement(int64_t channels, int64_t spatial) {
+  return "  const int64_t c = i / " + str(spatial) + " % " + str(channels) + ";\n";
+}
+
 // A float constant in device code: floatLiteral's std::numeric_limits spelling of infinity
 // is a host constexpr call that nvcc refuses in a kernel.
 std::string deviceFloat(double value) {
@@ -443,8 +449,11 @@ LogicalResult emitConcat(Operation *op, KernelEmitter &e) {
 // in the CPU kernel's order of operations.
 LogicalResult emitSoftmax(Operation *op, KernelEmitter &e) {
   auto softmax = cast<SoftmaxOp>(op);
-  if (!isF32(softmax.getOutput()))
+  const std::string type = floatMathType(softmax.getOutput());
+  if (type.empty())
     return noKernelFor(op, "softmax");
+  // The C math functions of float end in f; those of double have the plain names.
+  const std::string f = type == "float" ? "f" : "";
   auto shape = tensorType(softmax.getInput()).getShape();
   auto [outer, inner] = outerInner(shape, softmax.getAxis());
   int64_t n = shape[softmax.getAxis()], rows = outer * inner;
@@ -452,16 +461,16 @@ LogicalResult emitSoftmax(Operation *op, KernelEmitter &e) {
   const std::string in = "x[base + j * " + stride + "]", out = "y[base + j * " + stride + "]";
   const std::string loop = "  for (int64_t j = 0; j < " + std::to_string(n) + "; ++j)\n";
   std::string body = threadIndex(rows) + "  const int64_t base = i / " + stride + " * " +
-                     std::to_string(n * inner) + " + i % " + stride +
-                     ";\n  float maxv = -INFINITY, sum = 0.0f;\n" + loop +
-                     "    maxv = fmaxf(maxv, " + in + ");\n";
+                     std::to_string(n * inner) + " + i % " + stride + ";\n  " + type +
+                     " maxv = -INFINITY, sum = 0;\n" + loop + "    maxv = fmax" + f + "(maxv, " +
+                     in + ");\n";
   if (softmax.getLog())
-    body += loop + "    sum += expf(" + in + " - maxv);\n  sum = logf(sum);\n" + loop + "    " +
-            out + " = (" + in + " - maxv) - sum;\n";
+    body += loop + "    sum += exp" + f + "(" + in + " - maxv);\n  sum = log" + f + "(sum);\n" +
+            loop + "    " + out + " = (" + in + " - maxv) - sum;\n";
   else
-    body += loop + "  {\n    const float v = expf(" + in + " - maxv);\n    " + out +
-            " = v;\n    sum += v;\n  }\n  sum = 1.0f / sum;\n" + loop + "    " + out + " *= sum;\n";
-  launchKernel(e, "const float *x, float *y", body, rows,
+    body += loop + "  {\n    const " + type + " v = exp" + f + "(" + in + " - maxv);\n    " + out +
+            " = v;\n    sum += v;\n  }\n  sum = 1 / sum;\n" + loop + "    " + out + " *= sum;\n";
+  launchKernel(e, "const " + type + " *x, " + type + " *y", body, rows,
                e.ptr(softmax.getInput()) + ", " + e.ptr(softmax.getOutput()));
   return success();
 }
@@ -488,16 +497,18 @@ LogicalResult emitReduction(Operation *op, KernelEmitter &e, StringRef kind,
     (reduced ? reducedStrides : keptStrides).push_back(inStrides[d]);
   }
   int64_t n = product(keptShape), count = product(reducedShape);
-  // The reduced index r walks the reduced dims as the output index i walks the kept ones.
-  std::string body =
-      threadIndex(n) + broadcastOffsets({keptStrides}, keptShape) + "  " + type +
-      " acc = " + it->second.first + ";\n  for (int64_t r = 0; r < " + std::to_string(count) +
-      "; ++r) {\n" + broadcastOffsets({reducedStrides}, reducedShape, "r", "reduced") +
-      "    const " + type + " v = x[offset0 + reduced0];\n    " + it->second.second + ";\n  }\n";
+  // The reduced index r walks the reduced dims as the output index i walks the kept ones. An
+  // empty reduced set leaves the initial value (and has no dims to walk: no loop).
+  std::string body = threadIndex(n) + broadcastOffsets({keptStrides}, keptShape) + "  " + type +
+                     " acc = " + it->second.first + ";\n";
+  if (count > 0)
+    body += "  for (int64_t r = 0; r < " + std::to_string(count) + "; ++r) {\n" +
+            broadcastOffsets({reducedStrides}, reducedShape, "r", "reduced") + "    const " + type +
+            " v = x[offset0 + reduced0];\n    " + it->second.second + ";\n  }\n";
   if (kind == "Mean")
     body += "  acc /= " + deviceFloat(double(count)) + ";\n";
   body += "  y[i] = acc;\n";
-  launchKernel(e, "const " + type + " *x, " + type + " *y", body, n,
+  launchKernel(e, "const " + type + (count > 0 ? " *x, " : " *, ") + type + " *y", body, n,
                e.ptr(op->getOperand(0)) + ", " + e.ptr(op->getResult(0)));
   return success();
 }
@@ -539,15 +550,17 @@ LogicalResult emitBinary(Operation *op, KernelEmitter &e) {
   return emitBroadcastMap(op, e, binaryCall(kind));
 }
 
-// A cuBLAS product through the runtime, row-major as dlc::rt::sgemm takes it, into C (beta 0).
+// A cuBLAS product through the runtime, row-major as dlc::rt::sgemm takes it, into C (beta 0);
+// `batch` ("{count, strideA, strideB, strideC}") repeats it at strided offsets.
 void sgemmCall(KernelEmitter &e, bool transA, bool transB, int64_t m, int64_t n, int64_t k,
                float alpha, const std::string &a, int64_t lda, const std::string &b, int64_t ldb,
-               const std::string &c, int64_t ldc) {
+               const std::string &c, int64_t ldc, const std::string &batch = "") {
   auto flag = [](bool v) { return std::string(v ? "true" : "false"); };
   e.checkedCall("dlc::cuda::sgemm(context, kAllowTf32, " + flag(transA) + ", " + flag(transB) +
                 ", " + std::to_string(m) + ", " + std::to_string(n) + ", " + std::to_string(k) +
                 ", " + deviceFloat(alpha) + ", " + a + ", " + std::to_string(lda) + ", " + b +
-                ", " + std::to_string(ldb) + ", 0.0f, " + c + ", " + std::to_string(ldc) + ")");
+                ", " + std::to_string(ldb) + ", 0.0f, " + c + ", " + std::to_string(ldc) +
+                (batch.empty() ? "" : ", " + batch) + ")");
 }
 
 // Y = alpha * op(A) op(B) by cuBLAS, then one kernel adds beta * C (broadcast) and applies the
@@ -581,7 +594,8 @@ LogicalResult emitGemm(Operation *op, KernelEmitter &e) {
   return success();
 }
 
-// Batched products by one cuBLAS call per batch entry (operands broadcast over batch dims).
+// Batched products: one strided cuBLAS call per run of batch entries whose operands advance
+// by fixed strides (one call for the whole batch unless broadcasting interleaves the operands).
 // A MatMul of float64 or integers (no cuBLAS routine takes them): one thread per output
 // element sums its row times column in order, integers wrapping, as the CPU kernel does.
 LogicalResult emitPlainMatMul(Operation *op, KernelEmitter &e) {
@@ -599,7 +613,6 @@ LogicalResult emitPlainMatMul(Operation *op, KernelEmitter &e) {
     stride *= m * k;
   for (int64_t &stride : bStrides)
     stride *= k * n;
-  auto str = [](int64_t v) { return std::to_string(v); };
   const int64_t elements = tensorType(matmul.getOutput()).getNumElements();
   std::string body = threadIndex(elements) + "  const int64_t column = i % " + str(n) +
                      ", row = i / " + str(n) + " % " + str(m) + ";\n" +
@@ -623,11 +636,26 @@ LogicalResult emitMatMul(Operation *op, KernelEmitter &e) {
   int64_t m = a[a.size() - 2], k = a.back(), n = b.back();
   auto batch = out.drop_back(2);
   SmallVector<int64_t> aOffsets = batchOffsets(a, batch), bOffsets = batchOffsets(b, batch);
-  for (size_t flat = 0; flat < aOffsets.size(); ++flat)
+  const size_t entries = aOffsets.size();
+  for (size_t first = 0, end; first < entries; first = end) {
+    // The run's strides are its first two entries' distances; it ends where one breaks.
+    const int64_t strideA = first + 1 < entries ? aOffsets[first + 1] - aOffsets[first] : 0,
+                  strideB = first + 1 < entries ? bOffsets[first + 1] - bOffsets[first] : 0;
+    for (end = first + 1; end < entries && aOffsets[end] - aOffsets[end - 1] == strideA &&
+                          bOffsets[end] - bOffsets[end - 1] == strideB;
+         ++end) {
+    }
+    const int64_t count = int64_t(end - first);
+    std::string batchArgument;
+    if (count > 1)
+      batchArgument = "dlc::cuda::GemmBatch{" + std::to_string(count) + ", " +
+                      std::to_string(strideA) + ", " + std::to_string(strideB) + ", " +
+                      std::to_string(m * n) + "}";
     sgemmCall(e, false, false, m, n, k, 1.0f,
-              e.ptr(matmul.getLhs()) + " + " + std::to_string(aOffsets[flat]), k,
-              e.ptr(matmul.getRhs()) + " + " + std::to_string(bOffsets[flat]), n,
-              e.ptr(matmul.getOutput()) + " + " + std::to_string(flat * m * n), n);
+              e.ptr(matmul.getLhs()) + " + " + std::to_string(aOffsets[first]), k,
+              e.ptr(matmul.getRhs()) + " + " + std::to_string(bOffsets[first]), n,
+              e.ptr(matmul.getOutput()) + " + " + std::to_string(first * m * n), n, batchArgument);
+  }
   return success();
 }
 
@@ -639,7 +667,6 @@ LogicalResult emitDet(Operation *op, KernelEmitter &e) {
   auto det = cast<DetOp>(op);
   const int64_t m = tensorType(det.getInput()).getShape().back();
   const int64_t count = tensorType(det.getOutput()).getNumElements();
-  auto str = [](int64_t v) { return std::to_string(v); };
   auto lu = [&](const std::string &row, const std::string &column) {
     return "lu[(" + row + " * " + str(m) + " + " + column + ") * " + str(count) + " + i]";
   };
@@ -663,30 +690,75 @@ LogicalResult emitDet(Operation *op, KernelEmitter &e) {
   return success();
 }
 
+// The small float formats' enumerator in scalar_ops.h (dlc::rt::scalar::MiniFloat), or "".
+std::string miniFloatName(Type t) {
+  return t.isFloat8E4M3FN()       ? "E4M3FN"
+         : t.isFloat8E4M3FNUZ()   ? "E4M3FNUZ"
+         : t.isFloat8E5M2()       ? "E5M2"
+         : t.isFloat8E5M2FNUZ()   ? "E5M2FNUZ"
+         : isa<Float4E2M1Type>(t) ? "E2M1"
+                                  : "";
+}
+
+// The types kept one per byte that only casts convert (float8, float4, 4- and 2-bit integers).
+bool isByteOnly(Type t) {
+  return !miniFloatName(t).empty() || isa<Float8E8M0Type>(t) || t.isInteger(4) || t.isInteger(2);
+}
+
 // Cast between float32/64, the integers, bool, float16 and bfloat16 (the 16-bit floats through
-// float, with the CPU's rounding); float8 and the 4- and 2-bit types are not built yet.
+// float, with the CPU's rounding). Casts from or to the byte-only types convert through a wide
+// value, double when either side is a float and int64 otherwise, as the CPU's cast does.
 LogicalResult emitCast(Operation *op, KernelEmitter &e) {
   auto castOp = cast<CastOp>(op);
   Type from = tensorType(castOp.getInput()).getElementType();
   Type to = tensorType(castOp.getOutput()).getElementType();
   auto convertible = [](Type t) {
-    return t.isF32() || t.isF64() || t.isF16() || t.isBF16() ||
+    return t.isF32() || t.isF64() || t.isF16() || t.isBF16() || isByteOnly(t) ||
            (isa<IntegerType>(t) &&
             llvm::is_contained({1u, 8u, 16u, 32u, 64u}, cast<IntegerType>(t).getWidth()));
   };
   if (!convertible(from) || !convertible(to))
     return noKernelFor(op, "Cast");
-  std::string read = from.isF16()    ? "dlc::rt::scalar::halfToFloat(x[i])"
-                     : from.isBF16() ? "dlc::rt::scalar::bfloatToFloat(x[i])"
-                                     : "x[i]";
-  std::string write = to.isF16()        ? "dlc::rt::scalar::floatToHalf(float(v))"
-                      : to.isBF16()     ? "dlc::rt::scalar::floatToBfloat(float(v))"
-                      : to.isInteger(1) ? "uint8_t(v != 0)"
-                                        : "dlc::rt::scalar::convertValue<" + cType(to) + ">(v)";
+  const bool throughWide = isByteOnly(from) || isByteOnly(to);
+  const std::string wide = !throughWide ? "auto"
+                           : isa<FloatType, Float8E8M0Type, Float4E2M1Type>(from) ||
+                                   isa<FloatType, Float8E8M0Type, Float4E2M1Type>(to)
+                               ? "double"
+                               : "int64_t";
+  const std::string scalar = "dlc::rt::scalar::";
+  auto format = [&](Type t) {
+    return scalar + "miniFloatFormat(" + scalar + "MiniFloat::" + miniFloatName(t) + ")";
+  };
+  const std::string saturate = castOp.getSaturate() ? "true" : "false";
+  std::string read = from.isF16()    ? scalar + "halfToFloat(x[i])"
+                     : from.isBF16() ? scalar + "bfloatToFloat(x[i])"
+                     : !miniFloatName(from).empty()
+                         ? scalar + "decodeMiniFloat(" + format(from) + ", x[i])"
+                     : isa<Float8E8M0Type>(from) ? scalar + "decodeE8M0(x[i])"
+                                                 : "x[i]";
+  std::string write;
+  if (!miniFloatName(to).empty())
+    write = scalar + "encodeMiniFloat(" + format(to) + ", v, " + saturate + ")";
+  else if (isa<Float8E8M0Type>(to))
+    write = scalar + "encodeE8M0(v, " + saturate + ", " +
+            roundingEnumerator(castOp.getRoundMode()) + ")";
+  else if (to.isInteger(4) || to.isInteger(2))
+    write = cType(to) + "(" + scalar + "wrapToBits(" +
+            (wide == "double" ? scalar + "truncatedLowByte(v)" : std::string("v")) + ", " +
+            std::to_string(to.getIntOrFloatBitWidth()) + ", " +
+            (to.isUnsignedInteger() ? "false" : "true") + "))";
+  else if (to.isF16())
+    write = scalar + "floatToHalf(float(v))";
+  else if (to.isBF16())
+    write = scalar + "floatToBfloat(float(v))";
+  else if (to.isInteger(1))
+    write = "uint8_t(v != 0)";
+  else
+    write = scalar + "convertValue<" + cType(to) + ">(v)";
   int64_t n = tensorType(castOp.getOutput()).getNumElements();
   launchKernel(e, "const " + cType(from) + " *x, " + cType(to) + " *y",
-               threadIndex(n) + "  const auto v = " + read + ";\n  y[i] = " + write + ";\n", n,
-               e.ptr(castOp.getInput()) + ", " + e.ptr(castOp.getOutput()));
+               threadIndex(n) + "  const " + wide + " v = " + read + ";\n  y[i] = " + write + ";\n",
+               n, e.ptr(castOp.getInput()) + ", " + e.ptr(castOp.getOutput()));
   return success();
 }
 

@@ -17,8 +17,6 @@ namespace dlc {
 namespace cudagen {
 namespace {
 
-std::string str(int64_t v) { return std::to_string(v); }
-
 int64_t elements(Value v) { return tensorType(v).getNumElements(); }
 
 // An [N, C, d...] tensor as [batch, channels, spatial].
@@ -168,8 +166,7 @@ LogicalResult emitNllLossGrad(Operation *op, KernelEmitter &e) {
   auto grad = cast<NllLossGradOp>(op);
   const ChannelView v = channelView(grad.getOutput());
   const int64_t n = elements(grad.getOutput());
-  std::string body = threadIndex(n) + "  const int64_t c = i / " + str(v.spatial) + " % " +
-                     str(v.channels) + ";\n" +
+  std::string body = threadIndex(n) + channelOfElement(v.channels, v.spatial) +
                      checkedLabel("i / " + str(v.channels * v.spatial) + " * " + str(v.spatial) +
                                       " + i % " + str(v.spatial),
                                   v.channels, e.faultCode("label out of range"), "  ") +
@@ -399,52 +396,85 @@ LogicalResult emitConvGradWeight(Operation *op, KernelEmitter &e) {
 // Training-mode batch normalization
 //===----------------------------------------------------------------------------------------===//
 
-// Statements declaring the double `total` as channelSum (runtime/pool.cpp) computes it: the
-// sum over channel c of `term`, an expression of the element index `at`. Each row is summed
-// as sum8 sums (eight float partial sums, then the rest, then the partials), the rows' sums
-// in double.
-std::string channelSum(const std::string &total, const std::string &term, const ChannelView &v) {
-  const std::string spatial = str(v.spatial);
-  return "  double " + total + " = 0.0;\n  for (int64_t batch = 0; batch < " + str(v.batch) +
-         "; ++batch) {\n    const int64_t row = (batch * " + str(v.channels) + " + c) * " +
-         spatial +
-         ";\n    float partial[8] = {};\n    int64_t j = 0;\n    for (; j + 8 <= " + spatial +
-         "; j += 8)\n      for (int64_t l = 0; l < 8; ++l) {\n        const int64_t at = " +
-         "row + j + l;\n        partial[l] += " + term + ";\n      }\n    float sum = 0.0f;\n" +
-         "    for (; j < " + spatial +
-         "; ++j) {\n      const int64_t at = row + j;\n      sum += " + term +
-         ";\n    }\n    for (int64_t l = 0; l < 8; ++l)\n      sum += partial[l];\n    " + total +
-         " += sum;\n  }\n";
+// The CPU kernels (runtime/pool.cpp) sum a channel's elements row by row: each [batch,
+// channel] row in float as sum8 does (eight partial sums, then the rest, then the partials),
+// the rows' sums in double. Here one kernel sums every row at once (one thread per row) into
+// the op's workspace, and a kernel of one thread per channel adds its rows' sums in the CPU's
+// order: the same result, with batch * channels threads on the long sums.
+
+// A kernel of one thread per row r writing sums[k * rows + r] (`sums`: the op's workspace),
+// the row's sum of terms[k] (an expression of the element index `at` and of `mean`, the
+// channel's stats[c], when `readsMean`).
+void emitRowSums(KernelEmitter &e, const ChannelView &v, ArrayRef<std::string> terms,
+                 const std::string &params, const std::string &args, bool readsMean,
+                 const std::string &sums) {
+  const std::string rows = str(v.batch * v.channels), spatial = str(v.spatial);
+  std::string body =
+      threadIndex(v.batch * v.channels) + "  const int64_t row = i * " + spatial + ";\n";
+  if (readsMean)
+    body += "  const float mean = stats[i % " + str(v.channels) + "];\n";
+  // The spatial extent is a constant: the loops sum8 runs empty are left out.
+  const int64_t whole = v.spatial / 8 * 8;
+  for (size_t k = 0; k < terms.size(); ++k) {
+    body += "  {\n    float partial[8] = {};\n";
+    if (whole > 0)
+      body += "    for (int64_t j = 0; j < " + str(whole) +
+              "; j += 8)\n      for (int64_t l = 0; l < 8; ++l) {\n        const int64_t at = " +
+              "row + j + l;\n        partial[l] += " + terms[k] + ";\n      }\n";
+    body += "    float sum = 0.0f;\n";
+    if (whole < v.spatial)
+      body += "    for (int64_t j = " + str(whole) + "; j < " + spatial +
+              "; ++j) {\n      const int64_t at = row + j;\n      sum += " + terms[k] +
+              ";\n    }\n";
+    body += "    for (int64_t l = 0; l < 8; ++l)\n      sum += partial[l];\n    sums[" +
+            str(int64_t(k)) + " * " + rows + " + i] = sum;\n  }\n";
+  }
+  launchKernel(e, params + ", float *sums", body, v.batch * v.channels, args + ", " + sums);
 }
 
-// gradSums: per channel, the sums of dy and of dy * (x - mean), from which both gradients
-// follow.
-std::string gradSums(const ChannelView &v) {
-  return channelSum("sumDy", "dy[at]", v) +
-         channelSum("sumDyCentered", "dy[at] * (x[at] - mean)", v);
-}
-
-// The first lines of a kernel of one thread per channel c, which sums the channel's elements
+// Statements declaring the double `total`, channel c's sum of the rows' sums sums[k * rows + r]
 // in the CPU's order.
+std::string channelTotal(const std::string &total, int k, const ChannelView &v) {
+  return "  double " + total + " = 0.0;\n  for (int64_t batch = 0; batch < " + str(v.batch) +
+         "; ++batch)\n    " + total + " += sums[" + str(k * v.batch * v.channels) + " + batch * " +
+         str(v.channels) + " + c];\n";
+}
+
+// The first lines of a kernel of one thread per channel c.
 std::string channelThread(const ChannelView &v) {
   return threadIndex(v.channels) + "  const int64_t c = i;\n";
 }
 
+// The rows' sums of dy and of dy * (x - mean), from which both gradients follow.
+void emitGradRowSums(KernelEmitter &e, const ChannelView &v, Operation *op, Value grad, Value input,
+                     Value stats) {
+  emitRowSums(e, v, {"dy[at]", "dy[at] * (x[at] - mean)"},
+              "const float *dy, const float *x, const float *stats",
+              e.ptr(grad) + ", " + e.ptr(input) + ", " + e.ptr(stats), true, e.workspace(op));
+}
+
 // The batch's mean, 1 / sqrt(var + epsilon) and biased variance, as batchNormStatsF32: two
-// passes, the second over the squared deviations from the first's mean.
+// passes, the second over the squared deviations from the first's mean (written first).
 LogicalResult emitBatchNormStats(Operation *op, KernelEmitter &e) {
   auto stats = cast<BatchNormStatsOp>(op);
   const ChannelView v = channelView(stats.getInput());
   const std::string count = "double(" + str(v.batch * v.spatial) + ")";
-  std::string body =
-      channelThread(v) + channelSum("sumX", "x[at]", v) + "  const float mean = float(sumX / " +
-      count + ");\n" + channelSum("sumSquares", "(x[at] - mean) * (x[at] - mean)", v) +
-      "  const double var = sumSquares / " + count + ";\n  stats[c] = mean;\n  stats[" +
-      str(v.channels) + " + c] = float(1.0 / sqrt(var + " +
-      deviceFloat(stats.getEpsilon().convertToFloat()) + "));\n  stats[" + str(2 * v.channels) +
-      " + c] = float(var);\n";
-  launchKernel(e, "const float *x, float *stats", body, v.channels,
-               e.ptr(stats.getInput()) + ", " + e.ptr(stats.getOutput()));
+  const std::string x = e.ptr(stats.getInput()), out = e.ptr(stats.getOutput()),
+                    sums = e.workspace(op);
+  emitRowSums(e, v, {"x[at]"}, "const float *x", x, false, sums);
+  launchKernel(e, "const float *sums, float *stats",
+               channelThread(v) + channelTotal("sumX", 0, v) + "  stats[c] = float(sumX / " +
+                   count + ");\n",
+               v.channels, sums + ", " + out);
+  emitRowSums(e, v, {"(x[at] - mean) * (x[at] - mean)"}, "const float *x, const float *stats",
+              x + ", " + out, true, sums);
+  launchKernel(e, "const float *sums, float *stats",
+               channelThread(v) + channelTotal("sumSquares", 0, v) +
+                   "  const double var = sumSquares / " + count + ";\n  stats[" + str(v.channels) +
+                   " + c] = float(1.0 / sqrt(var + " +
+                   deviceFloat(stats.getEpsilon().convertToFloat()) + "));\n  stats[" +
+                   str(2 * v.channels) + " + c] = float(var);\n",
+               v.channels, sums + ", " + out);
   return success();
 }
 
@@ -453,8 +483,8 @@ LogicalResult emitBatchNormApply(Operation *op, KernelEmitter &e) {
   auto bn = cast<BatchNormApplyOp>(op);
   const ChannelView v = channelView(bn.getInput());
   const int64_t n = elements(bn.getOutput());
-  std::string body = threadIndex(n) + "  const int64_t c = i / " + str(v.spatial) + " % " +
-                     str(v.channels) + ";\n  const float a = scale[c] * stats[" + str(v.channels) +
+  std::string body = threadIndex(n) + channelOfElement(v.channels, v.spatial) +
+                     "  const float a = scale[c] * stats[" + str(v.channels) +
                      " + c];\n  y[i] = x[i] * a + (bias[c] - stats[c] * a);\n";
   launchKernel(e,
                "const float *x, const float *stats, const float *scale, const float *bias, "
@@ -465,26 +495,34 @@ LogicalResult emitBatchNormApply(Operation *op, KernelEmitter &e) {
   return success();
 }
 
-// As batchNormGradInputF32: the channel's sums, then its elements of dx.
+// As batchNormGradInputF32: the rows' sums, per channel the mean of dy and the centered term's
+// factor (after the sums in the workspace), then dx per element.
 LogicalResult emitBatchNormGradInput(Operation *op, KernelEmitter &e) {
   auto bn = cast<BatchNormGradInputOp>(op);
   const ChannelView v = channelView(bn.getInput());
   const std::string count = "double(" + str(v.batch * v.spatial) + ")";
-  std::string body =
-      channelThread(v) + "  const float mean = stats[c], invStd = stats[" + str(v.channels) +
-      " + c];\n" + gradSums(v) + "  const float dyMean = float(sumDy / " + count +
-      ");\n  const float k = float(sumDyCentered / " + count +
-      " * invStd * invStd);\n  const float a = scale[c] * invStd;\n  for (int64_t batch = 0; "
-      "batch < " +
-      str(v.batch) + "; ++batch) {\n    const int64_t row = (batch * " + str(v.channels) +
-      " + c) * " + str(v.spatial) + ";\n    for (int64_t at = row; at < row + " + str(v.spatial) +
-      "; ++at)\n      dx[at] = (dy[at] - dyMean - (x[at] - mean) * k) * a;\n  }\n";
+  const std::string sums = e.workspace(op), stats = e.ptr(bn.getStats());
+  const std::string factors = "sums[" + str(2 * v.batch * v.channels) + " + ";
+  emitGradRowSums(e, v, op, bn.getGrad(), bn.getInput(), bn.getStats());
+  launchKernel(e, "const float *stats, float *sums",
+               channelThread(v) + channelTotal("sumDy", 0, v) +
+                   channelTotal("sumDyCentered", 1, v) + "  const float invStd = stats[" +
+                   str(v.channels) + " + c];\n  " + factors + "c] = float(sumDy / " + count +
+                   ");\n  " + factors + str(v.channels) + " + c] = float(sumDyCentered / " + count +
+                   " * invStd * invStd);\n",
+               v.channels, stats + ", " + sums);
+  const int64_t n = elements(bn.getOutput());
   launchKernel(e,
                "const float *dy, const float *x, const float *stats, const float *scale, "
-               "float *dx",
-               body, v.channels,
-               e.ptr(bn.getGrad()) + ", " + e.ptr(bn.getInput()) + ", " + e.ptr(bn.getStats()) +
-                   ", " + e.ptr(bn.getScale()) + ", " + e.ptr(bn.getOutput()));
+               "const float *sums, float *dx",
+               threadIndex(n) + channelOfElement(v.channels, v.spatial) +
+                   "  const float mean = stats[c], invStd = stats[" + str(v.channels) +
+                   " + c];\n  const float dyMean = " + factors + "c], k = " + factors +
+                   str(v.channels) + " + c];\n  const float a = scale[c] * invStd;\n" +
+                   "  dx[i] = (dy[i] - dyMean - (x[i] - mean) * k) * a;\n",
+               n,
+               e.ptr(bn.getGrad()) + ", " + e.ptr(bn.getInput()) + ", " + stats + ", " +
+                   e.ptr(bn.getScale()) + ", " + sums + ", " + e.ptr(bn.getOutput()));
   return success();
 }
 
@@ -492,13 +530,13 @@ LogicalResult emitBatchNormGradInput(Operation *op, KernelEmitter &e) {
 LogicalResult emitBatchNormGradParams(Operation *op, KernelEmitter &e) {
   auto bn = cast<BatchNormGradParamsOp>(op);
   const ChannelView v = channelView(bn.getInput());
-  std::string body = channelThread(v) + "  const float mean = stats[c];\n" + gradSums(v) +
-                     "  out[c] = float(sumDyCentered * stats[" + str(v.channels) +
-                     " + c]);\n  out[" + str(v.channels) + " + c] = float(sumDy);\n";
-  launchKernel(e, "const float *dy, const float *x, const float *stats, float *out", body,
-               v.channels,
-               e.ptr(bn.getGrad()) + ", " + e.ptr(bn.getInput()) + ", " + e.ptr(bn.getStats()) +
-                   ", " + e.ptr(bn.getOutput()));
+  emitGradRowSums(e, v, op, bn.getGrad(), bn.getInput(), bn.getStats());
+  launchKernel(
+      e, "const float *sums, const float *stats, float *out",
+      channelThread(v) + channelTotal("sumDy", 0, v) + channelTotal("sumDyCentered", 1, v) +
+          "  out[c] = float(sumDyCentered * stats[" + str(v.channels) + " + c]);\n  out[" +
+          str(v.channels) + " + c] = float(sumDy);\n",
+      v.channels, e.workspace(op) + ", " + e.ptr(bn.getStats()) + ", " + e.ptr(bn.getOutput()));
   return success();
 }
 

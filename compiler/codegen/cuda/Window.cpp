@@ -23,7 +23,6 @@ std::string windowPosition(const dlc::rt::WindowParams &w) {
 
 // Input index of tap k<d> of output position o<d> along dim d (may lie in the padding).
 std::string tapIndex(const dlc::rt::WindowParams &w, int d) {
-  auto str = [](int64_t v) { return std::to_string(v); };
   return "o" + str(d) + " * " + str(w.stride[d]) + " - " + str(w.padBegin[d]) + " + k" + str(d) +
          " * " + str(w.dilation[d]);
 }
@@ -32,7 +31,6 @@ std::string tapIndex(const dlc::rt::WindowParams &w, int d) {
 // input indices i0..i2), indented from `indent`.
 std::string forEachTap(const dlc::rt::WindowParams &w, std::string indent,
                        const std::string &inner) {
-  auto str = [](int64_t v) { return std::to_string(v); };
   std::string code, close;
   for (int d = 0; d < 3; ++d) {
     code += indent + "for (int64_t k" + str(d) + " = 0; k" + str(d) + " < " + str(w.kernel[d]) +
@@ -65,7 +63,6 @@ LogicalResult emitPool(Operation *op, KernelEmitter &e) {
   int64_t spatial = int64_t(pads.size() / 2), padEnd[3] = {0, 0, 0};
   for (int64_t d = 0; d < spatial; ++d)
     padEnd[3 - spatial + d] = pads[spatial + d];
-  auto str = [](int64_t v) { return std::to_string(v); };
   const int64_t n = tensorType(op->getResult(0)).getNumElements();
   const int64_t inPlane = w.in[0] * w.in[1] * w.in[2];
   std::string body = threadIndex(n) + windowPosition(w) + "  const float *plane = x + rest * " +
@@ -119,7 +116,6 @@ LogicalResult emitRoiAlign(Operation *op, KernelEmitter &e) {
   const int64_t channels = x[1], height = x[2], width = x[3], bins = y[2] * y[3];
   const int64_t n = tensorType(roi.getOutput()).getNumElements();
   const bool max = roi.getMax();
-  auto str = [](int64_t v) { return std::to_string(v); };
   const std::string fail =
       " {\n    DLC_FAULT(faults, " + str(e.faultCode(roiAlignFailure())) + ");\n    return;\n  }\n";
   // Samples per bin along an axis of bin size `extent`: sampling_ratio, or enough to cover the
@@ -207,7 +203,6 @@ LogicalResult emitConv(Operation *op, KernelEmitter &e) {
   dlc::rt::ConvParams p = convParams(conv);
   const dlc::rt::WindowParams &w = p.window;
   const dlc::rt::Epilogue epilogue = epilogueOf(op);
-  auto str = [](int64_t v) { return std::to_string(v); };
   const int64_t inPerGroup = w.channels / p.groups, outPerGroup = p.outChannels / p.groups;
   int64_t n = tensorType(conv.getOutput()).getNumElements();
   std::string body = threadIndex(n), params, args;
@@ -260,7 +255,6 @@ LogicalResult emitConvGradInput(Operation *op, KernelEmitter &e) {
     return noKernelFor(op, "ConvTranspose");
   dlc::rt::ConvParams p = convParams(grad);
   const dlc::rt::WindowParams &w = p.window;
-  auto str = [](int64_t v) { return std::to_string(v); };
   const int64_t inPerGroup = w.channels / p.groups, outPerGroup = p.outChannels / p.groups;
   const int64_t n = tensorType(grad.getOutput()).getNumElements();
   // The position of thread i in the result (an input of the forward conv).
@@ -304,8 +298,8 @@ LogicalResult emitBatchNorm(Operation *op, KernelEmitter &e) {
     return noKernelFor(op, "BatchNormalization");
   auto shape = tensorType(bn.getInput()).getShape();
   int64_t spatial = product(shape.drop_front(2)), n = tensorType(bn.getOutput()).getNumElements();
-  std::string body = threadIndex(n) + "  const int64_t c = i / " + std::to_string(spatial) + " % " +
-                     std::to_string(shape[1]) + ";\n  const float a = scale[c] / sqrtf(var[c] + " +
+  std::string body = threadIndex(n) + channelOfElement(shape[1], spatial) +
+                     "  const float a = scale[c] / sqrtf(var[c] + " +
                      deviceFloat(bn.getEpsilon().convertToFloat()) +
                      ");\n  y[i] = x[i] * a + (bias[c] - mean[c] * a);\n";
   launchKernel(e,

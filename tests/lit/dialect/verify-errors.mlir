@@ -263,3 +263,11 @@ func.func @channels_last_volume(%x: tensor<1x2x5x5x4xf32>) -> tensor<1x2x3x3x4xf
   %r = dlc.conv %x, %w {channels_last, dilations = array<i64: 1, 1, 1>, group = 4 : i64, pads = array<i64: 0, 0, 0, 0, 0, 0>, strides = array<i64: 1, 1, 1>} : (tensor<1x2x5x5x4xf32>, tensor<4x1x1x3x3xf32>) -> tensor<1x2x3x3x4xf32>
   return %r : tensor<1x2x3x3x4xf32>
 }
+
+// -----
+
+func.func @roi_align_empty_map(%x: tensor<1x2x0x4xf32>, %rois: tensor<3x4xf32>, %b: tensor<3xi64>) -> tensor<3x2x2x2xf32> {
+  // expected-error @+1 {{input [1,2,0,4] has no pixels to sample}}
+  %r = dlc.roi_align %x, %rois, %b {half_pixel = true, max = false, sampling_ratio = 0 : i64, spatial_scale = 1.0 : f32} : (tensor<1x2x0x4xf32>, tensor<3x4xf32>, tensor<3xi64>) -> tensor<3x2x2x2xf32>
+  return %r : tensor<3x2x2x2xf32>
+}
