@@ -1,7 +1,8 @@
 // Per-element definitions shared by the CPU kernels and the generated CUDA kernels: the binary
 // operations (ONNX's integer rules: wrapping arithmetic, x / 0 == 0, Python's modulo, shifts
-// past the width), the float16 / bfloat16 conversions and dropout's random numbers. One
-// definition serves both targets, so a CUDA kernel computes exactly what the CPU kernel does.
+// past the width), the float16 / bfloat16 / float8 / float4 conversions and dropout's random
+// numbers. One definition serves both targets, so a CUDA kernel computes exactly what the CPU
+// kernel does.
 // Under nvcc every function here is __host__ __device__; it needs no CUDA header and no
 // library beside the C math functions.
 #ifndef DLC_SCALAR_OPS_H

@@ -15,7 +15,9 @@ deriving each reason from the test's error.
 With --cuda-emulate every model is compiled with --target cuda and its generated CUDA source
 built as C++ with -DDLC_CUDA_EMULATE (each kernel body runs on the host over its grid, cuBLAS
 calls run the column-major product they describe), so the CUDA kernels are checked against the
-same outputs without a GPU; its expected failures are in expected/<suite>-cuda.txt.
+same outputs without a GPU; its expected failures are in expected/<suite>-cuda.txt while the
+CUDA target fails tests the CPU target passes, else in the CPU's list (--update-expected
+writes or removes the CUDA list accordingly).
 With --nvcc PATH as well, each batch is also compiled by nvcc, and each model's kernel source
 as the model embeds it for NVRTC is compiled by NVRTC for compute capability 7.5 (a GPU older
 than the fat binary, where create compiles the kernels); a model that NVRTC refuses fails.
@@ -95,10 +97,17 @@ def parse_args():
         p.error("--dlc and --data are needed (except with --from-pack)")
     if args.pack and not args.cuda_emulate:
         p.error("--pack goes with --cuda-emulate")
+    # A CUDA run's own list, expected/<suite>-cuda.txt, exists only while the CUDA target
+    # fails tests the CPU target passes; otherwise it reads the CPU's list.
+    args.cpu_expected_failures = os.path.join(here, "expected", args.suite + ".txt")
+    args.cuda_expected_failures = None
     if not args.expected_failures:
-        cuda = args.cuda_emulate or args.from_pack
-        args.expected_failures = os.path.join(
-            here, "expected", args.suite + ("-cuda" if cuda else "") + ".txt")
+        args.expected_failures = args.cpu_expected_failures
+        if args.cuda_emulate or args.from_pack:
+            args.cuda_expected_failures = os.path.join(here, "expected",
+                                                       args.suite + "-cuda.txt")
+            if os.path.exists(args.cuda_expected_failures):
+                args.expected_failures = args.cuda_expected_failures
     return args
 
 
@@ -745,8 +754,16 @@ def main():
     print("expected failures (listed with reasons): %d" % xfailed)
     print("%d passed, %d failed" % (passed, failed))
     if args.update_expected:
-        write_expected_failures(args.expected_failures, args.suite, failures)
-        print("rewrote %s: %d entries" % (args.expected_failures, len(failures)))
+        path = args.cuda_expected_failures or args.expected_failures
+        if args.cuda_expected_failures and \
+                set(failures) == set(load_expected_failures(args.cpu_expected_failures)):
+            if os.path.exists(path):
+                os.remove(path)
+            print("the CUDA target fails the CPU's list (%s): %s not needed" %
+                  (args.cpu_expected_failures, path))
+        else:
+            write_expected_failures(path, args.suite, failures)
+            print("rewrote %s: %d entries" % (path, len(failures)))
         failed = 0
     if reports:
         print("FAILED: %d sanitizer report(s), the first: %s" % (len(reports), reports[0]))
