@@ -35,6 +35,7 @@ std::string activationExpression(const dlc::rt::Epilogue &epilogue);
 // Copies `input`'s bytes to `result` on the device, unless they are the same buffer.
 void copyInputToResult(KernelEmitter &e, mlir::Value input, mlir::Value result);
 
+void addCastEmitters(EmitterTable &table);
 void addIndexingEmitters(EmitterTable &table);
 void addWindowEmitters(EmitterTable &table);
 void addTrainingEmitters(EmitterTable &table);
