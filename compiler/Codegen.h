@@ -12,7 +12,7 @@ class ModuleOp;
 
 namespace dlc {
 
-enum class Target { Cpu, Cuda };
+class Target;
 
 struct GeneratedModel {
   std::string header;        // NAME.h
@@ -30,7 +30,7 @@ struct CudaCodegenOptions {
 
 // Fails (after emitting MLIR diagnostics on the offending ops) when an op has no kernel for
 // `target`. `weightsPath` is what NAME_weights.cpp's `.incbin` names.
-bool generateCode(mlir::ModuleOp module, Target target, const std::string &name,
+bool generateCode(mlir::ModuleOp module, const Target &target, const std::string &name,
                   const std::string &modelPath, const std::string &weightsPath, GeneratedModel &out,
                   const CudaCodegenOptions &cuda = {});
 

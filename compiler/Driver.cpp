@@ -6,6 +6,7 @@
 #include "compiler/Pipeline.h"
 #include "compiler/Report.h"
 #include "compiler/Toolchain.h"
+#include "compiler/target/Target.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -81,8 +82,8 @@ struct Reports {
   }
 };
 
-// Imports, runs the pipeline and generates code; reports errors itself.
-bool generate(const CompileOptions &options, const std::string &name,
+// Imports, runs `target`'s pipeline and generates code; reports errors itself.
+bool generate(const CompileOptions &options, const Target &target, const std::string &name,
               const std::string &weightsPath, GeneratedModel &out, std::string *mlirText,
               Reports *reports) {
   const std::string &modelPath = options.model;
@@ -106,21 +107,21 @@ bool generate(const CompileOptions &options, const std::string &name,
     return false;
   }
   PassManager pm(&context);
+  const PlanningOptions planning{options.reuse, options.firstFit};
   if (options.train.enabled) {
     if (!buildTrainStep(*module, options.train))
       return false;
-    buildTrainingPipeline(pm, options.train, options.reuse, options.firstFit);
+    buildTrainingPipeline(pm, options.train, target, planning);
   } else {
     lowerTrainingModeOps(*module);
-    buildInferencePipeline(pm, options.reuse, options.firstFit, options.target == "cpu");
+    target.buildPipeline(pm, planning);
   }
   if (failed(pm.run(*module)) || failedDiagnostics)
     return false;
   if (mlirText) {
     llvm::raw_string_ostream os(*mlirText);
     module->print(os, OpPrintingFlags().enableDebugInfo(/*enable=*/true, /*prettyForm=*/false));
-  } else if (!generateCode(*module, options.target == "cuda" ? Target::Cuda : Target::Cpu, name,
-                           modelPath, weightsPath, out, options.cuda) ||
+  } else if (!generateCode(*module, target, name, modelPath, weightsPath, out, options.cuda) ||
              failedDiagnostics) {
     return false;
   }
@@ -189,21 +190,25 @@ int compileTo(const CompileOptions &options, const std::string &outDir) {
     reportError(options.model, "--name '" + name + "' is not a C identifier");
     return 1;
   }
-  // --target: cpu, cuda or both; with both, the CUDA model is NAME_cuda beside NAME.
-  std::vector<std::string> targets;
+  // --target: cpu, cuda or both; with several, the first is NAME and each other NAME_<target>.
+  std::vector<const Target *> targets;
+  bool known = true;
   for (llvm::StringRef rest = options.target; !rest.empty();) {
-    auto [target, tail] = rest.split(',');
-    targets.push_back(target.str());
+    auto [word, tail] = rest.split(',');
+    const Target *target = findTarget(word.str());
+    known = known && target;
+    targets.push_back(target);
     rest = tail;
   }
-  std::sort(targets.begin(), targets.end());
-  if (targets.empty() ||
-      llvm::any_of(targets, [](const std::string &t) { return t != "cpu" && t != "cuda"; }) ||
+  auto order = [](const Target *t) { return llvm::find(allTargets(), t) - allTargets().begin(); };
+  llvm::sort(targets, [&](const Target *a, const Target *b) { return order(a) < order(b); });
+  if (targets.empty() || !known ||
       std::adjacent_find(targets.begin(), targets.end()) != targets.end()) {
     reportError(options.model, "--target '" + options.target + "' is not cpu, cuda or cpu,cuda");
     return 1;
   }
-  const bool anyCuda = llvm::is_contained(targets, "cuda");
+  // The CUDA flags are the driver's to check: they reach the CUDA target's codegen only.
+  const bool anyCuda = llvm::is_contained(targets, findTarget("cuda"));
   for (auto [given, flag] : {std::pair{options.cuda.allowTf32, "--allow-tf32"},
                              std::pair{options.cuda.alwaysJit, "--cuda-jit"}})
     if (given && !anyCuda) {
@@ -224,11 +229,12 @@ int compileTo(const CompileOptions &options, const std::string &outDir) {
     reportError(options.model, "--cuda-arch needs at least one architecture (sm_80)");
     return 1;
   }
-  std::string nvcc;
-  if (anyCuda && options.emit == "staticlib") {
+  Toolchain tools{options.cpu, "", options.cudaArchs};
+  if (options.emit == "staticlib" &&
+      llvm::any_of(targets, [](const Target *t) { return t->needsNvcc(); })) {
     std::string why;
-    nvcc = nvccCompiler(why);
-    if (nvcc.empty()) {
+    tools.nvcc = nvccCompiler(why);
+    if (tools.nvcc.empty()) {
       reportError(options.model,
                   "--target cuda --emit staticlib needs the CUDA toolkit's nvcc: " + why);
       return 1;
@@ -248,20 +254,19 @@ int compileTo(const CompileOptions &options, const std::string &outDir) {
   llvm::sys::fs::make_absolute(absOut);
   // One generated model per target: the CPU one first (it makes the reports).
   struct Variant {
-    std::string target, name, weightsFile;
+    const Target *target;
+    std::string name, weightsFile;
     GeneratedModel generated;
   };
   std::vector<Variant> variants;
   std::string mlirText;
   Reports reports;
-  for (const std::string &target : targets) {
+  for (const Target *target : targets) {
     Variant variant;
     variant.target = target;
-    variant.name = target == "cuda" && targets.size() > 1 ? name + "_cuda" : name;
+    variant.name = variants.empty() ? name : name + "_" + target->name();
     variant.weightsFile = variant.name + ".weights.bin";
-    CompileOptions targetOptions = options;
-    targetOptions.target = target;
-    if (!generate(targetOptions, variant.name, std::string(absOut) + "/" + variant.weightsFile,
+    if (!generate(options, *target, variant.name, std::string(absOut) + "/" + variant.weightsFile,
                   variant.generated, options.emit == "mlir" ? &mlirText : nullptr,
                   variants.empty() ? &reports : nullptr))
       return 1;
@@ -285,7 +290,7 @@ int compileTo(const CompileOptions &options, const std::string &outDir) {
   } else {
     for (const Variant &v : variants) {
       ok = ok && emit(v.name + ".h", v.generated.header) &&
-           emit(v.name + (v.target == "cuda" ? ".cu" : ".cpp"), v.generated.source) &&
+           emit(v.name + v.target->sourceExtension(), v.generated.source) &&
            emit(v.name + "_weights.cpp", v.generated.weightsSource) &&
            writeBinary(dir + "/" + v.weightsFile, v.generated.weights, error);
       files.push_back(v.weightsFile);
@@ -298,10 +303,10 @@ int compileTo(const CompileOptions &options, const std::string &outDir) {
     for (const auto &f : embeddedFiles())
       if (f.isCpuRuntime() && llvm::StringRef(f.name).ends_with(".h"))
         files.push_back(llvm::sys::path::filename(f.name).str());
-    // The CUDA runtime ships as source: it is built with the generated code.
-    for (const auto &f : embeddedFiles())
-      if (anyCuda && ok && f.isCudaRuntime())
-        ok = emit(llvm::sys::path::filename(f.name).str(), f.text);
+    // A target's runtime that ships as source is built with the generated code.
+    for (const Variant &v : variants)
+      for (const std::string &file : v.target->shippedRuntimeFiles())
+        ok = ok && emit(llvm::sys::path::filename(file).str(), embeddedFile(file));
   }
   if (ok && options.emit == "staticlib") {
     // The library embeds the staged weights files; the emitted NAME_weights.cpp names their
@@ -309,12 +314,13 @@ int compileTo(const CompileOptions &options, const std::string &outDir) {
     std::string buildDir = dir + "/build";
     std::vector<std::string> objects;
     ok = !llvm::sys::fs::create_directory(buildDir);
-    auto build = [&](const std::vector<std::string> &sources,
-                     const std::vector<std::string> &includeDirs,
-                     const std::vector<std::string> &command) {
-      std::vector<std::string> built;
-      ok = ok && compileSources(sources, includeDirs, buildDir, command, built, error);
-      objects.insert(objects.end(), built.begin(), built.end());
+    auto build = [&](const std::vector<BuildStep> &steps) {
+      for (const BuildStep &step : steps) {
+        std::vector<std::string> built;
+        ok = ok &&
+             compileSources(step.sources, step.includeDirs, buildDir, step.command, built, error);
+        objects.insert(objects.end(), built.begin(), built.end());
+      }
     };
     for (const Variant &v : variants) {
       std::string stagedWeights = buildDir + "/" + v.name + "_weights.cpp";
@@ -322,17 +328,12 @@ int compileTo(const CompileOptions &options, const std::string &outDir) {
            writeFile(stagedWeights,
                      weightsSource(v.name, v.generated.weights.size(), dir + "/" + v.weightsFile),
                      error);
-      if (v.target == "cpu") {
-        build({dir + "/" + v.name + ".cpp", stagedWeights}, {dir}, cxxCommand(options.cpu));
-      } else {
-        build({dir + "/" + v.name + ".cu"}, {dir}, nvccCommand(nvcc, options.cudaArchs));
-        build({stagedWeights}, {dir}, cxxCommand(""));
-      }
+      build(v.target->modelBuild(dir + "/" + v.name + v.target->sourceExtension(), stagedWeights,
+                                 dir, tools));
+      build(v.target->runtimeBuild(dir, tools));
     }
-    if (anyCuda)
-      build({dir + "/dlc_cuda.cpp"}, {dir, cudaIncludeDir(nvcc)}, cxxCommand(""));
     if (variants.size() > 1)
-      build({dir + "/" + name + "_any.cpp"}, {dir}, cxxCommand(""));
+      build({{{dir + "/" + name + "_any.cpp"}, {dir}, cxxCommand("")}});
     std::vector<std::string> runtime;
     ok = ok && runtimeObjects(options.cpu, runtime, error);
     objects.insert(objects.end(), runtime.begin(), runtime.end());

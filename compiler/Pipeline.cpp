@@ -1,5 +1,6 @@
 #include "compiler/Pipeline.h"
 #include "compiler/Training.h"
+#include "compiler/target/Target.h"
 #include "dialects/DlcDialect.h"
 #include "passes/Passes.h"
 
@@ -17,31 +18,13 @@ void registerAll(mlir::DialectRegistry &registry) {
 
 void registerAllPasses() {
   registerDlcPasses();
+  registerTargetPasses();
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
 }
 
-void buildInferencePipeline(mlir::PassManager &pm, bool reuse, bool firstFit, bool cpuLayouts) {
-  pm.addNestedPass<mlir::func::FuncOp>(createFoldBatchNorm());
-  pm.addNestedPass<mlir::func::FuncOp>(createFuseEpilogues());
-  if (cpuLayouts)
-    pm.addNestedPass<mlir::func::FuncOp>(createChannelsLast());
-  pm.addPass(mlir::createCanonicalizerPass());
-  pm.addPass(mlir::createCSEPass());
-  pm.addNestedPass<mlir::func::FuncOp>(createFuseElementwise());
-  if (reuse)
-    pm.addNestedPass<mlir::func::FuncOp>(createInplaceLegalization());
-  pm.addNestedPass<mlir::func::FuncOp>(
-      createBufferPlanning(BufferPlanningOptions{reuse, firstFit}));
-  pm.addNestedPass<mlir::func::FuncOp>(createPlanVerification());
-}
-
-} // namespace dlc
-
-namespace dlc {
-
-void buildTrainingPipeline(mlir::PassManager &pm, const TrainOptions &options, bool reuse,
-                           bool firstFit) {
+void buildTrainingPipeline(mlir::PassManager &pm, const TrainOptions &options,
+                           const Target &target, const PlanningOptions &planning) {
   pm.addNestedPass<mlir::func::FuncOp>(createAutodiff());
   OptimizerLoweringOptions optimizer;
   optimizer.optimizer = options.optimizer;
@@ -52,7 +35,7 @@ void buildTrainingPipeline(mlir::PassManager &pm, const TrainOptions &options, b
   optimizer.beta2 = options.beta2;
   optimizer.eps = options.eps;
   pm.addNestedPass<mlir::func::FuncOp>(createOptimizerLowering(optimizer));
-  buildInferencePipeline(pm, reuse, firstFit);
+  target.buildPipeline(pm, planning);
 }
 
 } // namespace dlc

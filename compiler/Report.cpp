@@ -151,7 +151,7 @@ std::string memorySvg(ModuleOp module) {
     }
     if (auto ws = op.getAttrOfType<IntegerAttr>(kWorkspaceOffsetAttr))
       rects.push_back({index[&op], index[&op], ws.getInt(),
-                       cast<WorkspaceInterface>(op).getWorkspaceBytes(),
+                       op.getAttrOfType<IntegerAttr>(kWorkspaceBytesAttr).getInt(),
                        "workspace of " + valueName(&op)});
   }
   const double width = 1200, height = 700, left = 90, top = 40;

@@ -43,6 +43,9 @@ namespace dlc {
 inline constexpr const char kArenaOffsetAttr[] = "dlc.arena_offset";
 inline constexpr const char kOutputAttr[] = "dlc.output";              // result lives in outputs[i]
 inline constexpr const char kOutputOffsetAttr[] = "dlc.output_offset"; // ... at this byte offset
+// Scratch memory the target's kernel for the op needs (set by the target's workspace sizing,
+// before planning), and where the plan put it.
+inline constexpr const char kWorkspaceBytesAttr[] = "dlc.workspace_bytes";
 inline constexpr const char kWorkspaceOffsetAttr[] = "dlc.workspace_offset";
 inline constexpr const char kViewAttr[] = "dlc.view";       // result aliases operand 0, no code
 inline constexpr const char kInPlaceAttr[] = "dlc.inplace"; // result overwrites operand #n

@@ -13,15 +13,6 @@ def Dlc_KernelKindInterface : OpInterface<"KernelKindInterface"> {
   ];
 }
 
-// Ops that need scratch memory of a size known at compile time; the buffer planner reserves
-// it in the arena next to the op's result.
-def Dlc_WorkspaceInterface : OpInterface<"WorkspaceInterface"> {
-  let cppNamespace = "::dlc";
-  let methods = [
-    InterfaceMethod<"Bytes of scratch memory the op needs.", "int64_t", "getWorkspaceBytes">,
-  ];
-}
-
 // Ops whose kernel may write the result over an operand of the same type (every element is
 // read before the same element is written, at the same index).
 def Dlc_InPlaceInterface : OpInterface<"InPlaceInterface"> {

@@ -283,8 +283,6 @@ LogicalResult ConvOp::verify() {
   return success();
 }
 
-int64_t ConvOp::getWorkspaceBytes() { return dlc::rt::convWorkspaceBytes(convParams(*this)); }
-
 LogicalResult BatchNormOp::verify() {
   auto x = tensorType(getInput()).getShape();
   if (x.size() < 2)
@@ -330,31 +328,6 @@ LogicalResult DetOp::verify() {
     return emitOpError("input ") << dimsString(x) << " is not a stack of square matrices";
   return checkResultShape(*this, x.drop_back(2));
 }
-// An LU copy of every matrix: the CUDA kernel factors them all at once, one per thread (the
-// CPU kernel, one after another, uses the first).
-int64_t DetOp::getWorkspaceBytes() {
-  int64_t m = tensorType(getInput()).getShape().back();
-  return tensorType(getOutput()).getNumElements() * m * m * int64_t(sizeof(double));
-}
-
-// The CUDA kernels' sums per [batch, channel] row, which kernels of one thread per channel
-// then add up in the CPU's order (the CPU kernels need no workspace): one float per row for the
-// statistics; two per row and two per channel for the gradients.
-static int64_t batchNormRows(Value input) {
-  auto shape = tensorType(input).getShape();
-  return shape[0] * shape[1];
-}
-int64_t BatchNormStatsOp::getWorkspaceBytes() {
-  return batchNormRows(getInput()) * int64_t(sizeof(float));
-}
-int64_t BatchNormGradInputOp::getWorkspaceBytes() {
-  return (2 * batchNormRows(getInput()) + 2 * tensorType(getInput()).getShape()[1]) *
-         int64_t(sizeof(float));
-}
-int64_t BatchNormGradParamsOp::getWorkspaceBytes() {
-  return 2 * batchNormRows(getInput()) * int64_t(sizeof(float));
-}
-
 LogicalResult GlobalAvgPoolOp::verify() {
   auto x = tensorType(getInput()).getShape();
   if (x.size() < 3)

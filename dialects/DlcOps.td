@@ -203,8 +203,7 @@ def Dlc_GemmOp : Dlc_TensorOp<"gemm"> {
   let hasVerifier = 1;
 }
 
-def Dlc_ConvOp : Dlc_TensorOp<"conv",
-    [DeclareOpInterfaceMethods<Dlc_WorkspaceInterface>, AttrSizedOperandSegments]> {
+def Dlc_ConvOp : Dlc_TensorOp<"conv", [AttrSizedOperandSegments]> {
   let summary = "grouped N-d convolution (1 to 3 spatial dims), explicit pads";
   let description = [{
     `pads` holds begin pads for each spatial dim, then end pads. `residual` (the result's type)
@@ -275,7 +274,7 @@ def Dlc_RoiAlignOp : Dlc_TensorOp<"roi_align"> {
   let hasVerifier = 1;
 }
 
-def Dlc_DetOp : Dlc_TensorOp<"det", [DeclareOpInterfaceMethods<Dlc_WorkspaceInterface>]> {
+def Dlc_DetOp : Dlc_TensorOp<"det"> {
   let summary = "the determinant of each square matrix in the trailing two dims";
   let arguments = (ins Dlc_F32Tensor:$input);
   let results = (outs Dlc_F32Tensor:$output);
@@ -465,8 +464,7 @@ def Dlc_LeakyReluGradOp : Dlc_TensorOp<"leaky_relu_grad",
   let results = (outs Dlc_F32Tensor:$output);
 }
 
-class Dlc_ConvGradOp<string mnemonic, string summary_> : Dlc_TensorOp<mnemonic,
-    [DeclareOpInterfaceMethods<Dlc_WorkspaceInterface>]> {
+class Dlc_ConvGradOp<string mnemonic, string summary_> : Dlc_TensorOp<mnemonic> {
   let summary = summary_;
   let results = (outs Dlc_F32Tensor:$output);
   let hasVerifier = 1;
@@ -576,8 +574,7 @@ def Dlc_DropoutMaskOp : Dlc_TensorOp<"dropout_mask"> {
 // Training-mode batch normalization is split so that every op has one result: the batch
 // statistics (mean, 1/sqrt(var + eps), var, each [C]) are a value of their own, saved for
 // the backward pass and for the running-statistics update.
-def Dlc_BatchNormStatsOp : Dlc_TensorOp<"batch_norm_stats",
-    [DeclareOpInterfaceMethods<Dlc_WorkspaceInterface>]> {
+def Dlc_BatchNormStatsOp : Dlc_TensorOp<"batch_norm_stats"> {
   let summary = "per-channel batch mean, inverse std and biased variance, as [3, C]";
   let arguments = (ins Dlc_F32Tensor:$input, F32Attr:$epsilon);
   let results = (outs Dlc_F32Tensor:$output);
@@ -592,8 +589,7 @@ def Dlc_BatchNormApplyOp : Dlc_TensorOp<"batch_norm_apply"> {
   let hasVerifier = 1;
 }
 
-def Dlc_BatchNormGradInputOp : Dlc_TensorOp<"batch_norm_grad_input",
-    [DeclareOpInterfaceMethods<Dlc_WorkspaceInterface>]> {
+def Dlc_BatchNormGradInputOp : Dlc_TensorOp<"batch_norm_grad_input"> {
   let summary = "gradient of dlc.batch_norm_apply's input, through the batch statistics too";
   let arguments = (ins Dlc_F32Tensor:$grad, Dlc_F32Tensor:$input, Dlc_F32Tensor:$stats,
                    Dlc_F32Tensor:$scale);
@@ -601,8 +597,7 @@ def Dlc_BatchNormGradInputOp : Dlc_TensorOp<"batch_norm_grad_input",
   let hasVerifier = 1;
 }
 
-def Dlc_BatchNormGradParamsOp : Dlc_TensorOp<"batch_norm_grad_params",
-    [DeclareOpInterfaceMethods<Dlc_WorkspaceInterface>]> {
+def Dlc_BatchNormGradParamsOp : Dlc_TensorOp<"batch_norm_grad_params"> {
   let summary = "gradients of the scale and bias of dlc.batch_norm_apply, as [2, C]";
   let arguments = (ins Dlc_F32Tensor:$grad, Dlc_F32Tensor:$input, Dlc_F32Tensor:$stats);
   let results = (outs Dlc_F32Tensor:$output);

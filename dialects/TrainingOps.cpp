@@ -55,13 +55,6 @@ LogicalResult ConvGradWeightOp::verify() {
   return verifyConvGrad(*this, tensorType(getInput()).getShape(),
                         tensorType(getOutput()).getShape(), tensorType(getGrad()).getShape());
 }
-int64_t ConvGradInputOp::getWorkspaceBytes() {
-  return dlc::rt::convBackwardDataWorkspaceBytes(convParams(*this));
-}
-int64_t ConvGradWeightOp::getWorkspaceBytes() {
-  return dlc::rt::convBackwardFilterWorkspaceBytes(convParams(*this));
-}
-
 // `x` is the pool's input shape and `y` its output's.
 template <typename Op>
 static LogicalResult verifyPoolGrad(Op op, ArrayRef<int64_t> x, ArrayRef<int64_t> y) {

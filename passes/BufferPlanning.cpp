@@ -242,8 +242,8 @@ struct BufferPlanningPass : dlc::impl::BufferPlanningBase<BufferPlanningPass> {
         blockGroup.push_back(root);
         blockOp.push_back(nullptr);
       }
-      if (auto workspace = dyn_cast<dlc::WorkspaceInterface>(op))
-        if (int64_t bytes = workspace.getWorkspaceBytes()) {
+      if (auto workspace = op.getAttrOfType<IntegerAttr>(dlc::kWorkspaceBytesAttr))
+        if (int64_t bytes = workspace.getInt()) {
           int64_t at = groups.index(&op);
           blocks.push_back({at, at, alignUp(bytes)});
           blockGroup.push_back(Value());

@@ -253,14 +253,14 @@ LogicalResult Verifier::run() {
     if (!isa<dlc::ConstantOp>(op) && !op.hasAttr(dlc::kViewAttr) &&
         !op.hasAttr(dlc::kElidedAttr)) {
       SmallVector<std::pair<Range, bool>> writes = {{range[result], true}};
-      auto needsWorkspace = dyn_cast<dlc::WorkspaceInterface>(op);
+      auto needed = op.getAttrOfType<IntegerAttr>(dlc::kWorkspaceBytesAttr);
       auto ws = op.getAttrOfType<IntegerAttr>(dlc::kWorkspaceOffsetAttr);
-      if (needsWorkspace && needsWorkspace.getWorkspaceBytes() > 0 && !ws)
+      if (needed && needed.getInt() > 0 && !ws)
         return fail(&op, describe(result) + " needs a workspace but has none");
       if (ws) {
-        if (!needsWorkspace)
+        if (!needed || needed.getInt() <= 0)
           return fail(&op, describe(result) + " has a workspace its op does not use");
-        int64_t bytes = needsWorkspace.getWorkspaceBytes();
+        int64_t bytes = needed.getInt();
         if (!fitsIn(ws.getInt(), bytes, arenaBytes))
           return fail(&op, "workspace of " + describe(result) + " lies outside the arena");
         Range w{Memory::Arena, 0, ws.getInt(), ws.getInt() + bytes};

@@ -3,6 +3,7 @@
 #include "compiler/Embedded.h"
 #include "compiler/Locations.h"
 #include "compiler/codegen/Emitter.h"
+#include "compiler/target/Target.h"
 #include "dialects/DlcDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -10,6 +11,7 @@
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/Path.h"
 
 #include <cstring>
 #include <set>
@@ -211,7 +213,8 @@ struct WeightsBlob {
 class ScheduleEmitter : public KernelEmitter {
 public:
   // `argPointers`: a typed pointer expression per function argument.
-  ScheduleEmitter(Target target, WeightsBlob &weights, std::vector<std::string> argPointers)
+  ScheduleEmitter(const Target &target, WeightsBlob &weights,
+                  std::vector<std::string> argPointers)
       : target(target), weights(weights), argPointers(std::move(argPointers)) {}
 
   std::string packedWeight(OpOperand &use, const WeightPacking &packing) override {
@@ -273,19 +276,13 @@ public:
                             (!offset || offset.getInt() == 0) && !def->hasAttr(kViewAttr);
       if (writtenInPlace)
         continue;
-      std::string buffer = "outputs[" + std::to_string(i) + "]";
-      std::string bytes = std::to_string(tensorBytes(v.getType()));
-      if (target == Target::Cpu) {
-        line("dlc::rt::copyBytes(" + ptr(v) + ", " + buffer + ", " + bytes + ");");
-        continue;
-      }
-      checkedCall("dlc::cuda::copyOnDevice(context, " + buffer + ", " + ptr(v) + ", " + bytes +
-                  ")");
+      target.emitCopyToOutput(*this, "outputs[" + std::to_string(i) + "]", ptr(v),
+                              std::to_string(tensorBytes(v.getType())));
     }
   }
 
 private:
-  Target target;
+  const Target &target;
   WeightsBlob &weights;
   std::vector<std::string> argPointers;
 };
@@ -297,6 +294,12 @@ std::string commentText(const std::string &s) {
   for (char c : s)
     out += static_cast<unsigned char>(c) < 0x20 || c == '\\' ? '?' : c;
   return out;
+}
+
+// The model's file name for the "Generated from" line: the folder it was compiled from
+// would make the same model's files differ between checkouts.
+std::string modelFileComment(const std::string &modelPath) {
+  return commentText(llvm::sys::path::filename(modelPath).str());
 }
 
 // Replaces each @KEY@ of `vars` in one pass, so substituted text is never scanned again.
@@ -387,34 +390,15 @@ std::string KernelEmitter::defineKernel(const std::string &params, const std::st
 
 namespace {
 
-const EmitterTable &emitterTable(Target target) {
-  static const EmitterTable cpu = [] {
-    EmitterTable t;
-    addElementwiseEmitters(t);
-    addLinalgEmitters(t);
-    addWindowEmitters(t);
-    addReductionEmitters(t);
-    addDataMovementEmitters(t);
-    addOptimizerEmitters(t);
-    return t;
-  }();
-  static const EmitterTable cuda = [] {
-    EmitterTable t;
-    addCudaEmitters(t);
-    return t;
-  }();
-  return target == Target::Cuda ? cuda : cpu;
-}
-
 // The statements of one planned function; false after diagnostics on ops without a kernel.
-bool emitSchedule(func::FuncOp func, Target target, ScheduleEmitter &emitter, int64_t arenaBytes) {
-  const EmitterTable &table = emitterTable(target);
-  const bool cpu = target == Target::Cpu;
+bool emitSchedule(func::FuncOp func, const Target &target, ScheduleEmitter &emitter,
+                  int64_t arenaBytes) {
+  const EmitterTable &table = target.emitters();
+  const bool poison = target.poisonsDeadMemory();
   bool ok = true;
   // DLC_CHECK_MEMORY builds poison memory that holds no live value, so a read after reuse
-  // (or of never-written memory) shows up as NaN / all-ones integers. (CPU only: a CUDA
-  // arena is device memory.)
-  if (cpu) {
+  // (or of never-written memory) shows up as NaN / all-ones integers.
+  if (poison) {
     emitter.line("#ifdef DLC_CHECK_MEMORY");
     emitter.line("dlc::rt::poison(arena, " + std::to_string(arenaBytes) + ");");
     emitter.line("#endif");
@@ -430,8 +414,7 @@ bool emitSchedule(func::FuncOp func, Target target, ScheduleEmitter &emitter, in
     if (!op->hasAttr(kViewAttr) && !op->hasAttr(kElidedAttr)) {
       auto it = table.find(op->getName().getStringRef().str());
       if (it == table.end()) {
-        op->emitError(cpu ? "no CPU kernel for op " : "no CUDA kernel for op ") << op->getName();
-        ok = false;
+        ok = succeeded(target.checkLegal(op)) && ok;
         return;
       }
       std::string node = onnxNodeName(op->getLoc()), opType = onnxOpType(op->getLoc());
@@ -445,7 +428,7 @@ bool emitSchedule(func::FuncOp func, Target target, ScheduleEmitter &emitter, in
       emitter.line("}");
     }
     auto released = op->getAttrOfType<DenseI64ArrayAttr>(kReleaseAttr);
-    if (released && cpu) {
+    if (released && poison) {
       emitter.line("#ifdef DLC_CHECK_MEMORY");
       for (int64_t i = 0; i + 1 < (int64_t)released.size(); i += 2)
         emitter.line("dlc::rt::poison(arena + " + std::to_string(released[i]) + ", " +
@@ -600,7 +583,7 @@ std::string kernelHeaders() {
 
 } // namespace
 
-bool generateCode(ModuleOp module, Target target, const std::string &name,
+bool generateCode(ModuleOp module, const Target &target, const std::string &name,
                   const std::string &modelPath, const std::string &weightsPath, GeneratedModel &out,
                   const CudaCodegenOptions &cudaOptions) {
   auto func = module.lookupSymbol<func::FuncOp>("forward");
@@ -609,14 +592,13 @@ bool generateCode(ModuleOp module, Target target, const std::string &name,
     return false;
   }
   auto step = module.lookupSymbol<func::FuncOp>("train_step");
-  const bool cuda = target == Target::Cuda;
+  const TargetTemplates templates = target.templates();
 
   out.weights.clear();
   WeightsBlob weights{out.weights, {}, {}};
   module.walk([&](ConstantOp op) {
     // A constant every use reads packed is stored only packed (when its uses are emitted).
-    // CUDA kernels read every constant as it is.
-    if (!cuda && !op->use_empty() &&
+    if (target.packsWeights() && !op->use_empty() &&
         llvm::all_of(op->getUses(), [](OpOperand &use) { return weightPacking(use).has_value(); }))
       return;
     auto [it, fresh] = weights.plain.try_emplace(op.getValue().getAsOpaquePointer(), 0);
@@ -670,7 +652,7 @@ bool generateCode(ModuleOp module, Target target, const std::string &name,
       {"UPPER_NAME", upper},
       {"GUARD", "DLC_GENERATED_" + upper + "_H"},
       {"DLC_VERSION", DLC_VERSION},
-      {"MODEL_FILE", commentText(modelPath)},
+      {"MODEL_FILE", modelFileComment(modelPath)},
       {"ARENA_BYTES", std::to_string(out.arenaBytes)},
       {"WEIGHT_BYTES", std::to_string(out.weights.size())},
       {"NUM_INPUTS", std::to_string(inputs.count)},
@@ -739,8 +721,7 @@ bool generateCode(ModuleOp module, Target target, const std::string &name,
     };
     for (const auto &[key, value] : vars)
       train.try_emplace(key, value);
-    std::string fragments =
-        embeddedFile(cuda ? "codegen_templates/train_cuda.tpl" : "codegen_templates/train.tpl");
+    std::string fragments = embeddedFile(templates.trainSections);
     // The fragments file holds sections "//@@ KEY" each up to the next marker.
     for (size_t at = fragments.find("//@@ "); at != std::string::npos;) {
       size_t keyEnd = fragments.find('\n', at);
@@ -754,12 +735,8 @@ bool generateCode(ModuleOp module, Target target, const std::string &name,
       at = next;
     }
   }
-  out.header = substitute(
-      embeddedFile(cuda ? "codegen_templates/model_cuda.h.tpl" : "codegen_templates/model.h.tpl"),
-      vars);
-  out.source = substitute(embeddedFile(cuda ? "codegen_templates/model_cuda.cu.tpl"
-                                            : "codegen_templates/model.cpp.tpl"),
-                          vars);
+  out.header = substitute(embeddedFile(templates.header), vars);
+  out.source = substitute(embeddedFile(templates.source), vars);
   out.weightsSource = weightsSource(name, out.weights.size(), weightsPath);
   return true;
 }
@@ -768,7 +745,7 @@ std::string anyDeviceSource(const std::string &name, const std::string &modelPat
   const std::string upper = upperCase(name);
   std::map<std::string, std::string> vars = {{"NAME", name},
                                              {"DLC_VERSION", DLC_VERSION},
-                                             {"MODEL_FILE", commentText(modelPath)},
+                                             {"MODEL_FILE", modelFileComment(modelPath)},
                                              {"GUARD", "DLC_GENERATED_" + upper + "_ANY_H"}};
   return substitute(embeddedFile(header ? "codegen_templates/model_any.h.tpl"
                                         : "codegen_templates/model_any.cpp.tpl"),

@@ -82,7 +82,8 @@ protected:
 // Emits the kernel call(s) for one op; emits a diagnostic on the op and fails when the op's
 // types have no kernel.
 using OpEmitter = std::function<mlir::LogicalResult(mlir::Operation *, KernelEmitter &)>;
-using EmitterTable = std::map<std::string, OpEmitter>; // keyed by op name, e.g. "dlc.conv"
+// Keyed by op name, e.g. "dlc.conv"; each target has one (compiler/target/).
+struct EmitterTable : std::map<std::string, OpEmitter> {};
 
 void addElementwiseEmitters(EmitterTable &table);
 void addLinalgEmitters(EmitterTable &table);

@@ -26,6 +26,9 @@ struct CudnnConvShape {
 // same at both ends of a dim (cuDNN pads symmetrically, so its output size would differ from
 // `p.window.out`).
 inline bool cudnnConvShape(const dlc::rt::ConvParams &p, CudnnConvShape &shape) {
+  // Unused trailing dims are zero: the compiler prints the whole shape into generated code,
+  // which must not depend on what the memory held before.
+  shape = CudnnConvShape{};
   const dlc::rt::WindowParams &w = p.window;
   const int64_t limit = 0x7fffffff;
   // The first of WindowParams' three spatial dims is 1 for 1-d and 2-d convolutions.

@@ -6,7 +6,9 @@ match within --tol. The models together cover every gradient kernel and both opt
 the bundled digits CNN (Conv, MaxPool, Gemm, cross entropy, Adam), a CNN with batch norm in
 training mode, LeakyRelu, AvgPool, Clip, Dropout and global average pooling (BCE with logits,
 SGD with Nesterov momentum and weight decay), and an embedding model (Gather, Slice, Tanh,
-Softmax, mean; MSE, AdamW). The runner (cuda_train_runner.cpp) also checks save/load of the
+Softmax, mean; MSE, AdamW), and a MobileNetV2-style network whose feature layers are frozen
+(--trainable: only the classifier trains), so its depthwise and pointwise convolutions have
+constant weights, the case the CPU pipeline runs channels-last. The runner (cuda_train_runner.cpp) also checks save/load of the
 state. --emulate runs the generated kernels on the host; --nvcc builds them for a GPU;
 --check-nvcc only compiles them. Each case's inputs, CPU results and CUDA sources are
 prepared in a folder of --work, which --from-prepared takes on a machine without dlc."""
@@ -27,7 +29,8 @@ STEPS = 3
 
 
 def torch_models(work):
-    """(name, onnx path, inputs, labels, loss, optimizer) of the models exported from PyTorch."""
+    """(name, onnx path, inputs, labels, loss, optimizer, extra flags) of the models exported
+    from PyTorch."""
     import torch
     from torch import nn
 
@@ -57,20 +60,48 @@ def torch_models(work):
             h = torch.tanh(self.embed(tokens)[:, 1:]).mean(dim=1)
             return torch.softmax(self.fc(h), dim=1)
 
+    class InvertedResidual(nn.Module):
+        def __init__(self, channels, expand):
+            super().__init__()
+            hidden = channels * expand
+            self.body = nn.Sequential(
+                nn.Conv2d(channels, hidden, 1), nn.ReLU6(),
+                nn.Conv2d(hidden, hidden, 3, padding=1, groups=hidden), nn.ReLU6(),
+                nn.Conv2d(hidden, channels, 1))
+
+        def forward(self, x):
+            return x + self.body(x)
+
+    class FrozenMobileNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.features = nn.Sequential(
+                nn.Conv2d(3, 8, 3, stride=2, padding=1), nn.ReLU6(),
+                nn.Conv2d(8, 8, 3, padding=1, groups=8), nn.ReLU6(), nn.Conv2d(8, 16, 1),
+                InvertedResidual(16, 4), InvertedResidual(16, 2))
+            self.classifier = nn.Linear(16, 5)
+
+        def forward(self, x):
+            return self.classifier(self.features(x).mean(dim=(2, 3)))
+
     cases = []
-    for name, model, inputs, labels, loss, optimizer in (
+    for name, model, inputs, labels, loss, optimizer, extra in (
             ("convnet", ConvNet(), [rng.standard_normal((4, 3, 10, 10), dtype=np.float32)],
              (rng.random((4, 4)) > 0.5).astype(np.float32), "bce_with_logits",
-             "sgd:lr=0.1,momentum=0.9,nesterov=1,weight_decay=0.01"),
+             "sgd:lr=0.1,momentum=0.9,nesterov=1,weight_decay=0.01", []),
             ("embedder", Embedder(), [rng.integers(0, 10, (5, 4), dtype=np.int64)],
-             rng.random((5, 3), dtype=np.float32), "mse", "adamw:lr=0.01,weight_decay=0.1")):
+             rng.random((5, 3), dtype=np.float32), "mse", "adamw:lr=0.01,weight_decay=0.1", []),
+            ("frozen_mobilenet", FrozenMobileNet(),
+             [rng.standard_normal((2, 3, 16, 16), dtype=np.float32)],
+             rng.integers(0, 5, 2, dtype=np.int64), "cross_entropy", "sgd:lr=0.1,momentum=0.9",
+             ["--trainable", "classifier"])):
         model.train()
         path = os.path.join(work, name + ".onnx")
         torch.onnx.export(model, tuple(torch.from_numpy(x) for x in inputs), path,
                           opset_version=13, input_names=["x%d" % i for i in range(len(inputs))],
                           output_names=["y"], do_constant_folding=False,
                           training=torch.onnx.TrainingMode.TRAINING)
-        cases.append((name, path, inputs, labels, loss, optimizer))
+        cases.append((name, path, inputs, labels, loss, optimizer, extra))
     return cases
 
 
@@ -78,13 +109,13 @@ def digits_case():
     rng = np.random.default_rng(1)
     return ("digits", os.path.join(ROOT, "examples", "digits", "digits.onnx"),
             [rng.standard_normal((16, 1, 8, 8), dtype=np.float32)],
-            rng.integers(0, 10, 16, dtype=np.int64), "cross_entropy", "adam:lr=0.01")
+            rng.integers(0, 10, 16, dtype=np.int64), "cross_entropy", "adam:lr=0.01", [])
 
 
 def prepare_case(args, case):
     """Writes the case's folder: its train inputs (in0.npy, ..., labels last), the CPU step's
     results (cpu/) and the generated CUDA sources (generated/). False after a failed step."""
-    name, onnx, inputs, labels, loss, optimizer = case
+    name, onnx, inputs, labels, loss, optimizer, extra = case
     folder = os.path.join(args.work, name)
     shutil.rmtree(folder, ignore_errors=True)
     os.makedirs(folder)
@@ -92,7 +123,7 @@ def prepare_case(args, case):
     for i, x in enumerate(inputs + [labels]):
         files.append(os.path.join(folder, "in%d.npy" % i))
         np.save(files[-1], x)
-    training = ["--train", "--loss", loss, "--optimizer", optimizer]
+    training = ["--train", "--loss", loss, "--optimizer", optimizer] + extra
     # The CPU step's build stays out of the folder (which may be carried to a GPU machine).
     env = dict(os.environ, DLC_CACHE_DIR=args.cache)
     return run([args.dlc, "run", onnx] + files[:-1] + ["--labels", files[-1], "--steps",

@@ -10,6 +10,8 @@
 #include "compiler/Importer.h"
 #include "compiler/Pipeline.h"
 #include "compiler/Training.h"
+#include "compiler/target/Target.h"
+#include "compiler/target/Targets.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -216,28 +218,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   train.momentum = size % 2 ? 0.9f : 0.0f;
   if (dlc::buildTrainStep(*training, train)) {
     mlir::PassManager trainPm(&context);
-    dlc::buildTrainingPipeline(trainPm, train);
+    dlc::buildTrainingPipeline(trainPm, train, dlc::cpuTarget(), {});
     dlc::GeneratedModel generated;
     if (mlir::succeeded(trainPm.run(*training)))
-      dlc::generateCode(*training, dlc::Target::Cpu, "fuzz", "model.onnx", "fuzz.weights.bin",
+      dlc::generateCode(*training, dlc::cpuTarget(), "fuzz", "model.onnx", "fuzz.weights.bin",
                         generated);
   }
   dlc::lowerTrainingModeOps(*module);
-  // The CUDA target's pipeline (no CPU layouts) and codegen on a copy.
-  mlir::OwningOpRef<mlir::ModuleOp> cuda = module->clone();
-  mlir::PassManager cudaPm(&context);
-  dlc::buildInferencePipeline(cudaPm, /*reuse=*/true, /*firstFit=*/false, /*cpuLayouts=*/false);
-  if (mlir::succeeded(cudaPm.run(*cuda))) {
+  // Every target's pipeline and codegen, each on a copy.
+  for (const dlc::Target *target : dlc::allTargets()) {
+    mlir::OwningOpRef<mlir::ModuleOp> copy = module->clone();
+    mlir::PassManager pm(&context);
+    target->buildPipeline(pm, {});
+    if (mlir::failed(pm.run(*copy)))
+      continue;
     dlc::GeneratedModel generated;
-    dlc::generateCode(*cuda, dlc::Target::Cuda, "fuzz", "model.onnx", "fuzz.weights.bin",
-                      generated);
+    dlc::generateCode(*copy, *target, "fuzz", "model.onnx", "fuzz.weights.bin", generated);
   }
-  mlir::PassManager pm(&context);
-  dlc::buildInferencePipeline(pm);
-  if (mlir::failed(pm.run(*module)))
-    return 0;
-  dlc::GeneratedModel generated;
-  dlc::generateCode(*module, dlc::Target::Cpu, "fuzz", "model.onnx", "fuzz.weights.bin",
-                    generated);
   return 0;
 }

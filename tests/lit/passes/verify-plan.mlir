@@ -102,11 +102,20 @@ func.func @strided_concat(%x: tensor<2x4xf32>) -> tensor<2x8xf32> attributes {dl
 
 // -----
 
-// Two input channels: a one-channel convolution is depthwise and needs no im2col workspace.
+// The target asked for scratch memory (dlc.workspace_bytes) that the plan did not give.
 func.func @no_workspace(%x: tensor<1x2x4x4xf32>, %w: tensor<1x2x3x3xf32>) -> tensor<1x1x4x4xf32> attributes {dlc.arena_bytes = 0 : i64} {
   // expected-error @+1 {{needs a workspace but has none}}
-  %c = dlc.conv %x, %w {dilations = array<i64: 1, 1>, dlc.output = 0 : i64, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x2x4x4xf32>, tensor<1x2x3x3xf32>) -> tensor<1x1x4x4xf32>
+  %c = dlc.conv %x, %w {dilations = array<i64: 1, 1>, dlc.output = 0 : i64, dlc.workspace_bytes = 1152 : i64, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x2x4x4xf32>, tensor<1x2x3x3xf32>) -> tensor<1x1x4x4xf32>
   return %c : tensor<1x1x4x4xf32>
+}
+
+// -----
+
+// A workspace the target did not ask for.
+func.func @unasked_workspace(%x: tensor<16xf32>) -> tensor<16xf32> attributes {dlc.arena_bytes = 64 : i64} {
+  // expected-error @+1 {{has a workspace its op does not use}}
+  %a = dlc.exp %x {dlc.output = 0 : i64, dlc.workspace_offset = 0 : i64} : (tensor<16xf32>) -> tensor<16xf32>
+  return %a : tensor<16xf32>
 }
 
 // -----

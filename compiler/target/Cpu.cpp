@@ -1,0 +1,79 @@
+// The CPU target: C++ over the runtime's kernels in runtime/.
+#include "compiler/Toolchain.h"
+#include "compiler/codegen/Emitter.h"
+#include "compiler/target/Target.h"
+#include "compiler/target/Targets.h"
+#include "dialects/DlcDialect.h"
+#include "passes/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/PassManager.h"
+
+using namespace mlir;
+
+namespace dlc {
+namespace {
+
+class CpuTarget final : public Target {
+public:
+  CpuTarget()
+      : Target({"cpu",
+                {"codegen_templates/model.h.tpl", "codegen_templates/model.cpp.tpl",
+                 "codegen_templates/train.tpl"},
+                ".cpp", /*packsWeights=*/true, /*poisonsDeadMemory=*/true,
+                /*needsNvcc=*/false}) {}
+
+  int64_t workspaceBytes(Operation *op) const override {
+    if (auto conv = dyn_cast<ConvOp>(op))
+      return rt::convWorkspaceBytes(convParams(conv));
+    if (auto grad = dyn_cast<ConvGradInputOp>(op))
+      return rt::convBackwardDataWorkspaceBytes(convParams(grad));
+    if (auto grad = dyn_cast<ConvGradWeightOp>(op))
+      return rt::convBackwardFilterWorkspaceBytes(convParams(grad));
+    // An LU copy of one matrix: the kernel factors the matrices one after another.
+    if (auto det = dyn_cast<DetOp>(op)) {
+      int64_t m = tensorType(det.getInput()).getShape().back();
+      return m * m * int64_t(sizeof(double));
+    }
+    return 0;
+  }
+
+  void emitCopyToOutput(KernelEmitter &e, const std::string &buffer, const std::string &source,
+                        const std::string &bytes) const override {
+    e.line("dlc::rt::copyBytes(" + source + ", " + buffer + ", " + bytes + ");");
+  }
+
+  std::vector<BuildStep> modelBuild(const std::string &source, const std::string &weightsSource,
+                                    const std::string &includeDir,
+                                    const Toolchain &tools) const override {
+    return {{{source, weightsSource}, {includeDir}, cxxCommand(tools.cpu)}};
+  }
+  // The CPU runtime's objects go into every library (runtimeObjects, Toolchain.h).
+  std::vector<std::string> shippedRuntimeFiles() const override { return {}; }
+  std::vector<BuildStep> runtimeBuild(const std::string &, const Toolchain &) const override {
+    return {};
+  }
+
+protected:
+  void addEmitters(EmitterTable &table) const override {
+    addElementwiseEmitters(table);
+    addLinalgEmitters(table);
+    addWindowEmitters(table);
+    addReductionEmitters(table);
+    addDataMovementEmitters(table);
+    addOptimizerEmitters(table);
+  }
+  void addLayoutPasses(OpPassManager &pm) const override {
+    pm.addNestedPass<func::FuncOp>(createChannelsLast());
+  }
+  LogicalResult checkAttributes(Operation *) const override { return success(); }
+};
+
+} // namespace
+
+const Target &cpuTarget() {
+  static const CpuTarget target;
+  return target;
+}
+
+} // namespace dlc

@@ -1,0 +1,138 @@
+// What every target shares: the pipeline around its layout passes, the legality check, the
+// workspace sizing pass, and the registry of targets.
+#include "compiler/target/Target.h"
+#include "compiler/codegen/Emitter.h"
+#include "compiler/target/Targets.h"
+#include "dialects/DlcDialect.h"
+#include "passes/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+namespace dlc {
+namespace {
+
+// A function pass of one target; dlc-opt knows it as PREFIX<target name>.
+template <typename Derived>
+class TargetPass : public PassWrapper<Derived, OperationPass<func::FuncOp>> {
+public:
+  TargetPass(const Target &target, const char *prefix, const char *description)
+      : target(target), argument(std::string(prefix) + target.name()),
+        description(description) {}
+  StringRef getArgument() const final { return argument; }
+  StringRef getDescription() const final { return description; }
+
+protected:
+  const Target &target;
+
+private:
+  std::string argument;
+  const char *description;
+};
+
+// Records on each op the scratch bytes the target's kernel for it needs
+// (dlc.workspace_bytes), which the planner then reserves and the plan verifier checks.
+class SizeWorkspaces : public TargetPass<SizeWorkspaces> {
+public:
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(SizeWorkspaces)
+  explicit SizeWorkspaces(const Target &target)
+      : TargetPass(target, "dlc-size-workspaces-",
+                   "Record the scratch bytes the target's kernel of each op needs") {}
+  void getDependentDialects(DialectRegistry &registry) const final {
+    registry.insert<DlcDialect>();
+  }
+  void runOnOperation() final {
+    Builder builder(&getContext());
+    getOperation().walk([&](Operation *op) {
+      op->removeAttr(kWorkspaceBytesAttr);
+      if (int64_t bytes = target.workspaceBytes(op))
+        op->setAttr(kWorkspaceBytesAttr, builder.getI64IntegerAttr(bytes));
+    });
+  }
+};
+
+// Fails, naming each op, when the IR holds an op or attribute no emitter of the target
+// handles: a pass that introduced it for another target's kernels would otherwise give
+// silently wrong code.
+class CheckLegality : public TargetPass<CheckLegality> {
+public:
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CheckLegality)
+  explicit CheckLegality(const Target &target)
+      : TargetPass(target, "dlc-check-legality-",
+                   "Fail on ops and attributes the target's emitters do not handle") {}
+  void runOnOperation() final {
+    bool ok = true;
+    getOperation().walk([&](Operation *op) {
+      if (op != getOperation())
+        ok &= succeeded(target.checkLegal(op));
+    });
+    if (!ok)
+      signalPassFailure();
+  }
+};
+
+} // namespace
+
+void Target::buildPipeline(OpPassManager &pm, const PlanningOptions &planning) const {
+  pm.addNestedPass<func::FuncOp>(createFoldBatchNorm());
+  pm.addNestedPass<func::FuncOp>(createFuseEpilogues());
+  addLayoutPasses(pm);
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addNestedPass<func::FuncOp>(createFuseElementwise());
+  if (planning.reuse)
+    pm.addNestedPass<func::FuncOp>(createInplaceLegalization());
+  pm.addNestedPass<func::FuncOp>(std::make_unique<SizeWorkspaces>(*this));
+  pm.addNestedPass<func::FuncOp>(
+      createBufferPlanning(BufferPlanningOptions{planning.reuse, planning.firstFit}));
+  pm.addNestedPass<func::FuncOp>(createPlanVerification());
+  pm.addNestedPass<func::FuncOp>(std::make_unique<CheckLegality>(*this));
+}
+
+LogicalResult Target::checkLegal(Operation *op) const {
+  // Constants, views and elided concats generate no code; functions are not ops to emit.
+  if (isa<ConstantOp, func::FuncOp, func::ReturnOp>(op) || op->hasAttr(kViewAttr) ||
+      op->hasAttr(kElidedAttr))
+    return success();
+  if (!emitters().count(op->getName().getStringRef().str()))
+    return op->emitError("no ") << StringRef(name()).upper() << " kernel for op "
+                                 << op->getName();
+  return checkAttributes(op);
+}
+
+const EmitterTable &Target::emitters() const {
+  std::call_once(emittersBuilt, [this] {
+    table = std::make_unique<EmitterTable>();
+    addEmitters(*table);
+  });
+  return *table;
+}
+
+Target::Target(const TargetFacts &facts) : facts(facts) {}
+Target::~Target() = default;
+
+const std::vector<const Target *> &allTargets() {
+  static const std::vector<const Target *> targets = {&cpuTarget(), &cudaTarget()};
+  return targets;
+}
+
+const Target *findTarget(const std::string &name) {
+  for (const Target *target : allTargets())
+    if (name == target->name())
+      return target;
+  return nullptr;
+}
+
+void registerTargetPasses() {
+  for (const Target *target : allTargets()) {
+    PassRegistration<SizeWorkspaces>([target] { return std::make_unique<SizeWorkspaces>(*target); });
+    PassRegistration<CheckLegality>([target] { return std::make_unique<CheckLegality>(*target); });
+  }
+}
+
+} // namespace dlc
