@@ -1,8 +1,12 @@
 #!/usr/bin/python3
 """The dlc command line as a user meets it: bad input gives one clear line and a non-zero exit
 with nothing left behind; inspect, ops, --help and --version work; `dlc run` matches ONNX's
-reference outputs."""
+reference outputs.
+
+`--list` names the cases, `-k PATTERN` runs only those whose name the regular expression
+PATTERN matches (tests/testlib/cases.py)."""
 import argparse
+import functools
 import json
 import os
 import shutil
@@ -13,6 +17,9 @@ import xml.etree.ElementTree as ET
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "testlib"))
+from cases import Cases  # noqa: E402  (tests/testlib/cases.py)
 
 NODE_DATA = "/usr/share/libonnx-testdata/data/node"
 failures = []
@@ -543,72 +550,151 @@ def check_targets(dlc, work, model):
           "device-choosing API and the CUDA runtime (%s)" % r.stderr.strip())
 
 
-def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--dlc", required=True)
-    p.add_argument("--work", required=True)
-    args = p.parse_args()
-    dlc, work = args.dlc, os.path.abspath(args.work)
-    shutil.rmtree(work, ignore_errors=True)
-    os.makedirs(work)
+GOOD = os.path.join(NODE_DATA, "test_conv_with_strides_padding", "model.onnx")
+REFERENCE_DATA = os.path.join(NODE_DATA, "test_conv_with_strides_padding", "test_data_set_0")
+DIGITS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples",
+                      "digits", "digits.onnx")
+SUITE = Cases()
 
-    good = os.path.join(NODE_DATA, "test_conv_with_strides_padding", "model.onnx")
-    data = open(good, "rb").read()
-    truncated = os.path.join(work, "truncated.onnx")
-    open(truncated, "wb").write(data[: len(data) // 2])
-    not_onnx = os.path.join(work, "not_onnx.pb")
-    open(not_onnx, "wb").write(b"this is a text file, not a protobuf\n" * 10)
-    models = make_models(work)
 
-    expect_error(dlc, work, "truncated", truncated, ["not a valid ONNX model"])
-    expect_error(dlc, work, "not_onnx", not_onnx, ["not a valid ONNX model"])
-    expect_error(dlc, work, "missing", os.path.join(work, "missing.onnx"), ["cannot open"])
-    expect_error(dlc, work, "unsupported", models["unsupported"],
-                 ["node 'sn1' (StringNormalizer)", "node 'unique1' (Unique)", "opset 13",
-                  "2 unsupported ops: StringNormalizer x1, Unique x1"])
-    expect_error(dlc, work, "mismatch", models["mismatch"],
-                 ["node 'mm1' (MatMul): inner dims differ: [2,3] x [4,5]"])
-    expect_error(dlc, work, "wrong_dtype", models["wrong_dtype"],
-                 ["node 'relu_int' (Relu): element type i32 is not supported (float32 or float64 "
-                  "only)"])
+class Context:
+    """dlc, the work folder, and the files several cases share, each made on first use."""
 
-    check_symbolic_dims(dlc, work, models["dynamic"])
-    check_sequence_io(dlc, work)
-    check_optional_inputs(dlc, work)
-    check_bfloat16_run(dlc, work)
-    check_float64_run(dlc, work)
-    check_shared_conv_weight(dlc, work)
-    check_run_time_error(dlc, work)
-    check_control_flow(dlc, work)
-    expect_error(dlc, work, "used_complex", models["used_complex"], ["unsupported element type"])
-    r = run(dlc, "compile", models["unused_complex"], "-o", os.path.join(work, "unused_complex"))
+    def __init__(self, dlc, work):
+        self.dlc, self.work = dlc, work
+
+    @functools.cached_property
+    def truncated(self):
+        data = open(GOOD, "rb").read()
+        path = os.path.join(self.work, "truncated.onnx")
+        open(path, "wb").write(data[: len(data) // 2])
+        return path
+
+    @functools.cached_property
+    def not_onnx(self):
+        path = os.path.join(self.work, "not_onnx.pb")
+        open(path, "wb").write(b"this is a text file, not a protobuf\n" * 10)
+        return path
+
+    @functools.cached_property
+    def models(self):
+        return make_models(self.work)
+
+    @functools.cached_property
+    def inputs(self):
+        """GOOD's two reference inputs as .npy files."""
+        inputs = []
+        for i in range(2):
+            t = onnx.TensorProto()
+            t.ParseFromString(open(os.path.join(REFERENCE_DATA, "input_%d.pb" % i), "rb").read())
+            inputs.append(os.path.join(self.work, "in%d.npy" % i))
+            np.save(inputs[-1], numpy_helper.to_array(t))
+        return inputs
+
+    @functools.cached_property
+    def expected(self):
+        """GOOD's reference output."""
+        expected = onnx.TensorProto()
+        expected.ParseFromString(open(os.path.join(REFERENCE_DATA, "output_0.pb"), "rb").read())
+        return numpy_helper.to_array(expected)
+
+    @functools.cached_property
+    def env(self):
+        return dict(os.environ, DLC_CACHE_DIR=os.path.join(self.work, "cache"))
+
+
+
+def error_case(name, model, must_contain):
+    """A case that `dlc compile` of model(ctx) fails cleanly, as expect_error checks."""
+    SUITE.add("error_" + name, lambda c: expect_error(c.dlc, c.work, name, model(c),
+                                                      must_contain))
+
+
+error_case("truncated", lambda c: c.truncated, ["not a valid ONNX model"])
+error_case("not_onnx", lambda c: c.not_onnx, ["not a valid ONNX model"])
+error_case("missing", lambda c: os.path.join(c.work, "missing.onnx"), ["cannot open"])
+error_case("unsupported", lambda c: c.models["unsupported"],
+           ["node 'sn1' (StringNormalizer)", "node 'unique1' (Unique)", "opset 13",
+            "2 unsupported ops: StringNormalizer x1, Unique x1"])
+error_case("mismatch", lambda c: c.models["mismatch"],
+           ["node 'mm1' (MatMul): inner dims differ: [2,3] x [4,5]"])
+error_case("wrong_dtype", lambda c: c.models["wrong_dtype"],
+           ["node 'relu_int' (Relu): element type i32 is not supported (float32 or float64 "
+            "only)"])
+SUITE.add("symbolic_dims", lambda c: check_symbolic_dims(c.dlc, c.work, c.models["dynamic"]))
+for _name, _check in (("sequence_io", check_sequence_io),
+                      ("optional_inputs", check_optional_inputs),
+                      ("bfloat16_run", check_bfloat16_run), ("float64_run", check_float64_run),
+                      ("shared_conv_weight", check_shared_conv_weight),
+                      ("run_time_error", check_run_time_error),
+                      ("control_flow", check_control_flow)):
+    SUITE.add(_name, lambda c, check_=_check: check_(c.dlc, c.work))
+error_case("used_complex", lambda c: c.models["used_complex"], ["unsupported element type"])
+
+
+@SUITE.case("unused_complex")
+def _(c):
+    r = run(c.dlc, "compile", c.models["unused_complex"], "-o",
+            os.path.join(c.work, "unused_complex"))
     check(r.returncode == 0, "an unused initializer of an unsupported type is ignored (%s)"
           % r.stderr.strip())
-    r = run(dlc, "compile", models["dead_unknown_op"], "-o", os.path.join(work, "dead_op"))
+
+
+@SUITE.case("dead_unknown_op")
+def _(c):
+    r = run(c.dlc, "compile", c.models["dead_unknown_op"], "-o", os.path.join(c.work, "dead_op"))
     check(r.returncode == 0, "a node no output depends on is ignored, whatever its op (%s)"
           % r.stderr.strip())
 
-    r = run(dlc, "compile", good, "-o", os.path.join(work, "x"), "--name", "9bad")
+
+@SUITE.case("bad_name")
+def _(c):
+    r = run(c.dlc, "compile", GOOD, "-o", os.path.join(c.work, "x"), "--name", "9bad")
     check(r.returncode == 1 and "not a C identifier" in r.stderr, "invalid --name is refused")
-    r = run(dlc, "frobnicate")
+
+
+@SUITE.case("unknown_command")
+def _(c):
+    r = run(c.dlc, "frobnicate")
     check(r.returncode == 2 and "unknown command" in r.stderr, "unknown command: usage error")
-    r = run(dlc, "--help")
+
+
+@SUITE.case("help")
+def _(c):
+    r = run(c.dlc, "--help")
     check(r.returncode == 0 and "dlc compile MODEL" in r.stdout, "--help prints usage")
-    r = run(dlc, "--version")
+
+
+@SUITE.case("version")
+def _(c):
+    r = run(c.dlc, "--version")
     check(r.returncode == 0 and r.stdout.startswith("dlc "), "--version")
-    r = run(dlc, "ops")
+
+
+@SUITE.case("ops")
+def _(c):
+    r = run(c.dlc, "ops")
     check(r.returncode == 0 and "Conv" in r.stdout.split(), "ops lists Conv")
-    r = run(dlc, "inspect", good)
+
+
+@SUITE.case("inspect")
+def _(c):
+    r = run(c.dlc, "inspect", GOOD)
     check(r.returncode == 0 and "Conv: 1" in r.stdout and "x: FLOAT[1,1,7,5]" in r.stdout and
           "opset: ai.onnx" in r.stdout, "inspect shows ops and shapes (%r)" % r.stdout)
-    r = run(dlc, "inspect", truncated)
+
+
+@SUITE.case("inspect_bad_file")
+def _(c):
+    r = run(c.dlc, "inspect", c.truncated)
     check(r.returncode == 1 and r.stderr.startswith("dlc: error: "), "inspect refuses bad file")
 
-    # Memory reports: text, JSON with the documented keys, an SVG picture; --no-reuse.
-    digits = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples",
-                          "digits", "digits.onnx")
-    rj, svg = os.path.join(work, "report.json"), os.path.join(work, "plan.svg")
-    r = run(dlc, "compile", digits, "-o", os.path.join(work, "rep"), "--report",
+
+@SUITE.case("memory_report")
+def _(c):
+    """Memory reports: text, JSON with the documented keys, an SVG picture."""
+    rj, svg = os.path.join(c.work, "report.json"), os.path.join(c.work, "plan.svg")
+    r = run(c.dlc, "compile", DIGITS, "-o", os.path.join(c.work, "rep"), "--report",
             "--report-json", rj, "--report-memory", svg)
     check(r.returncode == 0 and "arena bytes:" in r.stdout and "lower bound bytes:" in r.stdout
           and "elided concats:" in r.stdout, "--report prints the figures (%r)" % r.stdout)
@@ -627,40 +713,58 @@ def main():
         check(len(rects) > 5, "--report-memory writes an SVG with one rectangle per buffer")
     except (ET.ParseError, FileNotFoundError) as e:
         check(False, "--report-memory writes valid SVG (%s)" % e)
-    r = run(dlc, "compile", digits, "-o", os.path.join(work, "rep2"), "--no-reuse",
+
+
+@SUITE.case("no_reuse")
+def _(c):
+    rj = os.path.join(c.work, "report.json")
+    r = run(c.dlc, "compile", DIGITS, "-o", os.path.join(c.work, "rep2"), "--no-reuse",
             "--report-json", rj)
     plain = json.load(open(rj)) if r.returncode == 0 else {}
     check(plain.get("arena_bytes") == plain.get("no_reuse_bytes") and
           plain.get("inplace_ops") == 0, "--no-reuse gives every value its own memory")
 
-    # dlc run against the ONNX reference outputs (two inputs, one output).
-    test_dir = os.path.join(NODE_DATA, "test_conv_with_strides_padding", "test_data_set_0")
-    inputs = []
-    for i in range(2):
-        t = onnx.TensorProto()
-        t.ParseFromString(open(os.path.join(test_dir, "input_%d.pb" % i), "rb").read())
-        inputs.append(os.path.join(work, "in%d.npy" % i))
-        np.save(inputs[-1], numpy_helper.to_array(t))
-    expected = onnx.TensorProto()
-    expected.ParseFromString(open(os.path.join(test_dir, "output_0.pb"), "rb").read())
-    env = dict(os.environ, DLC_CACHE_DIR=os.path.join(work, "cache"))
-    r = subprocess.run([dlc, "run", good] + inputs + ["-o", os.path.join(work, "run_out")],
-                       capture_output=True, text=True, env=env)
+
+@SUITE.case("run_reference")
+def _(c):
+    """dlc run against the ONNX reference outputs (two inputs, one output)."""
+    r = subprocess.run([c.dlc, "run", GOOD] + c.inputs + ["-o", os.path.join(c.work, "run_out")],
+                       capture_output=True, text=True, env=c.env)
     check(r.returncode == 0, "dlc run succeeds (%s)" % r.stderr.strip())
-    out = os.path.join(work, "run_out", "y.npy")
-    check(os.path.exists(out) and
-          np.allclose(np.load(out), numpy_helper.to_array(expected), rtol=1e-4, atol=1e-5),
+    out = os.path.join(c.work, "run_out", "y.npy")
+    check(os.path.exists(out) and np.allclose(np.load(out), c.expected, rtol=1e-4, atol=1e-5),
           "dlc run output matches the ONNX reference")
-    r = subprocess.run([dlc, "run", good, inputs[0], "-o", os.path.join(work, "run_out2")],
-                       capture_output=True, text=True, env=env)
+
+
+@SUITE.case("run_bad_inputs")
+def _(c):
+    inputs = c.inputs
+    r = subprocess.run([c.dlc, "run", GOOD, inputs[0], "-o", os.path.join(c.work, "run_out2")],
+                       capture_output=True, text=True, env=c.env)
     check(r.returncode != 0 and "takes 2 inputs" in r.stderr, "dlc run: wrong input count")
-    r = subprocess.run([dlc, "run", good, inputs[1], inputs[0], "-o",
-                        os.path.join(work, "run_out3")], capture_output=True, text=True, env=env)
+    r = subprocess.run([c.dlc, "run", GOOD, inputs[1], inputs[0], "-o",
+                        os.path.join(c.work, "run_out3")], capture_output=True, text=True,
+                       env=c.env)
     check(r.returncode != 0 and "invalid argument" in r.stderr, "dlc run: wrong input shapes")
-    check_cache_sharing(dlc, work, good, inputs, numpy_helper.to_array(expected))
-    check_failed_staticlib(dlc, work, good)
-    check_cpu_and_threads(dlc, work, good, inputs, numpy_helper.to_array(expected), env)
-    check_targets(dlc, work, good)
+
+
+SUITE.add("cache_sharing",
+          lambda c: check_cache_sharing(c.dlc, c.work, GOOD, c.inputs, c.expected))
+SUITE.add("failed_staticlib", lambda c: check_failed_staticlib(c.dlc, c.work, GOOD))
+SUITE.add("cpu_and_threads",
+          lambda c: check_cpu_and_threads(c.dlc, c.work, GOOD, c.inputs, c.expected, c.env))
+SUITE.add("targets", lambda c: check_targets(c.dlc, c.work, GOOD))
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--dlc", help="the dlc to test (required unless --list)")
+    p.add_argument("--work", help="a scratch folder (required unless --list)")
+    args = SUITE.parse_args(p, required=["--dlc", "--work"])
+    dlc, work = args.dlc, os.path.abspath(args.work)
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    SUITE.run(args, Context(dlc, work))
 
     print("%d passed, %d failed" % (len(passes), len(failures)))
     return 1 if failures else 0

@@ -21,6 +21,9 @@ and at run time for input indices, and SequenceMap bodies that do not fit their 
 Four models must work (run and compared with numpy): weights in external data in the model's
 folder and in a subfolder, Slices with steps beyond int32, and a Gather whose valid negative
 index is honoured.
+
+`--list` names the cases, `-k PATTERN` runs only those whose name the regular expression
+PATTERN matches (tests/testlib/cases.py).
 """
 import argparse
 import os
@@ -32,6 +35,9 @@ import sys
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "testlib"))
+from cases import Cases  # noqa: E402  (tests/testlib/cases.py)
 
 F, I64 = TensorProto.FLOAT, TensorProto.INT64
 TIMEOUT = 60  # seconds, every compile and inspect
@@ -442,34 +448,55 @@ def check_gather_runtime(dlc, work):
     expect_same(dlc, work, "gather_runtime_negative", path, [idx], np.take(data, idx, axis=0))
 
 
+# ---- the selectable cases: one per bad model, one per model that must work -----------------
+
+SUITE = Cases()
+
+
+def error_case(name, build, must_contain):
+    def case(c):
+        folder = os.path.join(c.work, name)
+        os.makedirs(folder)
+        path = save(build(folder), os.path.join(folder, name + ".onnx"))
+        expect_error(c.dlc, c.work, name, path, must_contain)
+    SUITE.add(name, case)
+
+
+def working_case(name, build):
+    def case(c):
+        folder = os.path.join(c.work, name)
+        m, reference = build(folder)
+        expect_same(c.dlc, c.work, name, save(m, os.path.join(folder, name + ".onnx")), [c.x],
+                    reference(c.x))
+    SUITE.add(name, case)
+
+
+for _name, _build, _must_contain in CASES:
+    error_case(_name, _build, _must_contain)
+working_case("external_data_ok", mlp_external)
+working_case("external_data_subdir", subdir_external)
+working_case("slice_huge_steps", slice_huge_steps)
+SUITE.add("gather_runtime", lambda c: check_gather_runtime(c.dlc, c.work))
+
+
+class Context:
+    def __init__(self, dlc, work):
+        self.dlc, self.work = dlc, work
+        # The input of every model that must work (but the Gather).
+        self.x = np.random.default_rng(0).standard_normal((2, 4)).astype(np.float32)
+
+
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("--dlc", required=True)
-    p.add_argument("--work", required=True)
-    args = p.parse_args()
+    p.add_argument("--dlc", help="the dlc to test (required unless --list)")
+    p.add_argument("--work", help="a scratch folder (required unless --list)")
+    args = SUITE.parse_args(p, required=["--dlc", "--work"])
     dlc, work = os.path.abspath(args.dlc), os.path.abspath(args.work)
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
     # One level above every case's folder: the target of the escaping external-data paths.
     write_bytes(os.path.join(work, "outside.bin"), bytes(1024))
-
-    paths = {}
-    for name, build, _ in CASES:
-        folder = os.path.join(work, name)
-        os.makedirs(folder)
-        paths[name] = save(build(folder), os.path.join(folder, name + ".onnx"))
-    for name, build, must_contain in CASES:
-        expect_error(dlc, work, name, paths[name], must_contain)
-
-    x = np.random.default_rng(0).standard_normal((2, 4)).astype(np.float32)
-    for name, build in [("external_data_ok", mlp_external),
-                        ("external_data_subdir", subdir_external),
-                        ("slice_huge_steps", slice_huge_steps)]:
-        folder = os.path.join(work, name)
-        m, reference = build(folder)
-        expect_same(dlc, work, name, save(m, os.path.join(folder, name + ".onnx")), [x],
-                    reference(x))
-    check_gather_runtime(dlc, work)
+    SUITE.run(args, Context(dlc, work))
 
     if crashes:
         print("crashes: " + ", ".join(crashes))

@@ -5,8 +5,12 @@ Each model is built here with onnx.helper, run through `dlc run` three ways (pla
 reuse, --no-reuse, and -DDLC_CHECK_MEMORY which poisons dead memory), and must give
 bit-identical outputs in all three, matching an independent numpy reference. The memory report
 must show that the plan really shares memory (in-place ops, elided concats), so the test
-exercises what it claims to."""
+exercises what it claims to.
+
+`--list` names the cases, `-k PATTERN` runs only those whose name the regular expression
+PATTERN matches (tests/testlib/cases.py)."""
 import argparse
+import functools
 import json
 import os
 import shutil
@@ -15,6 +19,9 @@ import sys
 
 import numpy as np
 from onnx import TensorProto, helper, numpy_helper
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "testlib"))
+from cases import Cases  # noqa: E402  (tests/testlib/cases.py)
 
 OPSET = [helper.make_opsetid("", 13)]
 failures, passes = [], []
@@ -125,56 +132,71 @@ def run_dlc(dlc, model, inputs, work, mode):
     return out, ""
 
 
+def check_model(dlc, root, name, model, inputs, expected, minimum):
+    """Compiles `model` (its memory report must show `minimum`) and runs it three ways."""
+    work = os.path.abspath(os.path.join(root, name))
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    model_path = os.path.join(work, "model.onnx")
+    with open(model_path, "wb") as f:
+        f.write(model.SerializeToString())
+    input_paths = []
+    for i, x in enumerate(inputs):
+        input_paths.append(os.path.join(work, "input_%d.npy" % i))
+        np.save(input_paths[-1], x)
+
+    report_path = os.path.join(work, "report.json")
+    r = subprocess.run([dlc, "compile", model_path, "-o", os.path.join(work, "gen"),
+                        "--report-json", report_path], capture_output=True, text=True)
+    check(r.returncode == 0, "%s: compiles (%s)" % (name, r.stderr.strip()))
+    if r.returncode == 0:
+        report = json.load(open(report_path))
+        for key, at_least in minimum.items():
+            check(report[key] >= at_least, "%s: plan has %s >= %d (got %d)"
+                  % (name, key, at_least, report[key]))
+        check(report["arena_bytes"] < report["no_reuse_bytes"],
+              "%s: reuse saves memory (%d < %d)"
+              % (name, report["arena_bytes"], report["no_reuse_bytes"]))
+
+    results = {}
+    for mode in ("reuse", "no-reuse", "checked"):
+        out, err = run_dlc(dlc, model_path, input_paths, work, mode)
+        check(out is not None, "%s: dlc run (%s) %s" % (name, mode, err.strip()))
+        if out:
+            results[mode] = [np.load(os.path.join(out, o.name + ".npy"))
+                             for o in model.graph.output]
+    if len(results) != 3:
+        return
+    for mode in ("no-reuse", "checked"):
+        same = all(np.array_equal(a, b, equal_nan=False)
+                   for a, b in zip(results["reuse"], results[mode]))
+        check(same, "%s: outputs bit-identical with reuse and %s" % (name, mode))
+    for i, (got, want) in enumerate(zip(results["reuse"], expected)):
+        check(np.allclose(got, want, rtol=1e-5, atol=1e-6),
+              "%s: output %d matches numpy (max diff %.3g)"
+              % (name, i, float(np.max(np.abs(got - want)))))
+
+
+# The models draw from one generator in turn: every case builds its model (its setup, which
+# draws) and only the selected ones are checked, so each sees the data of a full run.
+SUITE = Cases(replay_setup=True)
+for _build in (two_branch_views, concat_merge, view_read_later):
+    SUITE.add(_build.__name__, lambda c, build=_build: functools.partial(
+        check_model, c.dlc, c.work, build.__name__, *build(c.rng)))
+
+
+class Context:
+    def __init__(self, dlc, work):
+        self.dlc, self.work = dlc, work
+        self.rng = np.random.default_rng(7)
+
+
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("--dlc", required=True)
-    p.add_argument("--work", required=True)
-    args = p.parse_args()
-    rng = np.random.default_rng(7)
-    for build in (two_branch_views, concat_merge, view_read_later):
-        name = build.__name__
-        model, inputs, expected, minimum = build(rng)
-        work = os.path.abspath(os.path.join(args.work, name))
-        shutil.rmtree(work, ignore_errors=True)
-        os.makedirs(work)
-        model_path = os.path.join(work, "model.onnx")
-        with open(model_path, "wb") as f:
-            f.write(model.SerializeToString())
-        input_paths = []
-        for i, x in enumerate(inputs):
-            input_paths.append(os.path.join(work, "input_%d.npy" % i))
-            np.save(input_paths[-1], x)
-
-        report_path = os.path.join(work, "report.json")
-        r = subprocess.run([args.dlc, "compile", model_path, "-o", os.path.join(work, "gen"),
-                            "--report-json", report_path], capture_output=True, text=True)
-        check(r.returncode == 0, "%s: compiles (%s)" % (name, r.stderr.strip()))
-        if r.returncode == 0:
-            report = json.load(open(report_path))
-            for key, at_least in minimum.items():
-                check(report[key] >= at_least, "%s: plan has %s >= %d (got %d)"
-                      % (name, key, at_least, report[key]))
-            check(report["arena_bytes"] < report["no_reuse_bytes"],
-                  "%s: reuse saves memory (%d < %d)"
-                  % (name, report["arena_bytes"], report["no_reuse_bytes"]))
-
-        results = {}
-        for mode in ("reuse", "no-reuse", "checked"):
-            out, err = run_dlc(args.dlc, model_path, input_paths, work, mode)
-            check(out is not None, "%s: dlc run (%s) %s" % (name, mode, err.strip()))
-            if out:
-                results[mode] = [np.load(os.path.join(out, o.name + ".npy"))
-                                 for o in model.graph.output]
-        if len(results) != 3:
-            continue
-        for mode in ("no-reuse", "checked"):
-            same = all(np.array_equal(a, b, equal_nan=False)
-                       for a, b in zip(results["reuse"], results[mode]))
-            check(same, "%s: outputs bit-identical with reuse and %s" % (name, mode))
-        for i, (got, want) in enumerate(zip(results["reuse"], expected)):
-            check(np.allclose(got, want, rtol=1e-5, atol=1e-6),
-                  "%s: output %d matches numpy (max diff %.3g)"
-                  % (name, i, float(np.max(np.abs(got - want)))))
+    p.add_argument("--dlc", help="the dlc to test (required unless --list)")
+    p.add_argument("--work", help="a scratch folder (required unless --list)")
+    args = SUITE.parse_args(p, required=["--dlc", "--work"])
+    SUITE.run(args, Context(args.dlc, args.work))
     print("%d passed, %d failed" % (len(passes), len(failures)))
     return 1 if failures else 0
 

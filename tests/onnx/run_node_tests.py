@@ -26,6 +26,10 @@ folder a GPU machine without dlc or the ONNX test data can take); there, --from-
 the harness with nvcc against CUDA, cuBLAS and cuDNN, runs it on the GPU and compares with the
 same list (--skip-without-gpu: exit 77 when there is none).
 
+With --skip-same-as DIR, a test whose model and first data set are byte for byte those of a test
+in DIR is left out: another run covers it (onnx 1.23.2's node tests hold 445 of Debian's
+unchanged, which the Debian suite's run with the same options already checks).
+
 With --sanitize address,undefined the harness (generated code, runtime, harness) is compiled and
 linked with -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer and
 run with leak detection on; any sanitizer report, or any other crash of the harness, fails the
@@ -39,6 +43,7 @@ checked against the same reference outputs.
 import argparse
 import collections
 import concurrent.futures
+import hashlib
 import json
 import os
 import re
@@ -73,6 +78,8 @@ def parse_args():
     p.add_argument("--batch", type=int, default=40,
                    help="generated models per translation unit")
     p.add_argument("--filter", default="", help="regex on test names")
+    p.add_argument("--skip-same-as", metavar="DIR",
+                   help="leave out tests byte-identical to one in this suite folder")
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     p.add_argument("--cxx", default=os.environ.get("CXX", "c++"))
     p.add_argument("--check-memory", action="store_true",
@@ -97,6 +104,8 @@ def parse_args():
         p.error("--dlc and --data are needed (except with --from-pack)")
     if args.pack and not args.cuda_emulate:
         p.error("--pack goes with --cuda-emulate")
+    if args.skip_same_as and args.update_expected:
+        p.error("--update-expected rewrites the whole suite's list: drop --skip-same-as")
     # A CUDA run's own list, expected/<suite>-cuda.txt, exists only while the CUDA target
     # fails tests the CPU target passes; otherwise it reads the CPU's list.
     args.cpu_expected_failures = os.path.join(here, "expected", args.suite + ".txt")
@@ -252,11 +261,32 @@ def frozen_variant(model, test_dir, shape_inputs):
     return frozen, kept
 
 
-def select_tests(data_dir, name_filter, work):
-    selected = []
+def test_digest(test_dir):
+    """A hash of the test's model and first data set (names and bytes)."""
+    digest = hashlib.sha256()
+    with open(os.path.join(test_dir, "model.onnx"), "rb") as f:
+        digest.update(f.read())
+    data = os.path.join(test_dir, "test_data_set_0")
+    for name in sorted(os.listdir(data)):
+        with open(os.path.join(data, name), "rb") as f:
+            digest.update(name.encode() + b"\0" + f.read())
+    return digest.hexdigest()
+
+
+def suite_digests(data_dir):
+    return {test_digest(os.path.join(data_dir, name)) for name in os.listdir(data_dir)
+            if os.path.exists(os.path.join(data_dir, name, "model.onnx"))}
+
+
+def select_tests(data_dir, name_filter, work, skip_digests=frozenset()):
+    """The tests to run, and how many were left out as byte-identical to another suite's."""
+    selected, skipped = [], 0
     for name in sorted(os.listdir(data_dir)):
         model_path = os.path.join(data_dir, name, "model.onnx")
         if not os.path.exists(model_path) or not re.search(name_filter, name):
+            continue
+        if skip_digests and test_digest(os.path.join(data_dir, name)) in skip_digests:
+            skipped += 1
             continue
         model = onnx.load(model_path)
         ops = sorted({n.op_type for n in model.graph.node}) or ["(no node)"]
@@ -276,7 +306,7 @@ def select_tests(data_dir, name_filter, work):
             path = os.path.join(work, name + "_frozen", "model.onnx")
             onnx.save(frozen, path)
             selected.append(Test(name + "_frozen", source, ops, path, kept))
-    return selected
+    return selected, skipped
 
 
 def is_ml_dtype(array):
@@ -504,11 +534,11 @@ def write_build(work, names, runtime_dir, here, cxx, check_memory, sanitize, bat
     san = sanitizer_flags(sanitize)
     if san:
         flags += " " + san
-    sources = [os.path.join(runtime_dir, f) for f in sorted(os.listdir(runtime_dir))
+    runtime = [os.path.join(runtime_dir, f) for f in sorted(os.listdir(runtime_dir))
                if f.endswith(".cpp")]
-    sources += [os.path.join(here, "harness.cpp"), os.path.join(work, "registry.cpp")]
     if cuda:
-        sources.append(os.path.join(runtime_dir, "cuda", "dlc_cuda.cpp"))
+        runtime.append(os.path.join(runtime_dir, "cuda", "dlc_cuda.cpp"))
+    sources = [os.path.join(here, "harness.cpp"), os.path.join(work, "registry.cpp")]
     # Generated models keep their internals in their own namespace, so a few dozen share one
     # translation unit: the runtime headers and the standard library are parsed once per batch.
     for b in range(0, len(names), batch):
@@ -521,12 +551,26 @@ def write_build(work, names, runtime_dir, here, cxx, check_memory, sanitize, bat
     ninja = ["cxx = %s" % cxx, "flags = %s" % flags, "ldflags = %s" % san, "libs = %s" % libs,
              "rule cc\n  command = $cxx $flags -MMD -MF $out.d -c $in -o $out\n"
              "  depfile = $out.d\n  deps = gcc",
+             # Suites running at once may build the same cached object: each writes its own
+             # file and renames it into place.
+             "rule cached_cc\n  command = $cxx $flags -c $in -o $out.tmp$$$$ && "
+             "mv -f $out.tmp$$$$ $out",
              "rule link\n  command = $cxx $ldflags $in -o $out $libs -lm -pthread"]
     if nvcc:
         ninja.append("rule nvcc\n  command = %s -std=c++17 -O1 -arch=%s -x cu -I%s -I%s "
                      "-Xcompiler -Wall,-Wextra,-Werror -Werror all-warnings -c $in -o $out"
                      % (nvcc, cuda_arch, runtime_dir, os.path.join(runtime_dir, "cuda")))
+    # The runtime's objects are the same for every suite built with the same compiler and
+    # flags: one cache beside the suites' work folders, keyed by those and the runtime's text.
     objects = []
+    cache = os.path.join(os.path.dirname(work), "runtime-objects", runtime_key(cxx, flags,
+                                                                               runtime_dir))
+    os.makedirs(cache, exist_ok=True)
+    for s in runtime:
+        obj = os.path.join(cache, os.path.basename(s)[:-4] + ".o")
+        objects.append(obj)
+        if not os.path.exists(obj):
+            ninja.append("build %s: cached_cc %s" % (obj, s))
     for i, s in enumerate(sources):
         obj = "obj/%d_%s.o" % (i, os.path.basename(s)[:-4])
         batch_source = os.path.basename(s).startswith("batch_")
@@ -540,6 +584,21 @@ def write_build(work, names, runtime_dir, here, cxx, check_memory, sanitize, bat
     ninja.append("build harness: link %s" % " ".join(objects))
     with open(os.path.join(work, "build.ninja"), "w") as f:
         f.write("\n".join(ninja) + "\n")
+
+
+def runtime_key(cxx, flags, runtime_dir):
+    """What the runtime's objects depend on: the compiler (its version too), the flags and
+    every runtime source and header."""
+    digest = hashlib.sha256((cxx + "\0" + flags + "\0").encode())
+    version = subprocess.run([cxx, "--version"], capture_output=True, text=True).stdout
+    digest.update(version.encode())
+    for folder in (runtime_dir, os.path.join(runtime_dir, "cuda")):
+        for name in sorted(os.listdir(folder)):
+            path = os.path.join(folder, name)
+            if os.path.isfile(path):
+                with open(path, "rb") as f:
+                    digest.update(name.encode() + b"\0" + f.read())
+    return digest.hexdigest()[:16]
 
 
 def cuda_helpers(*names):
@@ -669,10 +728,15 @@ def main():
             print("SKIPPED: no GPU here")
             return 77
         tests, results = unpack(args.from_pack, work)
+        skipped = 0
     else:
-        tests = select_tests(args.data, args.filter, work)
+        tests, skipped = select_tests(args.data, args.filter, work,
+                                      suite_digests(args.skip_same_as) if args.skip_same_as
+                                      else frozenset())
     print("suite %s: %d tests (%d of them frozen variants)"
           % (args.suite, len(tests), sum(t.frozen is not None for t in tests)))
+    if skipped:
+        print("%d tests left out: byte-identical to tests of %s" % (skipped, args.skip_same_as))
 
     if not args.from_pack:
         results = {}

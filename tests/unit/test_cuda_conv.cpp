@@ -14,7 +14,7 @@
 
 using namespace dlc::rt;
 
-TEST_CASE("cuDNN takes a convolution iff its padding gives dlc's output size; its result is "
+TEST_CASE("cuDNN takes a convolution iff its padding gives dlc's output size, and its result is "
           "the CPU convolution's",
           "[cuda][conv]") {
   std::mt19937 rng(1201);

@@ -9,6 +9,7 @@
 #include "mlir/IR/OwningOpRef.h"
 #include "mlir/IR/Verifier.h"
 #include "onnx/onnx_pb.h"
+#include "llvm/Support/FileSystem.h"
 
 #include <catch2/catch.hpp>
 
@@ -66,10 +67,13 @@ onnx::ModelProto makeModel(int opset = 13) {
   return m;
 }
 
+// A fresh file per call: ctest runs each case in its own process, several at once.
 std::string writeTemp(const std::string &bytes, const std::string &suffix) {
-  std::string path = "/tmp/dlc_unit_" + std::to_string(std::rand()) + suffix;
-  std::ofstream(path, std::ios::binary) << bytes;
-  return path;
+  llvm::SmallString<128> path;
+  if (llvm::sys::fs::createTemporaryFile("dlc_unit", suffix.substr(1), path))
+    return "";
+  std::ofstream(std::string(path), std::ios::binary) << bytes;
+  return std::string(path);
 }
 
 struct Imported {

@@ -92,7 +92,7 @@ TEST_CASE("float8: every code decodes to its definition and encodes back", "[cas
   }
 }
 
-TEST_CASE("float8: floats round to the nearest value, ties to even; overflow per saturate",
+TEST_CASE("float8: floats round to the nearest value, ties to even, overflow per saturate",
           "[cast][float8]") {
   std::mt19937 rng(817);
   for (const Format &f : kFormats) {

@@ -141,7 +141,7 @@ TEST_CASE("reductions over arbitrary axis sets", "[reduce]") {
   }
 }
 
-TEST_CASE("max reduction propagates NaN; empty mean is NaN", "[reduce]") {
+TEST_CASE("max reduction propagates NaN, empty mean is NaN", "[reduce]") {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   std::vector<float> x = {1, 2, 3, 4, 5, 6, 7, 8, nan, 10, 11, 12, 13, 14, 15, 16, 17, 18};
   Shape shape = {18}, strides = {0};
@@ -359,7 +359,7 @@ TEST_CASE("cumsum: inclusive, exclusive, reverse, in place", "[reduce]") {
   CHECK(f == std::vector<float>{0.5f, 2.0f, 4.0f});
 }
 
-TEST_CASE("gatherElements picks along an axis; bad indices write nothing", "[data]") {
+TEST_CASE("gatherElements picks along an axis, bad indices write nothing", "[data]") {
   // data [2, 3]; indices [2, 2] along axis 1, with a negative index.
   std::vector<int32_t> data = {1, 2, 3, 4, 5, 6};
   std::vector<int64_t> idx = {2, 0, -1, 1};

@@ -289,7 +289,7 @@ TEST_CASE("NLL loss and its gradient", "[grad][nll]") {
   requireEqual(dlogp, expected);
 }
 
-TEST_CASE("NLL loss refuses labels outside [0, classes) and writes nothing", "[grad][nll]") {
+TEST_CASE("NLL loss refuses labels outside 0..classes-1 and writes nothing", "[grad][nll]") {
   const float logp[6] = {-1, -2, -3, -4, -5, -6}; // [2, 3], inner 1
   for (int64_t bad : {int64_t(-1), int64_t(3), INT64_MAX, INT64_MIN}) {
     const int64_t labels[2] = {1, bad};

@@ -320,7 +320,7 @@ double cofactorDet(const std::vector<double> &a, int64_t m) {
 }
 } // namespace
 
-TEST_CASE("detF32 matches cofactor expansion; singular and permuted matrices", "[linalg]") {
+TEST_CASE("detF32 matches cofactor expansion, singular and permuted matrices", "[linalg]") {
   std::mt19937 rng(21);
   for (int64_t m = 0; m <= 6; ++m) {
     INFO("m " << m);

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <unistd.h>
 #include <fstream>
 #include <iterator>
 #include <random>
@@ -22,7 +23,10 @@ using namespace dlc::rt;
 namespace {
 
 std::string tempPath(const std::string &name) {
-  return (std::filesystem::temp_directory_path() / ("dlc_test_runtime_" + name)).string();
+  // The process id keeps cases of concurrent runs (ctest -j) apart.
+  return (std::filesystem::temp_directory_path() /
+          ("dlc_test_runtime_" + std::to_string(::getpid()) + "_" + name))
+      .string();
 }
 
 void writeFile(const std::string &path, const std::string &bytes) {
