@@ -27,6 +27,13 @@ public:
 };
 template <typename ConcreteType>
 class StateUpdateTrait : public mlir::OpTrait::TraitBase<ConcreteType, StateUpdateTrait> {};
+// The kind-chosen op families (DlcOps.td).
+template <typename ConcreteType>
+class UnaryKindOp : public mlir::OpTrait::TraitBase<ConcreteType, UnaryKindOp> {};
+template <typename ConcreteType>
+class BinaryKindOp : public mlir::OpTrait::TraitBase<ConcreteType, BinaryKindOp> {};
+template <typename ConcreteType>
+class ReduceKindOp : public mlir::OpTrait::TraitBase<ConcreteType, ReduceKindOp> {};
 } // namespace dlc
 
 #include "dialects/DlcInterfaces.h.inc"
@@ -116,6 +123,8 @@ std::string fusedStepText(llvm::StringRef kind, llvm::ArrayRef<int64_t> slots,
                           llvm::ArrayRef<float> params);
 // Whether `kind` names a float op of the runtime's UnaryKind or BinaryKind (arity 1 or 2).
 bool isFusedUnaryKind(llvm::StringRef kind);
+// The runtime's unary kind of that name (DLC_UNARY_KINDS), or nothing.
+std::optional<rt::UnaryKind> unaryKindNamed(llvm::StringRef name);
 bool isFusedBinaryKind(llvm::StringRef kind);
 void registerGradients(mlir::DialectRegistry &registry);
 // The elements as dense little-endian bytes, bools one byte each (dlc's memory layout).

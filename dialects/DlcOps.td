@@ -22,6 +22,12 @@ class Dlc_TensorOp<string mnemonic, list<Trait> traits = []>
 // A view: the result may alias operand 0's storage (same bytes, new shape).
 def Dlc_ViewOpTrait : NativeOpTrait<"ViewOpTrait"> { let cppNamespace = "::dlc"; }
 
+// The op families whose kernel is chosen by the op's kind (Dlc_KindOp): codegen registers one
+// emitter for each family's every op, found by these traits in the dialect's op list.
+def Dlc_UnaryKindOp : NativeOpTrait<"UnaryKindOp"> { let cppNamespace = "::dlc"; }
+def Dlc_BinaryKindOp : NativeOpTrait<"BinaryKindOp"> { let cppNamespace = "::dlc"; }
+def Dlc_ReduceKindOp : NativeOpTrait<"ReduceKindOp"> { let cppNamespace = "::dlc"; }
+
 // Verifies equal types without making ODS infer the result type (results stay explicit).
 def Dlc_SameType : NativeOpTrait<"SameOperandsAndResultType">;
 def Dlc_SameElementType : NativeOpTrait<"SameOperandsAndResultElementType">;
@@ -47,7 +53,7 @@ class Dlc_KindOp<string mnemonic, string kind, list<Trait> traits = []>
     : Dlc_TensorOp<mnemonic, !listconcat(
           [Dlc_KernelKindInterface], traits)> {
   let extraClassDeclaration = [{
-    ::llvm::StringRef getKernelKind() { return "}] # kind # [{"; }
+    static ::llvm::StringRef getKernelKind() { return "}] # kind # [{"; }
   }];
 }
 
@@ -56,7 +62,8 @@ class Dlc_KindOp<string mnemonic, string kind, list<Trait> traits = []>
 //===----------------------------------------------------------------------------------------===//
 
 class Dlc_UnaryOp<string mnemonic, string kind>
-    : Dlc_KindOp<mnemonic, kind, [Elementwise, Dlc_SameType, Dlc_InPlaceInterface]> {
+    : Dlc_KindOp<mnemonic, kind,
+                 [Elementwise, Dlc_SameType, Dlc_InPlaceInterface, Dlc_UnaryKindOp]> {
   let summary = "elementwise " # mnemonic;
   let arguments = (ins Dlc_FloatTensor:$input);
   let results = (outs Dlc_FloatTensor:$output);
@@ -119,7 +126,7 @@ def Dlc_LeakyReluOp : Dlc_TensorOp<"leaky_relu",
 
 // Numpy-style broadcasting; the verifier checks that the result type is the broadcast shape.
 class Dlc_BinaryOp<string mnemonic, string kind>
-    : Dlc_KindOp<mnemonic, kind, [Dlc_InPlaceInterface]> {
+    : Dlc_KindOp<mnemonic, kind, [Dlc_InPlaceInterface, Dlc_BinaryKindOp]> {
   let summary = "elementwise " # mnemonic # " with broadcasting";
   let arguments = (ins Dlc_AnyTensor:$lhs, Dlc_AnyTensor:$rhs);
   let results = (outs Dlc_AnyTensor:$output);
@@ -161,7 +168,8 @@ def Dlc_FusedElementwiseOp : Dlc_TensorOp<"fused_elementwise", [Dlc_InPlaceInter
   let hasVerifier = 1;
 }
 
-class Dlc_CompareOp<string mnemonic, string kind> : Dlc_KindOp<mnemonic, kind> {
+class Dlc_CompareOp<string mnemonic, string kind>
+    : Dlc_KindOp<mnemonic, kind, [Dlc_BinaryKindOp]> {
   let summary = "elementwise " # mnemonic # " with broadcasting, a bool result";
   let arguments = (ins Dlc_AnyTensor:$lhs, Dlc_AnyTensor:$rhs);
   let results = (outs Dlc_BoolTensor:$output);
@@ -294,7 +302,8 @@ def Dlc_SoftmaxOp : Dlc_TensorOp<"softmax", [Dlc_SameType]> {
   let hasVerifier = 1;
 }
 
-class Dlc_ReduceOp<string mnemonic, string kind> : Dlc_KindOp<mnemonic, kind> {
+class Dlc_ReduceOp<string mnemonic, string kind>
+    : Dlc_KindOp<mnemonic, kind, [Dlc_ReduceKindOp]> {
   let summary = "reduction over sorted non-negative `axes`; the result type says keepdims";
   let arguments = (ins Dlc_FloatTensor:$input, DenseI64ArrayAttr:$axes);
   let results = (outs Dlc_FloatTensor:$output);

@@ -10,14 +10,14 @@ using namespace mlir;
 
 namespace dlc {
 
-namespace {
-
 std::optional<rt::UnaryKind> unaryKindNamed(StringRef name) {
-#define DLC_UNARY_CASE(kind) .Case(#kind, rt::UnaryKind::kind)
+#define DLC_UNARY_CASE(kind, gradFrom) .Case(#kind, rt::UnaryKind::kind)
   return llvm::StringSwitch<std::optional<rt::UnaryKind>>(name) DLC_UNARY_KINDS(DLC_UNARY_CASE)
       .Default(std::nullopt);
 #undef DLC_UNARY_CASE
 }
+
+namespace {
 
 // Only the kinds defined on floats: the bitwise ops and shifts are integer-only.
 std::optional<rt::BinaryKind> floatBinaryKindNamed(StringRef name) {

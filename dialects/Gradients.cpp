@@ -7,7 +7,6 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectRegistry.h"
-#include "llvm/ADT/StringMap.h"
 
 using namespace mlir;
 
@@ -88,39 +87,18 @@ Value transposeMatrices(GradientContext &g, Value v) {
 // One gradient per op (or op family)
 //===----------------------------------------------------------------------------------------===//
 
-// Unary ops: which runtime gradient kind, and whether it reads the forward output (so the
-// forward op can still run in place) or the forward input.
-struct UnaryGradient {
-  const char *kind;
-  bool fromOutput;
-};
-const llvm::StringMap<UnaryGradient> &unaryGradients() {
-  static const llvm::StringMap<UnaryGradient> table = {
-      {"dlc.relu", {"Relu", true}},         {"dlc.sigmoid", {"Sigmoid", true}},
-      {"dlc.tanh", {"Tanh", true}},         {"dlc.exp", {"Exp", true}},
-      {"dlc.sqrt", {"Sqrt", true}},         {"dlc.reciprocal", {"Reciprocal", true}},
-      {"dlc.log", {"Log", false}},          {"dlc.abs", {"Abs", false}},
-      {"dlc.erf", {"Erf", false}},          {"dlc.softplus", {"Softplus", false}},
-      {"dlc.sin", {"Sin", false}},          {"dlc.cos", {"Cos", false}},
-      {"dlc.tan", {"Tan", true}},           {"dlc.asin", {"Asin", false}},
-      {"dlc.acos", {"Acos", false}},        {"dlc.atan", {"Atan", false}},
-      {"dlc.sinh", {"Sinh", false}},        {"dlc.cosh", {"Cosh", false}},
-      {"dlc.asinh", {"Asinh", false}},      {"dlc.acosh", {"Acosh", false}},
-      {"dlc.atanh", {"Atanh", false}},      {"dlc.softsign", {"Softsign", false}},
-      {"dlc.hard_swish", {"HardSwish", false}},
-  };
-  return table;
-}
-
 LogicalResult unaryGradient(Operation *op, GradientContext &g) {
   if (isa<NegOp>(op)) {
     g.set(0, [&] { return g.create<NegOp>(g.grad.getType(), g.grad); });
     return success();
   }
-  const UnaryGradient &u = unaryGradients().find(op->getName().getStringRef())->second;
-  Value saved = u.fromOutput ? op->getResult(0) : op->getOperand(0);
+  // Attached only to the unary kinds with a gradient kernel (registerGradients). Reading the
+  // forward output where the kind allows lets the forward op still run in place.
+  StringRef kind = cast<KernelKindInterface>(op).getKernelKind();
+  bool fromOutput = rt::scalar::unaryGradFrom(*unaryKindNamed(kind)) == rt::GradFrom::Output;
+  Value saved = fromOutput ? op->getResult(0) : op->getOperand(0);
   g.set(0, [&] {
-    return g.create<UnaryGradOp>(g.grad.getType(), g.grad, saved, g.b.getStringAttr(u.kind));
+    return g.create<UnaryGradOp>(g.grad.getType(), g.grad, saved, g.b.getStringAttr(kind));
   });
   return success();
 }
@@ -574,13 +552,29 @@ template <typename... Ops> void attach(MLIRContext *ctx) {
   (Ops::template attachInterface<Model<Ops>>(*ctx), ...);
 }
 
+// Every unary-kind op (the dialect's op list) whose kind has a gradient kernel, and Neg, whose
+// gradient is a Neg: a new unary kind's record (runtime/scalar_ops.h) says whether it has one.
+template <typename Op> void attachIfDifferentiableUnary(MLIRContext *ctx) {
+  if constexpr (Op::template hasTrait<UnaryKindOp>()) {
+    std::optional<rt::UnaryKind> kind = unaryKindNamed(Op::getKernelKind());
+    if (std::is_same_v<Op, NegOp> ||
+        (kind && rt::scalar::unaryGradFrom(*kind) != rt::GradFrom::None))
+      Op::template attachInterface<Model<Op>>(*ctx);
+  }
+}
+template <typename... Ops> void attachDifferentiableUnaries(MLIRContext *ctx) {
+  (attachIfDifferentiableUnary<Ops>(ctx), ...);
+}
+
 } // namespace
 
 void registerGradients(DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *ctx, DlcDialect *) {
-    attach<ReluOp, SigmoidOp, TanhOp, ExpOp, LogOp, SqrtOp, NegOp, AbsOp, ErfOp, ReciprocalOp,
-           SoftplusOp, SinOp, CosOp, TanOp, AsinOp, AcosOp, AtanOp, SinhOp, CoshOp, AsinhOp,
-           AcoshOp, AtanhOp, SoftsignOp, HardSwishOp, AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, MatMulOp, GemmOp, ConvOp, MaxPoolOp,
+    attachDifferentiableUnaries<
+#define GET_OP_LIST
+#include "dialects/DlcOps.cpp.inc"
+        >(ctx);
+    attach<AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, MatMulOp, GemmOp, ConvOp, MaxPoolOp,
            AvgPoolOp, GlobalAvgPoolOp, SoftmaxOp, ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReshapeOp,
            TransposeOp, ConcatOp, SliceOp, GatherOp, CastOp, ClipOp, LeakyReluOp,
            BatchNormApplyOp, NllLossOp, ConvGradInputOp, WhereOp, BroadcastOp, CumSumOp,

@@ -3,18 +3,14 @@
 #include "dialects/Sizes.h"
 #include "dialects/Verifiers.h"
 
-#include "llvm/ADT/StringSet.h"
 
 using namespace mlir;
 
 namespace dlc {
 
 LogicalResult UnaryGradOp::verify() {
-  static const llvm::StringSet<> kinds = {
-      "Relu", "Sigmoid", "Tanh",  "Exp",   "Sqrt",  "Reciprocal", "Log",      "Abs",
-      "Erf",  "Softplus", "Sin",  "Cos",   "Tan",   "Asin",       "Acos",     "Atan",
-      "Sinh", "Cosh",    "Asinh", "Acosh", "Atanh", "Softsign",   "HardSwish"};
-  if (!kinds.contains(getKind()))
+  std::optional<rt::UnaryKind> kind = unaryKindNamed(getKind());
+  if (!kind || rt::scalar::unaryGradFrom(*kind) == rt::GradFrom::None)
     return emitOpError("no gradient kernel for unary kind '") << getKind() << "'";
   return sameShapes(*this, {getGrad(), getSaved()}, getOutput());
 }

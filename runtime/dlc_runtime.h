@@ -119,14 +119,9 @@ void alignedFree(void *ptr);
 void poison(void *ptr, size_t bytes);
 
 // ---- elementwise -------------------------------------------------------------------------
-// The unary and binary kinds are listed once, as X-macros: the compiler names the same
-// enumerators in dlc.fused_elementwise steps and checks those names against these lists.
-#define DLC_UNARY_KINDS(X)                                                                     \
-  X(Relu) X(Sigmoid) X(Tanh) X(Exp) X(Log) X(Sqrt) X(Neg) X(Abs) X(Erf) X(Reciprocal) X(Floor) \
-  X(Ceil) X(Softplus) X(Sin) X(Cos) X(Tan) X(Asin) X(Acos) X(Atan) X(Sinh) X(Cosh) X(Asinh)    \
-  X(Acosh) X(Atanh) X(Softsign) X(HardSwish) X(Sign) X(Round)
-#define DLC_ENUMERATOR(name) name,
-enum class UnaryKind { DLC_UNARY_KINDS(DLC_ENUMERATOR) };
+// The unary and binary kinds are listed once, as X-macros (DLC_UNARY_KINDS in scalar_ops.h,
+// with each kind's definition): the compiler names the same enumerators in
+// dlc.fused_elementwise steps and checks those names against these lists.
 // For float and double (T deduced from the pointers).
 template <typename T> void unary(UnaryKind kind, const T *x, T *y, int64_t n);
 void clipF32(const float *x, float *y, int64_t n, float lo, float hi);
@@ -147,14 +142,11 @@ struct Epilogue {
 };
 void applyEpilogue(const Epilogue &epilogue, float *y, int64_t n);
 void leakyReluF32(const float *x, float *y, int64_t n, float alpha);
-// dx = dy * f'(x) for the unary op f of `kind`. `saved` is what f' is cheapest from: the
-// forward output y for Relu, Sigmoid, Tanh, Exp, Sqrt, Reciprocal and Tan, the forward input x
-// for the others. At 0, Relu's and Abs's gradients are 0, as in PyTorch.
-enum class UnaryGradKind {
-  Relu, Sigmoid, Tanh, Exp, Sqrt, Reciprocal, Log, Abs, Erf, Softplus, Sin, Cos, Tan, Asin,
-  Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh, Softsign, HardSwish,
-};
-void unaryGradF32(UnaryGradKind kind, const float *dy, const float *saved, float *dx, int64_t n);
+// dx = dy * f'(x) for the unary op f of `kind`. `saved` is what f' is cheapest from, the
+// forward output or input, as scalar::unaryGradFrom(kind) says (kinds without a gradient
+// kernel, GradFrom::None, write nothing). At 0, Relu's and Abs's gradients are 0, as in
+// PyTorch.
+void unaryGradF32(UnaryKind kind, const float *dy, const float *saved, float *dx, int64_t n);
 // dx = dy where lo <= x <= hi (bounds included, as torch.clamp), else 0.
 void clipGradF32(const float *dy, const float *x, float *dx, int64_t n, float lo, float hi);
 // dx = dy * (x > 0 ? 1 : alpha).
@@ -175,6 +167,7 @@ void cast(dlc_dtype from, const void *x, dlc_dtype to, void *y, int64_t n, bool 
 #define DLC_BINARY_KINDS(X)                                                                    \
   X(Add) X(Sub) X(Mul) X(Div) X(Pow) X(Max) X(Min) X(And) X(Or) X(Xor) X(ShiftLeft)             \
   X(ShiftRight) X(Mod) X(FMod)
+#define DLC_ENUMERATOR(name) name,
 enum class BinaryKind { DLC_BINARY_KINDS(DLC_ENUMERATOR) };
 #undef DLC_ENUMERATOR
 // out[i] = a[ia] op b[ib] over `rank` dims of `outShape`; aStrides/bStrides are element strides

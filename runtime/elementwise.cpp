@@ -58,20 +58,6 @@ template <typename F> void zipF32(const float *dy, const float *saved, float *dx
   binaryRun<1, 1>(f, dy, saved, dx, n);
 }
 
-template <typename T> T sigmoid(T v) {
-  // exp of a large positive argument overflows; evaluating on the side where the exponent is
-  // non-positive keeps both branches finite.
-  if (v >= T(0))
-    return T(1) / (T(1) + std::exp(-v));
-  T e = std::exp(v);
-  return e / (T(1) + e);
-}
-
-template <typename T> T softplus(T v) {
-  // log(1 + exp(v)) overflows for large v; max(v, 0) + log1p(exp(-|v|)) is the same value.
-  return std::max(v, T(0)) + std::log1p(std::exp(-std::fabs(v)));
-}
-
 using namespace scalar;
 
 // Broadcasting is binary()'s walk with an operation that ignores its second operand.
@@ -165,67 +151,11 @@ void runBinary(Op op, const T *a, const int64_t *aStrides, const T *b, const int
 
 template <typename T> void unary(UnaryKind kind, const T *x, T *y, int64_t n) {
   switch (kind) {
-  case UnaryKind::Relu:
-    return map(x, y, n, [](T v) { return v < T(0.0) ? T(0.0) : v; });
-  case UnaryKind::Sigmoid:
-    return map(x, y, n, sigmoid<T>);
-  case UnaryKind::Tanh:
-    return map(x, y, n, [](T v) { return std::tanh(v); });
-  case UnaryKind::Exp:
-    return map(x, y, n, [](T v) { return std::exp(v); });
-  case UnaryKind::Log:
-    return map(x, y, n, [](T v) { return std::log(v); });
-  case UnaryKind::Sqrt:
-    return map(x, y, n, [](T v) { return std::sqrt(v); });
-  case UnaryKind::Neg:
-    return map(x, y, n, [](T v) { return -v; });
-  case UnaryKind::Abs:
-    return map(x, y, n, [](T v) { return std::fabs(v); });
-  case UnaryKind::Erf:
-    return map(x, y, n, [](T v) { return std::erf(v); });
-  case UnaryKind::Reciprocal:
-    return map(x, y, n, [](T v) { return T(1.0) / v; });
-  case UnaryKind::Floor:
-    return map(x, y, n, [](T v) { return std::floor(v); });
-  case UnaryKind::Ceil:
-    return map(x, y, n, [](T v) { return std::ceil(v); });
-  case UnaryKind::Softplus:
-    return map(x, y, n, softplus<T>);
-  case UnaryKind::Sin:
-    return map(x, y, n, [](T v) { return std::sin(v); });
-  case UnaryKind::Cos:
-    return map(x, y, n, [](T v) { return std::cos(v); });
-  case UnaryKind::Tan:
-    return map(x, y, n, [](T v) { return std::tan(v); });
-  case UnaryKind::Asin:
-    return map(x, y, n, [](T v) { return std::asin(v); });
-  case UnaryKind::Acos:
-    return map(x, y, n, [](T v) { return std::acos(v); });
-  case UnaryKind::Atan:
-    return map(x, y, n, [](T v) { return std::atan(v); });
-  case UnaryKind::Sinh:
-    return map(x, y, n, [](T v) { return std::sinh(v); });
-  case UnaryKind::Cosh:
-    return map(x, y, n, [](T v) { return std::cosh(v); });
-  case UnaryKind::Asinh:
-    return map(x, y, n, [](T v) { return std::asinh(v); });
-  case UnaryKind::Acosh:
-    return map(x, y, n, [](T v) { return std::acosh(v); });
-  case UnaryKind::Atanh:
-    return map(x, y, n, [](T v) { return std::atanh(v); });
-  case UnaryKind::Softsign:
-    return map(x, y, n, [](T v) { return v / (T(1.0) + std::fabs(v)); });
-  case UnaryKind::HardSwish:
-    // x * relu6(x + 3) / 6, ONNX's alpha = 1/6, beta = 0.5 form.
-    return map(x, y, n, [](T v) {
-      T gate = v / T(6.0) + T(0.5);
-      return v * (gate < T(0.0) ? T(0.0) : gate > T(1.0) ? T(1.0) : gate);
-    });
-  case UnaryKind::Sign:
-    return map(x, y, n, [](T v) { return static_cast<T>((v > T(0.0)) - (v < T(0.0))); });
-  case UnaryKind::Round:
-    // Halves to even, as ONNX defines (the default rounding mode).
-    return map(x, y, n, [](T v) { return std::nearbyint(v); });
+#define DLC_UNARY_CASE(name, gradFrom)                                                         \
+  case UnaryKind::name:                                                                        \
+    return map(x, y, n, scalar::name##Unary());
+    DLC_UNARY_KINDS(DLC_UNARY_CASE)
+#undef DLC_UNARY_CASE
   }
 }
 
@@ -257,66 +187,21 @@ void leakyReluF32(const float *x, float *y, int64_t n, float alpha) {
 template void unary<float>(UnaryKind, const float *, float *, int64_t);
 template void unary<double>(UnaryKind, const double *, double *, int64_t);
 
-void unaryGradF32(UnaryGradKind kind, const float *dy, const float *saved, float *dx, int64_t n) {
+namespace {
+template <GradFrom from, typename Unary>
+void unaryGradOf(Unary unary, const float *dy, const float *saved, float *dx, int64_t n) {
+  if constexpr (from != GradFrom::None)
+    zipF32(dy, saved, dx, n, [unary](float g, float s) { return unary.grad(g, s); });
+}
+} // namespace
+
+void unaryGradF32(UnaryKind kind, const float *dy, const float *saved, float *dx, int64_t n) {
   switch (kind) {
-  case UnaryGradKind::Relu:
-    // Written as a test of y <= 0 so that a NaN input passes its gradient on, as in PyTorch.
-    return zipF32(dy, saved, dx, n, [](float g, float y) { return y <= 0.0f ? 0.0f : g; });
-  case UnaryGradKind::Sigmoid:
-    return zipF32(dy, saved, dx, n, [](float g, float y) { return g * (1.0f - y) * y; });
-  case UnaryGradKind::Tanh:
-    return zipF32(dy, saved, dx, n, [](float g, float y) { return g * (1.0f - y * y); });
-  case UnaryGradKind::Exp:
-    return zipF32(dy, saved, dx, n, [](float g, float y) { return g * y; });
-  case UnaryGradKind::Sqrt:
-    return zipF32(dy, saved, dx, n, [](float g, float y) { return g / (2.0f * y); });
-  case UnaryGradKind::Reciprocal:
-    return zipF32(dy, saved, dx, n, [](float g, float y) { return -g * (y * y); });
-  case UnaryGradKind::Log:
-    return zipF32(dy, saved, dx, n, [](float g, float x) { return g / x; });
-  case UnaryGradKind::Abs:
-    // sign(0) = 0 picks the subgradient PyTorch uses.
-    return zipF32(dy, saved, dx, n,
-                  [](float g, float x) { return g * static_cast<float>((x > 0.0f) - (x < 0.0f)); });
-  case UnaryGradKind::Erf:
-    return zipF32(dy, saved, dx, n, [](float g, float x) {
-      constexpr float twoOverSqrtPi = 1.12837916709551257390f;
-      return g * (twoOverSqrtPi * std::exp(-x * x));
-    });
-  case UnaryGradKind::Softplus:
-    return zipF32(dy, saved, dx, n, [](float g, float x) { return g * sigmoid(x); });
-  case UnaryGradKind::Sin:
-    return zipF32(dy, saved, dx, n, [](float g, float x) { return g * std::cos(x); });
-  case UnaryGradKind::Cos:
-    return zipF32(dy, saved, dx, n, [](float g, float x) { return -g * std::sin(x); });
-  case UnaryGradKind::Tan:
-    return zipF32(dy, saved, dx, n, [](float g, float y) { return g * (1.0f + y * y); });
-  case UnaryGradKind::Asin:
-    return zipF32(dy, saved, dx, n, [](float g, float x) { return g / std::sqrt(1.0f - x * x); });
-  case UnaryGradKind::Acos:
-    return zipF32(dy, saved, dx, n, [](float g, float x) { return -g / std::sqrt(1.0f - x * x); });
-  case UnaryGradKind::Atan:
-    return zipF32(dy, saved, dx, n, [](float g, float x) { return g / (1.0f + x * x); });
-  case UnaryGradKind::Sinh:
-    return zipF32(dy, saved, dx, n, [](float g, float x) { return g * std::cosh(x); });
-  case UnaryGradKind::Cosh:
-    return zipF32(dy, saved, dx, n, [](float g, float x) { return g * std::sinh(x); });
-  case UnaryGradKind::Asinh:
-    return zipF32(dy, saved, dx, n, [](float g, float x) { return g / std::sqrt(x * x + 1.0f); });
-  case UnaryGradKind::Acosh:
-    return zipF32(dy, saved, dx, n, [](float g, float x) { return g / std::sqrt(x * x - 1.0f); });
-  case UnaryGradKind::Atanh:
-    return zipF32(dy, saved, dx, n, [](float g, float x) { return g / (1.0f - x * x); });
-  case UnaryGradKind::Softsign:
-    return zipF32(dy, saved, dx, n, [](float g, float x) {
-      float d = 1.0f + std::fabs(x);
-      return g / (d * d);
-    });
-  case UnaryGradKind::HardSwish:
-    // PyTorch's hardswish_backward: 0 below -3, 1 above 3, (2x + 3) / 6 between (inclusive).
-    return zipF32(dy, saved, dx, n, [](float g, float x) {
-      return x < -3.0f ? 0.0f : x <= 3.0f ? g * (2.0f * x + 3.0f) / 6.0f : g;
-    });
+#define DLC_UNARY_GRAD_CASE(name, gradFrom)                                                    \
+  case UnaryKind::name:                                                                        \
+    return unaryGradOf<GradFrom::gradFrom>(scalar::name##Unary(), dy, saved, dx, n);
+    DLC_UNARY_KINDS(DLC_UNARY_GRAD_CASE)
+#undef DLC_UNARY_GRAD_CASE
   }
 }
 

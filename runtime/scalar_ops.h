@@ -1,5 +1,5 @@
-// Per-element definitions shared by the CPU kernels and the generated CUDA kernels: the binary
-// operations (ONNX's integer rules: wrapping arithmetic, x / 0 == 0, Python's modulo, shifts
+// Per-element definitions shared by the CPU kernels and the generated CUDA kernels: the unary
+// kinds and their gradients, the binary operations (ONNX's integer rules: wrapping arithmetic, x / 0 == 0, Python's modulo, shifts
 // past the width), the float16 / bfloat16 / float8 / float4 conversions and dropout's random
 // numbers. One definition serves both targets, so a CUDA kernel computes exactly what the CPU
 // kernel does.
@@ -28,6 +28,23 @@ namespace rt {
 
 // How Cast rounds a float to float8 e8m0 (ONNX's round_mode).
 enum class Rounding { Up, Down, Nearest };
+
+// ---- unary kinds: one record each ----
+// Every unary kind once, with what its derivative is computed from: the forward Output (so
+// the forward op may still run in place), the forward Input, or None (no gradient kernel).
+// The runtime's UnaryKind, the compiler's kind names (an ODS op names its kind), the CPU
+// kernels, the CUDA kernels and the gradient rules all come from this list and the
+// <Name>Unary record below it: a new kind is one line here, one record, one ODS line.
+#define DLC_UNARY_KINDS(X)                                                                     \
+  X(Relu, Output) X(Sigmoid, Output) X(Tanh, Output) X(Exp, Output) X(Log, Input)              \
+  X(Sqrt, Output) X(Neg, None) X(Abs, Input) X(Erf, Input) X(Reciprocal, Output) X(Floor, None) \
+  X(Ceil, None) X(Softplus, Input) X(Sin, Input) X(Cos, Input) X(Tan, Output) X(Asin, Input)    \
+  X(Acos, Input) X(Atan, Input) X(Sinh, Input) X(Cosh, Input) X(Asinh, Input) X(Acosh, Input)  \
+  X(Atanh, Input) X(Softsign, Input) X(HardSwish, Input) X(Sign, None) X(Round, None)
+#define DLC_UNARY_ENUMERATOR(name, gradFrom) name,
+enum class UnaryKind { DLC_UNARY_KINDS(DLC_UNARY_ENUMERATOR) };
+#undef DLC_UNARY_ENUMERATOR
+enum class GradFrom { Output, Input, None };
 
 namespace scalar {
 
@@ -225,6 +242,178 @@ struct GreaterOp {
 struct GreaterEqualOp {
   template <typename T> DLC_HOST_DEVICE uint8_t operator()(T a, T b) const { return a >= b; }
 };
+
+
+// ---- unary kinds' definitions (DLC_UNARY_KINDS above) ----
+// The C math function of float in float (expf), of double in double (exp).
+#define DLC_MATH_FUNCTION(name)                                                                \
+  template <typename T> DLC_HOST_DEVICE inline T name##Of(T v) {                              \
+    if constexpr (std::is_same_v<T, float>)                                                    \
+      return name##f(v);                                                                       \
+    else                                                                                       \
+      return name(v);                                                                          \
+  }
+DLC_MATH_FUNCTION(exp) DLC_MATH_FUNCTION(log) DLC_MATH_FUNCTION(log1p) DLC_MATH_FUNCTION(sqrt)
+DLC_MATH_FUNCTION(fabs) DLC_MATH_FUNCTION(erf) DLC_MATH_FUNCTION(floor) DLC_MATH_FUNCTION(ceil)
+DLC_MATH_FUNCTION(tanh) DLC_MATH_FUNCTION(sin) DLC_MATH_FUNCTION(cos) DLC_MATH_FUNCTION(tan)
+DLC_MATH_FUNCTION(asin) DLC_MATH_FUNCTION(acos) DLC_MATH_FUNCTION(atan) DLC_MATH_FUNCTION(sinh)
+DLC_MATH_FUNCTION(cosh) DLC_MATH_FUNCTION(asinh) DLC_MATH_FUNCTION(acosh)
+DLC_MATH_FUNCTION(atanh) DLC_MATH_FUNCTION(nearbyint)
+#undef DLC_MATH_FUNCTION
+
+// Each record: operator() is the op for float and double; grad(g, s) is dy * f'(x) in float,
+// from s, the forward output or input (as its GradFrom says).
+struct ReluUnary {
+  template <typename T> DLC_HOST_DEVICE T operator()(T v) const { return v < T(0) ? T(0) : v; }
+  // A test of y <= 0, so that a NaN input passes its gradient on, as in PyTorch.
+  DLC_HOST_DEVICE float grad(float g, float y) const { return y <= 0.0f ? 0.0f : g; }
+};
+struct SigmoidUnary {
+  // exp of a large positive argument overflows; evaluating on the side where the exponent is
+  // non-positive keeps both branches finite.
+  template <typename T> DLC_HOST_DEVICE T operator()(T v) const {
+    if (v >= T(0))
+      return T(1) / (T(1) + expOf(-v));
+    T e = expOf(v);
+    return e / (T(1) + e);
+  }
+  DLC_HOST_DEVICE float grad(float g, float y) const { return g * (1.0f - y) * y; }
+};
+struct TanhUnary {
+  template <typename T> DLC_HOST_DEVICE T operator()(T v) const { return tanhOf(v); }
+  DLC_HOST_DEVICE float grad(float g, float y) const { return g * (1.0f - y * y); }
+};
+struct ExpUnary {
+  template <typename T> DLC_HOST_DEVICE T operator()(T v) const { return expOf(v); }
+  DLC_HOST_DEVICE float grad(float g, float y) const { return g * y; }
+};
+struct LogUnary {
+  template <typename T> DLC_HOST_DEVICE T operator()(T v) const { return logOf(v); }
+  DLC_HOST_DEVICE float grad(float g, float x) const { return g / x; }
+};
+struct SqrtUnary {
+  template <typename T> DLC_HOST_DEVICE T operator()(T v) const { return sqrtOf(v); }
+  DLC_HOST_DEVICE float grad(float g, float y) const { return g / (2.0f * y); }
+};
+// Its gradient is a Neg of dy (no kernel of its own).
+struct NegUnary {
+  template <typename T> DLC_HOST_DEVICE T operator()(T v) const { return -v; }
+};
+struct AbsUnary {
+  template <typename T> DLC_HOST_DEVICE T operator()(T v) const { return fabsOf(v); }
+  // sign(0) = 0 picks the subgradient PyTorch uses.
+  DLC_HOST_DEVICE float grad(float g, float x) const {
+    return g * static_cast<float>((x > 0.0f) - (x < 0.0f));
+  }
+};
+struct ErfUnary {
+  template <typename T> DLC_HOST_DEVICE T operator()(T v) const { return erfOf(v); }
+  DLC_HOST_DEVICE float grad(float g, float x) const {
+    return g * (1.12837916709551257390f * expf(-x * x)); // 2 / sqrt(pi)
+  }
+};
+struct ReciprocalUnary {
+  template <typename T> DLC_HOST_DEVICE T operator()(T v) const { return T(1) / v; }
+  DLC_HOST_DEVICE float grad(float g, float y) const { return -g * (y * y); }
+};
+struct FloorUnary {
+  template <typename T> DLC_HOST_DEVICE T operator()(T v) const { return floorOf(v); }
+};
+struct CeilUnary {
+  template <typename T> DLC_HOST_DEVICE T operator()(T v) const { return ceilOf(v); }
+};
+struct SoftplusUnary {
+  // log(1 + exp(v)) overflows for large v; max(v, 0) + log1p(exp(-|v|)) is the same value.
+  template <typename T> DLC_HOST_DEVICE T operator()(T v) const {
+    return (v < T(0) ? T(0) : v) + log1pOf(expOf(-fabsOf(v)));
+  }
+  DLC_HOST_DEVICE float grad(float g, float x) const { return g * SigmoidUnary()(x); }
+};
+struct SinUnary {
+  template <typename T> DLC_HOST_DEVICE T operator()(T v) const { return sinOf(v); }
+  DLC_HOST_DEVICE float grad(float g, float x) const { return g * cosf(x); }
+};
+struct CosUnary {
+  template <typename T> DLC_HOST_DEVICE T operator()(T v) const { return cosOf(v); }
+  DLC_HOST_DEVICE float grad(float g, float x) const { return -g * sinf(x); }
+};
+struct TanUnary {
+  template <typename T> DLC_HOST_DEVICE T operator()(T v) const { return tanOf(v); }
+  DLC_HOST_DEVICE float grad(float g, float y) const { return g * (1.0f + y * y); }
+};
+struct AsinUnary {
+  template <typename T> DLC_HOST_DEVICE T operator()(T v) const { return asinOf(v); }
+  DLC_HOST_DEVICE float grad(float g, float x) const { return g / sqrtf(1.0f - x * x); }
+};
+struct AcosUnary {
+  template <typename T> DLC_HOST_DEVICE T operator()(T v) const { return acosOf(v); }
+  DLC_HOST_DEVICE float grad(float g, float x) const { return -g / sqrtf(1.0f - x * x); }
+};
+struct AtanUnary {
+  template <typename T> DLC_HOST_DEVICE T operator()(T v) const { return atanOf(v); }
+  DLC_HOST_DEVICE float grad(float g, float x) const { return g / (1.0f + x * x); }
+};
+struct SinhUnary {
+  template <typename T> DLC_HOST_DEVICE T operator()(T v) const { return sinhOf(v); }
+  DLC_HOST_DEVICE float grad(float g, float x) const { return g * coshf(x); }
+};
+struct CoshUnary {
+  template <typename T> DLC_HOST_DEVICE T operator()(T v) const { return coshOf(v); }
+  DLC_HOST_DEVICE float grad(float g, float x) const { return g * sinhf(x); }
+};
+struct AsinhUnary {
+  template <typename T> DLC_HOST_DEVICE T operator()(T v) const { return asinhOf(v); }
+  DLC_HOST_DEVICE float grad(float g, float x) const { return g / sqrtf(x * x + 1.0f); }
+};
+struct AcoshUnary {
+  template <typename T> DLC_HOST_DEVICE T operator()(T v) const { return acoshOf(v); }
+  DLC_HOST_DEVICE float grad(float g, float x) const { return g / sqrtf(x * x - 1.0f); }
+};
+struct AtanhUnary {
+  template <typename T> DLC_HOST_DEVICE T operator()(T v) const { return atanhOf(v); }
+  DLC_HOST_DEVICE float grad(float g, float x) const { return g / (1.0f - x * x); }
+};
+struct SoftsignUnary {
+  template <typename T> DLC_HOST_DEVICE T operator()(T v) const {
+    return v / (T(1) + fabsOf(v));
+  }
+  DLC_HOST_DEVICE float grad(float g, float x) const {
+    float d = 1.0f + fabsf(x);
+    return g / (d * d);
+  }
+};
+struct HardSwishUnary {
+  // x * relu6(x + 3) / 6, ONNX's alpha = 1/6, beta = 0.5 form.
+  template <typename T> DLC_HOST_DEVICE T operator()(T v) const {
+    T gate = v / T(6) + T(0.5);
+    return v * (gate < T(0) ? T(0) : gate > T(1) ? T(1) : gate);
+  }
+  // PyTorch's hardswish_backward: 0 below -3, 1 above 3, (2x + 3) / 6 between (inclusive).
+  DLC_HOST_DEVICE float grad(float g, float x) const {
+    return x < -3.0f ? 0.0f : x <= 3.0f ? g * (2.0f * x + 3.0f) / 6.0f : g;
+  }
+};
+struct SignUnary {
+  template <typename T> DLC_HOST_DEVICE T operator()(T v) const {
+    return static_cast<T>((v > T(0)) - (v < T(0)));
+  }
+};
+struct RoundUnary {
+  // Halves to even, as ONNX defines (the default rounding mode).
+  template <typename T> DLC_HOST_DEVICE T operator()(T v) const { return nearbyintOf(v); }
+};
+
+// What `kind`'s derivative is computed from.
+DLC_HOST_DEVICE constexpr GradFrom unaryGradFrom(UnaryKind kind) {
+  switch (kind) {
+#define DLC_UNARY_GRAD_FROM(name, gradFrom)                                                    \
+  case UnaryKind::name:                                                                        \
+    return GradFrom::gradFrom;
+    DLC_UNARY_KINDS(DLC_UNARY_GRAD_FROM)
+#undef DLC_UNARY_GRAD_FROM
+  }
+  return GradFrom::None;
+}
 
 // `v` as a `To`, as Cast converts: a float to an integer truncates toward zero and saturates
 // at the integer's range, NaN giving 0. (C++ leaves an out-of-range conversion undefined; x86

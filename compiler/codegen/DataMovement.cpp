@@ -203,19 +203,19 @@ LogicalResult emitBroadcast(Operation *op, KernelEmitter &e) {
 } // namespace
 
 void addDataMovementEmitters(EmitterTable &table) {
-  table["dlc.reshape"] = emitReshape;
-  table["dlc.transpose"] = emitTranspose;
-  table["dlc.gather_elements"] = emitGatherElements;
-  table["dlc.scatter_elements"] = emitScatterElements;
-  table["dlc.scatter_nd"] = emitScatterND;
-  table["dlc.gather_nd"] = emitGatherND;
-  table["dlc.top_k"] = emitTopK;
-  table["dlc.concat"] = emitConcat;
-  table["dlc.gather"] = emitGather;
-  table["dlc.slice"] = emitSlice;
-  table["dlc.slice_grad"] = emitSliceGrad;
-  table["dlc.gather_grad"] = emitGatherGrad;
-  table["dlc.broadcast"] = emitBroadcast;
+  table.forOp<ReshapeOp>() = emitReshape;
+  table.forOp<TransposeOp>() = emitTranspose;
+  table.forOp<GatherElementsOp>() = emitGatherElements;
+  table.forOp<ScatterElementsOp>() = emitScatterElements;
+  table.forOp<ScatterNDOp>() = emitScatterND;
+  table.forOp<GatherNDOp>() = emitGatherND;
+  table.forOp<TopKOp>() = emitTopK;
+  table.forOp<ConcatOp>() = emitConcat;
+  table.forOp<GatherOp>() = emitGather;
+  table.forOp<SliceOp>() = emitSlice;
+  table.forOp<SliceGradOp>() = emitSliceGrad;
+  table.forOp<GatherGradOp>() = emitGatherGrad;
+  table.forOp<BroadcastOp>() = emitBroadcast;
 }
 
 } // namespace dlc

@@ -93,37 +93,41 @@ LogicalResult emitFusedElementwise(Operation *op, KernelEmitter &e) {
 
 } // namespace
 
-ArrayRef<StringRef> unaryOpNames() {
-  static const StringRef names[] = {
-      "dlc.relu",  "dlc.sigmoid", "dlc.tanh",  "dlc.exp",        "dlc.log",   "dlc.sqrt",
-      "dlc.neg",   "dlc.abs",     "dlc.erf",   "dlc.reciprocal", "dlc.floor", "dlc.ceil",
-      "dlc.softplus", "dlc.sin",  "dlc.cos",   "dlc.tan",        "dlc.asin",  "dlc.acos",
-      "dlc.atan",  "dlc.sinh",    "dlc.cosh",  "dlc.asinh",      "dlc.acosh", "dlc.atanh",
-      "dlc.softsign", "dlc.hard_swish", "dlc.sign", "dlc.round"};
+namespace {
+// The names of Ops that carry Trait.
+template <template <typename> class Trait, typename... Ops> std::vector<std::string> namesWith() {
+  std::vector<std::string> names;
+  ((Ops::template hasTrait<Trait>() ? names.push_back(Ops::getOperationName().str()) : void()),
+   ...);
   return names;
 }
+template <template <typename> class Trait> std::vector<std::string> dialectOpsWith() {
+  return namesWith<Trait,
+#define GET_OP_LIST
+#include "dialects/DlcOps.cpp.inc"
+                   >();
+}
+} // namespace
 
-ArrayRef<StringRef> binaryOpNames() {
-  static const StringRef names[] = {"dlc.add", "dlc.sub",         "dlc.mul",        "dlc.div",
-                                    "dlc.pow", "dlc.max",         "dlc.min",        "dlc.and",
-                                    "dlc.or",  "dlc.xor",         "dlc.shift_left", "dlc.shift_right",
-                                    "dlc.mod", "dlc.fmod",        "dlc.equal",      "dlc.less",
-                                    "dlc.less_equal", "dlc.greater", "dlc.greater_equal"};
-  return names;
+const std::vector<std::string> &opsOfFamily(OpFamily family) {
+  static const std::vector<std::string> unary = dialectOpsWith<UnaryKindOp>(),
+                                        binary = dialectOpsWith<BinaryKindOp>(),
+                                        reduce = dialectOpsWith<ReduceKindOp>();
+  return family == OpFamily::Unary ? unary : family == OpFamily::Binary ? binary : reduce;
 }
 
 void addElementwiseEmitters(EmitterTable &table) {
-  table["dlc.fused_elementwise"] = emitFusedElementwise;
-  for (StringRef name : unaryOpNames())
-    table[name.str()] = emitUnary;
-  for (StringRef name : binaryOpNames())
-    table[name.str()] = emitBinary;
-  table["dlc.where"] = [](Operation *op, KernelEmitter &e) {
+  table.forOp<FusedElementwiseOp>() = emitFusedElementwise;
+  for (const std::string &name : opsOfFamily(OpFamily::Unary))
+    table[name] = emitUnary;
+  for (const std::string &name : opsOfFamily(OpFamily::Binary))
+    table[name] = emitBinary;
+  table.forOp<WhereOp>() = [](Operation *op, KernelEmitter &e) {
     e.line("dlc::rt::select(" + broadcastArguments(op, e) + ", " +
            std::to_string(elementBytes(tensorType(op->getResult(0)).getElementType())) + ");");
     return success();
   };
-  table["dlc.cast"] = [](Operation *op, KernelEmitter &e) {
+  table.forOp<CastOp>() = [](Operation *op, KernelEmitter &e) {
     auto castOp = cast<CastOp>(op);
     e.line("dlc::rt::cast(" + dtypeEnum(tensorType(castOp.getInput()).getElementType()) + ", " +
            e.ptr(castOp.getInput()) + ", " +
@@ -133,7 +137,7 @@ void addElementwiseEmitters(EmitterTable &table) {
            roundingEnumerator(castOp.getRoundMode()) + ");");
     return success();
   };
-  table["dlc.clip"] = [](Operation *op, KernelEmitter &e) {
+  table.forOp<ClipOp>() = [](Operation *op, KernelEmitter &e) {
     auto clip = cast<ClipOp>(op);
     e.line("dlc::rt::clipF32(" + e.ptr(clip.getInput()) + ", " + e.ptr(clip.getOutput()) + ", " +
            std::to_string(numElements(clip.getOutput())) + ", " +
@@ -141,14 +145,14 @@ void addElementwiseEmitters(EmitterTable &table) {
            floatLiteral(clip.getMax().convertToFloat()) + ");");
     return success();
   };
-  table["dlc.unary_grad"] = [](Operation *op, KernelEmitter &e) {
+  table.forOp<UnaryGradOp>() = [](Operation *op, KernelEmitter &e) {
     auto grad = cast<UnaryGradOp>(op);
-    e.line("dlc::rt::unaryGradF32(dlc::rt::UnaryGradKind::" + grad.getKind().str() + ", " +
+    e.line("dlc::rt::unaryGradF32(dlc::rt::UnaryKind::" + grad.getKind().str() + ", " +
            e.ptr(grad.getGrad()) + ", " + e.ptr(grad.getSaved()) + ", " + e.ptr(grad.getOutput()) +
            ", " + std::to_string(numElements(grad.getOutput())) + ");");
     return success();
   };
-  table["dlc.clip_grad"] = [](Operation *op, KernelEmitter &e) {
+  table.forOp<ClipGradOp>() = [](Operation *op, KernelEmitter &e) {
     auto grad = cast<ClipGradOp>(op);
     e.line("dlc::rt::clipGradF32(" + e.ptr(grad.getGrad()) + ", " + e.ptr(grad.getInput()) +
            ", " + e.ptr(grad.getOutput()) + ", " + std::to_string(numElements(grad.getOutput())) +
@@ -156,7 +160,7 @@ void addElementwiseEmitters(EmitterTable &table) {
            floatLiteral(grad.getMax().convertToFloat()) + ");");
     return success();
   };
-  table["dlc.leaky_relu_grad"] = [](Operation *op, KernelEmitter &e) {
+  table.forOp<LeakyReluGradOp>() = [](Operation *op, KernelEmitter &e) {
     auto grad = cast<LeakyReluGradOp>(op);
     e.line("dlc::rt::leakyReluGradF32(" + e.ptr(grad.getGrad()) + ", " + e.ptr(grad.getInput()) +
            ", " + e.ptr(grad.getOutput()) + ", " + std::to_string(numElements(grad.getOutput())) +
@@ -164,14 +168,14 @@ void addElementwiseEmitters(EmitterTable &table) {
     return success();
   };
   // Only in a train step, whose schedule has the step number `step`.
-  table["dlc.dropout_mask"] = [](Operation *op, KernelEmitter &e) {
+  table.forOp<DropoutMaskOp>() = [](Operation *op, KernelEmitter &e) {
     auto mask = cast<DropoutMaskOp>(op);
     e.line("dlc::rt::dropoutMaskF32(" + std::to_string(uint64_t(mask.getSeed())) +
            "ull, step, " + floatLiteral(mask.getRatio().convertToFloat()) + ", " +
            e.ptr(mask.getOutput()) + ", " + std::to_string(numElements(mask.getOutput())) + ");");
     return success();
   };
-  table["dlc.leaky_relu"] = [](Operation *op, KernelEmitter &e) {
+  table.forOp<LeakyReluOp>() = [](Operation *op, KernelEmitter &e) {
     auto relu = cast<LeakyReluOp>(op);
     e.line("dlc::rt::leakyReluF32(" + e.ptr(relu.getInput()) + ", " + e.ptr(relu.getOutput()) +
            ", " + std::to_string(numElements(relu.getOutput())) + ", " +

@@ -82,8 +82,14 @@ protected:
 // Emits the kernel call(s) for one op; emits a diagnostic on the op and fails when the op's
 // types have no kernel.
 using OpEmitter = std::function<mlir::LogicalResult(mlir::Operation *, KernelEmitter &)>;
-// Keyed by op name, e.g. "dlc.conv"; each target has one (compiler/target/).
-struct EmitterTable : std::map<std::string, OpEmitter> {};
+// Keyed by op name, e.g. "dlc.conv"; each target has one (compiler/target/). Filled by op
+// type (forOp<ConvOp>()) or by op family (opsOfFamily).
+struct EmitterTable : std::map<std::string, OpEmitter> {
+  template <typename Op> OpEmitter &forOp() { return (*this)[Op::getOperationName().str()]; }
+  template <typename... Ops> void forOps(const OpEmitter &emitter) {
+    ((forOp<Ops>() = emitter), ...);
+  }
+};
 
 void addElementwiseEmitters(EmitterTable &table);
 void addLinalgEmitters(EmitterTable &table);
@@ -93,9 +99,10 @@ void addDataMovementEmitters(EmitterTable &table);
 void addOptimizerEmitters(EmitterTable &table);
 // The CUDA target's kernels (codegen/cuda/).
 void addCudaEmitters(EmitterTable &table);
-// Names of the elementwise ops with a unary / binary kernel kind (KernelKindInterface).
-llvm::ArrayRef<llvm::StringRef> unaryOpNames();
-llvm::ArrayRef<llvm::StringRef> binaryOpNames();
+// The ops whose kernel their kind chooses (KernelKindInterface), by family: every op of the
+// dialect with the family's trait (DlcOps.td), so a new op of a family needs no list entry.
+enum class OpFamily { Unary, Binary, Reduce };
+const std::vector<std::string> &opsOfFamily(OpFamily family);
 
 // Shared helpers.
 std::string cType(mlir::Type elementType);        // "" when unsupported

@@ -142,9 +142,9 @@ std::optional<WeightPacking> weightPacking(OpOperand &use) {
 }
 
 void addLinalgEmitters(EmitterTable &table) {
-  table["dlc.matmul"] = emitMatMul;
-  table["dlc.gemm"] = emitGemm;
-  table["dlc.det"] = [](Operation *op, KernelEmitter &e) {
+  table.forOp<MatMulOp>() = emitMatMul;
+  table.forOp<GemmOp>() = emitGemm;
+  table.forOp<DetOp>() = [](Operation *op, KernelEmitter &e) {
     auto det = cast<DetOp>(op);
     auto shape = tensorType(det.getInput()).getShape();
     e.line("dlc::rt::detF32(" + e.ptr(det.getInput()) + ", " + e.ptr(det.getOutput()) + ", " +

@@ -39,8 +39,8 @@ LogicalResult emitAdam(Operation *op, KernelEmitter &e) {
 } // namespace
 
 void addOptimizerEmitters(EmitterTable &table) {
-  table["dlc.sgd_update"] = emitSgd;
-  table["dlc.adam_update"] = emitAdam;
+  table.forOp<SgdUpdateOp>() = emitSgd;
+  table.forOp<AdamUpdateOp>() = emitAdam;
 }
 
 } // namespace dlc

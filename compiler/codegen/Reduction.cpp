@@ -90,16 +90,16 @@ LogicalResult emitRunning(Operation *op, KernelEmitter &e) {
 } // namespace
 
 void addReductionEmitters(EmitterTable &table) {
-  table["dlc.arg_max"] = emitArgReduce;
-  table["dlc.arg_min"] = emitArgReduce;
-  table["dlc.cumsum"] = emitRunning;
-  table["dlc.cumprod"] = emitRunning;
-  table["dlc.softmax"] = emitSoftmax;
-  table["dlc.softmax_grad"] = emitSoftmaxGrad;
-  table["dlc.nll_loss"] = emitNllLoss;
-  table["dlc.nll_loss_grad"] = emitNllLoss;
-  for (StringRef name : {"reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod"})
-    table["dlc." + name.str()] = emitReduce;
+  table.forOp<ArgMaxOp>() = emitArgReduce;
+  table.forOp<ArgMinOp>() = emitArgReduce;
+  table.forOp<CumSumOp>() = emitRunning;
+  table.forOp<CumProdOp>() = emitRunning;
+  table.forOp<SoftmaxOp>() = emitSoftmax;
+  table.forOp<SoftmaxGradOp>() = emitSoftmaxGrad;
+  table.forOp<NllLossOp>() = emitNllLoss;
+  table.forOp<NllLossGradOp>() = emitNllLoss;
+  for (const std::string &name : opsOfFamily(OpFamily::Reduce))
+    table[name] = emitReduce;
 }
 
 } // namespace dlc

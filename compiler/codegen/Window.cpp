@@ -124,35 +124,35 @@ std::string batchChannelsSpatial(Value input) {
 }
 
 void addBatchNormTrainingEmitters(EmitterTable &table) {
-  table["dlc.batch_norm_stats"] = [](Operation *op, KernelEmitter &e) {
+  table.forOp<BatchNormStatsOp>() = [](Operation *op, KernelEmitter &e) {
     auto stats = cast<BatchNormStatsOp>(op);
     e.line("dlc::rt::batchNormStatsF32(" + e.ptr(stats.getInput()) + ", " +
            floatLiteral(stats.getEpsilon().convertToFloat()) + ", " + e.ptr(stats.getOutput()) +
            batchChannelsSpatial(stats.getInput()) + ");");
     return success();
   };
-  table["dlc.batch_norm_apply"] = [](Operation *op, KernelEmitter &e) {
+  table.forOp<BatchNormApplyOp>() = [](Operation *op, KernelEmitter &e) {
     auto bn = cast<BatchNormApplyOp>(op);
     e.line("dlc::rt::batchNormApplyF32(" + e.ptr(bn.getInput()) + ", " + e.ptr(bn.getStats()) +
            ", " + e.ptr(bn.getScale()) + ", " + e.ptr(bn.getBias()) + ", " +
            e.ptr(bn.getOutput()) + batchChannelsSpatial(bn.getInput()) + ");");
     return success();
   };
-  table["dlc.batch_norm_grad_input"] = [](Operation *op, KernelEmitter &e) {
+  table.forOp<BatchNormGradInputOp>() = [](Operation *op, KernelEmitter &e) {
     auto bn = cast<BatchNormGradInputOp>(op);
     e.line("dlc::rt::batchNormGradInputF32(" + e.ptr(bn.getGrad()) + ", " +
            e.ptr(bn.getInput()) + ", " + e.ptr(bn.getStats()) + ", " + e.ptr(bn.getScale()) +
            ", " + e.ptr(bn.getOutput()) + batchChannelsSpatial(bn.getInput()) + ");");
     return success();
   };
-  table["dlc.batch_norm_grad_params"] = [](Operation *op, KernelEmitter &e) {
+  table.forOp<BatchNormGradParamsOp>() = [](Operation *op, KernelEmitter &e) {
     auto bn = cast<BatchNormGradParamsOp>(op);
     e.line("dlc::rt::batchNormGradParamsF32(" + e.ptr(bn.getGrad()) + ", " +
            e.ptr(bn.getInput()) + ", " + e.ptr(bn.getStats()) + ", " + e.ptr(bn.getOutput()) +
            batchChannelsSpatial(bn.getInput()) + ");");
     return success();
   };
-  table["dlc.batch_norm_running_update"] = [](Operation *op, KernelEmitter &e) {
+  table.forOp<BatchNormRunningUpdateOp>() = [](Operation *op, KernelEmitter &e) {
     auto update = cast<BatchNormRunningUpdateOp>(op);
     e.line("dlc::rt::batchNormRunningUpdateF32(" + e.ptr(update.getRunningMean()) +
            ", " + e.ptr(update.getRunningVar()) + ", " + e.ptr(update.getStats()) + ", " +
@@ -183,12 +183,12 @@ std::string roiAlignFailure() {
 }
 
 void addWindowEmitters(EmitterTable &table) {
-  table["dlc.conv"] = emitConv;
-  table["dlc.conv_grad_input"] = emitConvGradInput;
-  table["dlc.conv_grad_weight"] = emitConvGradWeight;
-  table["dlc.max_pool"] = emitPool;
-  table["dlc.max_pool_indices"] = emitMaxPoolIndices;
-  table["dlc.roi_align"] = [](Operation *op, KernelEmitter &e) {
+  table.forOp<ConvOp>() = emitConv;
+  table.forOp<ConvGradInputOp>() = emitConvGradInput;
+  table.forOp<ConvGradWeightOp>() = emitConvGradWeight;
+  table.forOp<MaxPoolOp>() = emitPool;
+  table.forOp<MaxPoolIndicesOp>() = emitMaxPoolIndices;
+  table.forOp<RoiAlignOp>() = [](Operation *op, KernelEmitter &e) {
     auto roi = cast<RoiAlignOp>(op);
     auto x = tensorType(roi.getInput()).getShape(), y = tensorType(roi.getOutput()).getShape();
     e.line("static const dlc::rt::RoiAlignParams params = {" + list(x) + ", " +
@@ -203,12 +203,12 @@ void addWindowEmitters(EmitterTable &table) {
                    roiAlignFailure());
     return success();
   };
-  table["dlc.max_pool_grad"] = emitMaxPoolGrad;
-  table["dlc.avg_pool"] = emitPool;
-  table["dlc.avg_pool_grad"] = emitAvgPoolGrad;
-  table["dlc.global_avg_pool"] = emitGlobalAvgPool;
-  table["dlc.global_avg_pool_grad"] = emitGlobalAvgPool;
-  table["dlc.batch_norm"] = emitBatchNorm;
+  table.forOp<MaxPoolGradOp>() = emitMaxPoolGrad;
+  table.forOp<AvgPoolOp>() = emitPool;
+  table.forOp<AvgPoolGradOp>() = emitAvgPoolGrad;
+  table.forOp<GlobalAvgPoolOp>() = emitGlobalAvgPool;
+  table.forOp<GlobalAvgPoolGradOp>() = emitGlobalAvgPool;
+  table.forOp<BatchNormOp>() = emitBatchNorm;
   addBatchNormTrainingEmitters(table);
 }
 

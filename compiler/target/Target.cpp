@@ -94,12 +94,25 @@ void Target::buildPipeline(OpPassManager &pm, const PlanningOptions &planning) c
   pm.addNestedPass<func::FuncOp>(std::make_unique<CheckLegality>(*this));
 }
 
+const std::vector<std::pair<std::string, std::string>> &opsWithoutEmitter() {
+  static const std::vector<std::pair<std::string, std::string>> ops = {
+      {ConstantOp::getOperationName().str(), "its bytes are the weights"},
+      {DropoutOp::getOperationName().str(),
+       "passed through, or in a train step multiplied by a mask, before the pipeline"},
+  };
+  return ops;
+}
+
 LogicalResult Target::checkLegal(Operation *op) const {
   // Constants, views and elided concats generate no code; functions are not ops to emit.
   if (isa<ConstantOp, func::FuncOp, func::ReturnOp>(op) || op->hasAttr(kViewAttr) ||
       op->hasAttr(kElidedAttr))
     return success();
-  if (!emitters().count(op->getName().getStringRef().str()))
+  const std::string opName = op->getName().getStringRef().str();
+  for (const auto &[name, reason] : opsWithoutEmitter())
+    if (name == opName)
+      return op->emitError("no target emits ") << opName << " (" << reason << ")";
+  if (!emitters().count(opName))
     return op->emitError("no ") << StringRef(name()).upper() << " kernel for op "
                                  << op->getName();
   return checkAttributes(op);

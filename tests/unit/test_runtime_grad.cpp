@@ -29,8 +29,8 @@ namespace {
 
 struct UnaryGradCase {
   const char *name;
-  UnaryKind forward;
-  UnaryGradKind grad;
+  UnaryKind kind;
+  // What the reference derivative reads; the kind's record must say the same (GradFrom).
   bool savesOutput;
   // Inputs are drawn from [lo, hi], with random sign when isSigned, away from kinks and poles.
   float lo, hi;
@@ -41,50 +41,50 @@ struct UnaryGradCase {
 double sigmoidD(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 
 const UnaryGradCase kUnaryGradCases[] = {
-    {"relu", UnaryKind::Relu, UnaryGradKind::Relu, true, 0.05f, 2.0f, true,
+    {"relu", UnaryKind::Relu, true, 0.05f, 2.0f, true,
      [](double x) { return x > 0 ? 1.0 : 0.0; }},
-    {"sigmoid", UnaryKind::Sigmoid, UnaryGradKind::Sigmoid, true, -3.0f, 3.0f, false,
+    {"sigmoid", UnaryKind::Sigmoid, true, -3.0f, 3.0f, false,
      [](double x) { return sigmoidD(x) * (1 - sigmoidD(x)); }},
-    {"tanh", UnaryKind::Tanh, UnaryGradKind::Tanh, true, -3.0f, 3.0f, false,
+    {"tanh", UnaryKind::Tanh, true, -3.0f, 3.0f, false,
      [](double x) { return 1 - std::tanh(x) * std::tanh(x); }},
-    {"exp", UnaryKind::Exp, UnaryGradKind::Exp, true, -2.0f, 2.0f, false,
+    {"exp", UnaryKind::Exp, true, -2.0f, 2.0f, false,
      [](double x) { return std::exp(x); }},
-    {"sqrt", UnaryKind::Sqrt, UnaryGradKind::Sqrt, true, 0.5f, 3.0f, false,
+    {"sqrt", UnaryKind::Sqrt, true, 0.5f, 3.0f, false,
      [](double x) { return 0.5 / std::sqrt(x); }},
-    {"reciprocal", UnaryKind::Reciprocal, UnaryGradKind::Reciprocal, true, 0.5f, 3.0f, true,
+    {"reciprocal", UnaryKind::Reciprocal, true, 0.5f, 3.0f, true,
      [](double x) { return -1 / (x * x); }},
-    {"log", UnaryKind::Log, UnaryGradKind::Log, false, 0.5f, 3.0f, false,
+    {"log", UnaryKind::Log, false, 0.5f, 3.0f, false,
      [](double x) { return 1 / x; }},
-    {"abs", UnaryKind::Abs, UnaryGradKind::Abs, false, 0.05f, 2.0f, true,
+    {"abs", UnaryKind::Abs, false, 0.05f, 2.0f, true,
      [](double x) { return x > 0 ? 1.0 : -1.0; }},
-    {"erf", UnaryKind::Erf, UnaryGradKind::Erf, false, -2.5f, 2.5f, false,
+    {"erf", UnaryKind::Erf, false, -2.5f, 2.5f, false,
      [](double x) { return 2 / std::sqrt(std::acos(-1.0)) * std::exp(-x * x); }},
-    {"softplus", UnaryKind::Softplus, UnaryGradKind::Softplus, false, -4.0f, 4.0f, false, sigmoidD},
-    {"sin", UnaryKind::Sin, UnaryGradKind::Sin, false, -3.0f, 3.0f, false,
+    {"softplus", UnaryKind::Softplus, false, -4.0f, 4.0f, false, sigmoidD},
+    {"sin", UnaryKind::Sin, false, -3.0f, 3.0f, false,
      [](double x) { return std::cos(x); }},
-    {"cos", UnaryKind::Cos, UnaryGradKind::Cos, false, -3.0f, 3.0f, false,
+    {"cos", UnaryKind::Cos, false, -3.0f, 3.0f, false,
      [](double x) { return -std::sin(x); }},
-    {"tan", UnaryKind::Tan, UnaryGradKind::Tan, true, -1.2f, 1.2f, false,
+    {"tan", UnaryKind::Tan, true, -1.2f, 1.2f, false,
      [](double x) { return 1 + std::tan(x) * std::tan(x); }},
-    {"asin", UnaryKind::Asin, UnaryGradKind::Asin, false, -0.9f, 0.9f, false,
+    {"asin", UnaryKind::Asin, false, -0.9f, 0.9f, false,
      [](double x) { return 1 / std::sqrt(1 - x * x); }},
-    {"acos", UnaryKind::Acos, UnaryGradKind::Acos, false, -0.9f, 0.9f, false,
+    {"acos", UnaryKind::Acos, false, -0.9f, 0.9f, false,
      [](double x) { return -1 / std::sqrt(1 - x * x); }},
-    {"atan", UnaryKind::Atan, UnaryGradKind::Atan, false, -3.0f, 3.0f, false,
+    {"atan", UnaryKind::Atan, false, -3.0f, 3.0f, false,
      [](double x) { return 1 / (1 + x * x); }},
-    {"sinh", UnaryKind::Sinh, UnaryGradKind::Sinh, false, -2.0f, 2.0f, false,
+    {"sinh", UnaryKind::Sinh, false, -2.0f, 2.0f, false,
      [](double x) { return std::cosh(x); }},
-    {"cosh", UnaryKind::Cosh, UnaryGradKind::Cosh, false, -2.0f, 2.0f, false,
+    {"cosh", UnaryKind::Cosh, false, -2.0f, 2.0f, false,
      [](double x) { return std::sinh(x); }},
-    {"asinh", UnaryKind::Asinh, UnaryGradKind::Asinh, false, -3.0f, 3.0f, false,
+    {"asinh", UnaryKind::Asinh, false, -3.0f, 3.0f, false,
      [](double x) { return 1 / std::sqrt(x * x + 1); }},
-    {"acosh", UnaryKind::Acosh, UnaryGradKind::Acosh, false, 1.2f, 4.0f, false,
+    {"acosh", UnaryKind::Acosh, false, 1.2f, 4.0f, false,
      [](double x) { return 1 / std::sqrt(x * x - 1); }},
-    {"atanh", UnaryKind::Atanh, UnaryGradKind::Atanh, false, -0.9f, 0.9f, false,
+    {"atanh", UnaryKind::Atanh, false, -0.9f, 0.9f, false,
      [](double x) { return 1 / (1 - x * x); }},
-    {"softsign", UnaryKind::Softsign, UnaryGradKind::Softsign, false, 0.05f, 3.0f, true,
+    {"softsign", UnaryKind::Softsign, false, 0.05f, 3.0f, true,
      [](double x) { return 1 / ((1 + std::fabs(x)) * (1 + std::fabs(x))); }},
-    {"hard_swish", UnaryKind::HardSwish, UnaryGradKind::HardSwish, false, 0.05f, 2.9f, true,
+    {"hard_swish", UnaryKind::HardSwish, false, 0.05f, 2.9f, true,
      [](double x) { return (2 * x + 3) / 6; }},
 };
 
@@ -100,8 +100,9 @@ TEST_CASE("unary gradients match derivatives and central differences", "[grad]")
       for (float &v : x)
         v = randomInt(rng, 0, 1) ? v : -v;
     std::vector<float> dy = randomFloats(rng, n, -2.0f, 2.0f), y(n), dx(n);
-    unary(c.forward, x.data(), y.data(), n);
-    unaryGradF32(c.grad, dy.data(), c.savesOutput ? y.data() : x.data(), dx.data(), n);
+    CHECK((scalar::unaryGradFrom(c.kind) == GradFrom::Output) == c.savesOutput);
+    unary(c.kind, x.data(), y.data(), n);
+    unaryGradF32(c.kind, dy.data(), c.savesOutput ? y.data() : x.data(), dx.data(), n);
 
     // Saved outputs carry float rounding, which f' can amplify near saturation by a bounded
     // factor; tolerances are relative to |dy|.
@@ -114,7 +115,7 @@ TEST_CASE("unary gradients match derivatives and central differences", "[grad]")
 
     Forward f = [&](const std::vector<float> &v) {
       std::vector<float> out(v.size());
-      unary(c.forward, v.data(), out.data(), n);
+      unary(c.kind, v.data(), out.data(), n);
       return out;
     };
     requireClose(dx, numericGrad(x, dy, f, 1e-2f), 1e-2, 1e-3);
@@ -126,14 +127,14 @@ TEST_CASE("unary gradients at kinks follow PyTorch", "[grad]") {
   float dx[4];
   // Relu's saved output: 0 (from x <= 0) gets no gradient, NaN passes it on.
   const float reluY[4] = {0.0f, 2.0f, kNaN, 0.5f};
-  unaryGradF32(UnaryGradKind::Relu, dy, reluY, dx, 4);
+  unaryGradF32(UnaryKind::Relu, dy, reluY, dx, 4);
   CHECK(std::vector<float>(dx, dx + 4) == std::vector<float>{0, 3, 3, 3});
   const float absX[4] = {0.0f, -2.0f, 2.0f, -0.0f};
-  unaryGradF32(UnaryGradKind::Abs, dy, absX, dx, 4);
+  unaryGradF32(UnaryKind::Abs, dy, absX, dx, 4);
   CHECK(std::vector<float>(dx, dx + 4) == std::vector<float>{0, -3, 3, 0});
   // Softplus far out saturates to 0 and 1 without overflow.
   const float softplusX[4] = {-200.0f, 200.0f, 0.0f, 100.0f};
-  unaryGradF32(UnaryGradKind::Softplus, dy, softplusX, dx, 4);
+  unaryGradF32(UnaryKind::Softplus, dy, softplusX, dx, 4);
   CHECK(std::vector<float>(dx, dx + 4) == std::vector<float>{0, 3, 1.5f, 3});
 }
 

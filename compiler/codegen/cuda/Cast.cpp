@@ -83,7 +83,7 @@ LogicalResult emitCast(Operation *op, KernelEmitter &e) {
 
 } // namespace
 
-void addCastEmitters(EmitterTable &table) { table["dlc.cast"] = emitCast; }
+void addCastEmitters(EmitterTable &table) { table.forOp<CastOp>() = emitCast; }
 
 } // namespace cudagen
 } // namespace dlc

@@ -269,16 +269,16 @@ LogicalResult emitTopK(Operation *op, KernelEmitter &e) {
 } // namespace
 
 void addIndexingEmitters(EmitterTable &table) {
-  table["dlc.gather"] = emitGatherAxis;
-  table["dlc.gather_elements"] = emitGatherElements;
-  table["dlc.gather_nd"] = emitGatherND;
-  table["dlc.scatter_elements"] = emitScatterElements;
-  table["dlc.scatter_nd"] = emitScatterND;
-  table["dlc.top_k"] = emitTopK;
-  table["dlc.arg_max"] = emitArgReduce;
-  table["dlc.arg_min"] = emitArgReduce;
-  table["dlc.cumsum"] = emitRunning;
-  table["dlc.cumprod"] = emitRunning;
+  table.forOp<GatherOp>() = emitGatherAxis;
+  table.forOp<GatherElementsOp>() = emitGatherElements;
+  table.forOp<GatherNDOp>() = emitGatherND;
+  table.forOp<ScatterElementsOp>() = emitScatterElements;
+  table.forOp<ScatterNDOp>() = emitScatterND;
+  table.forOp<TopKOp>() = emitTopK;
+  table.forOp<ArgMaxOp>() = emitArgReduce;
+  table.forOp<ArgMinOp>() = emitArgReduce;
+  table.forOp<CumSumOp>() = emitRunning;
+  table.forOp<CumProdOp>() = emitRunning;
 }
 
 } // namespace cudagen

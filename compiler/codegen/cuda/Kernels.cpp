@@ -35,43 +35,12 @@ std::string deviceFloat(double value) {
   return floatLiteral(value);
 }
 
-// Device expressions of the float unary kinds, in `v`: the CPU kernels' definitions in CUDA's
-// float math functions (erff, expf, ...), which the host emulation takes from <math.h>.
+// The device call of unary kind `kind` on `v`: the CPU kernels' own definition
+// (runtime/scalar_ops.h), for float and double; nothing for a name that is no unary kind.
 std::optional<std::string> unaryExpression(StringRef kind) {
-  static const std::map<std::string, std::string> expressions = {
-      {"Relu", "v < 0.0f ? 0.0f : v"},
-      {"Sigmoid", "v >= 0.0f ? 1.0f / (1.0f + expf(-v)) : expf(v) / (1.0f + expf(v))"},
-      {"Tanh", "tanhf(v)"},
-      {"Exp", "expf(v)"},
-      {"Log", "logf(v)"},
-      {"Sqrt", "sqrtf(v)"},
-      {"Neg", "-v"},
-      {"Abs", "fabsf(v)"},
-      {"Erf", "erff(v)"},
-      {"Reciprocal", "1.0f / v"},
-      {"Floor", "floorf(v)"},
-      {"Ceil", "ceilf(v)"},
-      {"Sin", "sinf(v)"},
-      {"Cos", "cosf(v)"},
-      {"Tan", "tanf(v)"},
-      {"Softsign", "v / (1.0f + fabsf(v))"},
-      {"Softplus", "fmaxf(v, 0.0f) + log1pf(expf(-fabsf(v)))"},
-      {"HardSwish", "v * fminf(fmaxf(v / 6.0f + 0.5f, 0.0f), 1.0f)"},
-      {"Asin", "asinf(v)"},
-      {"Acos", "acosf(v)"},
-      {"Atan", "atanf(v)"},
-      {"Sinh", "sinhf(v)"},
-      {"Cosh", "coshf(v)"},
-      {"Asinh", "asinhf(v)"},
-      {"Acosh", "acoshf(v)"},
-      {"Atanh", "atanhf(v)"},
-      {"Sign", "float((v > 0.0f) - (v < 0.0f))"},
-      {"Round", "nearbyintf(v)"},
-  };
-  auto it = expressions.find(kind.str());
-  if (it == expressions.end())
+  if (!unaryKindNamed(kind))
     return std::nullopt;
-  return it->second;
+  return "dlc::rt::scalar::" + kind.str() + "Unary()(v)";
 }
 
 // The device call of binary kind `kind` on `a` and `b`: the CPU kernels' own definition
@@ -177,7 +146,7 @@ std::string activationExpression(const dlc::rt::Epilogue &epilogue) {
   case dlc::rt::Activation::None:
     return "v";
   case dlc::rt::Activation::Relu:
-    return "v < 0.0f ? 0.0f : v";
+    return *unaryExpression("Relu");
   case dlc::rt::Activation::Clip:
     return clipExpression(epilogue.min, epilogue.max);
   case dlc::rt::Activation::LeakyRelu:
@@ -185,7 +154,7 @@ std::string activationExpression(const dlc::rt::Epilogue &epilogue) {
   case dlc::rt::Activation::Sigmoid:
     return *unaryExpression("Sigmoid");
   case dlc::rt::Activation::Tanh:
-    return "tanhf(v)";
+    return *unaryExpression("Tanh");
   }
   return "v";
 }
@@ -696,54 +665,53 @@ void addCudaEmitters(EmitterTable &cudaTable) {
   // An op with an empty result launches nothing (a grid of no blocks is a launch error).
   EmitterTable table;
   // Every elementwise op reaches its emitter, which names the kinds not built yet.
-  for (StringRef name : unaryOpNames())
-    table[name.str()] = emitUnary;
-  for (StringRef name : binaryOpNames())
-    table[name.str()] = emitBinary;
-  table["dlc.gemm"] = emitGemm;
-  table["dlc.matmul"] = emitMatMul;
-  table["dlc.det"] = emitDet;
-  table["dlc.fused_elementwise"] = emitFusedElementwise;
-  table["dlc.clip"] = [](Operation *op, KernelEmitter &e) {
+  for (const std::string &name : opsOfFamily(OpFamily::Unary))
+    table[name] = emitUnary;
+  for (const std::string &name : opsOfFamily(OpFamily::Binary))
+    table[name] = emitBinary;
+  table.forOp<GemmOp>() = emitGemm;
+  table.forOp<MatMulOp>() = emitMatMul;
+  table.forOp<DetOp>() = emitDet;
+  table.forOp<FusedElementwiseOp>() = emitFusedElementwise;
+  table.forOp<ClipOp>() = [](Operation *op, KernelEmitter &e) {
     auto clip = cast<ClipOp>(op);
     return emitMap(op, e,
                    clipExpression(clip.getMin().convertToFloat(), clip.getMax().convertToFloat()));
   };
-  table["dlc.leaky_relu"] = [](Operation *op, KernelEmitter &e) {
+  table.forOp<LeakyReluOp>() = [](Operation *op, KernelEmitter &e) {
     return emitMap(op, e, leakyReluExpression(cast<LeakyReluOp>(op).getAlpha().convertToFloat()));
   };
-  table["dlc.transpose"] = emitTranspose;
-  table["dlc.broadcast"] = [](Operation *op, KernelEmitter &e) {
+  table.forOp<TransposeOp>() = emitTranspose;
+  table.forOp<BroadcastOp>() = [](Operation *op, KernelEmitter &e) {
     return emitGather(op, e,
                       broadcastStrides(tensorType(op->getOperand(0)).getShape(),
                                        tensorType(op->getResult(0)).getShape()),
                       0);
   };
-  table["dlc.where"] = [](Operation *op, KernelEmitter &e) {
+  table.forOp<WhereOp>() = [](Operation *op, KernelEmitter &e) {
     if (cType(tensorType(op->getResult(0)).getElementType()).empty())
       return noKernelFor(op, "Where");
     return emitBroadcastMap(op, e, "a ? b : c");
   };
   // A reshape the planner could not make a view of (its input is also an output, or a
   // weight): the same bytes, copied.
-  table["dlc.reshape"] = [](Operation *op, KernelEmitter &e) {
+  table.forOp<ReshapeOp>() = [](Operation *op, KernelEmitter &e) {
     copyInputToResult(e, op->getOperand(0), op->getResult(0));
     return success();
   };
-  table["dlc.slice"] = emitSlice;
-  table["dlc.concat"] = emitConcat;
-  table["dlc.softmax"] = emitSoftmax;
+  table.forOp<SliceOp>() = emitSlice;
+  table.forOp<ConcatOp>() = emitConcat;
+  table.forOp<SoftmaxOp>() = emitSoftmax;
   cudagen::addCastEmitters(table);
   cudagen::addIndexingEmitters(table);
   cudagen::addWindowEmitters(table);
   cudagen::addTrainingEmitters(table);
   // The mean over every spatial dim.
-  table["dlc.global_avg_pool"] = [](Operation *op, KernelEmitter &e) {
+  table.forOp<GlobalAvgPoolOp>() = [](Operation *op, KernelEmitter &e) {
     int64_t rank = tensorType(op->getOperand(0)).getRank();
     return emitReduction(op, e, "Mean", llvm::to_vector(llvm::seq<int64_t>(2, rank)));
   };
-  for (const char *name :
-       {"dlc.reduce_sum", "dlc.reduce_mean", "dlc.reduce_max", "dlc.reduce_min", "dlc.reduce_prod"})
+  for (const std::string &name : opsOfFamily(OpFamily::Reduce))
     table[name] = [](Operation *op, KernelEmitter &e) {
       return emitReduction(op, e, cast<KernelKindInterface>(op).getKernelKind(),
                            cast<DenseI64ArrayAttr>(op->getAttr("axes")).asArrayRef());

@@ -56,39 +56,13 @@ LogicalResult emitGradMap(Operation *op, KernelEmitter &e, Value grad, Value sav
   return success();
 }
 
-// unaryGradF32's definitions, written as it writes them; s is the forward result or input as
-// dlc.unary_grad says.
+// unaryGradF32's definitions (the kind's record in runtime/scalar_ops.h); s is the forward
+// result or input as dlc.unary_grad says.
 LogicalResult emitUnaryGrad(Operation *op, KernelEmitter &e) {
-  static const std::map<std::string, std::string> expressions = {
-      {"Relu", "s <= 0.0f ? 0.0f : g"},
-      {"Sigmoid", "g * (1.0f - s) * s"},
-      {"Tanh", "g * (1.0f - s * s)"},
-      {"Exp", "g * s"},
-      {"Sqrt", "g / (2.0f * s)"},
-      {"Reciprocal", "-g * (s * s)"},
-      {"Log", "g / s"},
-      {"Abs", "g * float((s > 0.0f) - (s < 0.0f))"},
-      {"Erf", "g * (1.12837916709551257390f * expf(-s * s))"},
-      {"Softplus", "g * (s >= 0.0f ? 1.0f / (1.0f + expf(-s)) : expf(s) / (1.0f + expf(s)))"},
-      {"Sin", "g * cosf(s)"},
-      {"Cos", "-g * sinf(s)"},
-      {"Tan", "g * (1.0f + s * s)"},
-      {"Asin", "g / sqrtf(1.0f - s * s)"},
-      {"Acos", "-g / sqrtf(1.0f - s * s)"},
-      {"Atan", "g / (1.0f + s * s)"},
-      {"Sinh", "g * coshf(s)"},
-      {"Cosh", "g * sinhf(s)"},
-      {"Asinh", "g / sqrtf(s * s + 1.0f)"},
-      {"Acosh", "g / sqrtf(s * s - 1.0f)"},
-      {"Atanh", "g / (1.0f - s * s)"},
-      {"Softsign", "g / ((1.0f + fabsf(s)) * (1.0f + fabsf(s)))"},
-      {"HardSwish", "s < -3.0f ? 0.0f : s <= 3.0f ? g * (2.0f * s + 3.0f) / 6.0f : g"},
-  };
   auto grad = cast<UnaryGradOp>(op);
-  auto it = expressions.find(grad.getKind().str());
-  if (it == expressions.end())
-    return noKernelFor(op, "unary_grad " + grad.getKind().str());
-  return emitGradMap(op, e, grad.getGrad(), grad.getSaved(), it->second);
+  // The verifier has checked that the kind has a gradient.
+  return emitGradMap(op, e, grad.getGrad(), grad.getSaved(),
+                     "dlc::rt::scalar::" + grad.getKind().str() + "Unary().grad(g, s)");
 }
 
 // Only in a train step, whose schedule has the step number `step`. Each element is drawn as
@@ -637,36 +611,36 @@ LogicalResult emitAdam(Operation *op, KernelEmitter &e) {
 } // namespace
 
 void addTrainingEmitters(EmitterTable &table) {
-  table["dlc.unary_grad"] = emitUnaryGrad;
+  table.forOp<UnaryGradOp>() = emitUnaryGrad;
   // torch.clamp passes the gradient at the bounds too, and none for a NaN input.
-  table["dlc.clip_grad"] = [](Operation *op, KernelEmitter &e) {
+  table.forOp<ClipGradOp>() = [](Operation *op, KernelEmitter &e) {
     auto grad = cast<ClipGradOp>(op);
     return emitGradMap(op, e, grad.getGrad(), grad.getInput(),
                        "s >= " + deviceFloat(grad.getMin().convertToFloat()) + " && s <= " +
                            deviceFloat(grad.getMax().convertToFloat()) + " ? g : 0.0f");
   };
-  table["dlc.leaky_relu_grad"] = [](Operation *op, KernelEmitter &e) {
+  table.forOp<LeakyReluGradOp>() = [](Operation *op, KernelEmitter &e) {
     auto grad = cast<LeakyReluGradOp>(op);
     return emitGradMap(op, e, grad.getGrad(), grad.getInput(),
                        "s > 0.0f ? g : g * " + deviceFloat(grad.getAlpha().convertToFloat()));
   };
-  table["dlc.dropout_mask"] = emitDropoutMask;
-  table["dlc.softmax_grad"] = emitSoftmaxGrad;
-  table["dlc.nll_loss"] = emitNllLoss;
-  table["dlc.nll_loss_grad"] = emitNllLossGrad;
-  table["dlc.slice_grad"] = emitSliceGrad;
-  table["dlc.gather_grad"] = emitGatherGrad;
-  table["dlc.conv_grad_weight"] = emitConvGradWeight;
-  table["dlc.max_pool_grad"] = emitMaxPoolGrad;
-  table["dlc.avg_pool_grad"] = emitAvgPoolGrad;
-  table["dlc.global_avg_pool_grad"] = emitGlobalAvgPoolGrad;
-  table["dlc.batch_norm_stats"] = emitBatchNormStats;
-  table["dlc.batch_norm_apply"] = emitBatchNormApply;
-  table["dlc.batch_norm_grad_input"] = emitBatchNormGradInput;
-  table["dlc.batch_norm_grad_params"] = emitBatchNormGradParams;
-  table["dlc.batch_norm_running_update"] = emitBatchNormRunningUpdate;
-  table["dlc.sgd_update"] = emitSgd;
-  table["dlc.adam_update"] = emitAdam;
+  table.forOp<DropoutMaskOp>() = emitDropoutMask;
+  table.forOp<SoftmaxGradOp>() = emitSoftmaxGrad;
+  table.forOp<NllLossOp>() = emitNllLoss;
+  table.forOp<NllLossGradOp>() = emitNllLossGrad;
+  table.forOp<SliceGradOp>() = emitSliceGrad;
+  table.forOp<GatherGradOp>() = emitGatherGrad;
+  table.forOp<ConvGradWeightOp>() = emitConvGradWeight;
+  table.forOp<MaxPoolGradOp>() = emitMaxPoolGrad;
+  table.forOp<AvgPoolGradOp>() = emitAvgPoolGrad;
+  table.forOp<GlobalAvgPoolGradOp>() = emitGlobalAvgPoolGrad;
+  table.forOp<BatchNormStatsOp>() = emitBatchNormStats;
+  table.forOp<BatchNormApplyOp>() = emitBatchNormApply;
+  table.forOp<BatchNormGradInputOp>() = emitBatchNormGradInput;
+  table.forOp<BatchNormGradParamsOp>() = emitBatchNormGradParams;
+  table.forOp<BatchNormRunningUpdateOp>() = emitBatchNormRunningUpdate;
+  table.forOp<SgdUpdateOp>() = emitSgd;
+  table.forOp<AdamUpdateOp>() = emitAdam;
 }
 
 } // namespace cudagen

@@ -315,13 +315,13 @@ LogicalResult emitBatchNorm(Operation *op, KernelEmitter &e) {
 } // namespace
 
 void addWindowEmitters(EmitterTable &table) {
-  table["dlc.conv"] = emitConv;
-  table["dlc.max_pool"] = emitPool;
-  table["dlc.max_pool_indices"] = emitPool;
-  table["dlc.roi_align"] = emitRoiAlign;
-  table["dlc.avg_pool"] = emitPool;
-  table["dlc.conv_grad_input"] = emitConvGradInput;
-  table["dlc.batch_norm"] = emitBatchNorm;
+  table.forOp<ConvOp>() = emitConv;
+  table.forOp<MaxPoolOp>() = emitPool;
+  table.forOp<MaxPoolIndicesOp>() = emitPool;
+  table.forOp<RoiAlignOp>() = emitRoiAlign;
+  table.forOp<AvgPoolOp>() = emitPool;
+  table.forOp<ConvGradInputOp>() = emitConvGradInput;
+  table.forOp<BatchNormOp>() = emitBatchNorm;
 }
 
 } // namespace cudagen
