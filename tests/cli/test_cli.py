@@ -600,7 +600,7 @@ class Context:
 
     @functools.cached_property
     def env(self):
-        return dict(os.environ, DLC_CACHE_DIR=os.path.join(self.work, "cache"))
+        return dict(os.environ)
 
 
 

@@ -16,7 +16,6 @@ import argparse
 import os
 import shutil
 import sys
-import tempfile
 
 import numpy as np
 
@@ -124,12 +123,12 @@ def prepare_case(args, case):
         files.append(os.path.join(folder, "in%d.npy" % i))
         np.save(files[-1], x)
     training = ["--train", "--loss", loss, "--optimizer", optimizer] + extra
-    # The CPU step's build stays out of the folder (which may be carried to a GPU machine).
-    env = dict(os.environ, DLC_CACHE_DIR=args.cache)
+    # The CPU step's build goes to dlc's cache, out of the folder (which may be carried to a
+    # GPU machine).
     return run([args.dlc, "run", onnx] + files[:-1] + ["--labels", files[-1], "--steps",
                                                         str(STEPS), "-o",
-                                                        os.path.join(folder, "cpu")] + training,
-               env=env) == 0 and run([args.dlc, "compile", onnx, "-o",
+                                                        os.path.join(folder, "cpu")] +
+               training) == 0 and run([args.dlc, "compile", onnx, "-o",
                                       os.path.join(folder, "generated"), "--target", "cuda",
                                       "--name", name] + training) == 0
 
@@ -199,9 +198,8 @@ def main():
         folders = [os.path.join(args.from_prepared, n) for n in names]
     else:
         cases = [digits_case()] + torch_models(args.work)
-        with tempfile.TemporaryDirectory() as args.cache:
-            if not all(prepare_case(args, case) for case in cases):
-                return 1
+        if not all(prepare_case(args, case) for case in cases):
+            return 1
         names = [case[0] for case in cases]
         folders = [os.path.join(args.work, n) for n in names]
     failed = [n for n, folder in zip(names, folders) if not check_case(args, n, folder)]

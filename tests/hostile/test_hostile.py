@@ -405,7 +405,7 @@ def dlc_run(dlc, work, name, path, arrays):
     out = os.path.join(work, "run_" + name)
     shutil.rmtree(out, ignore_errors=True)
     # Generated code must build warning-free.
-    env = dict(os.environ, DLC_CACHE_DIR=os.path.join(work, "cache"),
+    env = dict(os.environ,
                DLC_CXXFLAGS=(os.environ.get("DLC_CXXFLAGS", "") + " -Werror").strip())
     r = run([dlc, "run", path] + inputs + ["-o", out], RUN_TIMEOUT, env)
     results = {}

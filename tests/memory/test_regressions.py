@@ -120,7 +120,7 @@ def view_read_later(rng):
 def run_dlc(dlc, model, inputs, work, mode):
     out = os.path.join(work, "out_" + mode)
     shutil.rmtree(out, ignore_errors=True)
-    env = dict(os.environ, DLC_CACHE_DIR=os.path.join(work, "cache"))
+    env = dict(os.environ)
     args = [dlc, "run", model] + inputs + ["-o", out]
     if mode == "no-reuse":
         args.append("--no-reuse")

@@ -31,8 +31,9 @@ def main():
         ["sanitize_" + args.sanitize.replace(",", "_")] if args.sanitize else [])
     tag = "_".join(tags) or "default"
     out = os.path.join(d, "dlc_out_" + tag)
-    # A private cache so the timing includes the full compile and build.
-    env = dict(os.environ, DLC_CACHE_DIR=os.path.join(d, "dlc_cache_" + tag))
+    # The cache is the environment's ($DLC_CACHE_DIR; ctest gives every test one per build
+    # tree), so the runtime is built once per flag set, not once per model.
+    env = dict(os.environ)
     if args.check_memory:
         env["DLC_CXXFLAGS"] = (env.get("DLC_CXXFLAGS", "") + " -DDLC_CHECK_MEMORY").strip()
     if args.sanitize:
@@ -42,7 +43,7 @@ def main():
         for var, extra in (("ASAN_OPTIONS", "detect_leaks=1"),
                            ("UBSAN_OPTIONS", "halt_on_error=1:print_stacktrace=1")):
             env[var] = ":".join(o for o in (env.get(var, ""), extra) if o)
-    subprocess.run(["rm", "-rf", env["DLC_CACHE_DIR"], out], check=True)
+    subprocess.run(["rm", "-rf", out], check=True)
     start = time.time()
     pins = [a for dim in args.dim for a in ("--dim", dim)]
     r = subprocess.run([args.dlc, "run", os.path.join(d, "model.onnx"),

@@ -49,7 +49,7 @@ class Runner:
         self.mode = torch.onnx.TrainingMode.PRESERVE
         self.dlc, self.work = dlc, work
         # Generated training code must build warning-free too.
-        self.env = dict(os.environ, DLC_CACHE_DIR=os.path.join(work, "cache"),
+        self.env = dict(os.environ,
                         DLC_CXXFLAGS=(os.environ.get("DLC_CXXFLAGS", "") + " -Werror").strip())
         if check_memory:
             self.env["DLC_CXXFLAGS"] = (self.env.get("DLC_CXXFLAGS", "") +
