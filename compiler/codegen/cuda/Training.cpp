@@ -559,12 +559,12 @@ LogicalResult emitSgd(Operation *op, KernelEmitter &e) {
   const int64_t n = elements(sgd.getWeight());
   const float momentum = sgd.getMomentum().convertToFloat();
   const std::string hyper = e.ptr(sgd.getHyper());
-  std::string params = "float *w, const float *g, float lr, float firstStep";
-  std::string args =
-      e.ptr(sgd.getWeight()) + ", " + e.ptr(sgd.getGrad()) + ", " + hyper + "[0], " + hyper + "[1]";
+  std::string params = "float *w, const float *g, float lr";
+  std::string args = e.ptr(sgd.getWeight()) + ", " + e.ptr(sgd.getGrad()) + ", " + hyper + "[0]";
+  // Only momentum reads the first-step flag (an unused parameter would warn).
   if (momentum != 0.0f) {
-    params += ", float *momentumBuf";
-    args += ", " + e.ptr(sgd.getMomentumBuffer());
+    params += ", float firstStep, float *momentumBuf";
+    args += ", " + hyper + "[1], " + e.ptr(sgd.getMomentumBuffer());
   }
   std::string body = threadIndex(n) + faultGuard(e, params, args) + "  float d = g[i] + " +
                      deviceFloat(sgd.getWeightDecay().convertToFloat()) + " * w[i];\n";
