@@ -97,6 +97,7 @@ def Dlc_SoftsignOp : Dlc_UnaryOp<"softsign", "Softsign">;
 def Dlc_HardSwishOp : Dlc_UnaryOp<"hard_swish", "HardSwish">;
 def Dlc_SignOp : Dlc_UnaryOp<"sign", "Sign">;
 def Dlc_RoundOp : Dlc_UnaryOp<"round", "Round">;
+def Dlc_MishOp : Dlc_UnaryOp<"mish", "Mish">;
 
 def Dlc_CastOp : Dlc_TensorOp<"cast", [Elementwise]> {
   let summary = "converts each element to the result's element type";

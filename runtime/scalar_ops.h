@@ -40,7 +40,8 @@ enum class Rounding { Up, Down, Nearest };
   X(Sqrt, Output) X(Neg, None) X(Abs, Input) X(Erf, Input) X(Reciprocal, Output) X(Floor, None) \
   X(Ceil, None) X(Softplus, Input) X(Sin, Input) X(Cos, Input) X(Tan, Output) X(Asin, Input)    \
   X(Acos, Input) X(Atan, Input) X(Sinh, Input) X(Cosh, Input) X(Asinh, Input) X(Acosh, Input)  \
-  X(Atanh, Input) X(Softsign, Input) X(HardSwish, Input) X(Sign, None) X(Round, None)
+  X(Atanh, Input) X(Softsign, Input) X(HardSwish, Input) X(Sign, None) X(Round, None)        \
+  X(Mish, Input)
 #define DLC_UNARY_ENUMERATOR(name, gradFrom) name,
 enum class UnaryKind { DLC_UNARY_KINDS(DLC_UNARY_ENUMERATOR) };
 #undef DLC_UNARY_ENUMERATOR
@@ -401,6 +402,18 @@ struct SignUnary {
 struct RoundUnary {
   // Halves to even, as ONNX defines (the default rounding mode).
   template <typename T> DLC_HOST_DEVICE T operator()(T v) const { return nearbyintOf(v); }
+};
+
+struct MishUnary {
+  // x * tanh(softplus(x)), each step rounded as the three ops ONNX's definition composes.
+  template <typename T> DLC_HOST_DEVICE T operator()(T v) const {
+    return v * tanhOf(SoftplusUnary()(v));
+  }
+  // PyTorch's mish_backward: tanh(softplus(x)) + x * sigmoid(x) * (1 - tanh(softplus(x))^2).
+  DLC_HOST_DEVICE float grad(float g, float x) const {
+    float t = tanhf(SoftplusUnary()(x));
+    return g * (t + x * SigmoidUnary()(x) * (1.0f - t * t));
+  }
 };
 
 // What `kind`'s derivative is computed from.

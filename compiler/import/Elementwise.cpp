@@ -178,12 +178,6 @@ OpImport swiGlu() {
 }
 
 // x * tanh(softplus(x))
-OpImport mish() {
-  return floatComposition([](NodeImporter &n, Value x, Type) {
-    return bin<MulOp>(n, x, un<TanhOp>(n, un<SoftplusOp>(n, x)));
-  });
-}
-
 // 0.5 x (1 + erf(x / sqrt 2)), or with approximate="tanh"
 // 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))).
 OpImport gelu() {
@@ -430,7 +424,7 @@ void addElementwiseImports(ImportTable &table) {
       {"Celu", celu()},
       {"Selu", selu()},
       {"HardSigmoid", hardSigmoid()},
-      {"Mish", mish()},
+      {"Mish", unary<MishOp>()},
       {"Swish", swish()},
       {"SwiGLU", swiGlu()},
       {"Gelu", gelu()},

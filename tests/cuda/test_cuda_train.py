@@ -6,7 +6,8 @@ match within --tol. The models together cover every gradient kernel and both opt
 the bundled digits CNN (Conv, MaxPool, Gemm, cross entropy, Adam), a CNN with batch norm in
 training mode, LeakyRelu, AvgPool, Clip, Dropout and global average pooling (BCE with logits,
 SGD with Nesterov momentum and weight decay), and an embedding model (Gather, Slice, Tanh,
-Softmax, mean; MSE, AdamW), and a MobileNetV2-style network whose feature layers are frozen
+Softmax, mean; MSE, AdamW), a Gemm into ONNX's Mish (opset 18, written with onnx.helper:
+PyTorch 1.13 exports Mish as its composition), and a MobileNetV2-style network whose feature layers are frozen
 (--trainable: only the classifier trains), so its depthwise and pointwise convolutions have
 constant weights, the case the CPU pipeline runs channels-last. The runner (cuda_train_runner.cpp) also checks save/load of the
 state. --emulate runs the generated kernels on the host; --nvcc builds them for a GPU;
@@ -104,6 +105,24 @@ def torch_models(work):
     return cases
 
 
+def mish_case(work):
+    """Gemm then Mish (dlc.mish and its gradient kernel), MSE, SGD."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(2)
+    weight = numpy_helper.from_array(rng.standard_normal((6, 5)).astype(np.float32), "w")
+    bias = numpy_helper.from_array(rng.standard_normal(5).astype(np.float32), "b")
+    graph = helper.make_graph(
+        [helper.make_node("Gemm", ["x0", "w", "b"], ["h"]), helper.make_node("Mish", ["h"], ["y"])],
+        "mish", [helper.make_tensor_value_info("x0", TensorProto.FLOAT, [4, 6])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 5])], [weight, bias])
+    path = os.path.join(work, "mish.onnx")
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]), path)
+    return ("mish", path, [rng.standard_normal((4, 6), dtype=np.float32) * 2],
+            rng.standard_normal((4, 5), dtype=np.float32), "mse", "sgd:lr=0.1", [])
+
+
 def digits_case():
     rng = np.random.default_rng(1)
     return ("digits", os.path.join(ROOT, "examples", "digits", "digits.onnx"),
@@ -197,7 +216,7 @@ def main():
                        if os.path.isdir(os.path.join(args.from_prepared, n, "generated")))
         folders = [os.path.join(args.from_prepared, n) for n in names]
     else:
-        cases = [digits_case()] + torch_models(args.work)
+        cases = [digits_case(), mish_case(args.work)] + torch_models(args.work)
         if not all(prepare_case(args, case) for case in cases):
             return 1
         names = [case[0] for case in cases]

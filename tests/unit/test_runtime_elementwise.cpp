@@ -84,6 +84,8 @@ double unaryReference(UnaryKind kind, double x) {
     return (x > 0) - (x < 0);
   case UnaryKind::Round:
     return std::nearbyint(x);
+  case UnaryKind::Mish:
+    return x * std::tanh(std::log1p(std::exp(x)));
   }
   return 0;
 }

@@ -86,6 +86,11 @@ const UnaryGradCase kUnaryGradCases[] = {
      [](double x) { return 1 / ((1 + std::fabs(x)) * (1 + std::fabs(x))); }},
     {"hard_swish", UnaryKind::HardSwish, false, 0.05f, 2.9f, true,
      [](double x) { return (2 * x + 3) / 6; }},
+    {"mish", UnaryKind::Mish, false, 0.05f, 4.0f, true,
+     [](double x) {
+       double t = std::tanh(std::log1p(std::exp(x)));
+       return t + x * sigmoidD(x) * (1 - t * t);
+     }},
 };
 
 } // namespace
