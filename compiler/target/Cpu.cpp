@@ -17,10 +17,7 @@ namespace {
 class CpuTarget final : public Target {
 public:
   CpuTarget()
-      : Target({"cpu",
-                {"codegen_templates/model.h.tpl", "codegen_templates/model.cpp.tpl",
-                 "codegen_templates/train.tpl"},
-                ".cpp", /*packsWeights=*/true, /*poisonsDeadMemory=*/true,
+      : Target({"cpu", "", ".cpp", /*packsWeights=*/true, /*poisonsDeadMemory=*/true,
                 /*needsNvcc=*/false}) {}
 
   int64_t workspaceBytes(Operation *op) const override {

@@ -24,10 +24,7 @@ class CudaTarget final : public Target {
 public:
   // The kernels read every constant as it is; the arena is device memory (no poisoning).
   CudaTarget()
-      : Target({"cuda",
-                {"codegen_templates/model_cuda.h.tpl", "codegen_templates/model_cuda.cu.tpl",
-                 "codegen_templates/train_cuda.tpl"},
-                ".cu", /*packsWeights=*/false, /*poisonsDeadMemory=*/false,
+      : Target({"cuda", "_cuda", ".cu", /*packsWeights=*/false, /*poisonsDeadMemory=*/false,
                 /*needsNvcc=*/true}) {}
 
   int64_t workspaceBytes(Operation *op) const override {

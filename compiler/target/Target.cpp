@@ -127,6 +127,12 @@ const EmitterTable &Target::emitters() const {
 }
 
 Target::Target(const TargetFacts &facts) : facts(facts) {}
+
+TargetTemplates Target::templates() const {
+  const std::string model = std::string("codegen_templates/model") + facts.templateSuffix;
+  return {model + ".h.tpl", model + facts.sourceExtension + ".tpl",
+          std::string("codegen_templates/train") + facts.templateSuffix + ".tpl"};
+}
 Target::~Target() = default;
 
 const std::vector<const Target *> &allTargets() {

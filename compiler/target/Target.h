@@ -32,9 +32,9 @@ struct PlanningOptions {
 
 // The codegen templates a target's model is written from.
 struct TargetTemplates {
-  const char *header;        // NAME.h
-  const char *source;        // NAME.cpp or NAME.cu
-  const char *trainSections; // the //@@ sections a training build adds to both
+  std::string header;        // NAME.h
+  std::string source;        // NAME.cpp or NAME.cu
+  std::string trainSections; // the //@@ sections a training build adds to both
 };
 
 // One compiler invocation of a library build: `command` (compiler and flags) over `sources`.
@@ -54,7 +54,9 @@ struct TargetFacts {
   // Its --target name; also the suffix of its model's name (NAME_cuda) when a library holds
   // models for several targets.
   const char *name;
-  TargetTemplates templates;
+  // Its templates are codegen_templates/model<suffix>.h.tpl, model<suffix><source
+  // extension>.tpl and train<suffix>.tpl.
+  const char *templateSuffix;  // "", "_cuda"
   const char *sourceExtension; // ".cpp", ".cu"
   // Constants whose every use reads them packed for the kernel are stored only packed.
   bool packsWeights;
@@ -70,7 +72,7 @@ public:
   virtual ~Target();
 
   const char *name() const { return facts.name; }
-  const TargetTemplates &templates() const { return facts.templates; }
+  TargetTemplates templates() const;
   const char *sourceExtension() const { return facts.sourceExtension; }
   bool packsWeights() const { return facts.packsWeights; }
   bool poisonsDeadMemory() const { return facts.poisonsDeadMemory; }
