@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes compiler/OnnxOpVersions.inc: every default-domain ONNX op and the opset versions at
+"""Writes compiler/import/OnnxOpVersions.inc: every default-domain ONNX op and the opset versions at
 which its definition changed, as defined by the onnx Python package that runs this script
 (the project pins onnx 1.23.2; run it from the test virtualenv, build/onnx-venv).
 
@@ -7,7 +7,7 @@ The importer needs the table because Debian's libonnx (1.12) knows schemas only 
 17: from it dlc learns which version of an op a newer model's opset selects, and whether the
 library's schema of that op is the same version (only then are its attribute checks used).
 
-    build/onnx-venv/bin/python scripts/gen_onnx_op_versions.py > compiler/OnnxOpVersions.inc
+    build/onnx-venv/bin/python scripts/gen_onnx_op_versions.py > compiler/import/OnnxOpVersions.inc
 """
 import collections
 

@@ -1,5 +1,5 @@
 // Module-level codegen: values to pointers, the weights blob, and the API from templates.
-#include "compiler/Codegen.h"
+#include "compiler/codegen/Codegen.h"
 #include "compiler/Embedded.h"
 #include "compiler/Locations.h"
 #include "compiler/codegen/Emitter.h"

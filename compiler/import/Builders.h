@@ -4,8 +4,8 @@
 #ifndef DLC_COMPILER_IMPORT_BUILDERS_H
 #define DLC_COMPILER_IMPORT_BUILDERS_H
 
-#include "compiler/ImportContext.h"
-#include "compiler/ModelCheck.h"
+#include "compiler/import/ImportContext.h"
+#include "compiler/import/ModelCheck.h"
 #include "dialects/DlcDialect.h"
 #include "dialects/Sizes.h"
 

@@ -1,5 +1,5 @@
 // The CPU target: C++ over the runtime's kernels in runtime/.
-#include "compiler/Toolchain.h"
+#include "compiler/toolchain/Toolchain.h"
 #include "compiler/codegen/Emitter.h"
 #include "compiler/target/Target.h"
 #include "compiler/target/Targets.h"

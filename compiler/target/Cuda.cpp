@@ -1,6 +1,6 @@
 // The CUDA target: generated kernels and cuBLAS/cuDNN calls over runtime/cuda/.
 #include "compiler/Embedded.h"
-#include "compiler/Toolchain.h"
+#include "compiler/toolchain/Toolchain.h"
 #include "compiler/codegen/Emitter.h"
 #include "compiler/target/Target.h"
 #include "compiler/target/Targets.h"

@@ -6,8 +6,8 @@
 // The custom mutator edits parsed models (dims, attribute values, names, node order, data
 // types, raw data) so that most inputs stay valid protobuf and reach the deep checks; plain
 // byte mutations still run a quarter of the time.
-#include "compiler/Codegen.h"
-#include "compiler/Importer.h"
+#include "compiler/codegen/Codegen.h"
+#include "compiler/import/Importer.h"
 #include "compiler/Pipeline.h"
 #include "compiler/Training.h"
 #include "compiler/target/Target.h"

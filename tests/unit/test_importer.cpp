@@ -1,5 +1,5 @@
 // The ONNX importer on models built here with the ONNX protobuf API.
-#include "compiler/Importer.h"
+#include "compiler/import/Importer.h"
 #include "compiler/Pipeline.h"
 #include "dialects/DlcDialect.h"
 

@@ -1,5 +1,5 @@
 // dlc: the ahead-of-time ONNX compiler's command line.
-#include "compiler/Driver.h"
+#include "compiler/driver/Driver.h"
 
 #include <algorithm>
 #include <cstdlib>

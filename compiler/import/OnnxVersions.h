@@ -1,5 +1,5 @@
 // Which version of an ONNX op a model's opset selects, from the op history of the onnx release
-// dlc follows (compiler/OnnxOpVersions.inc). Debian's libonnx knows schemas only up to opset
+// dlc follows (compiler/import/OnnxOpVersions.inc). Debian's libonnx knows schemas only up to opset
 // 17, so for newer models this table, not the library, says what a node means.
 #ifndef DLC_COMPILER_ONNXVERSIONS_H
 #define DLC_COMPILER_ONNXVERSIONS_H

@@ -3,8 +3,8 @@
 #ifndef DLC_COMPILER_DRIVER_H
 #define DLC_COMPILER_DRIVER_H
 
-#include "compiler/Codegen.h"
-#include "compiler/Importer.h"
+#include "compiler/codegen/Codegen.h"
+#include "compiler/import/Importer.h"
 #include "compiler/Training.h"
 
 #include <string>

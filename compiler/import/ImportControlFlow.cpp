@@ -4,8 +4,8 @@
 // count must be known when the model is compiled. An If whose condition is a constant imports
 // its branch; one whose condition arrives at run time imports both and selects each output
 // with Where (both branches run, which ONNX's side-effect-free ops allow).
-#include "compiler/GraphImporter.h"
-#include "compiler/ModelCheck.h"
+#include "compiler/import/GraphImporter.h"
+#include "compiler/import/ModelCheck.h"
 #include "compiler/import/Builders.h"
 
 #include <algorithm>

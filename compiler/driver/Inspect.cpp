@@ -1,6 +1,6 @@
 // `dlc inspect`: what a model is, read straight from the protobuf (no import needed).
-#include "compiler/Driver.h"
-#include "compiler/ModelCheck.h"
+#include "compiler/driver/Driver.h"
+#include "compiler/import/ModelCheck.h"
 
 #include "onnx/onnx_pb.h"
 

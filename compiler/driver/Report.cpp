@@ -1,4 +1,4 @@
-#include "compiler/Report.h"
+#include "compiler/driver/Report.h"
 #include "compiler/Locations.h"
 #include "dialects/DlcDialect.h"
 

@@ -3,8 +3,8 @@
 #ifndef DLC_COMPILER_GRAPHIMPORTER_H
 #define DLC_COMPILER_GRAPHIMPORTER_H
 
-#include "compiler/ImportContext.h"
-#include "compiler/Importer.h"
+#include "compiler/import/ImportContext.h"
+#include "compiler/import/Importer.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"

@@ -1,6 +1,6 @@
 // Compile-time tensors: decoding TensorProto and folding shape arithmetic.
-#include "compiler/ImportContext.h"
-#include "compiler/ModelCheck.h"
+#include "compiler/import/ImportContext.h"
+#include "compiler/import/ModelCheck.h"
 #include "dialects/DlcDialect.h"
 #include "dialects/Sizes.h"
 

@@ -1,4 +1,4 @@
-#include "compiler/OnnxVersions.h"
+#include "compiler/import/OnnxVersions.h"
 
 #include <algorithm>
 #include <map>
@@ -17,7 +17,7 @@ const History &history() {
     History built;
 #define DLC_ONNX_MAX_OPSET(n) built.maxOpset = n;
 #define DLC_ONNX_OP(name, ...) built.versions[#name] = std::vector<int> __VA_ARGS__;
-#include "compiler/OnnxOpVersions.inc"
+#include "compiler/import/OnnxOpVersions.inc"
 #undef DLC_ONNX_OP
 #undef DLC_ONNX_MAX_OPSET
     return built;

@@ -1,6 +1,6 @@
-#include "compiler/ModelCheck.h"
-#include "compiler/OnnxVersions.h"
-#include "compiler/Importer.h"
+#include "compiler/import/ModelCheck.h"
+#include "compiler/import/OnnxVersions.h"
+#include "compiler/import/Importer.h"
 #include "dialects/Sizes.h"
 
 #include "onnx/defs/schema.h"

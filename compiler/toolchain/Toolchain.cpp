@@ -1,4 +1,4 @@
-#include "compiler/Toolchain.h"
+#include "compiler/toolchain/Toolchain.h"
 #include "compiler/Embedded.h"
 
 #include "llvm/ADT/StringRef.h"

@@ -1,6 +1,6 @@
 // `dlc export-weights`: a trained state file (save_state) back into the ONNX model it was
 // compiled from, so the trained model goes through `dlc compile` (or any ONNX tool) again.
-#include "compiler/Driver.h"
+#include "compiler/driver/Driver.h"
 
 #include "onnx/onnx_pb.h"
 
