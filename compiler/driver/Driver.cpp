@@ -191,19 +191,14 @@ int compileTo(const CompileOptions &options, const std::string &outDir) {
     return 1;
   }
   // --target: cpu, cuda or both; with several, the first is NAME and each other NAME_<target>.
+  // Taken in allTargets() order; an unknown or repeated word leaves fewer targets than words.
+  llvm::SmallVector<llvm::StringRef> words;
+  llvm::StringRef(options.target).split(words, ',');
   std::vector<const Target *> targets;
-  bool known = true;
-  for (llvm::StringRef rest = options.target; !rest.empty();) {
-    auto [word, tail] = rest.split(',');
-    const Target *target = findTarget(word.str());
-    known = known && target;
-    targets.push_back(target);
-    rest = tail;
-  }
-  auto order = [](const Target *t) { return llvm::find(allTargets(), t) - allTargets().begin(); };
-  llvm::sort(targets, [&](const Target *a, const Target *b) { return order(a) < order(b); });
-  if (targets.empty() || !known ||
-      std::adjacent_find(targets.begin(), targets.end()) != targets.end()) {
+  for (const Target *target : allTargets())
+    if (llvm::is_contained(words, target->name()))
+      targets.push_back(target);
+  if (targets.empty() || targets.size() != words.size()) {
     reportError(options.model, "--target '" + options.target + "' is not cpu, cuda or cpu,cuda");
     return 1;
   }

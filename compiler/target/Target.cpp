@@ -127,13 +127,13 @@ const EmitterTable &Target::emitters() const {
 }
 
 Target::Target(const TargetFacts &facts) : facts(facts) {}
+Target::~Target() = default;
 
 TargetTemplates Target::templates() const {
   const std::string model = std::string("codegen_templates/model") + facts.templateSuffix;
   return {model + ".h.tpl", model + facts.sourceExtension + ".tpl",
           std::string("codegen_templates/train") + facts.templateSuffix + ".tpl"};
 }
-Target::~Target() = default;
 
 const std::vector<const Target *> &allTargets() {
   static const std::vector<const Target *> targets = {&cpuTarget(), &cudaTarget()};

@@ -7,11 +7,11 @@
 
 #include <cstdint>
 #include <filesystem>
-#include <unistd.h>
 #include <fstream>
 #include <iterator>
 #include <random>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
 using namespace dlc::rt;
