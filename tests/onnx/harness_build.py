@@ -1,0 +1,266 @@
+"""Building the node-test harness: the registry of generated models, the ninja file (runtime
+objects cached across suites, batches of generated models per translation unit, the CUDA
+variants), sanitizer settings and the NVRTC check of the CUDA kernels. Used by
+run_node_tests.py."""
+import concurrent.futures
+import hashlib
+import os
+import re
+import subprocess
+import sys
+
+
+def sanitizer_flags(sanitize):
+    """Compile and link flags for -fsanitize=LIST: every report is fatal, stacks are usable."""
+    if not sanitize:
+        return ""
+    return "-fsanitize=%s -fno-sanitize-recover=all -fno-omit-frame-pointer -g1" % sanitize
+
+
+# Exit status of the harness on a sanitizer report (it returns 0 or 1 itself).
+SANITIZER_EXITCODE = 86
+SANITIZER_REPORTS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:",
+                     "WARNING: ThreadSanitizer", "ERROR: ThreadSanitizer")
+
+
+def sanitizer_env():
+    """Environment for a sanitized harness: leaks detected, every report fatal with a known
+    exit status (the caller's own *SAN_OPTIONS come first and are overridden)."""
+    env = dict(os.environ)
+    common = "exitcode=%d:print_stacktrace=1" % SANITIZER_EXITCODE
+    for var, extra in (("ASAN_OPTIONS", "detect_leaks=1:" + common),
+                       ("UBSAN_OPTIONS", "halt_on_error=1:" + common),
+                       ("TSAN_OPTIONS", "halt_on_error=1:" + common)):
+        env[var] = ":".join(o for o in (env.get(var, ""), extra) if o)
+    return env
+
+
+# Shared by the CUDA models' registry functions: run() on device buffers that start one element
+# past an allocation: aligned for their dtype but not to 16 bytes, as a caller's pointers may
+# be, so the kernels that move 16 bytes at a time must take their element path.
+CUDA_REGISTRY_HELPER = r"""
+struct CudaModel {
+  void *model;
+  dlc_cuda_context *context;
+};
+
+template <typename Model>
+dlc_status runOnDevice(CudaModel *m, const dlc_model_info *info, const dlc_tensor *i, int ni,
+                       const dlc_tensor *o, int no,
+                       dlc_status (*run)(Model *, const void *const *, void *const *),
+                       dlc_status (*synchronize)(Model *)) {
+  dlc_status s = dlc_check_tensors(info->inputs, info->num_inputs, i, ni);
+  if (s == DLC_OK)
+    s = dlc_check_tensors(info->outputs, info->num_outputs, o, no);
+  if (s != DLC_OK)
+    return s;
+  std::vector<void *> blocks;
+  bool placed = true;
+  auto place = [&](const dlc_tensor_info &t) -> unsigned char * {
+    void *block = nullptr;
+    if (dlc::cuda::allocate(m->context, t.bytes + 16, &block)) {
+      placed = false;
+      return nullptr;
+    }
+    blocks.push_back(block);
+    return static_cast<unsigned char *>(block) + std::max<size_t>(1, dlc_dtype_size(t.dtype));
+  };
+  std::vector<const void *> in;
+  std::vector<void *> out;
+  for (int k = 0; k < ni; ++k) {
+    unsigned char *device = place(info->inputs[k]);
+    if (device && info->inputs[k].bytes &&
+        dlc::cuda::copyToDevice(m->context, device, i[k].data, info->inputs[k].bytes))
+      placed = false;
+    in.push_back(device);
+  }
+  for (int k = 0; k < no; ++k)
+    out.push_back(place(info->outputs[k]));
+  in.push_back(nullptr);
+  out.push_back(nullptr);
+  Model *model = static_cast<Model *>(m->model);
+  s = placed ? run(model, in.data(), out.data()) : DLC_DEVICE_ERROR;
+  for (int k = 0; s == DLC_OK && k < no; ++k)
+    if (info->outputs[k].bytes &&
+        dlc::cuda::copyToHost(m->context, o[k].data, out[k], info->outputs[k].bytes))
+      s = DLC_DEVICE_ERROR;
+  const dlc_status synchronized = synchronize(model);
+  if (s == DLC_OK)
+    s = synchronized;
+  for (void *block : blocks)
+    dlc::cuda::deallocate(m->context, block);
+  return s;
+}
+"""
+
+# The registry's create/run/destroy of a CUDA model: on a context of its own on device 0, run
+# through runOnDevice.
+CUDA_REGISTRY_FUNCTIONS = (
+    "dlc_status %(n)s_c(void **m) {\n"
+    "  CudaModel *h = new CudaModel{nullptr, nullptr};\n"
+    "  %(n)s_model *model = nullptr;\n"
+    "  dlc_status s = dlc_cuda_context_create(0, &h->context);\n"
+    "  dlc_cuda_options o = {0, h->context, 0};\n"
+    "  if (s == DLC_OK) s = %(n)s_create(&o, &model);\n"
+    "  if (s != DLC_OK) { dlc_cuda_context_release(h->context); delete h; return s; }\n"
+    "  h->model = model;\n  *m = h;\n  return s;\n}\n"
+    "dlc_status %(n)s_r(void *m, const dlc_tensor *i, int ni, const dlc_tensor *o, int no) {\n"
+    "  return runOnDevice(static_cast<CudaModel *>(m), %(n)s_info(), i, ni, o, no, %(n)s_run,\n"
+    "                     %(n)s_synchronize);\n}\n"
+    "void %(n)s_d(void *m) {\n  CudaModel *h = static_cast<CudaModel *>(m);\n"
+    "  %(n)s_destroy(static_cast<%(n)s_model *>(h->model));\n"
+    "  dlc_cuda_context_release(h->context);\n  delete h;\n}")
+
+
+def write_build(work, names, runtime_dir, here, cxx, check_memory, sanitize, batch, cuda, nvcc,
+                cuda_arch="sm_80"):
+    """cuda: "" (CPU code), "emulate" (the CUDA sources on the host) or "gpu" (the batches built
+    by `nvcc` for `cuda_arch`, linked with CUDA, cuBLAS and cuDNN). With "emulate" and `nvcc`,
+    the batches are also compiled by nvcc, only to check that they compile."""
+    lines = ["#include \"registry.h\"\n"]
+    if cuda:
+        lines.append("#include <algorithm>\n#include <vector>\n")
+    for n in names:
+        lines.append('#include "%s/%s/gen/%s.h"' % (work, n, n))
+    lines.append("\nnamespace {")
+    if cuda:
+        lines.append(CUDA_REGISTRY_HELPER)
+    for n in names:
+        if cuda:
+            lines.append(CUDA_REGISTRY_FUNCTIONS % {"n": n})
+            continue
+        lines.append(
+            "dlc_status %(n)s_c(void **m) { return %(n)s_create(nullptr, "
+            "reinterpret_cast<%(n)s_model **>(m)); }\n"
+            "dlc_status %(n)s_r(void *m, const dlc_tensor *i, int ni, const dlc_tensor *o, "
+            "int no) { return %(n)s_run_checked(static_cast<%(n)s_model *>(m), i, ni, o, no); }\n"
+            "void %(n)s_d(void *m) { %(n)s_destroy(static_cast<%(n)s_model *>(m)); }" % {"n": n})
+    lines.append("} // namespace\n\nconst std::vector<RegisteredModel> &registeredModels() {")
+    lines.append("  static const std::vector<RegisteredModel> models = {")
+    for n in names:
+        lines.append('    {"%(n)s", %(n)s_info, %(n)s_c, %(n)s_r, %(n)s_d},' % {"n": n})
+    lines.append("  };\n  return models;\n}\n")
+    with open(os.path.join(work, "registry.cpp"), "w") as f:
+        f.write("\n".join(lines))
+
+    # -Werror: generated code must compile warning-free.
+    flags = "-std=c++17 -O1 -Wall -Wextra -Werror -I%s -I%s" % (runtime_dir, here)
+    cuda_home = os.environ.get("CUDA_HOME", "/usr/local/cuda")
+    libs = ""
+    if cuda:
+        flags += " -I%s" % os.path.join(runtime_dir, "cuda")
+    if cuda == "emulate":
+        flags += " -DDLC_CUDA_EMULATE"
+    if cuda == "gpu":
+        flags += " -I%s" % os.path.join(cuda_home, "include")
+        libs = "-L%s -lnvrtc -lcudnn -lcublas -lcudart" % os.path.join(cuda_home, "lib64")
+    if check_memory:
+        flags += " -DDLC_CHECK_MEMORY"
+    san = sanitizer_flags(sanitize)
+    if san:
+        flags += " " + san
+    runtime = [os.path.join(runtime_dir, f) for f in sorted(os.listdir(runtime_dir))
+               if f.endswith(".cpp")]
+    if cuda:
+        runtime.append(os.path.join(runtime_dir, "cuda", "dlc_cuda.cpp"))
+    sources = [os.path.join(here, "harness.cpp"), os.path.join(work, "registry.cpp")]
+    # Generated models keep their internals in their own namespace, so a few dozen share one
+    # translation unit: the runtime headers and the standard library are parsed once per batch.
+    for b in range(0, len(names), batch):
+        path = os.path.join(work, "batch_%d.cpp" % (b // batch))
+        with open(path, "w") as f:
+            for n in names[b:b + batch]:
+                f.write('#include "%s/%s/gen/%s.%s"\n' % (work, n, n, "cu" if cuda else "cpp"))
+                f.write('#include "%s/%s/gen/%s_weights.cpp"\n' % (work, n, n))
+        sources.append(path)
+    ninja = ["cxx = %s" % cxx, "flags = %s" % flags, "ldflags = %s" % san, "libs = %s" % libs,
+             "rule cc\n  command = $cxx $flags -MMD -MF $out.d -c $in -o $out\n"
+             "  depfile = $out.d\n  deps = gcc",
+             # Suites running at once may build the same cached object: each writes its own
+             # file and renames it into place.
+             "rule cached_cc\n  command = $cxx $flags -c $in -o $out.tmp$$$$ && "
+             "mv -f $out.tmp$$$$ $out",
+             "rule link\n  command = $cxx $ldflags $in -o $out $libs -lm -pthread"]
+    if nvcc:
+        ninja.append("rule nvcc\n  command = %s -std=c++17 -O1 -arch=%s -x cu -I%s -I%s "
+                     "-Xcompiler -Wall,-Wextra,-Werror -Werror all-warnings -c $in -o $out"
+                     % (nvcc, cuda_arch, runtime_dir, os.path.join(runtime_dir, "cuda")))
+    # The runtime's objects are the same for every suite built with the same compiler and
+    # flags: one cache beside the suites' work folders, keyed by those and the runtime's text.
+    objects = []
+    cache = os.path.join(os.path.dirname(work), "runtime-objects", runtime_key(cxx, flags,
+                                                                               runtime_dir))
+    os.makedirs(cache, exist_ok=True)
+    for s in runtime:
+        obj = os.path.join(cache, os.path.basename(s)[:-4] + ".o")
+        objects.append(obj)
+        if not os.path.exists(obj):
+            ninja.append("build %s: cached_cc %s" % (obj, s))
+    for i, s in enumerate(sources):
+        obj = "obj/%d_%s.o" % (i, os.path.basename(s)[:-4])
+        batch_source = os.path.basename(s).startswith("batch_")
+        objects.append(obj)
+        ninja.append("build %s: %s %s" % (obj, "nvcc" if cuda == "gpu" and batch_source else "cc",
+                                          s))
+        if cuda == "emulate" and nvcc and batch_source:
+            # nvcc compiles this batch at -O1 with -Werror (the warnings that need the
+            # optimizer), so the emulated build of it, which only has to run, skips the optimizer:
+            # it compiles in half the time and its tensors are small.
+            ninja.append("  flags = %s" % flags.replace("-O1", "-O0"))
+            # The same batch for the GPU, only compiled (one architecture: this checks that
+            # the code compiles warning-free, host side included).
+            ninja.append("build nvcc/%s.o: nvcc %s" % (os.path.basename(s)[:-4], s))
+    ninja.append("build harness: link %s" % " ".join(objects))
+    with open(os.path.join(work, "build.ninja"), "w") as f:
+        f.write("\n".join(ninja) + "\n")
+
+
+def runtime_key(cxx, flags, runtime_dir):
+    """What the runtime's objects depend on: the compiler (its version too), the flags and
+    every runtime source and header."""
+    digest = hashlib.sha256((cxx + "\0" + flags + "\0").encode())
+    version = subprocess.run([cxx, "--version"], capture_output=True, text=True).stdout
+    digest.update(version.encode())
+    for folder in (runtime_dir, os.path.join(runtime_dir, "cuda")):
+        for name in sorted(os.listdir(folder)):
+            path = os.path.join(folder, name)
+            if os.path.isfile(path):
+                with open(path, "rb") as f:
+                    digest.update(name.encode() + b"\0" + f.read())
+    return digest.hexdigest()[:16]
+
+
+def cuda_helpers(*names):
+    """The named functions of tests/cuda/run_cuda_model.py, which the CUDA model tests share."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
+        __file__))), "cuda"))
+    import run_cuda_model
+    return [getattr(run_cuda_model, name) for name in names]
+
+
+def nvrtc_check(work, names, runtime_dir, jobs):
+    """The kernel source each CUDA model embeds, compiled by NVRTC as its create would on a GPU
+    older than the fat binary (compute capability 7.5); {model: why} for those that fail."""
+    build_jit_checker, extract_kernel_source = cuda_helpers("build_jit_checker",
+                                                            "extract_kernel_source")
+
+    folders, errors = {}, {}
+    for n in names:
+        folder = os.path.join(work, n, "jit")
+        if extract_kernel_source(os.path.join(work, n, "gen", n + ".cu"), folder):
+            folders[folder] = n
+        else:
+            errors[n] = "no kernel source for NVRTC in %s.cu" % n
+    exe = build_jit_checker(os.path.join(runtime_dir, "cuda"), work)
+    if not exe:
+        return {n: "cuda_jit_check did not build" for n in names}
+    chunks = [c for c in (list(folders)[i::jobs] for i in range(jobs)) if c]
+    with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
+        runs = pool.map(lambda chunk: subprocess.run([exe, "7.5"] + chunk, capture_output=True,
+                                                     text=True), chunks)
+        for r in runs:
+            for line in r.stderr.splitlines():
+                m = re.match(r"FAILED (\S+) \S+: (.*)", line)
+                if m and m.group(1) in folders:
+                    errors[folders[m.group(1)]] = m.group(2)
+    return errors
