@@ -5,8 +5,8 @@
 # Compiles MODEL with dlc at build time (again whenever the model file or dlc changes) and
 # defines <target>, a static library to link against; its include directory holds NAME.h
 # (NAME defaults to <target>). TARGET cuda builds the model for NVIDIA GPUs (the CUDA
-# toolkit is found with find_package(CUDAToolkit); <target> links CUDA::cudart, CUDA::cublas,
-# CUDA::nvrtc and cuDNN); cpu,cuda puts both in the library, the CUDA one as NAME_cuda
+# toolkit is found with find_package(CUDAToolkit); <target> links the CUDA runtime, cuBLAS,
+# cuDNN and NVRTC, as `dlc link-libraries` lists them); cpu,cuda puts both in the library, the CUDA one as NAME_cuda
 # (NAME_cuda.h), with NAME_any.h, whose create picks the device. TRAIN adds the training step
 # (dlc compile --train; the other training arguments are its options).
 function(dlc_add_model target)
@@ -50,28 +50,38 @@ function(dlc_add_model target)
   set(dir ${CMAKE_CURRENT_BINARY_DIR}/dlc_${target})
   set(library ${dir}/lib${ARG_NAME}.a)
   set(headers ${dir}/${ARG_NAME}.h)
-  set(link_libraries m)
   set(tool_env CXX=${CMAKE_CXX_COMPILER})
   if(ARG_TARGET MATCHES "cuda")
-    # The CUDA model links the CUDA runtime, cuBLAS, cuDNN and NVRTC (which compiles its
-    # kernels at create time on a GPU the fat binary lacks); dlc builds it with the
-    # toolkit's nvcc.
+    # dlc builds the CUDA model with the toolkit's nvcc.
     find_package(CUDAToolkit QUIET)
     if(NOT CUDAToolkit_FOUND)
       message(FATAL_ERROR "dlc_add_model(${target}): TARGET ${ARG_TARGET} needs the CUDA "
                           "toolkit (find_package(CUDAToolkit) found none)")
     endif()
-    find_library(DLC_CUDNN_LIBRARY cudnn HINTS ${CUDAToolkit_LIBRARY_DIR})
-    if(NOT DLC_CUDNN_LIBRARY)
-      message(FATAL_ERROR "dlc_add_model(${target}): TARGET ${ARG_TARGET} needs cuDNN "
-                          "(libcudnn, beside the CUDA toolkit's libraries or on the linker path)")
-    endif()
-    list(APPEND link_libraries CUDA::cudart CUDA::cublas CUDA::nvrtc ${DLC_CUDNN_LIBRARY})
     list(APPEND tool_env DLC_NVCC=${CUDAToolkit_NVCC_EXECUTABLE})
     if(ARG_TARGET MATCHES "cpu")
       list(APPEND headers ${dir}/${ARG_NAME}_cuda.h ${dir}/${ARG_NAME}_any.h)
     endif()
   endif()
+  # The libraries the targets' runtimes call into are dlc's to say (dlc link-libraries); each
+  # is found beside the CUDA toolkit's libraries or on the linker's path.
+  get_target_property(dlc_executable dlc::dlc LOCATION)
+  execute_process(COMMAND ${dlc_executable} link-libraries ${ARG_TARGET}
+                  OUTPUT_VARIABLE libraries ERROR_VARIABLE why RESULT_VARIABLE failed
+                  OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(failed)
+    message(FATAL_ERROR "dlc_add_model(${target}): ${why}")
+  endif()
+  string(REPLACE "\n" ";" libraries "${libraries}")
+  set(link_libraries)
+  foreach(library ${libraries})
+    find_library(DLC_LIBRARY_${library} ${library} HINTS ${CUDAToolkit_LIBRARY_DIR})
+    if(NOT DLC_LIBRARY_${library})
+      message(FATAL_ERROR "dlc_add_model(${target}): TARGET ${ARG_TARGET} needs lib${library} "
+                          "(beside the CUDA toolkit's libraries or on the linker path)")
+    endif()
+    list(APPEND link_libraries ${DLC_LIBRARY_${library}})
+  endforeach()
   file(MAKE_DIRECTORY ${dir})
   add_custom_command(
     OUTPUT ${library} ${headers}

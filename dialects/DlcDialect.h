@@ -8,7 +8,7 @@
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
-#include "runtime/dlc_runtime.h"
+#include "runtime/dlc_kernels.h"
 
 #include "dialects/DlcDialect.h.inc"
 

@@ -21,17 +21,12 @@ namespace {
 
 // Only the kinds defined on floats: the bitwise ops and shifts are integer-only.
 std::optional<rt::BinaryKind> floatBinaryKindNamed(StringRef name) {
+#define DLC_FLOAT_BINARY_CASE(kind, onFloats)                                                  \
+  .Case(#kind, onFloats ? std::optional(rt::BinaryKind::kind) : std::nullopt)
   return llvm::StringSwitch<std::optional<rt::BinaryKind>>(name)
-      .Case("Add", rt::BinaryKind::Add)
-      .Case("Sub", rt::BinaryKind::Sub)
-      .Case("Mul", rt::BinaryKind::Mul)
-      .Case("Div", rt::BinaryKind::Div)
-      .Case("Pow", rt::BinaryKind::Pow)
-      .Case("Max", rt::BinaryKind::Max)
-      .Case("Min", rt::BinaryKind::Min)
-      .Case("Mod", rt::BinaryKind::Mod)
-      .Case("FMod", rt::BinaryKind::FMod)
+      DLC_BINARY_KINDS(DLC_FLOAT_BINARY_CASE)
       .Default(std::nullopt);
+#undef DLC_FLOAT_BINARY_CASE
 }
 
 // A step's kind with the number of slots and parameters it takes.

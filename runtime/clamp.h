@@ -4,7 +4,7 @@
 #ifndef DLC_RUNTIME_CLAMP_H
 #define DLC_RUNTIME_CLAMP_H
 
-#include "dlc_runtime.h"
+#include "dlc_kernels.h"
 
 #include <limits>
 

@@ -1,5 +1,5 @@
 #include "clamp.h"
-#include "dlc_runtime.h"
+#include "dlc_kernels.h"
 #include "gemm.h"
 #include "parallel.h"
 #include "window.h"

@@ -5,7 +5,7 @@
 #pragma GCC optimize("O2")
 #endif
 #include "clamp.h"
-#include "dlc_runtime.h"
+#include "dlc_kernels.h"
 #include "parallel.h"
 #include "scalar_ops.h"
 
@@ -68,7 +68,7 @@ struct FirstOp {
 // Calls f with the operation object of `kind`: one switch for every loop shape.
 template <typename F> void withBinaryOp(BinaryKind kind, F &&f) {
   switch (kind) {
-#define DLC_BINARY_CASE(name)                                                                  \
+#define DLC_BINARY_CASE(name, onFloats)                                                        \
   case BinaryKind::name:                                                                       \
     return f(name##Op{});
     DLC_BINARY_KINDS(DLC_BINARY_CASE)

@@ -6,7 +6,7 @@
 #ifndef DLC_RUNTIME_GEMM_H
 #define DLC_RUNTIME_GEMM_H
 
-#include "dlc_runtime.h"
+#include "dlc_kernels.h"
 
 #include <stdint.h>
 

@@ -2,7 +2,7 @@
 #ifndef DLC_RUNTIME_PARALLEL_H
 #define DLC_RUNTIME_PARALLEL_H
 
-#include "dlc_runtime.h"
+#include "dlc_kernels.h"
 
 namespace dlc {
 namespace rt {

@@ -1,4 +1,4 @@
-#include "dlc_runtime.h"
+#include "dlc_kernels.h"
 #include "parallel.h"
 #include "window.h"
 

@@ -4,7 +4,7 @@
 #if !defined(__clang__)
 #pragma GCC optimize("O2")
 #endif
-#include "dlc_runtime.h"
+#include "dlc_kernels.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,6 +1,6 @@
 // The model's thread pool: POSIX threads started at the first parallel run (never at load
 // time), each running one fixed part of every parallel region, joined by the destructor.
-#include "dlc_runtime.h"
+#include "dlc_kernels.h"
 
 #include <pthread.h>
 #include <sched.h>

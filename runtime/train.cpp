@@ -1,4 +1,4 @@
-#include "dlc_runtime.h"
+#include "dlc_kernels.h"
 #include "scalar_ops.h"
 
 #include <cmath>

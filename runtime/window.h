@@ -3,7 +3,7 @@
 #ifndef DLC_RUNTIME_WINDOW_H
 #define DLC_RUNTIME_WINDOW_H
 
-#include "dlc_runtime.h"
+#include "dlc_kernels.h"
 
 #include <algorithm>
 

@@ -7,7 +7,7 @@
 #ifndef DLC_RUNTIME_WINOGRAD_H
 #define DLC_RUNTIME_WINOGRAD_H
 
-#include "dlc_runtime.h"
+#include "dlc_kernels.h"
 
 namespace dlc {
 namespace rt {

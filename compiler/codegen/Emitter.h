@@ -2,7 +2,7 @@
 #ifndef DLC_COMPILER_CODEGEN_EMITTER_H
 #define DLC_COMPILER_CODEGEN_EMITTER_H
 
-#include "dlc_runtime.h"
+#include "dlc_kernels.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Operation.h"
 #include "mlir/IR/Value.h"

@@ -192,13 +192,8 @@ int compileTo(const CompileOptions &options, const std::string &outDir) {
   }
   // --target: cpu, cuda or both; with several, the first is NAME and each other NAME_<target>.
   // Taken in allTargets() order; an unknown or repeated word leaves fewer targets than words.
-  llvm::SmallVector<llvm::StringRef> words;
-  llvm::StringRef(options.target).split(words, ',');
-  std::vector<const Target *> targets;
-  for (const Target *target : allTargets())
-    if (llvm::is_contained(words, target->name()))
-      targets.push_back(target);
-  if (targets.empty() || targets.size() != words.size()) {
+  const std::vector<const Target *> targets = targetsNamed(options.target);
+  if (targets.empty()) {
     reportError(options.model, "--target '" + options.target + "' is not cpu, cuda or cpu,cuda");
     return 1;
   }
@@ -356,6 +351,17 @@ std::string dlcBinaryIdentity() {
 
 int compileCommand(const CompileOptions &options) { return compileTo(options, options.outDir); }
 
+int linkLibrariesCommand(const std::string &targetList) {
+  const std::vector<const Target *> targets = targetsNamed(targetList);
+  if (targets.empty()) {
+    std::cerr << "dlc: error: link-libraries: '" << targetList << "' is not cpu, cuda or cpu,cuda\n";
+    return 1;
+  }
+  for (const std::string &library : linkLibraries(targets))
+    std::cout << library << "\n";
+  return 0;
+}
+
 int listOpsCommand() {
   for (const auto &op : supportedOnnxOps())
     std::cout << op << "\n";
@@ -452,7 +458,7 @@ std::string cachedRunner(const CompileOptions &compile, const char *runnerTempla
             compileSources({buildDir + "/runner.cpp"}, {buildDir}, buildDir,
                            cxxCommand(compile.cpu), objects, error);
   objects.push_back(buildDir + "/lib" + name + ".a");
-  ok = ok && link(buildDir + "/runner", objects, error);
+  ok = ok && link(buildDir + "/runner", objects, findTarget(compile.target)->linkLibraries(), error);
   if (!ok) {
     llvm::sys::fs::remove_directories(buildDir);
     reportError(model, error.empty() ? "cannot build the runner" : error);

@@ -50,6 +50,9 @@ struct TrainRun {
 int trainRunCommand(const CompileOptions &compile, const std::vector<std::string> &inputs,
                     const TrainRun &run, const std::string &outDir);
 int listOpsCommand();
+// Prints the libraries a program linking a library built for `targetList` (--target's form)
+// needs, one per line, for build systems.
+int linkLibrariesCommand(const std::string &targetList);
 // Writes the weights and running statistics of a state file into the ONNX model they were
 // trained from, as `outPath`.
 int exportWeightsCommand(const std::string &statePath, const std::string &modelPath,

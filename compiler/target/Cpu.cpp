@@ -18,7 +18,7 @@ class CpuTarget final : public Target {
 public:
   CpuTarget()
       : Target({"cpu", "", ".cpp", /*packsWeights=*/true, /*poisonsDeadMemory=*/true,
-                /*needsNvcc=*/false}) {}
+                /*needsNvcc=*/false, /*libraries=*/{}}) {}
 
   int64_t workspaceBytes(Operation *op) const override {
     if (auto conv = dyn_cast<ConvOp>(op))

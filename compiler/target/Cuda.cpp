@@ -25,7 +25,9 @@ public:
   // The kernels read every constant as it is; the arena is device memory (no poisoning).
   CudaTarget()
       : Target({"cuda", "_cuda", ".cu", /*packsWeights=*/false, /*poisonsDeadMemory=*/false,
-                /*needsNvcc=*/true}) {}
+                /*needsNvcc=*/true,
+                // NVRTC compiles the kernels at create time on GPUs the fat binary lacks.
+                /*libraries=*/{"cudart", "cublas", "cudnn", "nvrtc"}}) {}
 
   int64_t workspaceBytes(Operation *op) const override {
     // An LU copy of every matrix: one thread factors each.
@@ -67,7 +69,11 @@ public:
   }
   std::vector<BuildStep> runtimeBuild(const std::string &dir,
                                       const Toolchain &tools) const override {
-    return {{{dir + "/dlc_cuda.cpp"}, {dir, cudaIncludeDir(tools.nvcc)}, cxxCommand("")}};
+    // The calls both implementations share, over the CUDA libraries' implementation (the
+    // emulated one, dlc_cuda_emulated.cpp, ships for tests on machines without a GPU).
+    return {{{dir + "/dlc_cuda.cpp", dir + "/dlc_cuda_device.cpp"},
+             {dir, cudaIncludeDir(tools.nvcc)},
+             cxxCommand("")}};
   }
 
 protected:

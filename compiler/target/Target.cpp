@@ -147,6 +147,34 @@ const Target *findTarget(const std::string &name) {
   return nullptr;
 }
 
+std::vector<const Target *> targetsNamed(llvm::StringRef list) {
+  llvm::SmallVector<llvm::StringRef> words;
+  list.split(words, ',');
+  std::vector<const Target *> targets;
+  for (const Target *target : allTargets())
+    if (llvm::is_contained(words, target->name()))
+      targets.push_back(target);
+  if (targets.size() != words.size())
+    targets.clear();
+  return targets;
+}
+
+std::vector<std::string> Target::linkLibraries() const {
+  // Every library holds the CPU runtime (threads, libm), whatever its target.
+  std::vector<std::string> libraries = {"m", "pthread"};
+  libraries.insert(libraries.end(), facts.libraries.begin(), facts.libraries.end());
+  return libraries;
+}
+
+std::vector<std::string> linkLibraries(const std::vector<const Target *> &targets) {
+  std::vector<std::string> libraries;
+  for (const Target *target : targets)
+    for (const std::string &library : target->linkLibraries())
+      if (!llvm::is_contained(libraries, library))
+        libraries.push_back(library);
+  return libraries;
+}
+
 void registerTargetPasses() {
   for (const Target *target : allTargets()) {
     PassRegistration<SizeWorkspaces>([target] { return std::make_unique<SizeWorkspaces>(*target); });

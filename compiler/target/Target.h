@@ -5,6 +5,7 @@
 #ifndef DLC_COMPILER_TARGET_TARGET_H
 #define DLC_COMPILER_TARGET_TARGET_H
 
+#include "llvm/ADT/StringRef.h"
 #include "llvm/Support/LogicalResult.h"
 
 #include <cstdint>
@@ -64,6 +65,9 @@ struct TargetFacts {
   bool poisonsDeadMemory;
   // Library builds need the CUDA toolkit's nvcc.
   bool needsNvcc;
+  // The libraries (as -l names them) this target's runtime calls into, beyond what every
+  // library's CPU runtime needs.
+  std::vector<const char *> libraries;
 };
 
 class Target {
@@ -77,6 +81,10 @@ public:
   bool packsWeights() const { return facts.packsWeights; }
   bool poisonsDeadMemory() const { return facts.poisonsDeadMemory; }
   bool needsNvcc() const { return facts.needsNvcc; }
+  // What a program linking a library of this target's models links besides it (as -l names
+  // them): the CPU runtime's libraries, then the target's. `dlc link-libraries` prints them
+  // for build systems (dlc_add_model).
+  std::vector<std::string> linkLibraries() const;
 
   // Everything between import (and autodiff) and code generation: batch-norm folding, fusion,
   // this target's layout passes, canonicalization, in-place legalization, workspace sizing,
@@ -129,6 +137,11 @@ const std::vector<std::pair<std::string, std::string>> &opsWithoutEmitter();
 const std::vector<const Target *> &allTargets();
 // The target of that --target name, or null.
 const Target *findTarget(const std::string &name);
+// The targets a --target list names ("cpu", "cpu,cuda"), in allTargets() order; empty when a
+// word is unknown or repeated.
+std::vector<const Target *> targetsNamed(llvm::StringRef list);
+// Every library the targets' linkLibraries() name, once each, in order.
+std::vector<std::string> linkLibraries(const std::vector<const Target *> &targets);
 
 // dlc-opt's passes for each target: dlc-size-workspaces-NAME and dlc-check-legality-NAME.
 void registerTargetPasses();

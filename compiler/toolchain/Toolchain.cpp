@@ -295,11 +295,13 @@ bool archive(const std::string &library, const std::vector<std::string> &objects
 }
 
 bool link(const std::string &executable, const std::vector<std::string> &inputs,
-          std::string &error) {
+          const std::vector<std::string> &libraries, std::string &error) {
   std::vector<std::string> argv = {cxxCompiler()}, extra = userFlags();
   argv.insert(argv.end(), inputs.begin(), inputs.end());
   argv.insert(argv.end(), extra.begin(), extra.end());
-  argv.insert(argv.end(), {"-o", executable, "-lm", "-pthread"});
+  argv.insert(argv.end(), {"-o", executable});
+  for (const std::string &library : libraries)
+    argv.push_back("-l" + library);
   std::string output;
   if (execute(argv, &output) != 0) {
     error = "linking " + executable + " failed:\n" + output;

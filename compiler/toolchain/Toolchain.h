@@ -49,7 +49,7 @@ bool writeRuntimeHeaders(const std::string &dir, std::string &error);
 bool archive(const std::string &library, const std::vector<std::string> &objects,
              std::string &error);
 bool link(const std::string &executable, const std::vector<std::string> &inputs,
-          std::string &error);
+          const std::vector<std::string> &libraries, std::string &error);
 // Runs `argv`; returns its exit code (or -1 when it could not start).
 int execute(const std::vector<std::string> &argv, std::string *output = nullptr);
 

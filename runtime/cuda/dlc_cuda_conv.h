@@ -5,7 +5,7 @@
 #ifndef DLC_CUDA_CONV_H
 #define DLC_CUDA_CONV_H
 
-#include "dlc_runtime.h"
+#include "dlc_kernels.h"
 
 #include <stdint.h>
 

@@ -15,7 +15,7 @@
 #define DLC_CUDA_KERNELS_H
 
 #ifndef __CUDACC_RTC__
-#include "dlc_cuda.h"
+#include "dlc_cuda_calls.h"
 #endif
 #include "scalar_ops.h"
 

@@ -521,7 +521,8 @@ def check_targets(dlc, work, model):
     r = run(dlc, "compile", model, "-o", out, "--target", "cpu,cuda", "--name", "net")
     files = sorted(os.listdir(out)) if os.path.isdir(out) else []
     check(r.returncode == 0 and {"net.h", "net.cpp", "net_cuda.h", "net_cuda.cu",
-                                 "net_cuda_weights.cpp", "dlc_cuda.cpp", "net_any.h",
+                                 "net_cuda_weights.cpp", "dlc_cuda.cpp", "dlc_cuda_device.cpp",
+                                 "dlc_cuda_emulated.cpp", "net_any.h",
                                  "net_any.cpp"} <= set(files),
           "--target cpu,cuda writes both models, the CUDA one as net_cuda (%s %s)"
           % (files, r.stderr.strip()))

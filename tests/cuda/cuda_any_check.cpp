@@ -3,6 +3,7 @@
 // run_host, run() takes buffers of the chosen device, and bad options are refused. Built
 // with -DDLC_MODEL=NAME and -include NAME_any.h, by nvcc or emulated (-DDLC_CUDA_EMULATE).
 // Usage: cuda_any_check INPUT.npy
+#include "dlc_cuda_calls.h" // device buffers, also in emulation
 #include "dlc_npy.h"
 
 #include <cmath>

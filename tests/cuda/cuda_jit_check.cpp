@@ -4,7 +4,7 @@
 // GPU. Each DIR holds a model's source, headers and kernel count as the model embeds them
 // (extracted from NAME.cu by run_cuda_model.py).
 // Usage: cuda_jit_check MAJOR.MINOR[,MAJOR.MINOR...] DIR...
-#include "dlc_cuda.h"
+#include "dlc_cuda_calls.h"
 
 #include <cstdio>
 #include <cstdlib>

@@ -4,6 +4,7 @@
 // used from two threads at once, run() on device buffers, CUDA graphs (replayed while the
 // pointers stay, captured again when they change), and the refused arguments. Every run must
 // reproduce the first one's outputs. Usage: cuda_lifecycle INPUT.npy
+#include "dlc_cuda_calls.h" // device buffers, also in emulation
 #include "dlc_npy.h"
 
 #include <atomic>

@@ -20,6 +20,12 @@ CUDA_LIBS = ["-lnvrtc", "-lcudnn", "-lcublas", "-lcudart", "-lpthread"]
 ROOT = os.path.dirname(os.path.dirname(HERE))
 
 
+def cuda_runtime_sources(mode):
+    """The CUDA runtime's sources a build compiles: the calls both implementations share and the
+    one for `mode`, "emulate" (on the host, with -DDLC_CUDA_EMULATE) or "gpu"."""
+    return ["dlc_cuda.cpp", "dlc_cuda_emulated.cpp" if mode == "emulate" else "dlc_cuda_device.cpp"]
+
+
 def run(cmd, **kw):
     print("+ " + " ".join(cmd), flush=True)
     return subprocess.run(cmd, **kw).returncode
@@ -89,8 +95,8 @@ def build_jit_checker(cuda_runtime_dir, work):
     include = [a for d in (cuda_runtime_dir, os.path.dirname(cuda_runtime_dir),
                            os.path.join(cuda_home, "include")) for a in ("-I", d)]
     ok = run(["c++", "-std=c++17", "-O1", "-Wall", "-Wextra", "-Werror"] + include +
-             [os.path.join(HERE, "cuda_jit_check.cpp"),
-              os.path.join(cuda_runtime_dir, "dlc_cuda.cpp"), "-o", exe,
+             [os.path.join(HERE, "cuda_jit_check.cpp")] +
+             [os.path.join(cuda_runtime_dir, f) for f in cuda_runtime_sources("gpu")] + ["-o", exe,
               "-L" + os.path.join(cuda_home, "lib64")] + CUDA_LIBS) == 0
     return exe if ok else None
 
@@ -135,13 +141,14 @@ def model_build(args, gen, name):
             return ([], [], []) if jit_check(args, gen, name) else None
         # The host side (CUDA runtime, weights, runner, CPU runtime) by the C++ compiler.
         cuda_home = os.environ.get("CUDA_HOME", "/usr/local/cuda")
-        sources = [obj, os.path.join(gen, "dlc_cuda.cpp"), weights_source]
+        sources = [obj] + [os.path.join(gen, f) for f in cuda_runtime_sources("gpu")] + [
+            weights_source]
         build = ["c++", "-std=c++17", "-O2", "-I", gen, "-I", os.path.join(cuda_home, "include")
                  ] + warnings + ["-DDLC_MODEL=" + name, "-include", os.path.join(gen, name + ".h")]
         libs = ["-L" + os.path.join(cuda_home, "lib64")] + CUDA_LIBS
     else:
-        sources = ["-x", "c++", os.path.join(gen, name + ".cu"), "-x", "none",
-                   os.path.join(gen, "dlc_cuda.cpp"), weights_source]
+        sources = ["-x", "c++", os.path.join(gen, name + ".cu"), "-x", "none"] + [
+            os.path.join(gen, f) for f in cuda_runtime_sources("emulate")] + [weights_source]
         build = ["c++", "-std=c++17", "-O2", "-DDLC_CUDA_EMULATE", "-I", gen] + warnings + [
             "-DDLC_MODEL=" + name, "-include", os.path.join(gen, name + ".h")]
         libs = ["-lpthread"]

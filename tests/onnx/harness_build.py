@@ -119,7 +119,8 @@ def write_build(work, names, runtime_dir, here, cxx, check_memory, sanitize, bat
     the batches are also compiled by nvcc, only to check that they compile."""
     lines = ["#include \"registry.h\"\n"]
     if cuda:
-        lines.append("#include <algorithm>\n#include <vector>\n")
+        # Device buffers through the runtime's calls, which the emulation implements too.
+        lines.append('#include "dlc_cuda_calls.h"\n\n#include <algorithm>\n#include <vector>\n')
     for n in names:
         lines.append('#include "%s/%s/gen/%s.h"' % (work, n, n))
     lines.append("\nnamespace {")
@@ -162,7 +163,8 @@ def write_build(work, names, runtime_dir, here, cxx, check_memory, sanitize, bat
     runtime = [os.path.join(runtime_dir, f) for f in sorted(os.listdir(runtime_dir))
                if f.endswith(".cpp")]
     if cuda:
-        runtime.append(os.path.join(runtime_dir, "cuda", "dlc_cuda.cpp"))
+        cuda_runtime_sources, = cuda_helpers("cuda_runtime_sources")
+        runtime += [os.path.join(runtime_dir, "cuda", f) for f in cuda_runtime_sources(cuda)]
     sources = [os.path.join(here, "harness.cpp"), os.path.join(work, "registry.cpp")]
     # Generated models keep their internals in their own namespace, so a few dozen share one
     # translation unit: the runtime headers and the standard library are parsed once per batch.

@@ -5,7 +5,7 @@
 #ifndef DLC_TESTS_UNIT_RUNTIME_TEST_UTIL_H
 #define DLC_TESTS_UNIT_RUNTIME_TEST_UTIL_H
 
-#include "dlc_runtime.h"
+#include "dlc_kernels.h"
 
 #include <catch2/catch.hpp>
 

@@ -2,8 +2,8 @@
 // shapes (dlc::cuda::cudnnConvShape), checked against the CPU runtime's convolution by running
 // the CUDA runtime's emulated cuDNN call (plain loops over those descriptors) on random
 // convolutions of 1 to 3 spatial dims.
-#include "dlc_cuda.h"
-#include "dlc_runtime.h"
+#include "dlc_cuda_calls.h"
+#include "dlc_kernels.h"
 #include "runtime_test_util.h"
 
 #include <catch2/catch.hpp>

@@ -2,8 +2,8 @@
 // GEMM (dlc::cuda::cublasGemmShape), checked against the CPU runtime's sgemm by running the
 // CUDA runtime's emulated call (the column-major product that shape describes, as cuBLAS
 // defines it) on random shapes, transpositions, padded leading dimensions and strided batches.
-#include "dlc_cuda.h"
-#include "dlc_runtime.h"
+#include "dlc_cuda_calls.h"
+#include "dlc_kernels.h"
 #include "runtime_test_util.h"
 
 #include <catch2/catch.hpp>

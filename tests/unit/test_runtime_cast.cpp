@@ -1,7 +1,7 @@
 // Conversions of the storage-only types (bfloat16, the four float8 formats, 4- and 2-bit
 // integers) through dlc::rt::cast, checked against each format's definition: every code
 // decoded, and floats rounded to the nearest representable value found by search.
-#include "dlc_runtime.h"
+#include "dlc_kernels.h"
 #include "runtime_test_util.h"
 
 #include <catch2/catch.hpp>

@@ -1,5 +1,5 @@
 // Tests for the CPU runtime's basics: dtype sizes, status messages and aligned allocation.
-#include "dlc_runtime.h"
+#include "dlc_kernels.h"
 
 #include <catch2/catch.hpp>
 

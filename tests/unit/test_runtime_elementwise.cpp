@@ -1,7 +1,7 @@
 // Tests for the CPU runtime's elementwise kernels (unary, clip, leaky relu, broadcasting
 // binary ops) against naive references written independently here, on random shapes from
 // fixed seeds.
-#include "dlc_runtime.h"
+#include "dlc_kernels.h"
 #include "runtime_test_util.h"
 #include "scalar_ops.h"
 

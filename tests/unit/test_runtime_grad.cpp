@@ -3,7 +3,7 @@
 // kernel and against a direct reference computed in double, the optimizer steps
 // against a scalar restatement of torch.optim's update rules (and values PyTorch printed), and
 // the statistics of the dropout mask.
-#include "dlc_runtime.h"
+#include "dlc_kernels.h"
 #include "grad_test_util.h"
 #include "runtime_test_util.h"
 

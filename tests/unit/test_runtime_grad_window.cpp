@@ -1,7 +1,7 @@
 // Tests for the convolution and pooling gradient kernels: against direct references computed
 // in double (naive loops over every window), central differences of the forward kernels, and
 // the forward kernels' own tie and padding rules.
-#include "dlc_runtime.h"
+#include "dlc_kernels.h"
 #include "grad_test_util.h"
 #include "runtime_test_util.h"
 

@@ -1,6 +1,6 @@
 // Tests for the CPU runtime's linear algebra kernels (sgemm, batched matmul) against naive
 // products computed in double, on random shapes from fixed seeds.
-#include "dlc_runtime.h"
+#include "dlc_kernels.h"
 #include "gemm.h"
 #include "runtime_test_util.h"
 

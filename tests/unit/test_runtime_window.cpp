@@ -1,6 +1,6 @@
 // Tests for the CPU runtime's windowed kernels (convolution, pooling) and batch norm against
 // direct references computed in double, on random windows from fixed seeds.
-#include "dlc_runtime.h"
+#include "dlc_kernels.h"
 #include "runtime_test_util.h"
 #include "winograd.h"
 

@@ -70,6 +70,9 @@ const char kUsage[] = R"(usage:
       Print opsets, inputs/outputs with shapes, an op histogram and the parameter count.
   dlc ops
       List the supported ONNX op types.
+  dlc link-libraries cpu|cuda|cpu,cuda
+      List the libraries (as -l names them) a program linking a library built for these
+      targets needs besides it, one per line (dlc_add_model links them).
   dlc --help | --version
 )";
 
@@ -161,6 +164,11 @@ int main(int argc, char **argv) {
   }
   if (command == "ops")
     return dlc::listOpsCommand();
+  if (command == "link-libraries") {
+    if (args.size() != 2)
+      return usageError("link-libraries takes one target list (cpu, cuda or cpu,cuda)");
+    return dlc::linkLibrariesCommand(args[1]);
+  }
 
   std::vector<std::string> positional;
   dlc::CompileOptions options;

@@ -1,0 +1,419 @@
+// The dlc kernels: what generated model code calls and the runtime implements, the contract
+// the compiler and the kernels share (a model's users include only dlc_runtime.h).
+// It depends only on the C++ standard library, so a model's static library ships alone.
+//
+// Kernels never allocate. They fail only on input data the compiler cannot see (e.g. a
+// runtime Gather index out of range), by returning false before writing anything; the
+// compiler has proven every shape and passes constant shapes and arena pointers. Tensors are
+// dense, row-major.
+#ifndef DLC_KERNELS_H
+#define DLC_KERNELS_H
+
+#include "dlc_runtime.h"
+#include "scalar_ops.h" // Rounding; per-element definitions the CUDA kernels share
+
+namespace dlc {
+namespace rt {
+
+// Allocates `bytes` aligned to 64; returns nullptr on failure (never throws).
+void *alignedAlloc(size_t bytes);
+void alignedFree(void *ptr);
+// Fills memory with all-ones bytes: NaN as float/double, -1 as integers. Used by
+// DLC_CHECK_MEMORY builds on arena memory that holds no live value.
+void poison(void *ptr, size_t bytes);
+
+// ---- elementwise -------------------------------------------------------------------------
+// The unary and binary kinds are listed once, as X-macros (DLC_UNARY_KINDS in scalar_ops.h,
+// with each kind's definition): the compiler names the same enumerators in
+// dlc.fused_elementwise steps and checks those names against these lists.
+// For float and double (T deduced from the pointers).
+template <typename T> void unary(UnaryKind kind, const T *x, T *y, int64_t n);
+void clipF32(const float *x, float *y, int64_t n, float lo, float hi);
+// An activation fused into the op that produces its input (the fuse pass), applied in place
+// to that op's output as the unfused op would (the same kernels: the same bits).
+enum class Activation : int32_t {
+  None = 0,
+  Relu = 1,
+  Clip = 2,
+  LeakyRelu = 3,
+  Sigmoid = 4,
+  Tanh = 5,
+};
+struct Epilogue {
+  Activation activation;
+  float min, max; // Clip's bounds
+  float alpha;    // LeakyRelu's slope
+};
+void applyEpilogue(const Epilogue &epilogue, float *y, int64_t n);
+void leakyReluF32(const float *x, float *y, int64_t n, float alpha);
+// dx = dy * f'(x) for the unary op f of `kind`. `saved` is what f' is cheapest from, the
+// forward output or input, as scalar::unaryGradFrom(kind) says (kinds without a gradient
+// kernel, GradFrom::None, write nothing). At 0, Relu's and Abs's gradients are 0, as in
+// PyTorch.
+void unaryGradF32(UnaryKind kind, const float *dy, const float *saved, float *dx, int64_t n);
+// dx = dy where lo <= x <= hi (bounds included, as torch.clamp), else 0.
+void clipGradF32(const float *dy, const float *x, float *dx, int64_t n, float lo, float hi);
+// dx = dy * (x > 0 ? 1 : alpha).
+void leakyReluGradF32(const float *dy, const float *x, float *dx, int64_t n, float alpha);
+
+// Converts n elements as ONNX Cast: float to integer truncates toward zero (4- and 2-bit
+// integers keep the low bits of the truncated value, NaN and infinities give 0), anything to
+// bool is != 0, float results round to nearest even. With `saturate`, float8 results clamp to
+// their largest finite value instead of overflowing to infinity or NaN (float4 always clamps).
+// float8 e8m0 results round as `rounding` says (Rounding is in scalar_ops.h, shared with the
+// CUDA kernels).
+void cast(dlc_dtype from, const void *x, dlc_dtype to, void *y, int64_t n, bool saturate = true,
+          Rounding rounding = Rounding::Up);
+
+// X(Name, onFloats): each kind, and whether it is defined on floats (fused float chains may
+// hold it). Integer division and remainder by 0 (and MIN / -1) give 0 instead of trapping.
+// And, Or, Xor and the shifts are for integers and bool only; Mod takes the divisor's sign,
+// FMod the dividend's.
+#define DLC_BINARY_KINDS(X)                                                                    \
+  X(Add, true) X(Sub, true) X(Mul, true) X(Div, true) X(Pow, true) X(Max, true) X(Min, true)    \
+  X(And, false) X(Or, false) X(Xor, false) X(ShiftLeft, false) X(ShiftRight, false)             \
+  X(Mod, true) X(FMod, true)
+#define DLC_ENUMERATOR(name, onFloats) name,
+enum class BinaryKind { DLC_BINARY_KINDS(DLC_ENUMERATOR) };
+#undef DLC_ENUMERATOR
+// out[i] = a[ia] op b[ib] over `rank` dims of `outShape`; aStrides/bStrides are element strides
+// of each operand mapped onto the output's dims (0 where the operand is broadcast).
+template <typename T>
+void binary(BinaryKind kind, const T *a, const int64_t *aStrides, const T *b,
+            const int64_t *bStrides, T *out, const int64_t *outShape, int rank);
+// A chain of float32 elementwise ops computed in one pass (dlc-fuse-elementwise). Slots hold
+// values: the chain's inputs first, then one per step in order; each step reads one or two
+// earlier slots, and the last step's value is the output.
+enum class FusedStepKind : int32_t { Unary, Binary, Clip, LeakyRelu };
+struct FusedStep {
+  FusedStepKind kind;
+  UnaryKind unary;   // kind Unary
+  BinaryKind binary; // kind Binary
+  int32_t a, b;      // the slots read (b for Binary only)
+  float p0, p1;      // Clip: min, max; LeakyRelu: alpha (p0)
+};
+constexpr FusedStep unaryStep(UnaryKind kind, int32_t a) {
+  return {FusedStepKind::Unary, kind, BinaryKind::Add, a, 0, 0.0f, 0.0f};
+}
+constexpr FusedStep binaryStep(BinaryKind kind, int32_t a, int32_t b) {
+  return {FusedStepKind::Binary, UnaryKind::Relu, kind, a, b, 0.0f, 0.0f};
+}
+constexpr FusedStep clipStep(int32_t a, float lo, float hi) {
+  return {FusedStepKind::Clip, UnaryKind::Relu, BinaryKind::Add, a, 0, lo, hi};
+}
+constexpr FusedStep leakyReluStep(int32_t a, float alpha) {
+  return {FusedStepKind::LeakyRelu, UnaryKind::Relu, BinaryKind::Add, a, 0, alpha, 0.0f};
+}
+// Output element i reads input element (i / repeat) % period: a same-shaped input has repeat 1
+// and period >= n, a scalar period 1, a per-channel [C, 1, 1] input over [N, C, H, W] repeat
+// H * W and period C.
+struct FusedInput {
+  const float *data;
+  int64_t repeat, period;
+};
+// The most slots (inputs + steps) a chain may have: each thread keeps a chunk of every slot on
+// its stack.
+constexpr int kFusedMaxSlots = 32;
+// out[0, n) = the chain's last value. Each step runs the unfused op's kernel over chunks of
+// the slots, so results equal the unfused ops' bit for bit, whatever the thread count. `out`
+// may be the storage of a same-shaped input (each chunk is read before it is written).
+void fusedElementwiseF32(const FusedInput *inputs, int numInputs, const FusedStep *steps,
+                         int numSteps, float *out, int64_t n);
+enum class CompareKind { Equal, Less, LessEqual, Greater, GreaterEqual };
+// As binary(), with a bool (0/1 byte) result.
+template <typename T>
+void compare(CompareKind kind, const T *a, const int64_t *aStrides, const T *b,
+             const int64_t *bStrides, uint8_t *out, const int64_t *outShape, int rank);
+// out = cond ? a : b elementwise, all three broadcast (strides as in binary()), for elements of
+// `elementBytes` bytes.
+void select(const uint8_t *cond, const int64_t *condStrides, const void *a,
+            const int64_t *aStrides, const void *b, const int64_t *bStrides, void *out,
+            const int64_t *outShape, int rank, int64_t elementBytes);
+// y = x broadcast to outShape (strides as in binary()), for elements of `elementBytes` bytes.
+void broadcastBytes(const void *x, const int64_t *xStrides, void *y, const int64_t *outShape,
+                    int rank, int64_t elementBytes);
+// y = x broadcast to outShape, xStrides as in binary().
+void broadcastF32(const float *x, const int64_t *xStrides, float *y, const int64_t *outShape,
+                  int rank);
+
+// ---- instruction sets and threads ---------------------------------------------------------
+// Kernels with a version per instruction set pick one once per process: the widest the CPU
+// has, or a narrower one named by $DLC_CPU (baseline, avx2, avx512). AVX2 and AVX-512 use
+// fused multiply-adds, so results may differ from the baseline's in the last bits.
+enum class CpuIsa { Baseline = 0, Avx2 = 1, Avx512 = 2 };
+CpuIsa selectedCpuIsa();
+const char *cpuIsaName(CpuIsa isa);
+
+// A model's worker threads (declared in dlc_runtime.h). Kernels run on a thread that holds a
+// ThreadScope split their work into at most that many fixed parts; everywhere else they run
+// serially.
+constexpr int kMaxThreads = 64;
+// $DLC_THREADS when set, else the cores this process may run on.
+int defaultThreadCount();
+// Null for threads <= 1 (or without memory). Starts no thread until its first parallel run;
+// destroyThreadPool joins them.
+ThreadPool *createThreadPool(int threads);
+void destroyThreadPool(ThreadPool *pool);
+class ThreadScope {
+public:
+  explicit ThreadScope(ThreadPool *pool);
+  ~ThreadScope();
+  ThreadScope(const ThreadScope &) = delete;
+  ThreadScope &operator=(const ThreadScope &) = delete;
+
+private:
+  ThreadPool *previous_;
+};
+int activeThreadCount();
+// Runs task(context, part) for every part in [0, parts), part 0 on the calling thread, and
+// returns when all have finished. Parts must not depend on each other.
+void parallelRun(int parts, void (*task)(void *context, int part), void *context);
+
+// ---- linear algebra ----------------------------------------------------------------------
+// C = alpha * op(A) * op(B) + beta * C, row-major; op(X) = X or X^T. beta == 0 ignores C's
+// previous contents (it may be uninitialised).
+void sgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float alpha,
+           const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c,
+           int64_t ldc);
+// Constant operands packed ahead of time (by the compiler, into the weights) in the one layout
+// every instruction set's kernels read: op(A) (m x k) and op(B) (k x n).
+size_t packedGemmABytes(int64_t m, int64_t k);
+size_t packedGemmBBytes(int64_t k, int64_t n);
+void packGemmA(bool transA, int64_t m, int64_t k, const float *a, int64_t lda, float *packed);
+void packGemmB(bool transB, int64_t k, int64_t n, const float *b, int64_t ldb, float *packed);
+// sgemm with op(A) or op(B) packed.
+void sgemmPackedA(int64_t m, int64_t n, int64_t k, float alpha, const float *packedA,
+                  bool transB, const float *b, int64_t ldb, float beta, float *c, int64_t ldc);
+void sgemmPackedB(bool transA, int64_t m, int64_t n, int64_t k, float alpha, const float *a,
+                  int64_t lda, const float *packedB, float beta, float *c, int64_t ldc);
+// Batched matmul: for each batch i, C_i[m,n] = A[aOffsets[i]..] (m x k) * B[bOffsets[i]..] (k x n).
+// Offsets are element offsets, so broadcast batch dims cost nothing.
+void batchedMatmulF32(const float *a, const int64_t *aOffsets, const float *b,
+                      const int64_t *bOffsets, float *c, int64_t batch, int64_t m, int64_t n,
+                      int64_t k);
+// The same on int32 (MatMulInteger, QLinearMatMul): exact, sums wrap modulo 2^32.
+void batchedMatmulI32(const int32_t *a, const int64_t *aOffsets, const int32_t *b,
+                      const int64_t *bOffsets, int32_t *c, int64_t batch, int64_t m, int64_t n,
+                      int64_t k);
+// The same on float64, accumulated in double (a plain loop: float64 models are rare).
+void batchedMatmulF64(const double *a, const int64_t *aOffsets, const double *b,
+                      const int64_t *bOffsets, double *c, int64_t batch, int64_t m, int64_t n,
+                      int64_t k);
+// The determinants of `count` m x m matrices, by LU decomposition with partial pivoting in
+// double; workspace holds at least m * m doubles (one matrix at a time).
+void detF32(const float *x, float *y, int64_t count, int64_t m, void *workspace);
+
+// ---- convolution and pooling (NC + up to 3 spatial dims; lower ranks use size-1 dims) ----
+struct WindowParams {
+  int64_t batch, channels;
+  int64_t in[3], out[3], kernel[3], stride[3], padBegin[3], dilation[3];
+};
+struct ConvParams {
+  WindowParams window; // window.channels = input channels
+  int64_t outChannels, groups;
+  // Bound on the workspace (0: 1 MiB for im2col, 4 MiB for Winograd). A larger im2col matrix
+  // or set of Winograd tiles is built and multiplied in pieces, so a big early convolution does
+  // not set the arena's peak.
+  int64_t workspaceLimit;
+  // The weights come packed by packConvWeights (constant weights, packed by the compiler).
+  bool packedWeights;
+  Epilogue epilogue; // after the bias
+  // x, y and the residual are channels-last (N, H, W, C) instead of (N, C, H, W); only where
+  // channelsLastApplies, and only with packed weights.
+  bool channelsLast;
+};
+// Whether a channels-last kernel exists for p's shape: a 2-D depthwise convolution (one
+// output channel per input channel) or a 2-D pointwise one (1x1, unit stride, one group).
+bool channelsLastApplies(const ConvParams &p);
+// Bytes of scratch memory convF32 needs for these parameters (0 when it can skip im2col:
+// pointwise and depthwise convolutions), for im2col or Winograd, whichever packedWeights picks.
+size_t convWorkspaceBytes(const ConvParams &p);
+// Whether packing the weights ahead of time pays (not for a few output channels per group),
+// and the packed form: what convF32 reads when p.packedWeights is set.
+bool convPacksWeights(const ConvParams &p);
+// Whether packed weights of p are Winograd-transformed: not the layout the same weights take
+// for a conv of another shape, so the compiler keeps one packed copy per layout.
+bool winogradApplies(const ConvParams &p);
+size_t packedConvWeightBytes(const ConvParams &p);
+void packConvWeights(const ConvParams &p, const float *w, float *packed);
+// y = activation(conv(x, w) + bias + residual); bias and residual may be null. The residual
+// (y's shape; a fused Add) must not overlap y.
+void convF32(const ConvParams &p, const float *x, const float *w, const float *bias,
+             const float *residual, float *y, float *workspace);
+// Gradients of convF32 from dy: dx (all of it written) and dw (summed over the batch). Each
+// holds im2col chunks in its workspace under the same limit (0 for a pointwise convolution;
+// depthwise ones need it although convF32 does not).
+size_t convBackwardDataWorkspaceBytes(const ConvParams &p);
+void convBackwardDataF32(const ConvParams &p, const float *dy, const float *w, float *dx,
+                         float *workspace);
+size_t convBackwardFilterWorkspaceBytes(const ConvParams &p);
+void convBackwardFilterF32(const ConvParams &p, const float *x, const float *dy, float *dw,
+                           float *workspace);
+void maxPoolF32(const WindowParams &p, const float *x, float *y);
+// Where each maxPoolF32 output came from: its flat index in x (over batch and channels too),
+// the spatial part row-major or, with columnMajor, column-major; -1 for an all-padding window.
+void maxPoolIndicesF32(const WindowParams &p, const float *x, int64_t *indices, bool columnMajor);
+// ONNX RoiAlign over x [batch, channels, height, width]: for each region (x1, y1, x2, y2 in
+// rois, of image batchIndices[r]) and channel, outHeight x outWidth bins of bilinear samples,
+// averaged (or, with `max`, the largest weighted tap), into y [rois, channels, out...].
+// samplingRatio 0 takes ceil(bin size) samples per axis. False, before anything of the
+// region is written, for a batch index out of range, a non-finite coordinate, or a region
+// needing more than kMaxRoiSamplesPerAxis samples along an axis of a bin.
+constexpr int64_t kMaxRoiSamplesPerAxis = 4096;
+struct RoiAlignParams {
+  int64_t batch, channels, height, width, rois, outHeight, outWidth, samplingRatio;
+  float spatialScale;
+  bool halfPixel, max;
+};
+bool roiAlignF32(const RoiAlignParams &p, const float *x, const float *rois,
+                 const int64_t *batchIndices, float *y);
+// Routes each dy to the element of x maxPoolF32 took (the first maximum, or a NaN); dx is all
+// written, and an element no window took gets 0.
+void maxPoolGradF32(const WindowParams &p, const float *x, const float *dy, float *dx);
+// padEnd[3] has padBegin's dim layout. With countIncludePad, ONNX divides by the number of
+// window positions inside the padded extent [-padBegin, in + padEnd), so a ceil_mode window
+// hanging past the end pads counts fewer.
+void avgPoolF32(const WindowParams &p, const int64_t *padEnd, bool countIncludePad,
+                const float *x, float *y);
+// The adjoint of avgPoolF32 with the same arguments; dx is all written.
+void avgPoolGradF32(const WindowParams &p, const int64_t *padEnd, bool countIncludePad,
+                    const float *dy, float *dx);
+void globalAvgPoolF32(const float *x, float *y, int64_t batchChannels, int64_t spatial);
+void globalAvgPoolGradF32(const float *dy, float *dx, int64_t batchChannels, int64_t spatial);
+void batchNormF32(const float *x, const float *scale, const float *bias, const float *mean,
+                  const float *var, float epsilon, float *y, int64_t batch, int64_t channels,
+                  int64_t spatial);
+// Batch norm in training mode, over x viewed [batch, channels, spatial]. `stats` holds
+// 3 * channels floats: the batch mean, 1 / sqrt(biased variance + epsilon), and the biased
+// variance.
+void batchNormStatsF32(const float *x, float epsilon, float *stats, int64_t batch,
+                       int64_t channels, int64_t spatial);
+void batchNormApplyF32(const float *x, const float *stats, const float *scale, const float *bias,
+                       float *y, int64_t batch, int64_t channels, int64_t spatial);
+// dx, with the batch statistics as functions of x.
+void batchNormGradInputF32(const float *dy, const float *x, const float *stats,
+                           const float *scale, float *dx, int64_t batch, int64_t channels,
+                           int64_t spatial);
+// dscale in out[0, channels), dbias in out[channels, 2 * channels).
+void batchNormGradParamsF32(const float *dy, const float *x, const float *stats, float *out,
+                            int64_t batch, int64_t channels, int64_t spatial);
+// running = (1 - momentum) * running + momentum * batch statistic, with the variance unbiased
+// (times count / (count - 1), count = batch * spatial, unless count is 1), as in PyTorch.
+void batchNormRunningUpdateF32(float *runningMean, float *runningVar, const float *stats,
+                               float momentum, int64_t channels, int64_t count);
+
+// ---- normalisation and reductions -------------------------------------------------------
+// Softmax over the middle dim of an [outer, n, inner] view.
+template <typename T>
+void softmax(const T *x, T *y, int64_t outer, int64_t n, int64_t inner, bool log);
+// dx from dy and softmax's output y (the log-softmax with `log`).
+void softmaxGradF32(const float *dy, const float *y, float *dx, int64_t outer, int64_t n,
+                    int64_t inner, bool log);
+// Negative log-likelihood: minus the mean, over the outer * inner positions, of the
+// log-probabilities logp (viewed [outer, classes, inner]) at each position's label (labels
+// viewed [outer, inner]). False, with nothing written, when a label is outside [0, classes).
+bool nllLossF32(const float *logp, const int64_t *labels, float *loss, int64_t outer,
+                int64_t classes, int64_t inner);
+// dlogp = -*dloss / (outer * inner) at each label's class, 0 elsewhere; false as nllLossF32.
+bool nllLossGradF32(const float *dloss, const int64_t *labels, float *dlogp, int64_t outer,
+                    int64_t classes, int64_t inner);
+enum class ReduceKind { Sum, Mean, Max, Min, Prod };
+// Reduces x (shape inShape, `rank` dims) into y; outStrides maps each input dim onto y's
+// elements (0 for reduced dims). reducedCount = number of input elements per output element.
+template <typename T>
+void reduce(ReduceKind kind, const T *x, const int64_t *inShape, const int64_t *outStrides,
+            int rank, T *y, int64_t outCount, int64_t reducedCount);
+
+// y[o, i] = index of the max (or min) of x[o, :, i] over an [outer, n, inner] view; the first
+// such index, or the last with selectLast. NaN counts as larger than (and, for the min,
+// smaller than) everything, as in NumPy's argmax/argmin.
+template <typename T>
+void argReduce(bool max, bool selectLast, const T *x, int64_t *y, int64_t outer, int64_t n,
+               int64_t inner);
+// Running sums (products) along the middle dim of an [outer, n, inner] view; `exclusive` leaves
+// out the element itself, `reverse` runs from the end. Integers wrap.
+template <typename T>
+void cumsum(const T *x, T *y, int64_t outer, int64_t n, int64_t inner, bool exclusive,
+            bool reverse);
+template <typename T>
+void cumprod(const T *x, T *y, int64_t outer, int64_t n, int64_t inner, bool exclusive,
+            bool reverse);
+
+// ---- data movement (type-agnostic, elemSize bytes per element) --------------------------
+void copyBytes(const void *x, void *y, size_t bytes);
+void transpose(const void *x, void *y, size_t elemSize, const int64_t *inShape,
+               const int64_t *perm, int rank);
+// Concatenates `count` inputs along an axis of an [outer, axisSize_i, inner] view.
+void concat(const void *const *inputs, const int64_t *axisSizes, int count, void *y,
+            int64_t outer, int64_t inner, size_t elemSize);
+// y[o, j, i] = x[o, idx[j] (negative wraps), i] over an [outer, axisDim, inner] view of x.
+// False, with nothing written, when an index is outside [-axisDim, axisDim).
+template <typename Index>
+bool gather(const void *x, const Index *indices, int64_t numIndices, void *y, int64_t outer,
+            int64_t axisDim, int64_t inner, size_t elemSize);
+// dx = 0, then dx[o, idx[j], i] += dy[o, j, i]: gather's gradient, with indices gather has
+// already checked.
+template <typename Index>
+void gatherGradF32(const float *dy, const Index *indices, int64_t numIndices, float *dx,
+                   int64_t outer, int64_t axisDim, int64_t inner);
+// ONNX GatherElements: y[i...] = x[i... with i_axis = idx[i...]] (negative indices wrap);
+// y has the shape of `indices`, x's other dims are at least as large. False, with nothing
+// written, when an index is outside [-x's axis dim, x's axis dim).
+template <typename Index>
+bool gatherElements(const void *x, const int64_t *xShape, const Index *indices,
+                    const int64_t *indexShape, void *y, int rank, int axis, size_t elemSize);
+// How a scatter combines an update with the element it lands on (ONNX's `reduction`).
+enum class ScatterReduction { None, Add, Mul, Max, Min };
+// ONNX ScatterElements: y = x, then y[i... with i_axis = idx[i...]] (op)= updates[i...] in
+// order; `updates` has the indices' shape. x may alias y. False, with y unspecified, when an
+// index is outside [-x's axis dim, x's axis dim).
+template <typename T, typename Index>
+bool scatterElements(const T *x, const int64_t *xShape, const Index *indices,
+                     const int64_t *indexShape, const T *updates, T *y, int rank, int axis,
+                     ScatterReduction reduction);
+// ONNX ScatterND: y = x, then for each of `tuples` index tuples of length k (negative
+// entries wrap), the slice of y it addresses (prod(xShape[k:]) elements) (op)= the next slice
+// of `updates`. x may alias y. False when an index is out of range.
+template <typename T>
+bool scatterND(const T *x, const int64_t *xShape, int rank, const int64_t *indices, int64_t tuples,
+               int k, const T *updates, T *y, ScatterReduction reduction);
+// ONNX GatherND: the first `batchDims` dims of x and of the indices are a shared batch of
+// `batches` entries; in each, `tuples` index tuples of length k each select a slice of x's
+// dims past batchDims + k (negative entries wrap). False, with nothing written, when an index
+// is out of range.
+bool gatherND(const void *x, const int64_t *xShape, int rank, int batchDims, const int64_t *indices,
+              int64_t batches, int64_t tuples, int k, void *y, size_t elemSize);
+// The indices of the k largest (or smallest) elements of each [outer, ., inner] line along
+// the middle axis, best first; equal values in index order (ONNX TopK, sorted).
+template <typename T>
+void topK(const T *x, int64_t *indices, int64_t outer, int64_t n, int64_t inner, int64_t k,
+          bool largest);
+// Strided slice: y[i...] = x[starts + i*steps ...]; steps may be negative.
+void slice(const void *x, void *y, size_t elemSize, const int64_t *inShape,
+           const int64_t *starts, const int64_t *steps, const int64_t *outShape, int rank);
+// slice()'s gradient, with slice()'s arguments: dx = 0, then dx[starts + i*steps ...] = dy[i...].
+void sliceGrad(const float *dy, float *dx, const int64_t *inShape, const int64_t *starts,
+               const int64_t *steps, const int64_t *outShape, int rank);
+
+// ---- training: optimizer updates and dropout ------------------------------------------
+// Optimizer steps update their state in place with torch.optim's arithmetic.
+// SGD (no dampening): d = g + weightDecay * w; with momentum != 0,
+// buf = firstStep ? d : momentum * buf + d and d = nesterov ? d + momentum * buf : buf;
+// then w -= lr * d. momentumBuf may be null when momentum == 0.
+void sgdUpdateF32(float *w, const float *g, float *momentumBuf, int64_t n, float lr,
+                  float momentum, float weightDecay, bool nesterov, bool firstStep);
+// Adam (decoupled false: g += weightDecay * w) or AdamW (decoupled: w *= 1 - lr * weightDecay
+// first), non-amsgrad, with moments m and v. The caller computes biasCorrection1 =
+// 1 - beta1^t and biasCorrection2 = 1 - beta2^t in double from the step count t (from 1).
+// w -= lr / biasCorrection1 * m / (sqrt(v) / sqrt(biasCorrection2) + eps).
+void adamUpdateF32(float *w, const float *g, float *m, float *v, int64_t n, float lr, float beta1,
+                   float beta2, float eps, float weightDecay, bool decoupled,
+                   float biasCorrection1, float biasCorrection2);
+// mask[i] = 0 with probability ratio, else 1 / (1 - ratio), for ratio in [0, 1). The mask is a
+// pure function of (seed, counter, i) (a splitmix64 hash), so a step's mask is reproducible
+// from the seed and, say, the step number as counter.
+void dropoutMaskF32(uint64_t seed, uint64_t counter, float ratio, float *mask, int64_t n);
+
+} // namespace rt
+} // namespace dlc
+#endif // DLC_KERNELS_H
