@@ -62,7 +62,8 @@ std::string describe(Value v) {
 
 class Verifier {
 public:
-  explicit Verifier(func::FuncOp func) : func(func) {}
+  Verifier(func::FuncOp func, const dlc::WorkspaceNeed &workspaceNeed)
+      : func(func), workspaceNeed(workspaceNeed) {}
   LogicalResult run();
 
 private:
@@ -75,6 +76,7 @@ private:
   }
 
   func::FuncOp func;
+  const dlc::WorkspaceNeed &workspaceNeed;
   llvm::DenseMap<Operation *, int64_t> index;
   llvm::DenseMap<Value, int64_t> def, lastUse;
   llvm::DenseMap<Value, Range> range;
@@ -253,14 +255,21 @@ LogicalResult Verifier::run() {
     if (!isa<dlc::ConstantOp>(op) && !op.hasAttr(dlc::kViewAttr) &&
         !op.hasAttr(dlc::kElidedAttr)) {
       SmallVector<std::pair<Range, bool>> writes = {{range[result], true}};
-      auto needed = op.getAttrOfType<IntegerAttr>(dlc::kWorkspaceBytesAttr);
+      auto recorded = op.getAttrOfType<IntegerAttr>(dlc::kWorkspaceBytesAttr);
+      int64_t bytes = recorded ? recorded.getInt() : 0;
+      // Asked of the target's kernels themselves, so a stale or wrong record cannot hide.
+      if (workspaceNeed) {
+        int64_t need = workspaceNeed(&op);
+        if (need != bytes)
+          return fail(&op, describe(result) + " has " + Twine(bytes) +
+                               " workspace bytes recorded, but its kernel needs " + Twine(need));
+      }
       auto ws = op.getAttrOfType<IntegerAttr>(dlc::kWorkspaceOffsetAttr);
-      if (needed && needed.getInt() > 0 && !ws)
+      if (bytes > 0 && !ws)
         return fail(&op, describe(result) + " needs a workspace but has none");
       if (ws) {
-        if (!needed || needed.getInt() <= 0)
+        if (bytes <= 0)
           return fail(&op, describe(result) + " has a workspace its op does not use");
-        int64_t bytes = needed.getInt();
         if (!fitsIn(ws.getInt(), bytes, arenaBytes))
           return fail(&op, "workspace of " + describe(result) + " lies outside the arena");
         Range w{Memory::Arena, 0, ws.getInt(), ws.getInt() + bytes};
@@ -308,9 +317,13 @@ LogicalResult Verifier::run() {
 
 struct PlanVerificationPass : dlc::impl::PlanVerificationBase<PlanVerificationPass> {
   void runOnOperation() override {
-    if (failed(Verifier(getOperation()).run()))
+    if (failed(dlc::verifyPlan(getOperation(), nullptr)))
       signalPassFailure();
   }
 };
 
 } // namespace
+
+LogicalResult dlc::verifyPlan(func::FuncOp func, const WorkspaceNeed &workspaceNeed) {
+  return Verifier(func, workspaceNeed).run();
+}

@@ -56,6 +56,22 @@ public:
   }
 };
 
+// dlc-verify-plan, with each op's workspace asked of the target's kernels rather than read
+// from the dlc.workspace_bytes the sizing pass recorded: a stale record cannot hide.
+class VerifyPlan : public TargetPass<VerifyPlan> {
+public:
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(VerifyPlan)
+  explicit VerifyPlan(const Target &target)
+      : TargetPass(target, "dlc-verify-plan-",
+                   "Check the memory plan, with workspaces sized by the target's kernels") {}
+  void runOnOperation() final {
+    if (failed(verifyPlan(getOperation(), [this](Operation *op) {
+          return target.workspaceBytes(op);
+        })))
+      signalPassFailure();
+  }
+};
+
 // Fails, naming each op, when the IR holds an op or attribute no emitter of the target
 // handles: a pass that introduced it for another target's kernels would otherwise give
 // silently wrong code.
@@ -90,7 +106,7 @@ void Target::buildPipeline(OpPassManager &pm, const PlanningOptions &planning) c
   pm.addNestedPass<func::FuncOp>(std::make_unique<SizeWorkspaces>(*this));
   pm.addNestedPass<func::FuncOp>(
       createBufferPlanning(BufferPlanningOptions{planning.reuse, planning.firstFit}));
-  pm.addNestedPass<func::FuncOp>(createPlanVerification());
+  pm.addNestedPass<func::FuncOp>(std::make_unique<VerifyPlan>(*this));
   pm.addNestedPass<func::FuncOp>(std::make_unique<CheckLegality>(*this));
 }
 
@@ -179,6 +195,7 @@ void registerTargetPasses() {
   for (const Target *target : allTargets()) {
     PassRegistration<SizeWorkspaces>([target] { return std::make_unique<SizeWorkspaces>(*target); });
     PassRegistration<CheckLegality>([target] { return std::make_unique<CheckLegality>(*target); });
+    PassRegistration<VerifyPlan>([target] { return std::make_unique<VerifyPlan>(*target); });
   }
 }
 

@@ -184,9 +184,14 @@ def write_build(work, names, runtime_dir, here, cxx, check_memory, sanitize, bat
              "mv -f $out.tmp$$$$ $out",
              "rule link\n  command = $cxx $ldflags $in -o $out $libs -lm -pthread"]
     if nvcc:
-        ninja.append("rule nvcc\n  command = %s -std=c++17 -O1 -arch=%s -x cu -I%s -I%s "
-                     "-Xcompiler -Wall,-Wextra,-Werror -Werror all-warnings -c $in -o $out"
-                     % (nvcc, cuda_arch, runtime_dir, os.path.join(runtime_dir, "cuda")))
+        # -c for batches that run on the GPU; -cubin (device code only) for the emulated suites'
+        # compile check: their host code is the text the C++ compiler builds with -Werror for
+        # the emulation, and nvcc's host pass over it is exercised by every cuda_nvcc_* model.
+        for rule, output in (("nvcc", "-c"), ("nvcc_device", "-cubin")):
+            ninja.append("rule %s\n  command = %s -std=c++17 -O1 -arch=%s -x cu -I%s -I%s "
+                         "-Xcompiler -Wall,-Wextra,-Werror -Werror all-warnings %s $in -o $out"
+                         % (rule, nvcc, cuda_arch, runtime_dir, os.path.join(runtime_dir, "cuda"),
+                            output))
     # The runtime's objects are the same for every suite built with the same compiler and
     # flags: one cache beside the suites' work folders, keyed by those and the runtime's text.
     objects = []
@@ -209,9 +214,9 @@ def write_build(work, names, runtime_dir, here, cxx, check_memory, sanitize, bat
             # optimizer), so the emulated build of it, which only has to run, skips the optimizer:
             # it compiles in half the time and its tensors are small.
             ninja.append("  flags = %s" % flags.replace("-O1", "-O0"))
-            # The same batch for the GPU, only compiled (one architecture: this checks that
-            # the code compiles warning-free, host side included).
-            ninja.append("build nvcc/%s.o: nvcc %s" % (os.path.basename(s)[:-4], s))
+            # The same batch's device code for the GPU, only compiled (one architecture: this
+            # checks that the kernels compile warning-free).
+            ninja.append("build nvcc/%s.cubin: nvcc_device %s" % (os.path.basename(s)[:-4], s))
     ninja.append("build harness: link %s" % " ".join(objects))
     with open(os.path.join(work, "build.ninja"), "w") as f:
         f.write("\n".join(ninja) + "\n")
