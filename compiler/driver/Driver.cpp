@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <iostream>
+#include <set>
 
 using namespace mlir;
 
@@ -29,6 +30,13 @@ namespace {
 
 void reportError(const std::string &file, const std::string &message) {
   std::cerr << "dlc: error: " << file << ": " << message << "\n";
+}
+
+// Once per process: a library for several targets imports its model once per target.
+void reportWarning(const std::string &file, const std::string &message) {
+  static std::set<std::string> reported;
+  if (reported.insert(file + message).second)
+    std::cerr << "dlc: warning: " << file << ": " << message << "\n";
 }
 
 // "node 'conv1' (Conv): " for ops imported from ONNX nodes, "" otherwise.
@@ -93,6 +101,8 @@ bool generate(const CompileOptions &options, const Target &target, const std::st
   context.disableMultithreading(); // 2-core CI machines gain nothing from a thread pool
   bool failedDiagnostics = false;
   ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
+    if (diag.getSeverity() == DiagnosticSeverity::Warning)
+      reportWarning(modelPath, nodePrefix(diag.getLocation()) + diag.str());
     if (diag.getSeverity() != DiagnosticSeverity::Error)
       return success();
     failedDiagnostics = true;

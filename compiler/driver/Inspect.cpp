@@ -24,8 +24,10 @@ std::string describeType(const onnx::TypeProto &type) {
   std::string s = dtypeName(t.elem_type()) + "[";
   for (int i = 0; t.has_shape() && i < t.shape().dim_size(); ++i) {
     const auto &d = t.shape().dim(i);
-    s += (i ? "," : "") + (d.has_dim_value() ? std::to_string(d.dim_value())
-                                             : d.dim_param().empty() ? "?" : d.dim_param());
+    // A negative value is an exporter's "unknown" (Paddle writes -1).
+    s += (i ? "," : "") + (d.has_dim_value() && d.dim_value() >= 0 ? std::to_string(d.dim_value())
+                           : d.dim_param().empty()                 ? "?"
+                                                                   : d.dim_param());
   }
   return s + "]";
 }
@@ -53,15 +55,26 @@ int inspectCommand(const std::string &path) {
               << "\n";
   std::set<std::string> initializers;
   int64_t params = 0, paramBytes = 0;
-  for (const auto &init : graph.initializer()) {
-    initializers.insert(init.name());
+  auto count = [&](const onnx::TensorProto &tensor) {
     int64_t n = 1;
-    for (int64_t d : init.dims())
+    for (int64_t d : tensor.dims())
       n *= d;
     params += n;
-    int64_t bytesPer = std::max<int64_t>(1, dtypeBytes(init.data_type()));
-    paramBytes += n * bytesPer;
+    paramBytes += n * std::max<int64_t>(1, dtypeBytes(tensor.data_type()));
+  };
+  for (const auto &init : graph.initializer()) {
+    initializers.insert(init.name());
+    count(init);
   }
+  // Some exporters (Paddle's) hold the weights in Constant nodes instead of initializers.
+  int constantNodes = 0;
+  for (const auto &node : graph.node())
+    if (node.op_type() == "Constant" && node.domain().empty())
+      for (const auto &attribute : node.attribute())
+        if (attribute.name() == "value" && attribute.has_t()) {
+          count(attribute.t());
+          ++constantNodes;
+        }
   std::cout << "inputs:\n";
   for (const auto &in : graph.input())
     if (!initializers.count(in.name()))
@@ -83,7 +96,8 @@ int inspectCommand(const std::string &path) {
   for (const auto &[op, count] : histogram)
     std::cout << "  " << op << ": " << count << "\n";
   std::cout << "parameters: " << params << " (" << paramBytes << " bytes in "
-            << graph.initializer_size() << " initializers)\n";
+            << graph.initializer_size() << " initializers and " << constantNodes
+            << " Constant nodes)\n";
   std::vector<SymbolicDim> symbolic = symbolicInputDims(graph);
   std::cout << "symbolic dims:" << (symbolic.empty() ? " none" : "") << "\n";
   for (const auto &dim : symbolic)

@@ -81,7 +81,7 @@ private:
   void importNodes(const google::protobuf::RepeatedPtrField<onnx::NodeProto> &nodes,
                    const std::set<const onnx::NodeProto *> *needed,
                    const std::set<std::string> &read);
-  void checkDeclaredOutputs(
+  void checkDeclaredTypes(
       llvm::ArrayRef<std::pair<const onnx::ValueInfoProto *, Value>> outputs);
 
   MLIRContext &ctx;

@@ -524,15 +524,16 @@ std::string Importer::whyNotConstant(const std::string &name) {
          "tensors at compile time, nothing that reads tensor data given at run time)";
 }
 
-// A model may declare its outputs' shapes; one that contradicts what dlc computed means the
-// model and dlc disagree about an op, which must not pass silently.
-void Importer::checkDeclaredOutputs(
+// A model may declare the types of its outputs and intermediate values (value_info). A
+// declared dtype that contradicts the computed one means the model and dlc disagree about an
+// op: an error. A contradicting shape is what exporters write for shapes they did not know (as
+// ONNX Runtime does, dlc warns and the computed shape wins: the header and NAME_info show it).
+void Importer::checkDeclaredTypes(
     ArrayRef<std::pair<const onnx::ValueInfoProto *, Value>> outputs) {
-  for (auto [declaredOutput, value] : outputs) {
-    const onnx::ValueInfoProto &out = *declaredOutput;
-    if (!out.type().has_tensor_type())
-      continue;
-    const auto &tensor = out.type().tensor_type();
+  auto check = [&](const onnx::ValueInfoProto &info, Value value, const std::string &what) {
+    if (!info.type().has_tensor_type())
+      return;
+    const auto &tensor = info.type().tensor_type();
     auto computed = cast<RankedTensorType>(value.getType());
     Type element = elementTypeFor(ctx, tensor.elem_type());
     bool elementDiffers =
@@ -542,27 +543,38 @@ void Importer::checkDeclaredOutputs(
       shapeDiffers = tensor.shape().dim_size() != computed.getRank();
       for (int d = 0; !shapeDiffers && d < tensor.shape().dim_size(); ++d) {
         const auto &dim = tensor.shape().dim(d);
-        shapeDiffers = dim.has_dim_value() && dim.dim_value() != computed.getDimSize(d);
+        shapeDiffers = dim.has_dim_value() && dim.dim_value() >= 0 &&
+                       dim.dim_value() != computed.getDimSize(d);
       }
     }
     if (!elementDiffers && !shapeDiffers)
-      continue;
+      return;
     std::string declared = dtypeName(tensor.elem_type());
     if (tensor.has_shape()) {
       declared += " [";
       for (int d = 0; d < tensor.shape().dim_size(); ++d) {
         const auto &dim = tensor.shape().dim(d);
-        declared += (d ? "," : "") + (dim.has_dim_value()       ? std::to_string(dim.dim_value())
-                                      : dim.dim_param().empty() ? std::string("?")
-                                                                : dim.dim_param());
+        declared += (d ? "," : "") +
+                    (dim.has_dim_value() && dim.dim_value() >= 0 ? std::to_string(dim.dim_value())
+                     : dim.dim_param().empty()                   ? std::string("?")
+                                                                 : dim.dim_param());
       }
       declared += "]";
     }
     std::string computedText;
     llvm::raw_string_ostream(computedText) << computed;
-    errors.push_back("graph output '" + out.name() + "': the model declares " + declared +
-                     " but its nodes compute " + computedText);
-  }
+    std::string message =
+        what + ": the model declares " + declared + " but its nodes compute " + computedText;
+    if (elementDiffers)
+      errors.push_back(message);
+    else
+      emitWarning(value.getLoc(), message + "; dlc uses the computed shape");
+  };
+  for (auto [declaredOutput, value] : outputs)
+    check(*declaredOutput, value, "graph output '" + declaredOutput->name() + "'");
+  for (const auto &info : model.graph().value_info())
+    if (auto it = values.find(info.name()); it != values.end() && it->second)
+      check(info, it->second, "value '" + info.name() + "'");
 }
 
 // One walk in graph order: shape arithmetic folds as soon as its inputs are known (a Shape
@@ -663,7 +675,7 @@ OwningOpRef<ModuleOp> Importer::run() {
   func.setType(b.getFunctionType(argTypes, ValueRange(results).getTypes()));
   for (auto [i, name] : llvm::enumerate(resultNames))
     func.setResultAttr(i, kTensorNameAttr, b.getStringAttr(name));
-  checkDeclaredOutputs(tensorOutputs);
+  checkDeclaredTypes(tensorOutputs);
   if (!errors.empty())
     return {};
   // Producers imported only so that a Shape node could read their type.

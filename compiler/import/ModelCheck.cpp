@@ -318,6 +318,11 @@ void validateNodeAttributes(const onnx::NodeProto &node, int opset,
   }
 }
 
+// A dim without a value: symbolic, or negative (how some exporters write "unknown").
+bool isOpen(const onnx::TensorShapeProto::Dimension &dim) {
+  return !dim.has_dim_value() || dim.dim_value() < 0;
+}
+
 void validateValueInfo(const onnx::ValueInfoProto &info, const std::string &label,
                        std::vector<std::string> &errors) {
   if (!info.type().has_tensor_type() || !info.type().tensor_type().has_shape())
@@ -325,12 +330,10 @@ void validateValueInfo(const onnx::ValueInfoProto &info, const std::string &labe
   const auto &tensor = info.type().tensor_type();
   std::vector<int64_t> dims;
   for (const auto &dim : tensor.shape().dim()) {
-    if (!dim.has_dim_value())
-      return; // symbolic: the importer reports it when the value is used
-    if (dim.dim_value() < 0) {
-      errors.push_back(label + " has negative dim " + std::to_string(dim.dim_value()));
+    // Symbolic, or negative: how exporters (Paddle's) write "unknown". Either is pinned by
+    // --dim or --input-shape, or reported where the value is used.
+    if (isOpen(dim))
       return;
-    }
     dims.push_back(dim.dim_value());
   }
   int64_t elementBytes = std::max<int64_t>(1, dtypeBytes(tensor.elem_type()));
@@ -540,10 +543,6 @@ std::vector<onnx::ValueInfoProto *> dataInputs(onnx::GraphProto &graph) {
     if (!initializers.count(in.name()))
       inputs.push_back(&in);
   return inputs;
-}
-
-bool isOpen(const onnx::TensorShapeProto::Dimension &dim) {
-  return !dim.has_dim_value() || dim.dim_value() < 0;
 }
 
 std::string joined(const std::vector<std::string> &names) {

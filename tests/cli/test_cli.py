@@ -457,6 +457,66 @@ def check_symbolic_dims(dlc, work, model):
           "inspect lists the symbolic dim and how to pin it")
 
 
+def check_exporter_quirks(dlc, work):
+    """What exporters write and ONNX Runtime accepts: a -1 dim for "unknown" (Paddle) is a
+    symbolic dim, weights in Constant nodes count as parameters, and a declared output shape
+    that contradicts the computed one is a warning, the computed shape winning (a declared
+    dtype that contradicts stays an error)."""
+    weights = np.arange(6, dtype=np.float32).reshape(3, 2) / 4
+    paddle = helper.make_model(helper.make_graph(
+        [helper.make_node("Constant", [], ["w"], name="w_const",
+                          value=numpy_helper.from_array(weights, "w")),
+         helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")], "paddle_like",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [-1, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [-1, 2])]),
+        opset_imports=[helper.make_opsetid("", 13)])
+    path = save(paddle, os.path.join(work, "paddle_like.onnx"))
+    r = run(dlc, "inspect", path)
+    check(r.returncode == 0 and "x: FLOAT[?,3]" in r.stdout and
+          "x dim 0 (unknown): pin with --input-shape x=Nx3" in r.stdout and
+          "parameters: 6 (24 bytes in 0 initializers and 1 Constant nodes)" in r.stdout,
+          "inspect: a -1 dim is unknown and pinnable, Constant-node weights count (%r)"
+          % r.stdout)
+    expect_error(dlc, work, "minus_one_unpinned", path,
+                 ["graph input 'x': dim 0 is unknown; pin it with --input-shape x=Nx3"])
+    x = np.linspace(-1, 1, 12, dtype=np.float32).reshape(4, 3)
+    xin = os.path.join(work, "quirk_x.npy")
+    np.save(xin, x)
+    out = os.path.join(work, "quirk_run")
+    r = run(dlc, "run", path, xin, "-o", out, "--input-shape", "x=4x3")
+    check(r.returncode == 0 and np.allclose(np.load(os.path.join(out, "y.npy")), x @ weights,
+                                            rtol=1e-6, atol=1e-6),
+          "a -1 input dim pinned by --input-shape compiles and runs (%s)" % r.stderr.strip())
+
+    def declared(output_type, output_shape):
+        return helper.make_model(helper.make_graph(
+            [helper.make_node("Relu", ["x"], ["y"], name="relu1")], "declared",
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+            [helper.make_tensor_value_info("y", output_type, output_shape)]),
+            opset_imports=[helper.make_opsetid("", 13)])
+    path = save(declared(TensorProto.FLOAT, [1, 7]), os.path.join(work, "wrong_shape.onnx"))
+    xin = os.path.join(work, "quirk_x23.npy")
+    np.save(xin, x[:2])
+    # Compiled (a `dlc run` may come from the cache, without compiling), then run.
+    out = os.path.join(work, "wrong_shape")
+    r = run(dlc, "compile", path, "-o", out, "--name", "net")
+    warning = ("dlc: warning: %s: node 'relu1' (Relu): graph output 'y': the model declares "
+               "FLOAT [1,7] but its nodes compute tensor<2x3xf32>; dlc uses the computed shape\n"
+               % path)
+    header = open(os.path.join(out, "net.h")).read() if r.returncode == 0 else ""
+    check(r.returncode == 0 and r.stderr == warning and "k_y_shape[] = {2, 3}" in header,
+          "a declared output shape that contradicts the computed one: one warning, the header "
+          "has the computed shape (%r)" % r.stderr)
+    r = run(dlc, "run", path, xin, "-o", out + "_run")
+    check(r.returncode == 0 and np.array_equal(np.load(os.path.join(out + "_run", "y.npy")),
+                                               np.maximum(x[:2], 0)),
+          "... and runs with it (%s)" % r.stderr.strip())
+    expect_error(dlc, work, "wrong_output_dtype",
+                 save(declared(TensorProto.INT64, [2, 3]), os.path.join(work, "wrong_dtype.onnx")),
+                 ["graph output 'y': the model declares INT64 [2,3] but its nodes compute "
+                  "tensor<2x3xf32>"])
+
+
 def check_failed_staticlib(dlc, work, model):
     """The C++ compiler failing during --emit staticlib: exit 1, no -o folder (nor the parents
     this compile created) left behind."""
@@ -623,6 +683,7 @@ error_case("wrong_dtype", lambda c: c.models["wrong_dtype"],
            ["node 'relu_int' (Relu): element type i32 is not supported (float32 or float64 "
             "only)"])
 SUITE.add("symbolic_dims", lambda c: check_symbolic_dims(c.dlc, c.work, c.models["dynamic"]))
+SUITE.add("exporter_quirks", lambda c: check_exporter_quirks(c.dlc, c.work))
 for _name, _check in (("sequence_io", check_sequence_io),
                       ("optional_inputs", check_optional_inputs),
                       ("bfloat16_run", check_bfloat16_run), ("float64_run", check_float64_run),
