@@ -37,8 +37,10 @@ def main():
     if args.check_memory:
         env["DLC_CXXFLAGS"] = (env.get("DLC_CXXFLAGS", "") + " -DDLC_CHECK_MEMORY").strip()
     if args.sanitize:
+        # -O1, the sanitizers' recommendation (the flags follow dlc's -O3): the sanitized
+        # runtime and model build in half the time, and the checks are the same.
         env["DLC_CXXFLAGS"] = (env.get("DLC_CXXFLAGS", "") + " -fsanitize=" + args.sanitize +
-                               " -fno-sanitize-recover=all -fno-omit-frame-pointer").strip()
+                               " -fno-sanitize-recover=all -fno-omit-frame-pointer -O1").strip()
         # Leaks too; every report is fatal, so the runner and `dlc run` exit non-zero.
         for var, extra in (("ASAN_OPTIONS", "detect_leaks=1"),
                            ("UBSAN_OPTIONS", "halt_on_error=1:print_stacktrace=1")):
