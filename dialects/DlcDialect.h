@@ -125,6 +125,22 @@ std::string fusedStepText(llvm::StringRef kind, llvm::ArrayRef<int64_t> slots,
 bool isFusedUnaryKind(llvm::StringRef kind);
 // The runtime's unary kind of that name (DLC_UNARY_KINDS), or nothing.
 std::optional<rt::UnaryKind> unaryKindNamed(llvm::StringRef name);
+// Every binary kind (DLC_BINARY_KINDS), and the comparisons, by their ODS kind names.
+std::optional<rt::BinaryKind> binaryKindNamed(llvm::StringRef name);
+std::optional<rt::CompareKind> compareKindNamed(llvm::StringRef name);
+// ONNX Cast's round_mode (up, down, nearest; for float8 e8m0).
+rt::Rounding roundingNamed(llvm::StringRef roundMode);
+
+// Kernel geometry: the arguments the emitters write and compile-time evaluation passes, from
+// one definition each.
+int64_t product(llvm::ArrayRef<int64_t> dims);
+// Row-major element strides of `shape`.
+llvm::SmallVector<int64_t> stridesOf(llvm::ArrayRef<int64_t> shape);
+// Element strides of a tensor of `shape` read as broadcast to `outShape`.
+llvm::SmallVector<int64_t> broadcastStrides(llvm::ArrayRef<int64_t> shape,
+                                            llvm::ArrayRef<int64_t> outShape);
+// A tensor seen as [outer, shape[axis], inner]: the products of the dims before and after.
+std::pair<int64_t, int64_t> outerInner(llvm::ArrayRef<int64_t> shape, int64_t axis);
 bool isFusedBinaryKind(llvm::StringRef kind);
 void registerGradients(mlir::DialectRegistry &registry);
 // The elements as dense little-endian bytes, bools one byte each (dlc's memory layout).

@@ -87,6 +87,33 @@ int64_t windowOutputSize(int64_t in, int64_t kernel, int64_t stride, int64_t pad
 
 RankedTensorType tensorType(Value v) { return cast<RankedTensorType>(v.getType()); }
 
+int64_t product(ArrayRef<int64_t> dims) {
+  int64_t n = 1;
+  for (int64_t d : dims)
+    n *= d;
+  return n;
+}
+
+SmallVector<int64_t> stridesOf(ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> strides(shape.size(), 1);
+  for (int64_t i = (int64_t)shape.size() - 2; i >= 0; --i)
+    strides[i] = strides[i + 1] * shape[i + 1];
+  return strides;
+}
+
+// Numpy broadcasting aligns trailing dims, and a size-1 (or missing) dim repeats: stride 0.
+SmallVector<int64_t> broadcastStrides(ArrayRef<int64_t> shape, ArrayRef<int64_t> outShape) {
+  SmallVector<int64_t> own = stridesOf(shape), strides(outShape.size(), 0);
+  size_t offset = outShape.size() - shape.size();
+  for (size_t i = 0; i < shape.size(); ++i)
+    strides[i + offset] = shape[i] == 1 ? 0 : own[i];
+  return strides;
+}
+
+std::pair<int64_t, int64_t> outerInner(ArrayRef<int64_t> shape, int64_t axis) {
+  return {product(shape.take_front(axis)), product(shape.drop_front(axis + 1))};
+}
+
 LogicalResult checkResultShape(Operation *op, ArrayRef<int64_t> expected) {
   auto actual = tensorType(op->getResult(0)).getShape();
   if (actual != expected)

@@ -1,5 +1,6 @@
 // dlc.fused_elementwise: its step text, its inputs' broadcast indexing and its verifier.
 #include "dialects/DlcDialect.h"
+#include "dialects/Sizes.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSwitch.h"
@@ -15,6 +16,29 @@ std::optional<rt::UnaryKind> unaryKindNamed(StringRef name) {
   return llvm::StringSwitch<std::optional<rt::UnaryKind>>(name) DLC_UNARY_KINDS(DLC_UNARY_CASE)
       .Default(std::nullopt);
 #undef DLC_UNARY_CASE
+}
+
+std::optional<rt::BinaryKind> binaryKindNamed(StringRef name) {
+#define DLC_BINARY_CASE(kind, onFloats) .Case(#kind, rt::BinaryKind::kind)
+  return llvm::StringSwitch<std::optional<rt::BinaryKind>>(name) DLC_BINARY_KINDS(DLC_BINARY_CASE)
+      .Default(std::nullopt);
+#undef DLC_BINARY_CASE
+}
+
+std::optional<rt::CompareKind> compareKindNamed(StringRef name) {
+  return llvm::StringSwitch<std::optional<rt::CompareKind>>(name)
+      .Case("Equal", rt::CompareKind::Equal)
+      .Case("Less", rt::CompareKind::Less)
+      .Case("LessEqual", rt::CompareKind::LessEqual)
+      .Case("Greater", rt::CompareKind::Greater)
+      .Case("GreaterEqual", rt::CompareKind::GreaterEqual)
+      .Default(std::nullopt);
+}
+
+rt::Rounding roundingNamed(StringRef roundMode) {
+  return roundMode == "down"      ? rt::Rounding::Down
+         : roundMode == "nearest" ? rt::Rounding::Nearest
+                                  : rt::Rounding::Up;
 }
 
 namespace {
@@ -69,16 +93,21 @@ std::optional<std::pair<int64_t, int64_t>> fusedInputIndexing(ArrayRef<int64_t> 
         return std::nullopt;
       continue;
     }
+    // An empty tensor may have other dims whose product leaves int64: no indexing then.
     if (in == outShape[d]) {
-      if (keptEnded)
+      auto next = checkedMul(period, in);
+      if (keptEnded || !next)
         return std::nullopt;
       kept = true;
-      period *= in;
+      period = *next;
     } else if (in == 1) {
+      auto next = checkedMul(repeat, outShape[d]);
       if (kept)
         keptEnded = true;
+      else if (!next)
+        return std::nullopt;
       else
-        repeat *= outShape[d];
+        repeat = *next;
     } else {
       return std::nullopt;
     }

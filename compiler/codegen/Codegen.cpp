@@ -69,8 +69,15 @@ std::string cType(Type t) {
 }
 
 std::string roundingEnumerator(StringRef roundMode) {
-  return std::string("dlc::rt::Rounding::") +
-         (roundMode == "down" ? "Down" : roundMode == "nearest" ? "Nearest" : "Up");
+  switch (roundingNamed(roundMode)) {
+  case rt::Rounding::Down:
+    return "dlc::rt::Rounding::Down";
+  case rt::Rounding::Nearest:
+    return "dlc::rt::Rounding::Nearest";
+  case rt::Rounding::Up:
+    break;
+  }
+  return "dlc::rt::Rounding::Up";
 }
 
 std::string dtypeEnum(Type t) {
@@ -173,23 +180,6 @@ std::string epilogueLiteral(const dlc::rt::Epilogue &epilogue) {
          floatLiteral(epilogue.alpha) + "}";
 }
 
-int64_t product(ArrayRef<int64_t> dims) {
-  int64_t n = 1;
-  for (int64_t d : dims)
-    n *= d;
-  return n;
-}
-
-std::pair<int64_t, int64_t> outerInner(ArrayRef<int64_t> shape, int64_t axis) {
-  return {product(shape.take_front(axis)), product(shape.drop_front(axis + 1))};
-}
-
-SmallVector<int64_t> stridesOf(ArrayRef<int64_t> shape) {
-  SmallVector<int64_t> strides(shape.size(), 1);
-  for (int64_t i = (int64_t)shape.size() - 2; i >= 0; --i)
-    strides[i] = strides[i + 1] * shape[i + 1];
-  return strides;
-}
 
 namespace {
 

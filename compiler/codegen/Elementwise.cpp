@@ -5,15 +5,6 @@ using namespace mlir;
 
 namespace dlc {
 
-// Numpy broadcasting aligns trailing dims, and a size-1 (or missing) dim repeats: stride 0.
-SmallVector<int64_t> broadcastStrides(ArrayRef<int64_t> shape, ArrayRef<int64_t> outShape) {
-  SmallVector<int64_t> own = stridesOf(shape), strides(outShape.size(), 0);
-  size_t offset = outShape.size() - shape.size();
-  for (size_t i = 0; i < shape.size(); ++i)
-    strides[i + offset] = shape[i] == 1 ? 0 : own[i];
-  return strides;
-}
-
 namespace {
 
 int64_t numElements(Value v) { return tensorType(v).getNumElements(); }

@@ -116,12 +116,6 @@ std::string floatLiteral(double value);
 std::string cString(const std::string &s);
 // (defined with the dialect, DlcOps.cpp)
 mlir::RankedTensorType tensorType(mlir::Value v);
-// Element strides of a tensor of `shape` read as broadcast to `outShape`.
-llvm::SmallVector<int64_t> broadcastStrides(llvm::ArrayRef<int64_t> shape,
-                                            llvm::ArrayRef<int64_t> outShape);
-int64_t product(llvm::ArrayRef<int64_t> dims);
-// A tensor seen as [outer, shape[axis], inner]: the products of the dims before and after.
-std::pair<int64_t, int64_t> outerInner(llvm::ArrayRef<int64_t> shape, int64_t axis);
 // The fused activation of a conv or gemm (dlc-fuse-epilogues), and its C++ literal.
 dlc::rt::Epilogue epilogueOf(mlir::Operation *op);
 std::string epilogueLiteral(const dlc::rt::Epilogue &epilogue);
@@ -129,8 +123,6 @@ std::string epilogueLiteral(const dlc::rt::Epilogue &epilogue);
 // broadcast to `batch`. (Linalg.cpp)
 llvm::SmallVector<int64_t> batchOffsets(llvm::ArrayRef<int64_t> operandShape,
                                         llvm::ArrayRef<int64_t> batch);
-// Row-major element strides of `shape`.
-llvm::SmallVector<int64_t> stridesOf(llvm::ArrayRef<int64_t> shape);
 // Why a RoiAlign run fails (bad regions), the same on every target. (Window.cpp)
 std::string roiAlignFailure();
 

@@ -254,6 +254,12 @@ mlir::Type elementTypeFor(mlir::MLIRContext &ctx, int32_t dtype) {
   }
 }
 
+int32_t onnxDtypeOf(mlir::Type element) {
+  for (int32_t dtype = 1; dtype <= kInt2; ++dtype)
+    if (elementTypeFor(*element.getContext(), dtype) == element)
+      return dtype;
+  return 0;
+}
 
 // Shape arithmetic works on small integer tensors; anything larger is data, not shapes.
 constexpr int64_t kMaxFoldedElements = 4096;

@@ -67,6 +67,11 @@ private:
   // The version of the op's definition that the model's opset for its domain selects (0: none).
   int nodeVersion(const onnx::NodeProto &node) const;
   void importNode(const onnx::NodeProto &node, const std::set<std::string> &read);
+  // Imports a `required` node (one the outputs depend on). A node whose inputs are all
+  // constants, required or read only at compile time by another (Pad's pads), is also
+  // evaluated by the kernels (Evaluate.h) into constants of its outputs when its ops allow.
+  void importAndEvaluate(const onnx::NodeProto &node, const std::set<std::string> &read,
+                         bool required);
   void importSequenceNode(const onnx::NodeProto &node, NodeImporter &n);
   // If, Loop and Scan, unrolled at compile time (ImportControlFlow.cpp).
   void importControlFlowNode(const onnx::NodeProto &node, NodeImporter &n);

@@ -35,6 +35,8 @@ ConstTensor constFromProto(const onnx::TensorProto &proto);
 
 // The MLIR element type of an ONNX TensorProto data type; null when dlc does not support it.
 mlir::Type elementTypeFor(mlir::MLIRContext &ctx, int32_t dtype);
+// The ONNX data type elementTypeFor maps to `element`; 0 when none.
+int32_t onnxDtypeOf(mlir::Type element);
 // float8 and the 4- and 2-bit integers: no kernel computes on them; only casts and
 // (de)quantization read them.
 bool isCastOnlyElementType(mlir::Type element);

@@ -1,4 +1,5 @@
 #include "compiler/import/Importer.h"
+#include "compiler/import/Evaluate.h"
 #include "compiler/import/GraphImporter.h"
 #include "compiler/import/ImportContext.h"
 #include "compiler/import/ModelCheck.h"
@@ -594,8 +595,67 @@ void Importer::importNodes(const google::protobuf::RepeatedPtrField<onnx::NodePr
       failedValues.insert(node.output().begin(), node.output().end());
       continue;
     }
-    if (!needed || needed->count(&node))
-      importNode(node, read);
+    importAndEvaluate(node, read, !needed || needed->count(&node));
+  }
+}
+
+void Importer::importAndEvaluate(const onnx::NodeProto &node, const std::set<std::string> &read,
+                                 bool required) {
+  // Weights stay what training updates: a node reading a float initializer is not evaluated.
+  bool allConstant = node.input_size() > 0;
+  for (const auto &in : node.input()) {
+    auto c = in.empty() ? constants.end() : constants.find(in);
+    allConstant &= in.empty() || (c != constants.end() &&
+                                  !(isInitializer(in) &&
+                                    isa_and_nonnull<FloatType>(elementTypeFor(ctx, c->second.dtype))));
+  }
+  if (!required && !allConstant)
+    return;
+  Operation *last = entry->empty() ? nullptr : &entry->back();
+  size_t errorsBefore = errors.size();
+  importNode(node, read);
+  if (!required && errors.size() != errorsBefore) {
+    // Only its value was wanted (a compile-time input of another node): a reader that needs
+    // it reports that it is not a constant, as for any other value.
+    errors.resize(errorsBefore);
+    for (const auto &out : node.output())
+      failedValues.erase(out);
+    return;
+  }
+  if (!allConstant || errors.size() != errorsBefore)
+    return;
+  SmallVector<Operation *> ops;
+  for (auto it = last ? std::next(last->getIterator()) : entry->begin(); it != entry->end(); ++it)
+    ops.push_back(&*it);
+  SmallVector<Value> results;
+  std::vector<std::string> names;
+  for (const auto &out : node.output()) {
+    auto it = out.empty() ? values.end() : values.find(out);
+    if (it == values.end() || !isa<RankedTensorType>(it->second.getType()))
+      continue;
+    results.push_back(it->second);
+    names.push_back(out);
+  }
+  if (results.empty())
+    return;
+  Evaluation evaluation = evaluateOps(ops, results);
+  if (!evaluation.error.empty()) {
+    errors.push_back(nodeLabel(node) + ": " + evaluation.error);
+    failedValues.insert(node.output().begin(), node.output().end());
+    return;
+  }
+  // The outputs become constants (materialized where read at run time); the ops computing them
+  // are left dead and erased at the end. An output that already is a constant (Identity) keeps
+  // its op, so its bytes are stored once.
+  for (auto [i, bytes] : llvm::enumerate(evaluation.results)) {
+    auto type = cast<RankedTensorType>(results[i].getType());
+    ConstTensor value;
+    value.dtype = onnxDtypeOf(type.getElementType());
+    value.shape.assign(type.getShape().begin(), type.getShape().end());
+    value.bytes = std::move(bytes);
+    constants[names[i]] = std::move(value);
+    if (!results[i].getDefiningOp<ConstantOp>())
+      values.erase(names[i]);
   }
 }
 

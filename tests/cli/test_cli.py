@@ -90,7 +90,19 @@ def make_models(work):
         [helper.make_node("Relu", ["x"], ["y"], name="relu"),
          helper.make_node("Frobnicate", ["x"], ["unused"], name="dead")], "g", [x], [y]),
         opset_imports=opset)
+    # A 2-D Gather over constants, evaluated at compile time, with an index out of range.
+    table = numpy_helper.from_array(np.arange(6, dtype=np.int64).reshape(2, 3), "table")
+    constant_gather = helper.make_model(helper.make_graph(
+        [helper.make_node("Constant", [], ["table"], name="table", value=table),
+         helper.make_node("Constant", [], ["rows"], name="rows",
+                          value=numpy_helper.from_array(np.array([1, 5], np.int64), "rows")),
+         helper.make_node("Gather", ["table", "rows"], ["picked"], name="pick", axis=0),
+         helper.make_node("Cast", ["picked"], ["pickedf"], name="tofloat", to=TensorProto.FLOAT),
+         helper.make_node("Reshape", ["pickedf", "shape"], ["flat"], name="flatten"),
+         helper.make_node("Add", ["x", "flat"], ["y"], name="add")], "g", [x], [y],
+        [numpy_helper.from_array(np.array([2, 3], np.int64), "shape")]), opset_imports=opset)
     return {"dynamic": save(dynamic, os.path.join(work, "dynamic.onnx")),
+            "constant_gather": save(constant_gather, os.path.join(work, "constant_gather.onnx")),
             "dead_unknown_op": save(dead_unknown_op, os.path.join(work, "dead_unknown_op.onnx")),
             "used_complex": save(used_complex, os.path.join(work, "used_complex.onnx")),
             "unused_complex": save(unused_complex, os.path.join(work, "unused_complex.onnx")),
@@ -692,6 +704,8 @@ for _name, _check in (("sequence_io", check_sequence_io),
                       ("control_flow", check_control_flow)):
     SUITE.add(_name, lambda c, check_=_check: check_(c.dlc, c.work))
 error_case("used_complex", lambda c: c.models["used_complex"], ["unsupported element type"])
+error_case("constant_index_out_of_range", lambda c: c.models["constant_gather"],
+           ["node 'pick' (Gather): index 5 is out of range for axis 0 of size 2"])
 
 
 @SUITE.case("unused_complex")

@@ -73,6 +73,53 @@ def nms_cases(rng):
         corners, scores, np.array([12], np.int64), np.array([0.5], np.float32)]
 
 
+def constant(name, array):
+    return helper.make_node("Constant", [], [name], name=name,
+                            value=numpy_helper.from_array(array, name))
+
+
+def exported_pattern_cases(rng):
+    """Multi-node patterns exporters emit, whose constant parts dlc evaluates at compile time:
+    (name, nodes, graph inputs as {name: array})."""
+    # F.pad as torch.onnx exports it (opset >= 11): the pads, given last dim first, are
+    # completed with zeros, paired, reversed along dims by a Slice with step -1 over axis 0 of
+    # a 2-D tensor, transposed to begins-then-ends, flattened and cast.
+    x = rng.standard_normal((1, 3, 4, 5)).astype(np.float32)
+    i64 = lambda *v: np.array(v, np.int64)
+    pads = [constant("given", i64(1, 2, 0, 3)), constant("rest", i64(4)),
+            helper.make_node("ConstantOfShape", ["rest"], ["zeros"], name="zeros",
+                             value=numpy_helper.from_array(i64(0))),
+            helper.make_node("Concat", ["given", "zeros"], ["flat_pads"], name="concat", axis=0),
+            constant("pairs", i64(-1, 2)),
+            helper.make_node("Reshape", ["flat_pads", "pairs"], ["paired"], name="pair"),
+            constant("starts", i64(-1)), constant("ends", i64(-(2 ** 63) + 1)),
+            constant("axes", i64(0)), constant("steps", i64(-1)),
+            helper.make_node("Slice", ["paired", "starts", "ends", "axes", "steps"],
+                             ["reversed"], name="reverse"),
+            helper.make_node("Transpose", ["reversed"], ["sides"], name="sides", perm=[1, 0]),
+            constant("flat", i64(-1)),
+            helper.make_node("Reshape", ["sides", "flat"], ["onnx_pads"], name="flatten"),
+            helper.make_node("Cast", ["onnx_pads"], ["pads"], name="cast", to=TensorProto.INT64)]
+    yield "pattern_torch_f_pad", pads + [
+        helper.make_node("Pad", ["x0", "pads"], ["y"], name="pad", mode="constant")], [x]
+    yield "pattern_torch_f_pad_reflect", pads + [
+        helper.make_node("Pad", ["x0", "pads"], ["y"], name="pad", mode="reflect")], [x]
+
+
+def make_graph_model(nodes, inputs):
+    """A model of `nodes` reading graph inputs x0, x1, ... and writing y."""
+    names = ["x%d" % i for i in range(len(inputs))]
+    graph_inputs = [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(a.dtype),
+                                                  a.shape) for n, a in zip(names, inputs)]
+    graph = helper.make_graph(nodes, "case", graph_inputs,
+                              [helper.make_empty_tensor_value_info("y")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
+    (y,) = ReferenceEvaluator(model).run(None, dict(zip(names, inputs)))
+    model.graph.output[0].CopyFrom(helper.make_tensor_value_info(
+        "y", helper.np_dtype_to_tensor_dtype(y.dtype), y.shape))
+    return model, y
+
+
 def make_model(op, attrs, inputs, constants=()):
     """A one-node model: `inputs` are graph inputs, `constants` initializers (after them)."""
     names = ["x%d" % i for i in range(len(inputs))]
@@ -105,9 +152,18 @@ def main():
     shutil.rmtree(out, ignore_errors=True)
     rng = np.random.default_rng(7)
     count = 0
-    for cases in (tfidf_cases, trilu_cases, nonzero_cases, nms_cases):
-        for name, op, attrs, inputs, *constants in cases(rng):
-            model, y = make_model(op, attrs, inputs, *constants)
+
+    def one_node_cases():
+        for cases in (tfidf_cases, trilu_cases, nonzero_cases, nms_cases):
+            for name, op, attrs, inputs, *constants in cases(rng):
+                yield (name, inputs) + make_model(op, attrs, inputs, *constants)
+
+    def pattern_cases():
+        for name, nodes, inputs in exported_pattern_cases(rng):
+            yield (name, inputs) + make_graph_model(nodes, inputs)
+
+    for cases in (one_node_cases, pattern_cases):
+        for name, inputs, model, y in cases():
             data = os.path.join(out, "test_" + name, "test_data_set_0")
             os.makedirs(data)
             onnx.save(model, os.path.join(out, "test_" + name, "model.onnx"))
