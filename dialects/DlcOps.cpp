@@ -87,17 +87,14 @@ int64_t windowOutputSize(int64_t in, int64_t kernel, int64_t stride, int64_t pad
 
 RankedTensorType tensorType(Value v) { return cast<RankedTensorType>(v.getType()); }
 
-int64_t product(ArrayRef<int64_t> dims) {
-  int64_t n = 1;
-  for (int64_t d : dims)
-    n *= d;
-  return n;
-}
+// An empty tensor's other dims may multiply past int64 (they are checked only through the
+// element count, which is 0): its products and strides, which no kernel reads, are then 0.
+int64_t product(ArrayRef<int64_t> dims) { return checkedElementCount(dims).value_or(0); }
 
 SmallVector<int64_t> stridesOf(ArrayRef<int64_t> shape) {
   SmallVector<int64_t> strides(shape.size(), 1);
   for (int64_t i = (int64_t)shape.size() - 2; i >= 0; --i)
-    strides[i] = strides[i + 1] * shape[i + 1];
+    strides[i] = checkedMul(strides[i + 1], shape[i + 1]).value_or(0);
   return strides;
 }
 
