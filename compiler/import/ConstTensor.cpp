@@ -1,4 +1,7 @@
-// Compile-time tensors: decoding TensorProto and folding shape arithmetic.
+// Compile-time tensors: decoding TensorProto, and the values import needs before it can type
+// anything (Shape and Size read types; Range, NonZero and NonMaxSuppression have output sizes
+// that depend on their values). Everything else with constant inputs is imported and evaluated
+// by the kernels (Evaluate.h).
 #include "compiler/import/ImportContext.h"
 #include "compiler/import/ModelCheck.h"
 #include "dialects/DlcDialect.h"
@@ -269,103 +272,6 @@ static bool isShapeMathDtype(int32_t dtype) {
          dtype == onnx::TensorProto::BOOL;
 }
 
-// numpy broadcasting of two small constants; nullopt when the shapes do not broadcast.
-static std::optional<ConstTensor>
-foldBroadcast(const ConstTensor &a, const ConstTensor &b, int32_t resultDtype,
-              const std::function<int64_t(int64_t, int64_t)> &f) {
-  size_t rank = std::max(a.shape.size(), b.shape.size());
-  std::vector<int64_t> shape(rank);
-  auto dimOf = [&](const ConstTensor &t, size_t d) {
-    size_t offset = rank - t.shape.size();
-    return d < offset ? int64_t(1) : t.shape[d - offset];
-  };
-  for (size_t d = 0; d < rank; ++d) {
-    int64_t x = dimOf(a, d), y = dimOf(b, d);
-    if (x != y && x != 1 && y != 1)
-      return std::nullopt;
-    shape[d] = std::max(x, y);
-  }
-  auto count = checkedElementCount(shape);
-  if (!count || *count > kMaxFoldedElements)
-    return std::nullopt; // data, not shape arithmetic
-  auto av = a.asInts(), bv = b.asInts();
-  std::vector<int64_t> out(*count);
-  for (int64_t i = 0; i < *count; ++i) {
-    int64_t rest = i, ai = 0, bi = 0, aStride = 1, bStride = 1;
-    for (size_t d = rank; d-- > 0;) {
-      int64_t index = rest % shape[d];
-      rest /= shape[d];
-      int64_t ad = dimOf(a, d), bd = dimOf(b, d);
-      ai += (ad == 1 ? 0 : index) * aStride;
-      bi += (bd == 1 ? 0 : index) * bStride;
-      aStride *= ad;
-      bStride *= bd;
-    }
-    out[i] = f(av[ai], bv[bi]);
-  }
-  return makeIntegers(resultDtype, shape, out);
-}
-
-// Floor division and modulo as numpy's, on what shape arithmetic divides (never by 0).
-static int64_t floorDiv(int64_t a, int64_t b) {
-  if (b == 0)
-    throw ImportError("division by zero in shape arithmetic");
-  int64_t q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-}
-
-static std::optional<ConstTensor>
-foldElementwise(const std::string &op, const std::vector<const ConstTensor *> &in) {
-  using F = std::function<int64_t(int64_t, int64_t)>;
-  static const std::map<std::string, F> arithmetic = {
-      {"Add", [](int64_t a, int64_t b) { return int64_t(uint64_t(a) + uint64_t(b)); }},
-      {"Sub", [](int64_t a, int64_t b) { return int64_t(uint64_t(a) - uint64_t(b)); }},
-      {"Mul", [](int64_t a, int64_t b) { return int64_t(uint64_t(a) * uint64_t(b)); }},
-      {"Div", [](int64_t a, int64_t b) {
-         if (b == 0)
-           throw ImportError("division by zero in shape arithmetic");
-         return a / b; // ONNX integer Div truncates
-       }},
-      {"Mod", [](int64_t a, int64_t b) { return a - floorDiv(a, b) * b; }},
-      {"Max", [](int64_t a, int64_t b) { return std::max(a, b); }},
-      {"Min", [](int64_t a, int64_t b) { return std::min(a, b); }},
-      {"And", [](int64_t a, int64_t b) { return int64_t(a && b); }},
-      {"Or", [](int64_t a, int64_t b) { return int64_t(a || b); }},
-  };
-  static const std::map<std::string, F> comparisons = {
-      {"Equal", [](int64_t a, int64_t b) { return int64_t(a == b); }},
-      {"Less", [](int64_t a, int64_t b) { return int64_t(a < b); }},
-      {"Greater", [](int64_t a, int64_t b) { return int64_t(a > b); }},
-      {"LessOrEqual", [](int64_t a, int64_t b) { return int64_t(a <= b); }},
-      {"GreaterOrEqual", [](int64_t a, int64_t b) { return int64_t(a >= b); }},
-  };
-  if (in.size() == 2 && in[0]->dtype == in[1]->dtype) {
-    if (auto it = arithmetic.find(op); it != arithmetic.end())
-      return foldBroadcast(*in[0], *in[1], in[0]->dtype, it->second);
-    if (auto it = comparisons.find(op); it != comparisons.end())
-      return foldBroadcast(*in[0], *in[1], onnx::TensorProto::BOOL, it->second);
-  }
-  if (in.size() == 1 && (op == "Neg" || op == "Abs" || op == "Not")) {
-    auto v = in[0]->asInts();
-    for (int64_t &x : v)
-      x = op == "Neg" ? -x : op == "Abs" ? std::abs(x) : int64_t(!x);
-    return makeIntegers(in[0]->dtype, in[0]->shape, v);
-  }
-  if (op == "Where" && in.size() == 3 && in[0]->dtype == onnx::TensorProto::BOOL &&
-      in[1]->dtype == in[2]->dtype) {
-    // Two broadcasts: pick = cond ? 1 : 0 against each branch.
-    auto left = foldBroadcast(*in[0], *in[1], in[1]->dtype,
-                              [](int64_t c, int64_t a) { return c ? a : 0; });
-    auto right = foldBroadcast(*in[0], *in[2], in[2]->dtype,
-                               [](int64_t c, int64_t b) { return c ? 0 : b; });
-    if (!left || !right)
-      return std::nullopt;
-    return foldBroadcast(*left, *right, in[1]->dtype,
-                         [](int64_t a, int64_t b) { return int64_t(uint64_t(a) + uint64_t(b)); });
-  }
-  return std::nullopt;
-}
-
 int64_t normalizeAxis(int64_t axis, int64_t rank) {
   // A scalar has no axis at all: callers index the shape with the result.
   if (axis < -rank || axis >= rank)
@@ -374,34 +280,8 @@ int64_t normalizeAxis(int64_t axis, int64_t rank) {
   return axis < 0 ? axis + rank : axis;
 }
 
-// The largest tensor ConstantOfShape folds into the weights.
-constexpr int64_t kMaxFoldedBytes = int64_t(64) << 20;
-
-static std::optional<ConstTensor> foldConstantOfShape(const onnx::NodeProto &node,
-                                                      ValueScope &scope) {
-  const ConstTensor *shape = node.input_size() ? scope.constant(node.input(0)) : nullptr;
-  if (!shape)
-    return std::nullopt;
-  ConstTensor value; // default: one float 0
-  value.dtype = onnx::TensorProto::FLOAT;
-  value.bytes.assign(4, 0);
-  for (const auto &a : node.attribute())
-    if (a.name() == "value")
-      value = constFromProto(a.t());
-  if (value.numElements() != 1)
-    throw ImportError("value must hold one element");
-  std::vector<int64_t> dims = shape->asInts();
-  auto bytes = checkedTensorBytes(dims, value.bytes.size());
-  if (!bytes || *bytes > kMaxFoldedBytes)
-    throw ImportError("shape " + dimsString(dims) + " is too large to fill at compile time");
-  ConstTensor t;
-  t.dtype = value.dtype;
-  t.shape = dims;
-  t.bytes.reserve(*bytes);
-  for (int64_t i = 0; i < *bytes / int64_t(value.bytes.size()); ++i)
-    t.bytes.insert(t.bytes.end(), value.bytes.begin(), value.bytes.end());
-  return t;
-}
+// The longest Range built at compile time.
+constexpr int64_t kMaxRangeElements = int64_t(64) << 20;
 
 // Whether two boxes overlap by more than `threshold` (intersection over union), computed in
 // float as the ONNX reference does; corners (y1, x1, y2, x2) in either order, or
@@ -513,7 +393,7 @@ static std::optional<ConstTensor> foldRange(const onnx::NodeProto &node, ValueSc
   if (delta == 0)
     throw ImportError("delta must be non-zero");
   double steps = std::ceil((limit - start) / delta);
-  if (!(steps < double(kMaxFoldedBytes)))
+  if (!(steps < double(kMaxRangeElements)))
     throw ImportError("the range is too long to fold at compile time");
   int64_t count = steps > 0 ? int64_t(steps) : 0;
   if (isShapeMathDtype(dtype)) {
@@ -547,58 +427,30 @@ static std::optional<ConstTensor> foldRange(const onnx::NodeProto &node, ValueSc
   return t;
 }
 
-// The result shape of Reshape, Squeeze or Unsqueeze of a constant (the axes an input from
-// opset 13, else an attribute); nullopt when the node is malformed, which its import reports.
-static std::optional<std::vector<int64_t>>
-foldedViewShape(const onnx::NodeProto &node, const std::vector<const ConstTensor *> &inputs,
-                const std::function<std::vector<int64_t>(const std::string &)> &intsAttr) {
-  const std::vector<int64_t> &in = inputs[0]->shape;
-  const int64_t count = inputs[0]->numElements();
-  const std::string &op = node.op_type();
-  if (op == "Reshape") {
-    if (inputs.size() != 2)
-      return std::nullopt;
-    std::vector<int64_t> out = inputs[1]->asInts();
-    int64_t known = 1, inferred = -1;
-    for (size_t i = 0; i < out.size(); ++i) {
-      if (out[i] == 0 && i < in.size())
-        out[i] = in[i];
-      if (out[i] == -1 && inferred < 0)
-        inferred = i;
-      else if (out[i] >= 0 && out[i] <= kMaxFoldedElements && checkedMul(known, out[i]))
-        known *= out[i];
-      else
-        return std::nullopt;
-    }
-    if (inferred >= 0 && known > 0 && count % known == 0)
-      out[inferred] = count / known;
-    else if (inferred >= 0 || known != count)
-      return std::nullopt;
-    return out;
-  }
-  std::vector<int64_t> axes = inputs.size() > 1 ? inputs[1]->asInts() : intsAttr("axes");
-  int64_t rank = in.size() + (op == "Unsqueeze" ? axes.size() : 0);
-  std::vector<char> marked(std::max<int64_t>(rank, 1), 0);
-  for (int64_t a : axes) {
-    if (a < -rank || a >= rank || marked[a < 0 ? a + rank : a]++)
-      return std::nullopt;
+// NonZero's output size is the count of non-zeros, so only a constant input gives it a
+// static shape: [rank, count], the coordinates of each non-zero in row-major order (a scalar
+// counts as one dim, as numpy's nonzero has it).
+static std::optional<ConstTensor> foldNonZero(const onnx::NodeProto &node, ValueScope &scope) {
+  const ConstTensor *x = node.input_size() == 1 ? scope.constant(node.input(0)) : nullptr;
+  if (!x || !isShapeMathDtype(x->dtype) || x->numElements() > kMaxFoldedElements)
+    return std::nullopt;
+  auto v = x->asInts();
+  std::vector<int64_t> dims = x->shape.empty() ? std::vector<int64_t>{1} : x->shape;
+  std::vector<std::vector<int64_t>> coordinates(dims.size());
+  for (int64_t i = 0; i < (int64_t)v.size(); ++i) {
+    if (!v[i])
+      continue;
+    for (int64_t d = dims.size() - 1, rest = i; d >= 0; rest /= dims[d], --d)
+      coordinates[d].push_back(rest % dims[d]);
   }
   std::vector<int64_t> out;
-  if (op == "Squeeze") {
-    for (int64_t d = 0; d < rank; ++d)
-      if (axes.empty() ? in[d] != 1 : !marked[d])
-        out.push_back(in[d]);
-      else if (in[d] != 1)
-        return std::nullopt;
-    return out;
-  }
-  auto next = in.begin();
-  for (int64_t d = 0; d < rank; ++d)
-    out.push_back(marked[d] ? 1 : *next++);
-  return out;
+  for (const auto &along : coordinates)
+    out.insert(out.end(), along.begin(), along.end());
+  return makeIntegers(onnx::TensorProto::INT64,
+                      {(int64_t)dims.size(), (int64_t)coordinates[0].size()}, out);
 }
 
-std::optional<ConstTensor> foldShapeNode(const onnx::NodeProto &node, ValueScope &scope) {
+std::optional<ConstTensor> importTimeValue(const onnx::NodeProto &node, ValueScope &scope) {
   const std::string &op = node.op_type();
   if (node.output_size() < 1)
     return std::nullopt;
@@ -609,12 +461,6 @@ std::optional<ConstTensor> foldShapeNode(const onnx::NodeProto &node, ValueScope
       if (a.name() == name)
         return (int64_t)a.i();
     return fallback;
-  };
-  auto intsAttr = [&](const std::string &name) {
-    for (const auto &a : node.attribute())
-      if (a.name() == name)
-        return std::vector<int64_t>(a.ints().begin(), a.ints().end());
-    return std::vector<int64_t>();
   };
   if ((op == "Shape" || op == "Size") && node.input_size() == 1) {
     mlir::RankedTensorType type;
@@ -633,144 +479,12 @@ std::optional<ConstTensor> foldShapeNode(const onnx::NodeProto &node, ValueScope
     std::vector<int64_t> sliced(dims.begin() + start, dims.begin() + std::max(start, end));
     return makeIntegers(onnx::TensorProto::INT64, {(int64_t)sliced.size()}, sliced);
   }
-  if (op == "ConstantOfShape")
-    return foldConstantOfShape(node, scope);
   if (op == "Range")
     return foldRange(node, scope);
   if (op == "NonMaxSuppression")
     return foldNonMaxSuppression(node, scope, intAttr("center_point_box", 0) != 0);
-  // The rest fold small integer and bool tensors whose inputs are all constants; ops that only
-  // move values also fold small float tensors (Resize's scales assembled by a Concat), but
-  // never a weight's value, which training may update.
-  bool movesValuesOnly = op == "Concat" || op == "Reshape" || op == "Squeeze" ||
-                         op == "Unsqueeze" || op == "Identity";
-  std::vector<const ConstTensor *> inputs;
-  bool allShapeMath = true;
-  for (const auto &name : node.input()) {
-    const ConstTensor *c = name.empty() ? nullptr : scope.constant(name);
-    if (!c || c->numElements() > kMaxFoldedElements)
-      return std::nullopt;
-    bool floating = c->dtype == onnx::TensorProto::FLOAT || c->dtype == onnx::TensorProto::DOUBLE;
-    if (!isShapeMathDtype(c->dtype) &&
-        !(movesValuesOnly && floating && !scope.isInitializer(name)))
-      return std::nullopt;
-    allShapeMath &= isShapeMathDtype(c->dtype);
-    inputs.push_back(c);
-  }
-  if (inputs.empty())
-    return std::nullopt;
-  if (!allShapeMath && !movesValuesOnly)
-    return std::nullopt;
-  if (auto folded = allShapeMath ? foldElementwise(op, inputs) : std::nullopt)
-    return folded;
-  if (op == "Cast") {
-    int64_t to = intAttr("to", 0);
-    if (isShapeMathDtype(to))
-      return makeIntegers(to, inputs[0]->shape, inputs[0]->asInts());
-    if (to == onnx::TensorProto::FLOAT || to == onnx::TensorProto::DOUBLE) {
-      ConstTensor t;
-      t.dtype = to;
-      t.shape = inputs[0]->shape;
-      for (int64_t v : inputs[0]->asInts()) {
-        char buffer[8];
-        if (to == onnx::TensorProto::FLOAT) {
-          float f = float(v);
-          std::memcpy(buffer, &f, 4);
-        } else {
-          double d = double(v);
-          std::memcpy(buffer, &d, 8);
-        }
-        t.bytes.insert(t.bytes.end(), buffer, buffer + dtypeBytes(to));
-      }
-      return t;
-    }
-    return std::nullopt;
-  }
-  const ConstTensor &x = *inputs[0];
-  if (op == "Identity")
-    return x;
-  if (op == "Concat") {
-    ConstTensor t;
-    t.dtype = x.dtype;
-    for (const auto *in : inputs) {
-      if (in->shape.size() != 1 || in->dtype != x.dtype)
-        return std::nullopt;
-      t.bytes.insert(t.bytes.end(), in->bytes.begin(), in->bytes.end());
-    }
-    t.shape = {(int64_t)(t.bytes.size() / dtypeBytes(x.dtype))};
-    return t;
-  }
-  // Reshape, Squeeze and Unsqueeze keep the values and change the shape.
-  if (op == "Reshape" || op == "Squeeze" || op == "Unsqueeze") {
-    auto shape = foldedViewShape(node, inputs, intsAttr);
-    if (!shape)
-      return std::nullopt;
-    ConstTensor t = x;
-    t.shape = *shape;
-    return t;
-  }
-  if (op == "Slice" && x.shape.size() == 1 && inputs.size() >= 3) {
-    auto data = x.asInts();
-    int64_t size = data.size();
-    auto bound = [&](int i, int64_t fallback) {
-      return (int)inputs.size() > i ? inputs[i]->asInts().at(0) : fallback;
-    };
-    if (inputs[1]->numElements() != 1 || inputs[2]->numElements() != 1 ||
-        (inputs.size() > 3 && bound(3, 0) != 0 && bound(3, 0) != -1))
-      return std::nullopt;
-    int64_t step = bound(4, 1);
-    if (step == 0)
-      throw ImportError("slice step must be non-zero");
-    // Clamped before any arithmetic: bounds and steps come from the file and may be extreme.
-    auto clampIndex = [&](int64_t v, int64_t lo, int64_t hi) {
-      v = std::clamp<int64_t>(v, -size - 1, size + 1);
-      return std::clamp<int64_t>(v < 0 ? v + size : v, lo, hi);
-    };
-    std::vector<int64_t> out;
-    if (step > 0) {
-      int64_t end = clampIndex(bound(2, size), 0, size);
-      for (int64_t i = clampIndex(bound(1, 0), 0, size); i < end; i += std::min(step, size))
-        out.push_back(data[i]);
-    } else {
-      int64_t end = clampIndex(bound(2, -size - 1), -1, size - 1);
-      for (int64_t i = clampIndex(bound(1, size), -1, size - 1); i > end;
-           i -= std::min(-(step + 1), size - 1) + 1)
-        out.push_back(data[i]);
-    }
-    return makeIntegers(x.dtype, {(int64_t)out.size()}, out);
-  }
-  if (op == "Gather" && x.shape.size() == 1 && inputs.size() == 2) {
-    auto data = x.asInts(), idx = inputs[1]->asInts();
-    std::vector<int64_t> out;
-    for (int64_t i : idx) {
-      int64_t j = i < 0 ? i + (int64_t)data.size() : i;
-      if (j < 0 || j >= (int64_t)data.size())
-        throw ImportError("index " + std::to_string(i) + " is out of range for axis 0 of size " +
-                          std::to_string(data.size()));
-      out.push_back(data[j]);
-    }
-    normalizeAxis(intAttr("axis", 0), 1);
-    return makeIntegers(x.dtype, inputs[1]->shape, out);
-  }
-  // NonZero's output size is the count of non-zeros, so only a constant input gives it a
-  // static shape: [rank, count], the coordinates of each non-zero in row-major order (a
-  // scalar counts as one dim, as numpy's nonzero has it).
-  if (op == "NonZero" && inputs.size() == 1) {
-    auto v = x.asInts();
-    std::vector<int64_t> dims = x.shape.empty() ? std::vector<int64_t>{1} : x.shape;
-    std::vector<std::vector<int64_t>> coordinates(dims.size());
-    for (int64_t i = 0; i < (int64_t)v.size(); ++i) {
-      if (!v[i])
-        continue;
-      for (int64_t d = dims.size() - 1, rest = i; d >= 0; rest /= dims[d], --d)
-        coordinates[d].push_back(rest % dims[d]);
-    }
-    std::vector<int64_t> out;
-    for (const auto &along : coordinates)
-      out.insert(out.end(), along.begin(), along.end());
-    return makeIntegers(onnx::TensorProto::INT64,
-                        {(int64_t)dims.size(), (int64_t)coordinates[0].size()}, out);
-  }
+  if (op == "NonZero")
+    return foldNonZero(node, scope);
   return std::nullopt;
 }
 

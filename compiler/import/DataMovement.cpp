@@ -125,8 +125,8 @@ template <bool isSqueeze> OpImport squeezeLike() {
           }};
 }
 
-// Ops dlc only evaluates at compile time (foldShapeNode): reaching the import means an input
-// was not known then.
+// Ops whose value import needs before it can type them (importTimeValue): reaching the import
+// means an input was not known then.
 OpImport notFolded() {
   return {{}, [](NodeImporter &n) -> Value {
             for (int i = 0; i < n.node.input_size(); ++i)
@@ -134,6 +134,37 @@ OpImport notFolded() {
                   n.node.op_type() != "Size")
                 n.constInput(i); // throws, saying why the input is not a constant
             throw ImportError("its value depends on a tensor whose shape is not static");
+          }};
+}
+
+// The value (one element; a float 0 when absent) broadcast to the shape the input gives. The
+// evaluator folds integer results (shape arithmetic) and small float ones into constants;
+// larger float tensors stay a run-time broadcast instead of weights of zeros.
+OpImport constantOfShape() {
+  return {{0}, [](NodeImporter &n) -> Value {
+            std::vector<int64_t> dims = n.constInput(0).asInts();
+            if (n.constInput(0).shape.size() != 1)
+              throw ImportError("the shape input must be 1-D");
+            ConstTensor value;
+            value.dtype = onnx::TensorProto::FLOAT;
+            value.bytes.assign(4, 0);
+            if (const auto *attr = n.typedAttr("value", onnx::AttributeProto::TENSOR))
+              value = constFromProto(attr->t());
+            if (value.numElements() != 1)
+              throw ImportError("value must hold one element");
+            Type element = elementTypeFor(*n.b.getContext(), value.dtype);
+            if (!element)
+              throw ImportError("value has unsupported element type " + dtypeName(value.dtype));
+            for (int64_t d : dims)
+              if (d < 0)
+                throw ImportError("shape " + dimsString(dims) + " has a negative dim");
+            auto type = RankedTensorType::get(dims, element);
+            if (!checkedTensorBytes(type))
+              throw ImportError("shape " + dimsString(dims) + " exceeds dlc's limit of " +
+                                kMaxTensorBytesText);
+            Value one = ConstantOp::fromBytes(n.b, n.loc(), RankedTensorType::get({}, element),
+                                              value.bytes, "value");
+            return broadcastTo(n, one, dims);
           }};
 }
 
@@ -706,7 +737,7 @@ void addDataMovementImports(ImportTable &table) {
       {"Constant", notFolded()},
       {"Shape", notFolded()},
       {"Size", notFolded()},
-      {"ConstantOfShape", notFolded()},
+      {"ConstantOfShape", constantOfShape()},
       {"Range", notFolded()},
       {"NonZero", notFolded()},
       {"NonMaxSuppression", notFolded()},

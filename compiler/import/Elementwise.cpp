@@ -19,6 +19,23 @@ template <typename Op> OpImport unary() {
           }};
 }
 
+// Neg and Abs of integers are Sub and Max, whose kernels take every integer type and wrap
+// as numpy does (-MIN is MIN); an unsigned value is its own Abs.
+OpImport negate(bool absolute) {
+  return {{}, [absolute](NodeImporter &n) -> Value {
+            Value x = n.input(0);
+            Type element = n.inputType(0).getElementType();
+            if (!element.isInteger() || element.isInteger(1)) {
+              requireFloat(n);
+              return absolute ? un<AbsOp>(n, x) : un<NegOp>(n, x);
+            }
+            if (absolute && element.isUnsignedInteger())
+              return x;
+            Value negated = bin<SubOp>(n, intScalar(n, 0, element), x);
+            return absolute ? bin<MaxOp>(n, x, negated) : negated;
+          }};
+}
+
 // Before opset 7, B of a binary op broadcast only with broadcast=1, its dims matched against
 // A's from `axis` on (numpy's trailing alignment when axis is absent).
 Value legacyBroadcastOperand(NodeImporter &n, Value b) {
@@ -391,8 +408,8 @@ void addElementwiseImports(ImportTable &table) {
       {"Exp", unary<ExpOp>()},
       {"Log", unary<LogOp>()},
       {"Sqrt", unary<SqrtOp>()},
-      {"Neg", unary<NegOp>()},
-      {"Abs", unary<AbsOp>()},
+      {"Neg", negate(false)},
+      {"Abs", negate(true)},
       {"Erf", unary<ErfOp>()},
       {"Reciprocal", unary<ReciprocalOp>()},
       {"Sin", unary<SinOp>()},

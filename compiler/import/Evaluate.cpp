@@ -55,6 +55,17 @@ template <typename F> Outcome withNumericType(Type element, F &&f) {
     return f((int32_t *)nullptr);
   if (element.isSignlessInteger(8))
     return f((int8_t *)nullptr);
+  if (element.isSignlessInteger(16))
+    return f((int16_t *)nullptr);
+  // Bools are bytes of 0 or 1: the bitwise kernels on them are the logical ops.
+  if (element.isInteger(1) || element.isUnsignedInteger(8))
+    return f((uint8_t *)nullptr);
+  if (element.isUnsignedInteger(16))
+    return f((uint16_t *)nullptr);
+  if (element.isUnsignedInteger(32))
+    return f((uint32_t *)nullptr);
+  if (element.isUnsignedInteger(64))
+    return f((uint64_t *)nullptr);
   return skip();
 }
 
@@ -225,7 +236,8 @@ Evaluation evaluateOps(ArrayRef<Operation *> ops, ArrayRef<Value> results) {
     }
     for (Value result : op->getResults()) {
       int64_t bytes = tensorBytes(result.getType());
-      if (bytes > kMaxEvaluatedBytes || (isFloat(result) && bytes > operandBytes))
+      if (bytes > kMaxEvaluatedBytes ||
+          (isFloat(result) && bytes > operandBytes && bytes > kMaxGrownFloatBytes))
         return {};
     }
     Outcome outcome = evaluate(op, buffers);

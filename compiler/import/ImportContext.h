@@ -131,9 +131,11 @@ struct OpImport {
 // The op table: ONNX op type -> how to import it.
 const std::map<std::string, OpImport> &opImportTable();
 
-// Evaluates shape arithmetic (Shape, Gather, Concat, ...) on constants; nullopt when `node`
-// is not foldable. Only int64 index math is folded: weights are never computed here.
-std::optional<ConstTensor> foldShapeNode(const onnx::NodeProto &node, ValueScope &scope);
+// The value of a node that import needs before it can type it: a Constant, Shape or Size (a
+// type's dims), and Range, NonZero and NonMaxSuppression of constants (their output sizes
+// depend on their values). nullopt for any other node: those with constant inputs are imported
+// and evaluated by the kernels (Evaluate.h).
+std::optional<ConstTensor> importTimeValue(const onnx::NodeProto &node, ValueScope &scope);
 
 } // namespace dlc
 

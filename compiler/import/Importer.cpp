@@ -578,15 +578,15 @@ void Importer::checkDeclaredTypes(
       check(info, it->second, "value '" + info.name() + "'");
 }
 
-// One walk in graph order: shape arithmetic folds as soon as its inputs are known (a Shape
-// node reads the type of an already imported value), everything else needed (all of a body's
-// nodes when `needed` is null) is imported.
+// One walk in graph order: a Shape node reads the type of an already imported value, a node
+// whose inputs are all constants is imported and evaluated into constants (shape arithmetic),
+// and everything else needed (all of a body's nodes when `needed` is null) is imported.
 void Importer::importNodes(const google::protobuf::RepeatedPtrField<onnx::NodeProto> &nodes,
                            const std::set<const onnx::NodeProto *> *needed,
                            const std::set<std::string> &read) {
   for (const auto &node : nodes) {
     try {
-      if (auto folded = foldShapeNode(node, *this)) {
+      if (auto folded = importTimeValue(node, *this)) {
         constants[node.output(0)] = std::move(*folded);
         continue;
       }

@@ -469,6 +469,34 @@ def check_exporter_quirks(dlc, work):
                   "tensor<2x3xf32>"])
 
 
+def check_constant_of_shape_at_run_time(dlc, work):
+    """A large float ConstantOfShape is a run-time broadcast, not a weight of its values (it
+    used to be filled into the weights up to 64 MiB)."""
+    shape = np.array([256, 1024], np.int64)
+    model = helper.make_model(helper.make_graph(
+        [helper.make_node("Constant", [], ["shape"], name="shape",
+                          value=numpy_helper.from_array(shape, "shape")),
+         helper.make_node("ConstantOfShape", ["shape"], ["halves"], name="halves",
+                          value=numpy_helper.from_array(np.array([0.5], np.float32))),
+         helper.make_node("Add", ["x", "halves"], ["y"], name="add")], "fill",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [256, 1024])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [256, 1024])]),
+        opset_imports=[helper.make_opsetid("", 13)])
+    path = save(model, os.path.join(work, "fill.onnx"))
+    report = os.path.join(work, "fill_report.json")
+    r = run(dlc, "compile", path, "-o", os.path.join(work, "fill"), "--report-json", report)
+    weight_bytes = json.load(open(report))["weight_bytes"] if r.returncode == 0 else -1
+    check(0 <= weight_bytes < 1024, "ConstantOfShape [256, 1024] is not a 1 MiB weight "
+          "(weight bytes %d, %s)" % (weight_bytes, r.stderr.strip()))
+    x = np.linspace(-1, 1, 256 * 1024, dtype=np.float32).reshape(256, 1024)
+    xin = os.path.join(work, "fill_x.npy")
+    np.save(xin, x)
+    out = os.path.join(work, "fill_run")
+    r = run(dlc, "run", path, xin, "-o", out)
+    check(r.returncode == 0 and np.array_equal(np.load(os.path.join(out, "y.npy")), x + 0.5),
+          "... and fills it at run time (%s)" % r.stderr.strip())
+
+
 def check_failed_staticlib(dlc, work, model):
     """The C++ compiler failing during --emit staticlib: exit 1, no -o folder (nor the parents
     this compile created) left behind."""
@@ -636,6 +664,8 @@ error_case("wrong_dtype", lambda c: c.models["wrong_dtype"],
             "only)"])
 SUITE.add("symbolic_dims", lambda c: check_symbolic_dims(c.dlc, c.work, c.models["dynamic"]))
 SUITE.add("exporter_quirks", lambda c: check_exporter_quirks(c.dlc, c.work))
+SUITE.add("constant_of_shape_at_run_time",
+          lambda c: check_constant_of_shape_at_run_time(c.dlc, c.work))
 for _name, _check in (("sequence_io", check_sequence_io),
                       ("optional_inputs", check_optional_inputs),
                       ("bfloat16_run", check_bfloat16_run), ("float64_run", check_float64_run),

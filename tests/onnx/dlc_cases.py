@@ -51,6 +51,19 @@ def trilu_cases(rng):
                 x, np.array(k, np.int64)]
 
 
+def integer_sign_cases(rng):
+    # Neg and Abs of integers (shape arithmetic such as x[..., :-n] computes them); numpy wraps
+    # -MIN to MIN.
+    for dtype in (np.int8, np.int16, np.int32, np.int64):
+        info = np.iinfo(dtype)
+        x = np.concatenate([rng.integers(-100, 100, size=6),
+                            [info.min, info.max, 0, -1]]).astype(dtype).reshape(2, 5)
+        name = np.dtype(dtype).name
+        yield "neg_" + name, "Neg", {}, [x]
+        yield "abs_" + name, "Abs", {}, [x]
+    yield "abs_uint16", "Abs", {}, [np.array([0, 1, 65535, 300], np.uint16)]
+
+
 def nonzero_cases(rng):
     # NonZero's output size depends on its input's values: dlc takes it from a constant.
     x = rng.integers(-1, 2, size=(3, 4, 2)).astype(np.int32)
@@ -104,6 +117,23 @@ def exported_pattern_cases(rng):
         helper.make_node("Pad", ["x0", "pads"], ["y"], name="pad", mode="constant")], [x]
     yield "pattern_torch_f_pad_reflect", pads + [
         helper.make_node("Pad", ["x0", "pads"], ["y"], name="pad", mode="reflect")], [x]
+    # F.interpolate(scale_factor=2) as older exporters write it: the output size computed in
+    # float from the input's shape (Cast, Mul, Floor, Cast back), then Resize with sizes.
+    x = rng.standard_normal((1, 2, 3, 5)).astype(np.float32)
+    yield "pattern_interpolate_scale_in_float", [
+        helper.make_node("Shape", ["x0"], ["shape"], name="shape"),
+        constant("hw_start", i64(2)), constant("hw_end", i64(4)),
+        constant("nc_start", i64(0)), constant("nc_end", i64(2)),
+        helper.make_node("Slice", ["shape", "hw_start", "hw_end"], ["hw"], name="hw"),
+        helper.make_node("Slice", ["shape", "nc_start", "nc_end"], ["nc"], name="nc"),
+        helper.make_node("Cast", ["hw"], ["hw_float"], name="to_float", to=TensorProto.FLOAT),
+        constant("factor", np.array([2.0], np.float32)),
+        helper.make_node("Mul", ["hw_float", "factor"], ["scaled"], name="scale"),
+        helper.make_node("Floor", ["scaled"], ["floored"], name="floor"),
+        helper.make_node("Cast", ["floored"], ["hw_out"], name="to_int", to=TensorProto.INT64),
+        helper.make_node("Concat", ["nc", "hw_out"], ["sizes"], name="sizes", axis=0),
+        helper.make_node("Resize", ["x0", "", "", "sizes"], ["y"], name="resize",
+                         mode="nearest")], [x]
 
 
 def make_graph_model(nodes, inputs):
@@ -154,7 +184,7 @@ def main():
     count = 0
 
     def one_node_cases():
-        for cases in (tfidf_cases, trilu_cases, nonzero_cases, nms_cases):
+        for cases in (tfidf_cases, trilu_cases, integer_sign_cases, nonzero_cases, nms_cases):
             for name, op, attrs, inputs, *constants in cases(rng):
                 yield (name, inputs) + make_model(op, attrs, inputs, *constants)
 
