@@ -13,23 +13,6 @@ namespace {
 
 constexpr double kMinusInfinity = -std::numeric_limits<double>::infinity();
 
-// [B, S, heads * size] -> [B, heads, S, size].
-Value splitHeads(NodeImporter &n, Value x, int64_t heads, const char *name) {
-  auto s = typeOf(x).getShape();
-  if (heads <= 0 || s[2] % heads)
-    throw ImportError(std::string(name) + "'s hidden size " + std::to_string(s[2]) +
-                      " does not split into " + std::to_string(heads) + " heads");
-  return transposeValue(n, reshape(n, x, {s[0], s[1], heads, s[2] / heads}), {0, 2, 1, 3});
-}
-
-Value int64Constant(NodeImporter &n, ArrayRef<int64_t> shape, const std::vector<int64_t> &values,
-                    const char *name) {
-  std::vector<char> bytes(values.size() * 8);
-  std::memcpy(bytes.data(), values.data(), bytes.size());
-  return ConstantOp::fromBytes(n.b, n.loc(), RankedTensorType::get(shape, n.b.getI64Type()), bytes,
-                               name);
-}
-
 // 0 where allowed, -inf elsewhere.
 Value maskToBias(NodeImporter &n, Value allowed, Type f) {
   return n.b.create<WhereOp>(n.loc(), typeOf(allowed).clone(f), allowed, scalar(n, 0.0, f),
@@ -211,66 +194,30 @@ OpImport attention() {
       }};
 }
 
-// Rotates pairs of each head's first rotary_embedding_dim features by the position's angle:
-// (x1, x2) -> (cos x1 - sin x2, sin x1 + cos x2), pairs either split halves or interleaved.
+// ONNX RotaryEmbedding: the caches are [B, S, rotary_embedding_dim / 2], or rows of a
+// [positions, rotary_embedding_dim / 2] table picked by position_ids.
 OpImport rotaryEmbedding() {
   return {{}, [](NodeImporter &n) -> Value {
             requireFloat32(n);
-            Value x = n.input(0);
-            auto original = typeOf(x).getShape();
-            if (original.size() == 4) // [B, heads, S, D] -> [B, S, heads, D]
-              x = transposeValue(n, x, {0, 2, 1, 3});
-            else if (original.size() == 3)
-              x = reshape(n, x, {original[0], original[1], n.intAttr("num_heads", 0), [&] {
-                                   int64_t heads = n.intAttr("num_heads", 0);
-                                   if (heads <= 0 || original[2] % heads)
-                                     throw ImportError("num_heads must divide the hidden size");
-                                   return original[2] / heads;
-                                 }()});
-            else
-              throw ImportError("input must have rank 3 or 4");
-            auto shape = typeOf(x).getShape(); // [B, S, heads, D]
-            int64_t head = shape[3], rotated = n.intAttr("rotary_embedding_dim", 0);
+            auto shape = n.inputType(0).getShape();
+            int64_t heads = shape.size() == 4 ? shape[1] : n.intAttr("num_heads", 0);
+            if (shape.size() == 3 && (heads <= 0 || shape[2] % heads))
+              throw ImportError("num_heads must divide the hidden size");
+            int64_t head = shape.size() == 4 ? shape[3] : shape[2] / heads;
+            int64_t rotated = n.intAttr("rotary_embedding_dim", 0);
             if (rotated == 0)
               rotated = head;
-            if (rotated < 2 || rotated > head || rotated % 2)
-              throw ImportError("rotary_embedding_dim must be even and at most the head size");
-            bool interleaved = n.intAttr("interleaved", 0) != 0;
+            int64_t batch = shape[0], length = shape.size() == 4 ? shape[2] : shape[1];
             auto angles = [&](int input) {
               Value cache = n.input(input);
               if (n.hasInput(3)) // rows of the cache picked by position
                 cache = n.b.create<GatherOp>(
-                    n.loc(), typeOf(cache).clone({shape[0], shape[1], typeOf(cache).getDimSize(1)}),
+                    n.loc(), typeOf(cache).clone({batch, length, typeOf(cache).getDimSize(1)}),
                     cache, n.input(3), 0);
-              auto cs = typeOf(cache).getShape();
-              if (cs.size() != 3 || cs[0] != shape[0] || cs[1] != shape[1] || cs[2] != rotated / 2)
-                throw ImportError("cos/sin caches must give [batch, sequence, " +
-                                  std::to_string(rotated / 2) + "], got " + dimsString(cs));
-              return insertUnitDim(n, cache, 2); // [B, S, 1, rotated / 2]
+              return cache;
             };
-            Value cos = angles(1), sin = angles(2);
-            Value part = sliceAxis(n, x, 3, 0, 1, rotated);
-            Value x1 = interleaved ? sliceAxis(n, part, 3, 0, 2, rotated / 2)
-                                   : sliceAxis(n, part, 3, 0, 1, rotated / 2);
-            Value x2 = interleaved ? sliceAxis(n, part, 3, 1, 2, rotated / 2)
-                                   : sliceAxis(n, part, 3, rotated / 2, 1, rotated / 2);
-            Value real = bin<SubOp>(n, bin<MulOp>(n, cos, x1), bin<MulOp>(n, sin, x2));
-            Value imag = bin<AddOp>(n, bin<MulOp>(n, sin, x1), bin<MulOp>(n, cos, x2));
-            Value turned;
-            if (interleaved) {
-              SmallVector<int64_t> pairs(shape);
-              pairs[3] = rotated / 2;
-              pairs.push_back(1);
-              turned =
-                  reshape(n, concatAxis(n, {reshape(n, real, pairs), reshape(n, imag, pairs)}, 4),
-                          typeOf(part).getShape());
-            } else {
-              turned = concatAxis(n, {real, imag}, 3);
-            }
-            if (rotated < head)
-              turned = concatAxis(n, {turned, sliceAxis(n, x, 3, rotated, 1, head - rotated)}, 3);
-            return original.size() == 4 ? transposeValue(n, turned, {0, 2, 1, 3})
-                                        : reshape(n, turned, original);
+            return rotaryEmbeddingOf(n, n.input(0), angles(1), angles(2), heads, rotated,
+                                     n.intAttr("interleaved", 0) != 0);
           }};
 }
 

@@ -1,5 +1,7 @@
 #include "compiler/import/Builders.h"
 
+#include <cmath>
+
 using namespace mlir;
 
 namespace dlc {
@@ -207,6 +209,143 @@ Value hardSigmoidOf(NodeImporter &n, Value x, double alpha, double beta) {
   Value linear = bin<AddOp>(n, bin<MulOp>(n, scalar(n, alpha, f), x), scalar(n, beta, f));
   return n.b.create<ClipOp>(n.loc(), typeOf(linear), linear, n.b.getF32FloatAttr(0.0f),
                             n.b.getF32FloatAttr(1.0f));
+}
+
+Value geluOf(NodeImporter &n, Value x, bool tanhApproximation) {
+  Type f = typeOf(x).getElementType();
+  Value inner;
+  if (tanhApproximation) {
+    Value cube = bin<MulOp>(n, x, bin<MulOp>(n, x, x));
+    Value poly = bin<AddOp>(n, x, bin<MulOp>(n, scalar(n, 0.044715, f), cube));
+    inner = un<TanhOp>(n, bin<MulOp>(n, scalar(n, std::sqrt(2.0 / M_PI), f), poly));
+  } else {
+    inner = un<ErfOp>(n, bin<MulOp>(n, x, scalar(n, M_SQRT1_2, f)));
+  }
+  Value half = bin<MulOp>(n, scalar(n, 0.5, f), x);
+  return bin<MulOp>(n, half, bin<AddOp>(n, scalar(n, 1.0, f), inner));
+}
+
+Standardized standardizeWithStatistics(NodeImporter &n, Value x, ArrayRef<int64_t> axes,
+                                       double epsilon) {
+  Type f = typeOf(x).getElementType();
+  Value mean = red<ReduceMeanOp>(n, x, axes, true);
+  Value centered = bin<SubOp>(n, x, mean);
+  Value variance = red<ReduceMeanOp>(n, bin<MulOp>(n, centered, centered), axes, true);
+  Value invStdDev =
+      un<ReciprocalOp>(n, un<SqrtOp>(n, bin<AddOp>(n, variance, scalar(n, epsilon, f))));
+  return {bin<MulOp>(n, centered, invStdDev), mean, invStdDev};
+}
+
+std::pair<Value, Value> rootMeanSquareNormalize(NodeImporter &n, Value x, ArrayRef<int64_t> axes,
+                                                double epsilon) {
+  Type f = typeOf(x).getElementType();
+  Value meanSquare = red<ReduceMeanOp>(n, bin<MulOp>(n, x, x), axes, true);
+  Value rms = un<SqrtOp>(n, bin<AddOp>(n, meanSquare, scalar(n, epsilon, f)));
+  return {bin<DivOp>(n, x, rms), un<ReciprocalOp>(n, rms)};
+}
+
+Value splitHeads(NodeImporter &n, Value x, int64_t heads, const char *name) {
+  auto s = typeOf(x).getShape();
+  if (s.size() != 3 || heads <= 0 || s[2] % heads)
+    throw ImportError(std::string(name) + "'s hidden size " + std::to_string(s.back()) +
+                      " does not split into " + std::to_string(heads) + " heads");
+  return transposeValue(n, reshape(n, x, {s[0], s[1], heads, s[2] / heads}), {0, 2, 1, 3});
+}
+
+Value gemmOf(NodeImporter &n) {
+  Value c = n.hasInput(2) ? n.input(2) : Value();
+  auto a = n.inputType(0).getShape(), b = n.inputType(1).getShape();
+  if (a.size() != 2 || b.size() != 2)
+    throw ImportError("A and B must be matrices (ranks " + std::to_string(a.size()) + " and " +
+                      std::to_string(b.size()) + ")");
+  bool transA = n.intAttr("transA", 0) != 0, transB = n.intAttr("transB", 0) != 0;
+  auto type = n.inputType(0).clone({a[transA ? 1 : 0], b[transB ? 0 : 1]});
+  return n.b.create<GemmOp>(n.loc(), type, n.input(0), n.input(1), c, n.b.getBoolAttr(transA),
+                            n.b.getBoolAttr(transB),
+                            n.b.getF32FloatAttr(n.floatAttr("alpha", 1.0f)),
+                            n.b.getF32FloatAttr(n.floatAttr("beta", 1.0f)));
+}
+
+Value rotaryEmbeddingOf(NodeImporter &n, Value x, Value cos, Value sin, int64_t heads,
+                        int64_t rotated, bool interleaved) {
+  auto original = typeOf(x).getShape();
+  if (original.size() == 4) // [B, heads, S, D] -> [B, S, heads, D]
+    x = transposeValue(n, x, {0, 2, 1, 3});
+  else if (original.size() == 3 && heads > 0 && original[2] % heads == 0)
+    x = reshape(n, x, {original[0], original[1], heads, original[2] / heads});
+  else
+    throw ImportError("input must be [B, S, heads * size] or [B, heads, S, size]");
+  auto shape = typeOf(x).getShape(); // [B, S, heads, D]
+  int64_t head = shape[3];
+  if (rotated < 2 || rotated > head || rotated % 2)
+    throw ImportError("rotary_embedding_dim must be even and at most the head size");
+  auto angles = [&](Value cache) {
+    auto cs = typeOf(cache).getShape();
+    if (cs.size() != 3 || cs[0] != shape[0] || cs[1] != shape[1] || cs[2] != rotated / 2)
+      throw ImportError("cos/sin caches must give [batch, sequence, " +
+                        std::to_string(rotated / 2) + "], got " + dimsString(cs));
+    return insertUnitDim(n, cache, 2); // [B, S, 1, rotated / 2]
+  };
+  cos = angles(cos);
+  sin = angles(sin);
+  Value part = sliceAxis(n, x, 3, 0, 1, rotated);
+  Value x1 = interleaved ? sliceAxis(n, part, 3, 0, 2, rotated / 2)
+                         : sliceAxis(n, part, 3, 0, 1, rotated / 2);
+  Value x2 = interleaved ? sliceAxis(n, part, 3, 1, 2, rotated / 2)
+                         : sliceAxis(n, part, 3, rotated / 2, 1, rotated / 2);
+  Value real = bin<SubOp>(n, bin<MulOp>(n, cos, x1), bin<MulOp>(n, sin, x2));
+  Value imag = bin<AddOp>(n, bin<MulOp>(n, sin, x1), bin<MulOp>(n, cos, x2));
+  Value turned;
+  if (interleaved) {
+    SmallVector<int64_t> pairs(shape);
+    pairs[3] = rotated / 2;
+    pairs.push_back(1);
+    turned = reshape(n, concatAxis(n, {reshape(n, real, pairs), reshape(n, imag, pairs)}, 4),
+                     typeOf(part).getShape());
+  } else {
+    turned = concatAxis(n, {real, imag}, 3);
+  }
+  if (rotated < head)
+    turned = concatAxis(n, {turned, sliceAxis(n, x, 3, rotated, 1, head - rotated)}, 3);
+  return original.size() == 4 ? transposeValue(n, turned, {0, 2, 1, 3})
+                              : reshape(n, turned, original);
+}
+
+Value activationOf(NodeImporter &n, const NamedActivation &a, Value x) {
+  Type f = typeOf(x).getElementType();
+  std::string k = llvm::StringRef(a.name).lower();
+  if (k == "sigmoid")
+    return un<SigmoidOp>(n, x);
+  if (k == "tanh")
+    return un<TanhOp>(n, x);
+  if (k == "relu")
+    return un<ReluOp>(n, x);
+  if (k == "softsign")
+    return un<SoftsignOp>(n, x);
+  if (k == "softplus")
+    return un<SoftplusOp>(n, x);
+  if (k == "leakyrelu")
+    return n.b.create<LeakyReluOp>(n.loc(), typeOf(x), x, n.b.getF32FloatAttr(a.alpha));
+  if (k == "affine")
+    return bin<AddOp>(n, bin<MulOp>(n, x, scalar(n, a.alpha, f)), scalar(n, a.beta, f));
+  if (k == "scaledtanh")
+    return bin<MulOp>(n, un<TanhOp>(n, bin<MulOp>(n, x, scalar(n, a.beta, f))),
+                      scalar(n, a.alpha, f));
+  if (k == "hardsigmoid")
+    return hardSigmoidOf(n, x, a.alpha, a.beta);
+  if (k == "thresholdedrelu")
+    return thresholdedReluOf(n, x, a.alpha);
+  if (k == "elu")
+    return eluLike(n, x, a.alpha, 1.0);
+  throw ImportError("unknown activation '" + a.name + "'");
+}
+
+Value int64Constant(NodeImporter &n, ArrayRef<int64_t> shape, const std::vector<int64_t> &values,
+                    const char *name) {
+  std::vector<char> bytes(values.size() * 8);
+  std::memcpy(bytes.data(), values.data(), bytes.size());
+  return ConstantOp::fromBytes(n.b, n.loc(), RankedTensorType::get(shape, n.b.getI64Type()), bytes,
+                               name);
 }
 
 Value thresholdedReluOf(NodeImporter &n, Value x, double alpha) {

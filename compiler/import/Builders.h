@@ -34,6 +34,7 @@ void addSignalImports(ImportTable &table);
 void addIndexingImports(ImportTable &table);
 void addOptimizerImports(ImportTable &table);
 void addMlImports(ImportTable &table);
+void addOrtContribImports(ImportTable &table);
 
 RankedTensorType typeOf(Value v);
 
@@ -87,6 +88,10 @@ Value scalarOf(NodeImporter &n, const ConstTensor &c, Type element);
 
 Value transposeValue(NodeImporter &n, Value v, ArrayRef<int64_t> perm);
 
+// An int64 constant of `shape` holding `values` (index tables, positions).
+Value int64Constant(NodeImporter &n, ArrayRef<int64_t> shape, const std::vector<int64_t> &values,
+                    const char *name);
+
 // int64 class indices 0..depth-1 laid along `axis` of a rank-`rank` tensor.
 Value classIndices(NodeImporter &n, int64_t depth, int64_t axis, int64_t rank);
 
@@ -129,6 +134,38 @@ Value eluLike(NodeImporter &n, Value x, double alpha, double scale);
 Value hardSigmoidOf(NodeImporter &n, Value x, double alpha, double beta);
 // x above alpha, else 0.
 Value thresholdedReluOf(NodeImporter &n, Value x, double alpha);
+// An activation function by its ONNX name (any case), as recurrent layers and FusedGemm name
+// them, with the alpha and beta of those that take them.
+struct NamedActivation {
+  std::string name;
+  double alpha = 0, beta = 0;
+};
+Value activationOf(NodeImporter &n, const NamedActivation &a, Value x);
+// 0.5 x (1 + erf(x / sqrt 2)), or with the tanh approximation
+// 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))).
+Value geluOf(NodeImporter &n, Value x, bool tanhApproximation);
+
+struct Standardized {
+  Value y, mean, invStdDev; // the statistics keep the reduced axes as size-1 dims
+};
+// (x - mean) / sqrt(var + eps) over `axes` (the layer norms' core).
+Standardized standardizeWithStatistics(NodeImporter &n, Value x, ArrayRef<int64_t> axes,
+                                       double epsilon);
+// x / sqrt(mean(x^2) + eps) over `axes`, and 1 / sqrt(mean(x^2) + eps) (reduced axes kept).
+std::pair<Value, Value> rootMeanSquareNormalize(NodeImporter &n, Value x, ArrayRef<int64_t> axes,
+                                                double epsilon);
+
+// [B, S, heads * size] -> [B, heads, S, size].
+Value splitHeads(NodeImporter &n, Value x, int64_t heads, const char *name);
+
+// ONNX Gemm of the node's inputs A, B and optional C, with its alpha, beta, transA and transB.
+Value gemmOf(NodeImporter &n);
+
+// x [B, S, heads * size] or [B, heads, S, size] with each head's first `rotated` features
+// turned by the angles whose cos and sin are [B, S, rotated / 2]: the pairs (x1, x2), split
+// halves or interleaved, become (cos x1 - sin x2, sin x1 + cos x2).
+Value rotaryEmbeddingOf(NodeImporter &n, Value x, Value cos, Value sin, int64_t heads,
+                        int64_t rotated, bool interleaved);
 
 template <typename Build> OpImport floatComposition(Build build) {
   return {{}, [build](NodeImporter &n) -> Value {

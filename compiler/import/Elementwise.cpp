@@ -195,23 +195,13 @@ OpImport swiGlu() {
 }
 
 // x * tanh(softplus(x))
-// 0.5 x (1 + erf(x / sqrt 2)), or with approximate="tanh"
-// 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))).
+// Gelu, with approximate="none" (erf) or "tanh" (geluOf).
 OpImport gelu() {
-  return floatComposition([](NodeImporter &n, Value x, Type f) {
+  return floatComposition([](NodeImporter &n, Value x, Type) {
     std::string approximate = n.stringAttr("approximate", "none");
-    Value inner;
-    if (approximate == "none") {
-      inner = un<ErfOp>(n, bin<MulOp>(n, x, scalar(n, M_SQRT1_2, f)));
-    } else if (approximate == "tanh") {
-      Value cube = bin<MulOp>(n, x, bin<MulOp>(n, x, x));
-      Value poly = bin<AddOp>(n, x, bin<MulOp>(n, scalar(n, 0.044715, f), cube));
-      inner = un<TanhOp>(n, bin<MulOp>(n, scalar(n, std::sqrt(2.0 / M_PI), f), poly));
-    } else {
+    if (approximate != "none" && approximate != "tanh")
       throw ImportError("approximate must be 'none' or 'tanh', got '" + approximate + "'");
-    }
-    Value half = bin<MulOp>(n, scalar(n, 0.5, f), x);
-    return bin<MulOp>(n, half, bin<AddOp>(n, scalar(n, 1.0, f), inner));
+    return geluOf(n, x, approximate == "tanh");
   });
 }
 

@@ -120,9 +120,17 @@ struct OpImport {
     return std::move(*this);
   }
 
+  // ONNX Runtime defines the op in the default domain at every opset, meaning what ONNX's
+  // later definition means (LayerNormalization before opset 17, as its optimizer writes it).
+  OpImport atEveryOpset() && {
+    everyOpset = true;
+    return std::move(*this);
+  }
+
   // Inputs read at compile time rather than as tensors; they create no data dependency.
   std::vector<int> staticInputs;
   bool legacyVersions = false;
+  bool everyOpset = false;
   // Builds the node's results, in the order of its outputs (trailing ones may be missing:
   // those outputs are then unsupported).
   std::function<Results(NodeImporter &)> build;
@@ -130,6 +138,9 @@ struct OpImport {
 
 // The op table: ONNX op type -> how to import it.
 const std::map<std::string, OpImport> &opImportTable();
+// Why an op of another domain that the table lacks is not imported, when there is more to say
+// than that it is unknown (ONNX Runtime's quantized contrib ops); "" otherwise.
+std::string whyNotImported(const std::string &tableKey);
 
 // The value of a node that import needs before it can type it: a Constant, Shape or Size (a
 // type's dims), and Range, NonZero and NonMaxSuppression of constants (their output sizes

@@ -95,6 +95,7 @@ const std::map<std::string, OpImport> &opImportTable() {
     addIndexingImports(t);
     addOptimizerImports(t);
     addMlImports(t);
+    addOrtContribImports(t);
     return t;
   }();
   return table;

@@ -124,7 +124,10 @@ bool Importer::load() {
   std::vector<std::string> order;
   forEachNode(model.graph(), [&](const onnx::NodeProto &node) {
     bool foreign = !node.domain().empty() && node.domain() != "ai.onnx";
-    if (!foreign && !onnxOpVersion(node.op_type(), opset) && onnxOpFirstVersion(node.op_type())) {
+    auto import = table.find(node.op_type());
+    bool everyOpset = !foreign && import != table.end() && import->second.everyOpset;
+    if (!foreign && !everyOpset && !onnxOpVersion(node.op_type(), opset) &&
+        onnxOpFirstVersion(node.op_type())) {
       errors.push_back(nodeLabel(node) + ": op " + node.op_type() + " is not defined at opset " +
                        std::to_string(opset) + " (it first appears at opset " +
                        std::to_string(onnxOpFirstVersion(node.op_type())) + ")");
@@ -148,8 +151,16 @@ bool Importer::load() {
                                        (count > 2 ? "s" : "") + ")"
                                  : "";
     bool foreign = !node->domain().empty() && node->domain() != "ai.onnx";
+    std::string reason = whyNotImported(op);
+    // A domain dlc imports some ops of (com.microsoft) is not unsupported as a whole.
+    auto sameDomain = table.lower_bound(node->domain() + ".");
+    bool knownDomain = foreign && sameDomain != table.end() &&
+                       llvm::StringRef(sameDomain->first).starts_with(node->domain() + ".");
+    if (reason.empty() && knownDomain)
+      reason = "op " + op + " is not supported";
     errors.push_back(nodeLabel(*node) +
-                     (foreign ? ": op domain '" + node->domain() + "' is not supported"
+                     (!reason.empty() ? ": " + reason
+                      : foreign       ? ": op domain '" + node->domain() + "' is not supported"
                               : ": op " + node->op_type() + " (opset " + std::to_string(opset) +
                                     ") is not supported") +
                      more);

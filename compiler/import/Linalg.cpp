@@ -261,21 +261,7 @@ OpImport matmul() {
   return {{}, [](NodeImporter &n) { return matmulOf(n, n.input(0), n.input(1)); }};
 }
 
-OpImport gemm() {
-  return {{}, [](NodeImporter &n) -> Value {
-            Value c = n.hasInput(2) ? n.input(2) : Value();
-            auto a = n.inputType(0).getShape(), b = n.inputType(1).getShape();
-            if (a.size() != 2 || b.size() != 2)
-              throw ImportError("A and B must be matrices (ranks " + std::to_string(a.size()) +
-                                " and " + std::to_string(b.size()) + ")");
-            bool transA = n.intAttr("transA", 0) != 0, transB = n.intAttr("transB", 0) != 0;
-            auto type = n.inputType(0).clone({a[transA ? 1 : 0], b[transB ? 0 : 1]});
-            return n.b.create<GemmOp>(n.loc(), type, n.input(0), n.input(1), c,
-                                      n.b.getBoolAttr(transA), n.b.getBoolAttr(transB),
-                                      n.b.getF32FloatAttr(n.floatAttr("alpha", 1.0f)),
-                                      n.b.getF32FloatAttr(n.floatAttr("beta", 1.0f)));
-          }};
-}
+OpImport gemm() { return {{}, gemmOf}; }
 
 // (sum over each window of |x|^p)^(1/p): an average pool counting the padding, times the
 // window's volume.

@@ -17,11 +17,6 @@ namespace {
 
 enum class CellKind { Rnn, Gru, Lstm };
 
-struct Activation {
-  std::string name;
-  double alpha = 0, beta = 0;
-};
-
 bool usesAlpha(llvm::StringRef name) {
   return llvm::is_contained(
       {"affine", "leakyrelu", "thresholdedrelu", "scaledtanh", "hardsigmoid", "elu"}, name.lower());
@@ -31,38 +26,9 @@ bool usesBeta(llvm::StringRef name) {
   return llvm::is_contained({"affine", "scaledtanh", "hardsigmoid"}, name.lower());
 }
 
-Value activate(NodeImporter &n, const Activation &a, Value x) {
-  Type f = typeOf(x).getElementType();
-  std::string k = llvm::StringRef(a.name).lower();
-  if (k == "sigmoid")
-    return un<SigmoidOp>(n, x);
-  if (k == "tanh")
-    return un<TanhOp>(n, x);
-  if (k == "relu")
-    return un<ReluOp>(n, x);
-  if (k == "softsign")
-    return un<SoftsignOp>(n, x);
-  if (k == "softplus")
-    return un<SoftplusOp>(n, x);
-  if (k == "leakyrelu")
-    return n.b.create<LeakyReluOp>(n.loc(), typeOf(x), x, n.b.getF32FloatAttr(a.alpha));
-  if (k == "affine")
-    return bin<AddOp>(n, bin<MulOp>(n, x, scalar(n, a.alpha, f)), scalar(n, a.beta, f));
-  if (k == "scaledtanh")
-    return bin<MulOp>(n, un<TanhOp>(n, bin<MulOp>(n, x, scalar(n, a.beta, f))),
-                      scalar(n, a.alpha, f));
-  if (k == "hardsigmoid")
-    return hardSigmoidOf(n, x, a.alpha, a.beta);
-  if (k == "thresholdedrelu")
-    return thresholdedReluOf(n, x, a.alpha);
-  if (k == "elu")
-    return eluLike(n, x, a.alpha, 1.0);
-  throw ImportError("unknown activation '" + a.name + "'");
-}
-
 // The activations of each direction: the attribute's (one list per direction), else the
 // cell's defaults; alphas and betas are consumed in order by the functions that take them.
-std::vector<std::vector<Activation>> activations(NodeImporter &n, CellKind kind,
+std::vector<std::vector<NamedActivation>> activations(NodeImporter &n, CellKind kind,
                                                  int64_t directions) {
   std::vector<std::string> defaults =
       kind == CellKind::Lstm  ? std::vector<std::string>{"Sigmoid", "Tanh", "Tanh"}
@@ -80,10 +46,10 @@ std::vector<std::vector<Activation>> activations(NodeImporter &n, CellKind kind,
   std::vector<double> alphas = n.floatsAttr("activation_alpha"),
                       betas = n.floatsAttr("activation_beta");
   size_t nextAlpha = 0, nextBeta = 0;
-  std::vector<std::vector<Activation>> result(directions);
+  std::vector<std::vector<NamedActivation>> result(directions);
   for (size_t i = 0; i < names.size(); ++i) {
     std::string k = llvm::StringRef(names[i]).lower();
-    Activation a{names[i]};
+    NamedActivation a{names[i]};
     // The defaults of the ONNX ops of the same names.
     a.alpha = k == "leakyrelu" ? 0.01 : k == "hardsigmoid" ? 0.2 : 1.0;
     a.beta = k == "hardsigmoid" ? 0.5 : k == "affine" ? 0.0 : 1.0;
@@ -127,7 +93,7 @@ struct DirectionResult {
 };
 
 DirectionResult runDirection(NodeImporter &n, const Layer &l, Value x, int64_t d, bool reverse,
-                             const std::vector<Activation> &act) {
+                             const std::vector<NamedActivation> &act) {
   Type f = typeOf(x).getElementType();
   int64_t H = l.hidden, B = l.batch, GH = l.gates * H;
   auto act0 = [&](Value v) {
@@ -136,7 +102,7 @@ DirectionResult runDirection(NodeImporter &n, const Layer &l, Value x, int64_t d
                              n.b.getF32FloatAttr(*l.clip));
     return v;
   };
-  auto gate = [&](int which, Value v) { return activate(n, act[which], act0(v)); };
+  auto gate = [&](int which, Value v) { return activationOf(n, act[which], act0(v)); };
 
   Value weightT = transposeValue(n, directionOf(n, n.input(1), d), {1, 0});    // [I, G*H]
   Value recurrentT = transposeValue(n, directionOf(n, n.input(2), d), {1, 0}); // [H, G*H]
@@ -190,7 +156,7 @@ DirectionResult runDirection(NodeImporter &n, const Layer &l, Value x, int64_t d
           bin<AddOp>(n, bin<MulOp>(n, fg, c), bin<MulOp>(n, i, gate(1, columns(n, g, 3 * H, H))));
       if (peepholes[1])
         out = bin<AddOp>(n, out, bin<MulOp>(n, peepholes[1], newC));
-      newH = bin<MulOp>(n, gate(0, out), activate(n, act[2], newC));
+      newH = bin<MulOp>(n, gate(0, out), activationOf(n, act[2], newC));
     } else {
       // GRU gates z, r, h.
       Value zr =

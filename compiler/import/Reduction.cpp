@@ -26,22 +26,6 @@ OpImport softmax(bool log) {
           }};
 }
 
-struct Standardized {
-  Value y, mean, invStdDev; // the statistics keep the reduced axes as size-1 dims
-};
-
-// (x - mean) / sqrt(var + eps) over `axes`.
-Standardized standardizeWithStatistics(NodeImporter &n, Value x, ArrayRef<int64_t> axes,
-                                       double epsilon) {
-  Type f = typeOf(x).getElementType();
-  Value mean = red<ReduceMeanOp>(n, x, axes, true);
-  Value centered = bin<SubOp>(n, x, mean);
-  Value variance = red<ReduceMeanOp>(n, bin<MulOp>(n, centered, centered), axes, true);
-  Value invStdDev =
-      un<ReciprocalOp>(n, un<SqrtOp>(n, bin<AddOp>(n, variance, scalar(n, epsilon, f))));
-  return {bin<MulOp>(n, centered, invStdDev), mean, invStdDev};
-}
-
 Value standardize(NodeImporter &n, Value x, ArrayRef<int64_t> axes, double epsilon) {
   return standardizeWithStatistics(n, x, axes, epsilon).y;
 }
@@ -72,18 +56,20 @@ OpImport layerNorm() {
           }};
 }
 
-// x / sqrt(mean(x^2) + eps) * scale
+// x / sqrt(mean(x^2) + eps) * scale, and (ONNX Runtime's SimplifiedLayerNormalization) the
+// inverse of the root mean square.
 OpImport rmsNorm() {
-  return floatComposition([](NodeImporter &n, Value x, Type f) {
-    int64_t rank = typeOf(x).getRank();
-    int64_t axis = normalizeAxis(n.intAttr("axis", -1), rank);
-    if (n.intAttr("stash_type", 1) != 1)
-      throw ImportError("stash_type other than float32 is not supported");
-    Value meanSquare = red<ReduceMeanOp>(n, bin<MulOp>(n, x, x), trailingAxes(axis, rank), true);
-    Value rms =
-        un<SqrtOp>(n, bin<AddOp>(n, meanSquare, scalar(n, n.floatAttr("epsilon", 1e-5f), f)));
-    return scaleAndShift(n, bin<DivOp>(n, x, rms), 1);
-  });
+  return {{}, [](NodeImporter &n) -> OpImport::Results {
+            requireFloat32(n);
+            Value x = n.input(0);
+            int64_t rank = typeOf(x).getRank();
+            int64_t axis = normalizeAxis(n.intAttr("axis", -1), rank);
+            if (n.intAttr("stash_type", 1) != 1)
+              throw ImportError("stash_type other than float32 is not supported");
+            auto [y, invRms] = rootMeanSquareNormalize(n, x, trailingAxes(axis, rank),
+                                                       n.floatAttr("epsilon", 1e-5f));
+            return {scaleAndShift(n, y, 1), invRms};
+          }};
 }
 
 // Per sample and channel over the spatial dims; scale and bias are per channel.
@@ -171,9 +157,18 @@ OpImport lpNorm() {
 }
 
 // ArgMax/ArgMin: int64 indices along one axis.
+// Integers up to 32 bits are compared as doubles, which hold them exactly (CLIP takes the
+// ArgMax of its int32 token ids).
 template <typename Op> OpImport argReduce() {
   return {{}, [](NodeImporter &n) -> Value {
-            requireFloat(n);
+            Value x = n.input(0);
+            Type element = n.inputType(0).getElementType();
+            bool exact = element.isInteger() && !element.isInteger(1) &&
+                         element.getIntOrFloatBitWidth() <= 32;
+            if (exact)
+              x = castTo(n, x, n.b.getF64Type());
+            else
+              requireFloat(n);
             auto in = n.inputType(0);
             int64_t axis = normalizeAxis(n.intAttr("axis", 0), in.getRank());
             bool keep = n.intAttr("keepdims", 1) != 0;
@@ -181,8 +176,8 @@ template <typename Op> OpImport argReduce() {
             for (int64_t d = 0; d < in.getRank(); ++d)
               if (d != axis || keep)
                 shape.push_back(d == axis ? 1 : in.getDimSize(d));
-            return n.b.create<Op>(n.loc(), RankedTensorType::get(shape, n.b.getI64Type()),
-                                  n.input(0), axis, n.intAttr("select_last_index", 0) != 0);
+            return n.b.create<Op>(n.loc(), RankedTensorType::get(shape, n.b.getI64Type()), x,
+                                  axis, n.intAttr("select_last_index", 0) != 0);
           }};
 }
 
@@ -379,8 +374,10 @@ void addReductionImports(ImportTable &table) {
       {"Hardmax", hardmax()},
       {"NegativeLogLikelihoodLoss", nllLossOp()},
       {"SoftmaxCrossEntropyLoss", softmaxCrossEntropy()},
-      {"LayerNormalization", layerNorm()},
+      {"LayerNormalization", layerNorm().atEveryOpset()},
       {"RMSNormalization", rmsNorm()},
+      // ONNX Runtime's RMS norm in the default domain (its optimizer writes it for T5, LLaMA).
+      {"SimplifiedLayerNormalization", rmsNorm()},
       {"InstanceNormalization", instanceNorm()},
       {"GroupNormalization", groupNorm()},
       {"MeanVarianceNormalization", meanVarianceNorm()},

@@ -56,7 +56,19 @@ def make_models(work):
          helper.make_node("Reshape", ["pickedf", "shape"], ["flat"], name="flatten"),
          helper.make_node("Add", ["x", "flat"], ["y"], name="add")], "g", [x], [y],
         [numpy_helper.from_array(np.array([2, 3], np.int64), "shape")]), opset_imports=opset)
+    # ONNX Runtime's contrib ops dlc refuses, each with its reason, and one it does not know.
+    contrib = helper.make_model(helper.make_graph(
+        [helper.make_node("DynamicQuantizeMatMul", ["x", "w8", "scale"], ["a"], name="dqmm",
+                          domain="com.microsoft"),
+         helper.make_node("Conv", ["a"], ["b"], name="blocked", domain="com.microsoft.nchwc"),
+         helper.make_node("GroupQueryAttention", ["b"], ["y"], name="gqa",
+                          domain="com.microsoft")], "g", [x], [y],
+        [numpy_helper.from_array(np.ones((3, 3), np.int8), "w8"),
+         numpy_helper.from_array(np.ones(1, np.float32), "scale")]),
+        opset_imports=opset + [helper.make_opsetid("com.microsoft", 1),
+                               helper.make_opsetid("com.microsoft.nchwc", 1)])
     return {"dynamic": save(dynamic, os.path.join(work, "dynamic.onnx")),
+            "contrib": save(contrib, os.path.join(work, "contrib.onnx")),
             "constant_gather": save(constant_gather, os.path.join(work, "constant_gather.onnx")),
             "dead_unknown_op": save(dead_unknown_op, os.path.join(work, "dead_unknown_op.onnx")),
             "used_complex": save(used_complex, os.path.join(work, "used_complex.onnx")),

@@ -657,6 +657,13 @@ error_case("missing", lambda c: os.path.join(c.work, "missing.onnx"), ["cannot o
 error_case("unsupported", lambda c: c.models["unsupported"],
            ["node 'sn1' (StringNormalizer)", "node 'unique1' (Unique)", "opset 13",
             "2 unsupported ops: StringNormalizer x1, Unique x1"])
+error_case("contrib_refused", lambda c: c.models["contrib"],
+           ["node 'dqmm' (DynamicQuantizeMatMul): DynamicQuantizeMatMul is a quantized contrib "
+            "op: dlc has no integer kernels yet",
+            "node 'blocked' (Conv): ONNX Runtime's NCHWc layout ops hold weights blocked for the "
+            "CPU the optimizer ran on: save the model at --opt_level 2 or lower",
+            "node 'gqa' (GroupQueryAttention): op com.microsoft.GroupQueryAttention is not "
+            "supported"])
 error_case("mismatch", lambda c: c.models["mismatch"],
            ["node 'mm1' (MatMul): inner dims differ: [2,3] x [4,5]"])
 error_case("wrong_dtype", lambda c: c.models["wrong_dtype"],
