@@ -134,10 +134,12 @@ class Dlc_BinaryOp<string mnemonic, string kind>
   let hasVerifier = 1;
 }
 
-def Dlc_AddOp : Dlc_BinaryOp<"add", "Add">;
-def Dlc_SubOp : Dlc_BinaryOp<"sub", "Sub">;
-def Dlc_MulOp : Dlc_BinaryOp<"mul", "Mul">;
-def Dlc_DivOp : Dlc_BinaryOp<"div", "Div">;
+// x + 0, x - 0, x * 1 and x / 1 fold to x where the result has x's type (exporters write
+// them: Paddle assigns a loop's state as `x + 0`; the float fold only turns -0 into +0).
+def Dlc_AddOp : Dlc_BinaryOp<"add", "Add"> { let hasFolder = 1; }
+def Dlc_SubOp : Dlc_BinaryOp<"sub", "Sub"> { let hasFolder = 1; }
+def Dlc_MulOp : Dlc_BinaryOp<"mul", "Mul"> { let hasFolder = 1; }
+def Dlc_DivOp : Dlc_BinaryOp<"div", "Div"> { let hasFolder = 1; }
 // x^2 becomes x * x (canonicalization): the same values (a product rounds once, where powf may
 // be off by an ulp), without a libm call per element. LayerNorm as exported before opset 17
 // squares this way.

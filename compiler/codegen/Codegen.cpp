@@ -380,12 +380,31 @@ std::string KernelEmitter::defineKernel(const std::string &params, const std::st
 
 namespace {
 
+// A long schedule is cut into parts of this many ops, each a function of its own: compilers
+// optimize one function of 20,000 kernel calls (an unrolled decoder loop) in time that grows
+// faster than its length (over ten minutes at -O3), and parts of this size in seconds.
+constexpr int64_t kOpsPerSchedulePart = 256;
+
 // The statements of one planned function; false after diagnostics on ops without a kernel.
 bool emitSchedule(func::FuncOp func, const Target &target, ScheduleEmitter &emitter,
                   int64_t arenaBytes) {
   const EmitterTable &table = target.emitters();
   const bool poison = target.poisonsDeadMemory();
   bool ok = true;
+  // Views and elided concats need no code: their data is already where it belongs.
+  auto needsCode = [](Operation *op) {
+    return !isa<ConstantOp, func::FuncOp, func::ReturnOp>(op) && !op->hasAttr(kViewAttr) &&
+           !op->hasAttr(kElidedAttr);
+  };
+  int64_t opsWithCode = 0, opsEmitted = 0;
+  func.walk([&](Operation *op) { opsWithCode += needsCode(op); });
+  // Each part is a lambda sharing the schedule's parameters; its error ends the schedule.
+  const bool parted = opsWithCode > kOpsPerSchedulePart;
+  auto closePart = [&] {
+    emitter.line("  return nullptr;");
+    emitter.line("}())");
+    emitter.line("  return partError;");
+  };
   // DLC_CHECK_MEMORY builds poison memory that holds no live value, so a read after reuse
   // (or of never-written memory) shows up as NaN / all-ones integers.
   if (poison) {
@@ -398,10 +417,17 @@ bool emitSchedule(func::FuncOp func, const Target &target, ScheduleEmitter &emit
       return;
     if (auto ret = dyn_cast<func::ReturnOp>(op)) {
       emitter.copyUnwrittenOutputs(ret);
+      if (parted)
+        closePart();
       return;
     }
-    // Views and elided concats need no code: their data is already where it belongs.
-    if (!op->hasAttr(kViewAttr) && !op->hasAttr(kElidedAttr)) {
+    if (needsCode(op)) {
+      if (parted && opsEmitted++ % kOpsPerSchedulePart == 0) {
+        if (opsEmitted > 1)
+          closePart();
+        emitter.line("if (const char *partError = [&]() __attribute__((noinline)) -> const char "
+                     "* {");
+      }
       auto it = table.find(op->getName().getStringRef().str());
       if (it == table.end()) {
         ok = succeeded(target.checkLegal(op)) && ok;

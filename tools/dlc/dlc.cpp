@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -15,7 +16,7 @@ const char kUsage[] = R"(usage:
               [--target cpu|cuda|cpu,cuda] [--cuda-arch sm_80,sm_90] [--allow-tf32] [--cuda-jit]
               [--cpu native|x86-64-v2|x86-64-v3|x86-64-v4]
               [--dim NAME=N[,NAME=N]] [--input-shape INPUT=AxBxC] [--sequence INPUT=AxB,CxD]
-              [--absent INPUT[,INPUT]]
+              [--absent INPUT[,INPUT]] [--input-value INPUT=V[,V]]
               [--no-reuse | --first-fit] [--report] [--report-json FILE]
               [--report-memory FILE.svg]
       Compile an ONNX model (.onnx or .pb) to C++ sources (NAME.h, NAME.cpp, weights) or to
@@ -34,7 +35,10 @@ const char kUsage[] = R"(usage:
       x86-64-v4 AVX-512), which then will not run on older CPUs. Models use $DLC_THREADS
       threads (default: the cores the process may use; NAME_create_with picks per model).
       An optional input holds its value (pinned like a tensor or sequence) unless --absent
-      names it. All of these work with run.
+      names it. --input-value fixes an input's value (row-major, in its element type):
+      it becomes a constant and the compiled model no longer takes it, e.g. a sample
+      rate or a flag an If branches on, whose other branch then is not compiled.
+      All of these work with run.
       --target cuda builds for NVIDIA GPUs (NAME.cu; the library needs nvcc: $DLC_NVCC, PATH
       or /usr/local/cuda/bin) with machine code for each --cuda-arch and PTX of the last;
       cpu,cuda puts both in one library, the GPU model as NAME_cuda. Its MatMul/Gemm products
@@ -76,8 +80,10 @@ const char kUsage[] = R"(usage:
   dlc --help | --version
 )";
 
-// --dim NAME=N[,NAME=N], --input-shape INPUT=AxBxC or --sequence INPUT=AxB,CxD into `pins`;
-// false when malformed.
+const std::set<std::string> kPinFlags = {"--dim", "--input-shape", "--sequence", "--absent",
+                                         "--input-value"};
+
+// A pinning option (kPinFlags) and its spec into `pins`; false when malformed.
 bool parsePin(const std::string &flag, const std::string &spec, dlc::ShapePins &pins) {
   auto number = [](const std::string &text, int64_t &out) {
     char *end = nullptr;
@@ -118,6 +124,17 @@ bool parsePin(const std::string &flag, const std::string &spec, dlc::ShapePins &
              return shape(part, elements.back());
            });
   }
+  if (flag == "--input-value") {
+    size_t eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
+      return false;
+    auto &values = pins.inputValues[spec.substr(0, eq)];
+    values.clear();
+    return each(spec.substr(eq + 1), ',', [&](const std::string &v) {
+      values.push_back(v);
+      return !v.empty();
+    });
+  }
   if (flag == "--absent")
     return !spec.empty() && each(spec, ',', [&](const std::string &name) {
       pins.absent.insert(name);
@@ -138,6 +155,7 @@ std::string pinForm(const std::string &flag) {
   return flag == "--dim"           ? "NAME=N"
          : flag == "--input-shape" ? "INPUT=AxBxC"
          : flag == "--absent"      ? "INPUT[,INPUT]"
+         : flag == "--input-value" ? "INPUT=V[,V] (its values, row-major)"
                                    : "INPUT=AxB,CxD (one shape per element; 'scalar' for "
                                      "rank 0; nothing after '=' for an empty sequence)";
 }
@@ -228,7 +246,7 @@ int main(int argc, char **argv) {
       ok = value(loadState);
     else if (a == "--save-state")
       ok = value(saveState);
-    else if (a == "--dim" || a == "--input-shape" || a == "--sequence" || a == "--absent") {
+    else if (kPinFlags.count(a)) {
       std::string spec;
       ok = value(spec);
       if (ok && !parsePin(a, spec, options.pins))
@@ -277,8 +295,7 @@ int main(int argc, char **argv) {
         loadState = v;
       else if (flag == "--save-state")
         saveState = v;
-      else if (flag == "--dim" || flag == "--input-shape" || flag == "--sequence" ||
-               flag == "--absent") {
+      else if (kPinFlags.count(flag)) {
         if (!parsePin(flag, v, options.pins))
           return usageError(flag + " wants " + pinForm(flag) + ", got '" + v + "'");
       } else if (flag == "--freeze")

@@ -42,3 +42,43 @@ func.func @transposes(%x: tensor<2x3x4x5xf32>) -> (tensor<2x3x4x5xf32>, tensor<4
   %same = dlc.transpose %x {perm = array<i64: 0, 1, 2, 3>} : (tensor<2x3x4x5xf32>) -> tensor<2x3x4x5xf32>
   return %back, %other, %same : tensor<2x3x4x5xf32>, tensor<4x2x5x3xf32>, tensor<2x3x4x5xf32>
 }
+
+// x + 0, 0 + x, x - 0, x * 1, 1 * x and x / 1 are x (floats and integers; zeros held in a
+// resource as Paddle's loop state assignments hold them too). An identity that broadcasts x to
+// a bigger shape, 0 - x, x * 0 and a constant that is not all identities stay.
+// CHECK-LABEL: func.func @identities
+func.func @identities(%x: tensor<2x3xf32>, %v: tensor<3xf32>, %i: tensor<4xi64>) -> (tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<4xi64>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>) {
+  // CHECK-DAG: %[[ZEROS:.*]] = dlc.constant dense<0.000000e+00> : tensor<2x3xf32>
+  // CHECK-DAG: %[[ZERO:.*]] = dlc.constant dense<0.000000e+00> : tensor<f32>
+  // CHECK-DAG: %[[MIXED:.*]] = dlc.constant dense<[1.000000e+00, 2.000000e+00, 1.000000e+00]> : tensor<3xf32>
+  // CHECK: %[[WIDE:.*]] = dlc.add %arg1, %[[ZEROS]]
+  // CHECK: %[[NEG:.*]] = dlc.sub %[[ZERO]], %arg0
+  // CHECK: %[[TIMES0:.*]] = dlc.mul %arg0, %[[ZERO]]
+  // CHECK: %[[NOT1:.*]] = dlc.mul %arg0, %[[MIXED]]
+  // CHECK: return %arg0, %arg0, %arg0, %arg0, %arg0, %arg0, %arg2, %[[WIDE]], %[[NEG]], %[[TIMES0]], %[[NOT1]]
+  %zero = dlc.constant dense<0.0> : tensor<f32>
+  %one = dlc.constant dense<1.0> : tensor<f32>
+  %zeros = dlc.constant dense<0.0> : tensor<2x3xf32>
+  %izero = dlc.constant dense_resource<izeros> : tensor<4xi64>
+  %mixed = dlc.constant dense<[1.0, 2.0, 1.0]> : tensor<3xf32>
+  %a = dlc.add %x, %zero : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
+  %b = dlc.add %zeros, %x : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  %c = dlc.sub %x, %zero : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
+  %d = dlc.mul %x, %one : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
+  %e = dlc.mul %one, %x : (tensor<f32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  %f = dlc.div %x, %one : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
+  %g = dlc.add %i, %izero : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>
+  %wide = dlc.add %v, %zeros : (tensor<3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  %neg = dlc.sub %zero, %x : (tensor<f32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  %times0 = dlc.mul %x, %zero : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
+  %not1 = dlc.mul %x, %mixed : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  return %a, %b, %c, %d, %e, %f, %g, %wide, %neg, %times0, %not1 : tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<4xi64>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>
+}
+
+{-#
+  dialect_resources: {
+    builtin: {
+      izeros: "0x080000000000000000000000000000000000000000000000000000000000000000000000"
+    }
+  }
+#-}
