@@ -165,6 +165,22 @@ private:
   ThreadPool *previous_;
 };
 int activeThreadCount();
+// The most threads one parallel region of the current pool ran on since the last call (1 when
+// none ran in parallel); resets the count.
+int takeWidestRun();
+
+// Times one op of a model compiled with --profile into its entry, from construction to
+// destruction (which an early error return also reaches).
+class OpTimer {
+public:
+  explicit OpTimer(dlc_op_profile &op);
+  ~OpTimer();
+  OpTimer(const OpTimer &) = delete;
+  OpTimer &operator=(const OpTimer &) = delete;
+
+private:
+  dlc_op_profile &op_;
+};
 // Runs task(context, part) for every part in [0, parts), part 0 on the calling thread, and
 // returns when all have finished. Parts must not depend on each other.
 void parallelRun(int parts, void (*task)(void *context, int part), void *context);

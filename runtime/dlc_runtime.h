@@ -90,6 +90,20 @@ typedef struct dlc_tensor {
   void *data;
 } dlc_tensor;
 
+// One op of a model compiled with --profile (NAME_profile): what it computes, and how its
+// last run went.
+typedef struct dlc_op_profile {
+  const char *node;   // the ONNX node it comes from
+  const char *op;     // that node's op type (the dlc op's name when it has none)
+  const char *shapes; // operand shapes -> result shapes, e.g. "1x3x8x8, 4x3x3x3 -> 1x4x6x6"
+  double flops;       // arithmetic operations (a multiply-add is 2; one per result element
+                      // for ops that are not products)
+  double bytes;       // bytes its operands and results take (what it reads and writes)
+  int64_t start_ns;   // when it started in the last run (steady clock, nanoseconds)
+  int64_t ns;         // how long it ran
+  int threads;        // the most threads its kernels ran on
+} dlc_op_profile;
+
 size_t dlc_dtype_size(dlc_dtype dtype);
 const char *dlc_status_message(dlc_status status);
 // DLC_OK when every non-empty input and output has a buffer and no output buffer overlaps an

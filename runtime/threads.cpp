@@ -32,6 +32,7 @@ struct ThreadPool {
   bool stopping = false;
   void (*task)(void *, int) = nullptr;
   void *context = nullptr;
+  int widestRun = 1; // for takeWidestRun (profiles)
 };
 
 namespace {
@@ -158,6 +159,14 @@ ThreadScope::~ThreadScope() { currentPool = previous_; }
 
 int activeThreadCount() { return currentPool ? currentPool->threads : 1; }
 
+int takeWidestRun() {
+  if (!currentPool)
+    return 1;
+  int widest = currentPool->widestRun;
+  currentPool->widestRun = 1;
+  return widest;
+}
+
 void parallelRun(int parts, void (*task)(void *, int), void *context) {
   ThreadPool *pool = currentPool;
   if (!pool || parts <= 1 || getpid() != pool->owner) {
@@ -171,6 +180,8 @@ void parallelRun(int parts, void (*task)(void *, int), void *context) {
   pthread_mutex_lock(&pool->mutex);
   startWorkers(*pool);
   const int helpers = parts - 1 < pool->started ? parts - 1 : pool->started;
+  if (helpers + 1 > pool->widestRun)
+    pool->widestRun = helpers + 1;
   // Workers run parts 1..started; those at or above `parts` have nothing to do this time.
   pool->task = task;
   pool->parts = parts;

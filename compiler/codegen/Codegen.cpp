@@ -386,8 +386,10 @@ namespace {
 constexpr int64_t kOpsPerSchedulePart = 256;
 
 // The statements of one planned function; false after diagnostics on ops without a kernel.
+// With `profile`, each op is timed into the schedule's `profile` entries and its initializer
+// (node, op, shapes, FLOPs, bytes) appended to `*profile`.
 bool emitSchedule(func::FuncOp func, const Target &target, ScheduleEmitter &emitter,
-                  int64_t arenaBytes) {
+                  int64_t arenaBytes, std::vector<std::string> *profile = nullptr) {
   const EmitterTable &table = target.emitters();
   const bool poison = target.poisonsDeadMemory();
   bool ok = true;
@@ -439,6 +441,15 @@ bool emitSchedule(func::FuncOp func, const Target &target, ScheduleEmitter &emit
       // A block per op keeps each op's constant arrays local to its call.
       emitter.line("{ // " + op->getName().getStringRef().str() + " " +
                    commentText(onnxNodeName(op->getLoc())));
+      if (profile) {
+        OpCost cost = opCost(op);
+        emitter.line("dlc::rt::OpTimer opTimer(profile[" + std::to_string(profile->size()) +
+                     "]);");
+        profile->push_back("{" + cString(node) + ", " +
+                           cString(opType.empty() ? op->getName().getStringRef().str() : opType) +
+                           ", " + cString(cost.shapes) + ", " + std::to_string(int64_t(cost.flops)) + ".0, " +
+                           std::to_string(int64_t(cost.bytes)) + ".0, 0, 0, 0}");
+      }
       if (failed(it->second(op, emitter)))
         ok = false;
       emitter.line("}");
@@ -579,6 +590,27 @@ std::string stateEntries(const StateLayout &state, std::string &shapes) {
   return entries;
 }
 
+// Adds the sections of the fragments file `file` to `vars`: each runs from its "//@@ KEY" line
+// to the next marker and becomes @KEY@, after its own @...@ are replaced from `own` and then
+// `vars`.
+void addSections(const std::string &file, std::map<std::string, std::string> own,
+                 std::map<std::string, std::string> &vars) {
+  for (const auto &[key, value] : vars)
+    own.try_emplace(key, value);
+  std::string fragments = embeddedFile(file);
+  for (size_t at = fragments.find("//@@ "); at != std::string::npos;) {
+    size_t keyEnd = fragments.find('\n', at);
+    size_t next = fragments.find("//@@ ", keyEnd);
+    std::string key = fragments.substr(at + 5, keyEnd - at - 5);
+    std::string text = fragments.substr(
+        keyEnd + 1, next == std::string::npos ? std::string::npos : next - keyEnd - 1);
+    if (!text.empty() && text.back() == '\n') // the line break before the next marker
+      text.pop_back();
+    vars[key] = substitute(text, own);
+    at = next;
+  }
+}
+
 std::string upperCase(const std::string &name) {
   std::string upper = name;
   for (char &c : upper)
@@ -601,7 +633,8 @@ std::string kernelHeaders() {
 
 bool generateCode(ModuleOp module, const Target &target, const std::string &name,
                   const std::string &modelPath, const std::string &weightsPath, GeneratedModel &out,
-                  const CudaCodegenOptions &cudaOptions) {
+                  const CodegenOptions &options) {
+  const CudaCodegenOptions &cudaOptions = options.cuda;
   auto func = module.lookupSymbol<func::FuncOp>("forward");
   if (!func) {
     module.emitError("no function @forward to generate code for");
@@ -633,7 +666,13 @@ bool generateCode(ModuleOp module, const Target &target, const std::string &name
   // One emitter for both functions: their kernels, fault codes and convolution plans are the
   // model's.
   ScheduleEmitter emitter(target, weights, argPointers(func, state));
-  if (!emitSchedule(func, target, emitter, forwardArena))
+  std::vector<std::string> profileTable;
+  if (options.profile && templates.profileSections.empty()) {
+    module.emitError("--profile times CPU schedules only");
+    return false;
+  }
+  if (!emitSchedule(func, target, emitter, forwardArena,
+                    options.profile ? &profileTable : nullptr))
     return false;
   std::string forwardSchedule = emitter.body_str(), stepSchedule;
   if (step) {
@@ -707,6 +746,10 @@ bool generateCode(ModuleOp module, const Target &target, const std::string &name
       {"TRAIN_DESTROY", ""},
       {"TRAIN_DEFINITIONS", ""},
   };
+  for (const char *key : {"PROFILE_MACROS", "PROFILE_C_API", "PROFILE_METHODS", "PROFILE_MEMBERS",
+                          "PROFILE_PARAM", "PROFILE_ARG", "PROFILE_TABLE", "PROFILE_INIT",
+                          "PROFILE_DEFINITIONS"})
+    vars[key] = "";
   if (step) {
     for (unsigned i : dataArguments(step))
       trainInputs.add(argName(step, i), cast<RankedTensorType>(step.getArgumentTypes()[i]), true,
@@ -735,21 +778,13 @@ bool generateCode(ModuleOp module, const Target &target, const std::string &name
         {"BETA1", number("beta1", 0.0)},
         {"BETA2", number("beta2", 0.0)},
     };
-    for (const auto &[key, value] : vars)
-      train.try_emplace(key, value);
-    std::string fragments = embeddedFile(templates.trainSections);
-    // The fragments file holds sections "//@@ KEY" each up to the next marker.
-    for (size_t at = fragments.find("//@@ "); at != std::string::npos;) {
-      size_t keyEnd = fragments.find('\n', at);
-      size_t next = fragments.find("//@@ ", keyEnd);
-      std::string key = fragments.substr(at + 5, keyEnd - at - 5);
-      std::string text = fragments.substr(
-          keyEnd + 1, next == std::string::npos ? std::string::npos : next - keyEnd - 1);
-      if (!text.empty() && text.back() == '\n') // the line break before the next marker
-        text.pop_back();
-      vars[key] = substitute(text, train);
-      at = next;
-    }
+    addSections(templates.trainSections, train, vars);
+  }
+  if (options.profile) {
+    std::map<std::string, std::string> profiling = {
+        {"OP_COUNT", std::to_string(profileTable.size())},
+        {"OP_TABLE", "\n    " + llvm::join(profileTable, ",\n    ")}};
+    addSections(templates.profileSections, profiling, vars);
   }
   out.header = substitute(embeddedFile(templates.header), vars);
   out.source = substitute(embeddedFile(templates.source), vars);

@@ -28,11 +28,17 @@ struct CudaCodegenOptions {
   bool alwaysJit = false; // --cuda-jit: NVRTC compiles the kernels at create time on any GPU
 };
 
+struct CodegenOptions {
+  CudaCodegenOptions cuda;
+  // --profile: every run of @forward times each op (NAME_profile); CPU targets only.
+  bool profile = false;
+};
+
 // Fails (after emitting MLIR diagnostics on the offending ops) when an op has no kernel for
 // `target`. `weightsPath` is what NAME_weights.cpp's `.incbin` names.
 bool generateCode(mlir::ModuleOp module, const Target &target, const std::string &name,
                   const std::string &modelPath, const std::string &weightsPath, GeneratedModel &out,
-                  const CudaCodegenOptions &cuda = {});
+                  const CodegenOptions &options = {});
 
 // NAME_weights.cpp for a weights file of `bytes` bytes at `path`.
 std::string weightsSource(const std::string &name, size_t bytes, const std::string &path);

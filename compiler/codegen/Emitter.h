@@ -119,6 +119,14 @@ mlir::RankedTensorType tensorType(mlir::Value v);
 // The fused activation of a conv or gemm (dlc-fuse-epilogues), and its C++ literal.
 dlc::rt::Epilogue epilogueOf(mlir::Operation *op);
 std::string epilogueLiteral(const dlc::rt::Epilogue &epilogue);
+// What a profile (--profile) says an op computes: its operand and result shapes as text,
+// arithmetic operations (a multiply-add is 2; one per result element for ops that are not
+// products) and the bytes of its operands and results. (Profile.cpp)
+struct OpCost {
+  std::string shapes;
+  double flops = 0, bytes = 0;
+};
+OpCost opCost(mlir::Operation *op);
 // Element offset of each batch's matrix in a MatMul operand of `operandShape` whose batch dims
 // broadcast to `batch`. (Linalg.cpp)
 llvm::SmallVector<int64_t> batchOffsets(llvm::ArrayRef<int64_t> operandShape,

@@ -131,7 +131,8 @@ bool generate(const CompileOptions &options, const Target &target, const std::st
   if (mlirText) {
     llvm::raw_string_ostream os(*mlirText);
     module->print(os, OpPrintingFlags().enableDebugInfo(/*enable=*/true, /*prettyForm=*/false));
-  } else if (!generateCode(*module, target, name, modelPath, weightsPath, out, options.cuda) ||
+  } else if (!generateCode(*module, target, name, modelPath, weightsPath, out,
+                           {options.cuda, options.profile}) ||
              failedDiagnostics) {
     return false;
   }
@@ -383,7 +384,7 @@ namespace {
 // Everything of the compile options that changes the generated code.
 std::string optionsKey(const CompileOptions &c) {
   std::string key = std::string(c.reuse ? "reuse" : "no-reuse") + (c.firstFit ? "first-fit" : "") +
-                    "|cpu " + c.cpu;
+                    (c.profile ? "|profile" : "") + "|cpu " + c.cpu;
   for (const auto &[name, value] : c.pins.dims)
     key += "|dim " + name + "=" + std::to_string(value);
   for (const auto &[name, dims] : c.pins.inputShapes) {
@@ -447,7 +448,7 @@ std::string cachedRunner(const CompileOptions &compile, const char *runnerTempla
     return "";
   }
   std::string entry = cache + "/run-" + hash, runner = entry + "/runner";
-  const std::string name = "model";
+  const std::string name = "model"; // (its macros are MODEL_...)
   if (llvm::sys::fs::exists(runner))
     return runner;
   // Built in a private folder and published whole: `dlc run`s of the same model in
@@ -468,6 +469,8 @@ std::string cachedRunner(const CompileOptions &compile, const char *runnerTempla
   std::string source = embeddedFile(runnerTemplate);
   for (size_t pos; (pos = source.find("@NAME@")) != std::string::npos;)
     source.replace(pos, 6, name);
+  for (size_t pos; (pos = source.find("@UPPER_NAME@")) != std::string::npos;)
+    source.replace(pos, 12, "MODEL");
   std::vector<std::string> objects;
   bool ok = writeFile(buildDir + "/runner.cpp", source, error) &&
             compileSources({buildDir + "/runner.cpp"}, {buildDir}, buildDir,

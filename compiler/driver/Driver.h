@@ -28,6 +28,7 @@ struct CompileOptions {
   std::string cpu;
   bool reuse = true;          // false: every value gets its own memory (debugging)
   bool firstFit = false;      // the naive planner, for comparisons
+  bool profile = false;       // --profile: time every op of each run (NAME_profile)
   bool report = false;        // print the memory report
   std::string reportJsonPath; // write the memory report as JSON
   std::string reportSvgPath;  // draw the memory plan
@@ -37,7 +38,9 @@ struct CompileOptions {
 
 int compileCommand(const CompileOptions &options);
 int inspectCommand(const std::string &model);
-// Compiles (cached per model, flags and options), builds and runs `compile.model`.
+// Compiles (cached per model, flags and options), builds and runs `compile.model`. With
+// compile.profile it runs the model 10 more times and writes DIR/profile.csv and
+// DIR/profile.json (a Chrome trace).
 int runCommand(const CompileOptions &compile, const std::vector<std::string> &inputs,
                const std::string &outDir);
 // `dlc run --train`: `steps` training steps on one batch; writes DIR/loss.npy and each

@@ -147,8 +147,10 @@ Target::~Target() = default;
 
 TargetTemplates Target::templates() const {
   const std::string model = std::string("codegen_templates/model") + facts.templateSuffix;
+  // Timing an op on a GPU takes events on its stream: only CPU schedules are profiled yet.
+  std::string profile = *facts.templateSuffix ? "" : "codegen_templates/profile.tpl";
   return {model + ".h.tpl", model + facts.sourceExtension + ".tpl",
-          std::string("codegen_templates/train") + facts.templateSuffix + ".tpl"};
+          std::string("codegen_templates/train") + facts.templateSuffix + ".tpl", profile};
 }
 
 const std::vector<const Target *> &allTargets() {

@@ -36,6 +36,7 @@ struct TargetTemplates {
   std::string header;        // NAME.h
   std::string source;        // NAME.cpp or NAME.cu
   std::string trainSections; // the //@@ sections a training build adds to both
+  std::string profileSections; // those a --profile build adds ("" where it cannot profile)
 };
 
 // One compiler invocation of a library build: `command` (compiler and flags) over `sources`.

@@ -18,12 +18,16 @@ const char kUsage[] = R"(usage:
               [--dim NAME=N[,NAME=N]] [--input-shape INPUT=AxBxC] [--sequence INPUT=AxB,CxD]
               [--absent INPUT[,INPUT]] [--input-value INPUT=V[,V]]
               [--no-reuse | --first-fit] [--report] [--report-json FILE]
-              [--report-memory FILE.svg]
+              [--report-memory FILE.svg] [--profile]
       Compile an ONNX model (.onnx or .pb) to C++ sources (NAME.h, NAME.cpp, weights) or to
       a static library libNAME.a with its header. --report prints arena bytes, the lower
       bound, bytes without reuse, in-place ops, elided concats and weight bytes; --no-reuse
       gives every value its own memory; --first-fit uses the naive planner (comparisons). Build generated code with -DDLC_CHECK_MEMORY to
       poison memory whose values are dead (reads after reuse show up as NaN).
+      --profile times every op of each run: NAME_profile() gives each op's node, op type,
+      shapes, FLOPs, bytes, time and threads (CPU target). With run, the model runs 10 more
+      times and DIR/profile.csv (per op: median and minimum time, share of the run, GFLOP/s,
+      GB/s, threads) and DIR/profile.json (a Chrome trace, for Perfetto) are written.
       Shapes are static: --dim gives every input dim named NAME (a symbolic dim such as
       'batch') a value; --input-shape gives one input all its dims (also unnamed ones).
       dlc inspect lists the symbolic dims and the option that pins each. A sequence input
@@ -56,7 +60,7 @@ const char kUsage[] = R"(usage:
                     adam[:lr=,beta1=,beta2=,eps=,weight_decay=] | adamw[...]   (default sgd)
         --trainable NAME[,NAME] / --freeze NAME[,NAME]   initializer names or name prefixes
       Integer initializers and batch-norm running statistics are never trained.
-  dlc run MODEL IN.npy... -o DIR [--no-reuse]
+  dlc run MODEL IN.npy... -o DIR [--no-reuse] [--profile]
   dlc run MODEL IN.npy... --train --labels LABELS.npy --steps N [--loss ...] [--optimizer ...]
           [--load-state FILE] [--save-state FILE] -o DIR
       Training quick check: N steps on the same batch; writes DIR/loss.npy (each step's loss,
@@ -230,6 +234,8 @@ int main(int argc, char **argv) {
       ok = value(options.reportSvgPath);
     else if (a == "--report")
       options.report = true;
+    else if (a == "--profile")
+      options.profile = true;
     else if (a == "--train")
       options.train.enabled = true;
     else if (a == "--loss")
