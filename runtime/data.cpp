@@ -1,4 +1,5 @@
 #include "dlc_kernels.h"
+#include "parallel.h"
 
 #include <algorithm>
 #include <cstring>
@@ -154,9 +155,36 @@ void transpose(const void *x, void *y, size_t elemSize, const int64_t *inShape, 
     return productFrom(inShape, static_cast<int>(perm[d]) + 1, rank) *
            static_cast<int64_t>(elemSize);
   };
-  walkChunks(walked, size, stride,
-             static_cast<size_t>(productFrom(inShape, walked, rank)) * elemSize,
-             CopyToDense{static_cast<const char *>(x), static_cast<char *>(y)});
+  const size_t chunkBytes = static_cast<size_t>(productFrom(inShape, walked, rank)) * elemSize;
+  if (walked == 0 || chunkBytes == 0) {
+    walkChunks(walked, size, stride, chunkBytes,
+               CopyToDense{static_cast<const char *>(x), static_cast<char *>(y)});
+    return;
+  }
+  // Threads take whole output rows over its leading walked dims (enough of them for a few
+  // rows per thread: a batch of one is one row): each row is contiguous in y.
+  int split = 0;
+  int64_t rows = 1;
+  while (split < walked && rows < 256)
+    rows *= size(split++);
+  int64_t rowBytes = static_cast<int64_t>(chunkBytes);
+  for (int d = split; d < walked; ++d)
+    rowBytes *= size(d);
+  auto sizeBelow = [&](int d) { return size(d + split); };
+  auto strideBelow = [&](int d) { return stride(d + split); };
+  parallelForWork(rows, rowBytes / static_cast<int64_t>(elemSize),
+                  [&](int64_t first, int64_t end) {
+                    for (int64_t row = first; row < end; ++row) {
+                      int64_t offset = 0, rest = row;
+                      for (int d = split - 1; d >= 0; --d) {
+                        offset += rest % size(d) * stride(d);
+                        rest /= size(d);
+                      }
+                      walkChunks(walked - split, sizeBelow, strideBelow, chunkBytes,
+                                 CopyToDense{static_cast<const char *>(x) + offset,
+                                             static_cast<char *>(y) + row * rowBytes});
+                    }
+                  });
 }
 
 void concat(const void *const *inputs, const int64_t *axisSizes, int count, void *y, int64_t outer,

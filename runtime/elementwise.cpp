@@ -76,10 +76,9 @@ template <typename F> void withBinaryOp(BinaryKind kind, F &&f) {
   }
 }
 
-// Walks the output in order. Trailing dims whose strides compose are merged into one inner
-// run so the common cases (same shape, scalar or row broadcast) become flat loops the compiler
-// vectorises; the remaining outer dims are walked recursively, which needs no index storage
-// and so handles any rank.
+// Trailing dims whose strides compose are merged into one inner run so the common cases (same
+// shape, scalar or row broadcast) become flat loops the compiler vectorises; each run's start
+// in the operands comes from its row number over the remaining outer dims (any rank).
 template <typename T, typename R, typename Op> class BinaryWalker {
 public:
   BinaryWalker(Op op, const int64_t *aStrides, const int64_t *bStrides, const int64_t *shape,
@@ -101,28 +100,34 @@ public:
     }
   }
 
+  // Threads take whole inner runs (rows), or parts of the one run when there is no outer dim.
   void run(const T *a, const T *b, R *out) {
+    int64_t rows = 1;
     for (int d = 0; d < outerRank; ++d)
-      if (shape[d] == 0)
-        return;
-    if (innerLen == 0)
+      rows *= shape[d];
+    if (rows == 0 || innerLen == 0)
       return;
-    walk(0, a, b, out);
+    if (rows == 1) {
+      parallelElements(innerLen, [&](int64_t begin, int64_t end) {
+        innerRun(a + begin * innerA, b + begin * innerB, out + begin, end - begin);
+      });
+      return;
+    }
+    parallelForWork(rows, innerLen, [&](int64_t first, int64_t end) {
+      for (int64_t row = first; row < end; ++row) {
+        const T *ra = a, *rb = b;
+        for (int64_t d = outerRank - 1, rest = row; d >= 0; --d) {
+          ra += (rest % shape[d]) * aStrides[d];
+          rb += (rest % shape[d]) * bStrides[d];
+          rest /= shape[d];
+        }
+        innerRun(ra, rb, out + row * innerLen, innerLen);
+      }
+    });
   }
 
 private:
-  void walk(int dim, const T *a, const T *b, R *&out) {
-    if (dim == outerRank) {
-      inner(a, b, out);
-      out += innerLen;
-      return;
-    }
-    for (int64_t i = 0; i < shape[dim]; ++i)
-      walk(dim + 1, a + i * aStrides[dim], b + i * bStrides[dim], out);
-  }
-
-  void inner(const T *a, const T *b, R *out) const {
-    int64_t n = innerLen;
+  void innerRun(const T *a, const T *b, R *out, int64_t n) const {
     if (innerA == 1 && innerB == 1) {
       binaryRun<1, 1>(op, a, b, out, n);
     } else if (innerA == 1 && innerB == 0) {
@@ -153,7 +158,9 @@ template <typename T> void unary(UnaryKind kind, const T *x, T *y, int64_t n) {
   switch (kind) {
 #define DLC_UNARY_CASE(name, gradFrom)                                                         \
   case UnaryKind::name:                                                                        \
-    return map(x, y, n, scalar::name##Unary());
+    return parallelElements(n, [&](int64_t begin, int64_t end) {                               \
+      map(x + begin, y + begin, end - begin, scalar::name##Unary());                           \
+    });
     DLC_UNARY_KINDS(DLC_UNARY_CASE)
 #undef DLC_UNARY_CASE
   }

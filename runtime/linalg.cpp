@@ -1,4 +1,5 @@
 #include "dlc_kernels.h"
+#include "parallel.h"
 
 #include <algorithm>
 #include <cmath>
@@ -36,9 +37,18 @@ void detF32(const float *x, float *y, int64_t count, int64_t m, void *workspace)
 void batchedMatmulF32(const float *a, const int64_t *aOffsets, const float *b,
                       const int64_t *bOffsets, float *c, int64_t batch, int64_t m, int64_t n,
                       int64_t k) {
-  for (int64_t i = 0; i < batch; ++i)
-    sgemm(false, false, m, n, k, 1.0f, a + aOffsets[i], k, b + bOffsets[i], n, 0.0f, c + i * m * n,
-          n);
+  auto products = [&](int64_t first, int64_t end) {
+    for (int64_t i = first; i < end; ++i)
+      sgemm(false, false, m, n, k, 1.0f, a + aOffsets[i], k, b + bOffsets[i], n, 0.0f,
+            c + i * m * n, n);
+  };
+  // Threads take whole products (attention's heads) when there are enough to go round; else
+  // each product splits its own rows or columns (sgemm). A product computes every element the
+  // same way on any split, so results do not depend on the thread count.
+  if (batch >= activeThreadCount())
+    parallelForWork(batch, m * n * k, products);
+  else
+    products(0, batch);
 }
 
 namespace {

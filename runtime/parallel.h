@@ -4,6 +4,9 @@
 
 #include "dlc_kernels.h"
 
+#include <type_traits>
+#include <utility>
+
 namespace dlc {
 namespace rt {
 
@@ -20,7 +23,7 @@ template <typename F> void parallelFor(int64_t count, int64_t grain, F &&f) {
     return;
   }
   struct Loop {
-    F *f;
+    std::remove_reference_t<F> *f;
     int64_t count, parts;
   } loop{&f, count, parts};
   parallelRun(
@@ -32,6 +35,27 @@ template <typename F> void parallelFor(int64_t count, int64_t grain, F &&f) {
           (*l.f)(begin, end);
       },
       &loop);
+}
+
+// Below this much work (element operations) a part is not worth waking a thread for.
+constexpr int64_t kMinWorkPerPart = 32768;
+
+// The runtime's one partitioning rule for kernels whose items are independent: parallelFor
+// over `count` items of `workPerItem` element operations each, every part at least
+// kMinWorkPerPart of work. Each item is computed the same way whatever the split, so results
+// do not depend on the thread count.
+template <typename F> void parallelForWork(int64_t count, int64_t workPerItem, F &&f) {
+  const int64_t work = workPerItem > 0 ? workPerItem : 1;
+  parallelFor(count, (kMinWorkPerPart + work - 1) / work, std::forward<F>(f));
+}
+
+// f(begin, end) over [0, n) elements in parts of whole kBlock-element blocks (the last may be
+// shorter): for flat elementwise kernels.
+template <typename F> void parallelElements(int64_t n, F &&f) {
+  constexpr int64_t kBlock = 1024;
+  parallelForWork((n + kBlock - 1) / kBlock, kBlock, [&](int64_t first, int64_t end) {
+    f(first * kBlock, end * kBlock < n ? end * kBlock : n);
+  });
 }
 
 } // namespace rt

@@ -5,6 +5,7 @@
 #pragma GCC optimize("O2")
 #endif
 #include "dlc_kernels.h"
+#include "parallel.h"
 
 #include <algorithm>
 #include <cmath>
@@ -83,11 +84,15 @@ void softmaxGradBlock(const float *dy, const float *y, float *dx, int64_t n, int
 }
 
 // Calls f(offset, width) for each block of up to kChunk adjacent softmax columns of an
-// [outer, n, inner] view.
+// [outer, n, inner] view; threads take whole blocks.
 template <typename F> void forEachSoftmaxBlock(int64_t outer, int64_t n, int64_t inner, F f) {
-  for (int64_t o = 0; o < outer; ++o)
-    for (int64_t l = 0; l < inner; l += kChunk)
+  const int64_t perOuter = (inner + kChunk - 1) / kChunk;
+  parallelForWork(outer * perOuter, n * std::min(kChunk, inner), [&](int64_t first, int64_t end) {
+    for (int64_t block = first; block < end; ++block) {
+      const int64_t o = block / perOuter, l = block % perOuter * kChunk;
       f(o * n * inner + l, std::min(kChunk, inner - l));
+    }
+  });
 }
 
 // True when every label lies in [0, classes): labels are runtime data the compiler cannot

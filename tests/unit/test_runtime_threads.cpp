@@ -1,0 +1,88 @@
+// The kernels that split their work over a model's threads: the same bits as one thread, on
+// any thread count, and with threads they do use them (the widest parallel region, as the
+// profiler reports it).
+#include "runtime_test_util.h"
+
+#include <cstring>
+
+using namespace dlc::rt;
+
+namespace {
+
+// Runs `kernel` (which writes `out`) on one thread, then on 2 and 3; compares bits (NaNs
+// included).
+template <typename T, typename Kernel>
+void checkThreaded(const std::string &what, std::vector<T> &out, Kernel kernel) {
+  std::fill(out.begin(), out.end(), T(-7));
+  kernel();
+  const std::vector<T> serial = out;
+  for (int threads : {2, 3}) {
+    INFO(what << " on " << threads << " threads");
+    std::fill(out.begin(), out.end(), T(-7));
+    ThreadPool *pool = createThreadPool(threads);
+    int widest = 0;
+    {
+      ThreadScope scope(pool);
+      takeWidestRun();
+      kernel();
+      widest = takeWidestRun();
+    }
+    destroyThreadPool(pool);
+    CHECK(std::memcmp(out.data(), serial.data(), out.size() * sizeof(T)) == 0);
+    CHECK(widest == threads);
+  }
+}
+
+} // namespace
+
+TEST_CASE("threaded kernels: the serial bits on any thread count, every thread used",
+          "[threads]") {
+  std::mt19937 rng(5);
+  SECTION("unary ops") {
+    std::vector<float> x = randomFloats(rng, 100003, -4, 4), y(x.size());
+    for (UnaryKind kind : {UnaryKind::Exp, UnaryKind::Tanh, UnaryKind::Erf})
+      checkThreaded("unary", y, [&] { unary(kind, x.data(), y.data(), int64_t(x.size())); });
+  }
+  SECTION("binary ops, by rows and along one flat run") {
+    const int64_t rows = 37, cols = 3001;
+    std::vector<float> a = randomFloats(rng, rows * cols), b = randomFloats(rng, cols),
+                       y(a.size());
+    const int64_t aStrides[] = {cols, 1}, rowStrides[] = {0, 1}, shape[] = {rows, cols};
+    checkThreaded("row broadcast", y, [&] {
+      binary(BinaryKind::Div, a.data(), aStrides, b.data(), rowStrides, y.data(), shape, 2);
+    });
+    const int64_t flat[] = {rows * cols}, one[] = {1}, scalar[] = {0};
+    checkThreaded("flat", y, [&] {
+      binary(BinaryKind::Pow, a.data(), one, a.data(), scalar, y.data(), flat, 1);
+    });
+  }
+  SECTION("softmax over the last axis and over a middle one") {
+    std::vector<float> x = randomFloats(rng, 1000 * 257, -8, 8), y(x.size());
+    checkThreaded("last axis", y, [&] { softmax(x.data(), y.data(), 1000, 257, 1, false); });
+    checkThreaded("middle axis", y, [&] { softmax(x.data(), y.data(), 4, 257, 75, true); });
+  }
+  SECTION("transpose, also with a batch of one first") {
+    const int64_t shape[] = {64, 33, 129}, perm[] = {2, 0, 1};
+    std::vector<float> x = randomFloats(rng, 64 * 33 * 129), y(x.size());
+    checkThreaded("transpose", y, [&] {
+      transpose(x.data(), y.data(), sizeof(float), shape, perm, 3);
+    });
+    const int64_t image[] = {1, 32, 61, 67}, toChannelsLast[] = {0, 2, 3, 1};
+    std::vector<float> nchw = randomFloats(rng, 32 * 61 * 67), nhwc(nchw.size());
+    checkThreaded("to channels-last", nhwc, [&] {
+      transpose(nchw.data(), nhwc.data(), sizeof(float), image, toChannelsLast, 4);
+    });
+  }
+  SECTION("batched matmul, one product per head") {
+    const int64_t batch = 12, m = 37, n = 45, k = 29;
+    std::vector<float> a = randomFloats(rng, batch * m * k), b = randomFloats(rng, k * n),
+                       c(batch * m * n);
+    std::vector<int64_t> aOffsets, bOffsets(batch, 0);
+    for (int64_t i = 0; i < batch; ++i)
+      aOffsets.push_back(i * m * k);
+    checkThreaded("batched matmul", c, [&] {
+      batchedMatmulF32(a.data(), aOffsets.data(), b.data(), bOffsets.data(), c.data(), batch, m,
+                       n, k);
+    });
+  }
+}
