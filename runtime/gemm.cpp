@@ -158,9 +158,8 @@ struct GemmSplit {
   }
 };
 
-// Below this many multiply-adds waking the other threads costs more than it saves (at 1M the
-// MLP's 8x784x512 layer made two threads twice as slow as one).
-constexpr int64_t kParallelMinWork = int64_t(1) << 22;
+// Below this many multiply-adds waking the other threads costs more than it saves.
+constexpr int64_t kParallelMinWork = int64_t(1) << 20;
 
 void sgemmWith(BlockedFn blocked, const GemmArgs &g) {
   if (g.m <= 0 || g.n <= 0)
