@@ -162,10 +162,11 @@ void transpose(const void *x, void *y, size_t elemSize, const int64_t *inShape, 
     return;
   }
   // Threads take whole output rows over its leading walked dims (enough of them for a few
-  // rows per thread: a batch of one is one row): each row is contiguous in y.
+  // rows per thread: a batch of one is one row), each row contiguous in y. The last walked dim
+  // stays in the row: a row of single elements would cost an index computation per element.
   int split = 0;
   int64_t rows = 1;
-  while (split < walked && rows < 256)
+  while (split < walked - 1 && rows < 256)
     rows *= size(split++);
   int64_t rowBytes = static_cast<int64_t>(chunkBytes);
   for (int d = split; d < walked; ++d)
