@@ -100,28 +100,34 @@ public:
     }
   }
 
-  // Threads take whole inner runs (rows), or parts of the one run when there is no outer dim.
+  // Threads take whole inner runs (rows), or blocks of the one run when there is no outer dim.
+  // (One loop with one innerRun for both: each copy of it is compiled per op and type.)
   void run(const T *a, const T *b, R *out) {
+    constexpr int64_t kBlock = 1024;
     int64_t rows = 1;
     for (int d = 0; d < outerRank; ++d)
       rows *= shape[d];
     if (rows == 0 || innerLen == 0)
       return;
-    if (rows == 1) {
-      parallelElements(innerLen, [&](int64_t begin, int64_t end) {
-        innerRun(a + begin * innerA, b + begin * innerB, out + begin, end - begin);
-      });
-      return;
-    }
-    parallelForWork(rows, innerLen, [&](int64_t first, int64_t end) {
-      for (int64_t row = first; row < end; ++row) {
+    const bool blocks = rows == 1;
+    const int64_t units = blocks ? (innerLen + kBlock - 1) / kBlock : rows;
+    parallelForWork(units, blocks ? kBlock : innerLen, [&](int64_t first, int64_t end) {
+      for (int64_t unit = first; unit < end; ++unit) {
         const T *ra = a, *rb = b;
-        for (int64_t d = outerRank - 1, rest = row; d >= 0; --d) {
-          ra += (rest % shape[d]) * aStrides[d];
-          rb += (rest % shape[d]) * bStrides[d];
-          rest /= shape[d];
+        int64_t begin = unit * kBlock, len = std::min(kBlock, innerLen - begin);
+        if (blocks) {
+          ra += begin * innerA;
+          rb += begin * innerB;
+        } else {
+          for (int64_t d = outerRank - 1, rest = unit; d >= 0; --d) {
+            ra += (rest % shape[d]) * aStrides[d];
+            rb += (rest % shape[d]) * bStrides[d];
+            rest /= shape[d];
+          }
+          begin = unit * innerLen;
+          len = innerLen;
         }
-        innerRun(ra, rb, out + row * innerLen, innerLen);
+        innerRun(ra, rb, out + begin, len);
       }
     });
   }
@@ -154,16 +160,24 @@ void runBinary(Op op, const T *a, const int64_t *aStrides, const T *b, const int
 
 } // namespace
 
-template <typename T> void unary(UnaryKind kind, const T *x, T *y, int64_t n) {
+namespace {
+template <typename T> void unaryRange(UnaryKind kind, const T *x, T *y, int64_t n) {
   switch (kind) {
 #define DLC_UNARY_CASE(name, gradFrom)                                                         \
   case UnaryKind::name:                                                                        \
-    return parallelElements(n, [&](int64_t begin, int64_t end) {                               \
-      map(x + begin, y + begin, end - begin, scalar::name##Unary());                           \
-    });
+    return map(x, y, n, scalar::name##Unary());
     DLC_UNARY_KINDS(DLC_UNARY_CASE)
 #undef DLC_UNARY_CASE
   }
+}
+} // namespace
+
+// (One parallel loop around the kinds' switch: one per kind made this file compile twice as
+// long.)
+template <typename T> void unary(UnaryKind kind, const T *x, T *y, int64_t n) {
+  parallelElements(n, [&](int64_t begin, int64_t end) {
+    unaryRange(kind, x + begin, y + begin, end - begin);
+  });
 }
 
 void clipF32(const float *x, float *y, int64_t n, float lo, float hi) {

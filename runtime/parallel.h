@@ -14,18 +14,19 @@ namespace rt {
 // at least `grain` long (fewer parts when count is small). The ranges depend only on count
 // and the thread count.
 template <typename F> void parallelFor(int64_t count, int64_t grain, F &&f) {
+  if (count <= 0)
+    return;
   int64_t parts = activeThreadCount();
   if (grain > 0 && count / grain < parts)
     parts = count / grain;
-  if (parts <= 1) {
-    if (count > 0)
-      f(int64_t(0), count);
-    return;
-  }
+  if (parts < 1)
+    parts = 1;
   struct Loop {
     std::remove_reference_t<F> *f;
     int64_t count, parts;
   } loop{&f, count, parts};
+  // One call site for f, also when serial (parallelRun then runs the one part here): each
+  // copy of f's body is compiled once per kernel instantiation.
   parallelRun(
       int(parts),
       [](void *context, int part) {
