@@ -90,6 +90,13 @@ void pinInputValues(onnx::ModelProto &model, const ShapePins &pins,
 // nothing, contradicts a fixed dim, or has the wrong rank, and for every input dim still open.
 void pinShapes(onnx::ModelProto &model, const ShapePins &pins, std::vector<std::string> &errors);
 
+// Shared with the pinning options (Pins.cpp): a dim with no value (symbolic, or negative as
+// some exporters write "unknown"); the graph inputs that are not initializers; names for an
+// error message ("none" for none).
+bool isOpen(const onnx::TensorShapeProto::Dimension &dim);
+std::vector<onnx::ValueInfoProto *> dataInputs(onnx::GraphProto &graph);
+std::string joined(const std::vector<std::string> &names);
+
 // The names a graph defines itself: its inputs, initializers and node outputs.
 std::set<std::string> definedNames(const onnx::GraphProto &graph);
 // The names a node's subgraphs (If branches, Loop and Scan bodies, nested ones included) read
