@@ -21,10 +21,10 @@ const dlc_tensor_info kInputs[] = {@INPUT_INFOS@};
 const dlc_tensor_info kOutputs[] = {@OUTPUT_INFOS@};
 const dlc_model_info kInfo = {"@NAME@", @ARENA_BYTES@u, @WEIGHT_BYTES@u, @NUM_INPUTS@, kInputs,
                               @NUM_OUTPUTS@, kOutputs};
-@PROFILE_TABLE@
-// Runs every op; returns null, or the error of the op whose input data was invalid.
+@INSTRUMENT_TABLE@
+@KERNELS@// Runs every op; returns null, or the error of the op whose input data was invalid.
 const char *schedule(const unsigned char *weights, unsigned char *arena,
-                     const void *const *inputs, void *const *outputs@STATE_PARAM@@PROFILE_PARAM@) {
+                     const void *const *inputs, void *const *outputs@STATE_PARAM@@INSTRUMENT_PARAM@) {
   (void)weights;
   (void)arena;
   (void)inputs;
@@ -42,7 +42,7 @@ Model::~Model() {
 
 dlc_status Model::init(const Options &options) {
   if (arena_ || options.threads < 0)
-    return DLC_INVALID_ARGUMENT;@TRAIN_INIT@@PROFILE_INIT@
+    return DLC_INVALID_ARGUMENT;@TRAIN_INIT@@INSTRUMENT_INIT@
   const int threads = options.threads > 0 ? options.threads : dlc::rt::defaultThreadCount();
   // A retry after a failed init replaces the pool the failed one made.
   dlc::rt::destroyThreadPool(threads_);
@@ -69,7 +69,7 @@ dlc_status Model::run(const void *const *inputs, void *const *outputs) {
   dlc_status status = dlc_check_buffers(&kInfo, inputs, outputs);
   dlc::rt::ThreadScope threadScope(threads_);
   if (status == DLC_OK)
-    lastError_ = schedule(dlc_weights_@NAME@, arena_, inputs, outputs@STATE_ARG@@PROFILE_ARG@);
+    lastError_ = schedule(dlc_weights_@NAME@, arena_, inputs, outputs@STATE_ARG@@INSTRUMENT_ARG@);
   return lastError_ ? DLC_INVALID_INPUT_DATA : status;
 }
 
@@ -149,4 +149,4 @@ const char *@NAME@_last_error(const @NAME@_model *model) {
 void @NAME@_destroy(@NAME@_model *model) { delete model; }
 
 } // extern "C"
-@TRAIN_DEFINITIONS@@PROFILE_DEFINITIONS@
+@TRAIN_DEFINITIONS@@INSTRUMENT_DEFINITIONS@

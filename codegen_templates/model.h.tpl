@@ -11,7 +11,7 @@
 #define @UPPER_NAME@_WEIGHT_BYTES ((size_t)@WEIGHT_BYTES@u)
 #define @UPPER_NAME@_NUM_INPUTS @NUM_INPUTS@
 #define @UPPER_NAME@_NUM_OUTPUTS @NUM_OUTPUTS@
-@TRAIN_MACROS@@PROFILE_MACROS@
+@TRAIN_MACROS@@INSTRUMENT_MACROS@
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -37,7 +37,7 @@ dlc_status @NAME@_run_checked(@NAME@_model *model, const dlc_tensor *inputs, int
 // "node 'g1' (Gather): index out of range"; "" otherwise. Static storage, never freed.
 const char *@NAME@_last_error(const @NAME@_model *model);
 void @NAME@_destroy(@NAME@_model *model);
-@TRAIN_C_API@@PROFILE_C_API@
+@TRAIN_C_API@@INSTRUMENT_C_API@
 #ifdef __cplusplus
 } // extern "C"
 
@@ -68,9 +68,9 @@ public:
                         int numOutputs);
   // See @NAME@_last_error.
   const char *lastError() const { return lastError_ ? lastError_ : ""; }
-@TRAIN_METHODS@@PROFILE_METHODS@
+@TRAIN_METHODS@@INSTRUMENT_METHODS@
 private:
-  unsigned char *arena_ = nullptr;@TRAIN_MEMBERS@@PROFILE_MEMBERS@
+  unsigned char *arena_ = nullptr;@TRAIN_MEMBERS@@INSTRUMENT_MEMBERS@
   dlc::rt::ThreadPool *threads_ = nullptr;
   const char *lastError_ = nullptr;
   bool ownsArena_ = false;

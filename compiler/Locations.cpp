@@ -28,6 +28,11 @@ std::string onnxValueName(Location loc) {
   return all.empty() ? "" : all.back();
 }
 
+std::string onnxComputedValue(Location loc) {
+  auto all = names(loc);
+  return all.size() < 2 ? "" : all.back();
+}
+
 std::string onnxOpType(Location loc) {
   if (auto fused = dyn_cast<FusedLoc>(loc))
     if (auto type = dyn_cast_or_null<StringAttr>(fused.getMetadata()))

@@ -15,6 +15,8 @@ std::string onnxNodeName(mlir::Location loc);
 std::string onnxOpType(mlir::Location loc);
 // The name of the ONNX value the op produces, else its node name.
 std::string onnxValueName(mlir::Location loc);
+// The name of the ONNX value the op's node produces ("" when the location names no value).
+std::string onnxComputedValue(mlir::Location loc);
 
 } // namespace dlc
 

@@ -1,6 +1,5 @@
-// Internal to the runtime: Clip's (and Relu's) scalar definition, shared by the elementwise
-// kernel and the epilogues that apply it inside other kernels, so they agree on every input
-// (a NaN passes through, as ONNX Clip).
+// Internal to the runtime: how the epilogues that apply Clip or Relu inside other kernels read
+// their bounds (clampValue, scalar_ops.h, is the one definition of the clamp itself).
 #ifndef DLC_RUNTIME_CLAMP_H
 #define DLC_RUNTIME_CLAMP_H
 
@@ -10,11 +9,6 @@
 
 namespace dlc {
 namespace rt {
-
-inline float clampValue(float v, float lo, float hi) {
-  const float clamped = v < lo ? lo : v;
-  return clamped > hi ? hi : clamped;
-}
 
 // Whether the epilogue's activation is a clamp (Relu: [0, inf), Clip: [min, max]), and its
 // bounds.

@@ -349,7 +349,7 @@ void pointwiseChannelsLastF32(const ConvParams &p, const float *x, const float *
             v += bias[c];
           if (residualRow)
             v += residualRow[c];
-          yRow[c] = clamp ? clampValue(v, lo, hi) : v;
+          yRow[c] = clamp ? scalar::clampValue(v, lo, hi) : v;
         }
       }
       if (!clamp)

@@ -190,16 +190,25 @@ void transpose(const void *x, void *y, size_t elemSize, const int64_t *inShape, 
 
 void concat(const void *const *inputs, const int64_t *axisSizes, int count, void *y, int64_t outer,
             int64_t inner, size_t elemSize) {
-  char *dst = static_cast<char *>(y);
-  for (int64_t o = 0; o < outer; ++o) {
-    for (int i = 0; i < count; ++i) {
-      size_t bytes = static_cast<size_t>(axisSizes[i] * inner) * elemSize;
-      if (bytes == 0)
-        continue;
-      std::memcpy(dst, static_cast<const char *>(inputs[i]) + o * bytes, bytes);
-      dst += bytes;
-    }
-  }
+  int64_t rowElements = 0;
+  for (int i = 0; i < count; ++i)
+    rowElements += axisSizes[i] * inner;
+  const size_t rowBytes = static_cast<size_t>(rowElements) * elemSize;
+  // Threads take pieces (one input's part of one output row), each a copy of its own.
+  parallelForWork(outer * count, rowElements / (count > 0 ? count : 1) + 1,
+                  [&](int64_t first, int64_t end) {
+                    for (int64_t piece = first; piece < end; ++piece) {
+                      const int64_t o = piece / count;
+                      const int i = static_cast<int>(piece % count);
+                      size_t offset = 0;
+                      for (int k = 0; k < i; ++k)
+                        offset += static_cast<size_t>(axisSizes[k] * inner) * elemSize;
+                      size_t bytes = static_cast<size_t>(axisSizes[i] * inner) * elemSize;
+                      if (bytes != 0)
+                        std::memcpy(static_cast<char *>(y) + o * rowBytes + offset,
+                                    static_cast<const char *>(inputs[i]) + o * bytes, bytes);
+                    }
+                  });
 }
 
 template <typename Index>
@@ -217,13 +226,15 @@ bool gather(const void *x, const Index *indices, int64_t numIndices, void *y, in
   char *dst = static_cast<char *>(y);
   if (rowBytes == 0)
     return true;
-  for (int64_t o = 0; o < outer; ++o) {
-    const char *block = src + static_cast<size_t>(o * axisDim) * rowBytes;
-    for (int64_t j = 0; j < numIndices; ++j, dst += rowBytes) {
+  // Threads take whole rows of y.
+  parallelForWork(outer * numIndices, inner, [&](int64_t first, int64_t end) {
+    for (int64_t row = first; row < end; ++row) {
+      const int64_t o = row / numIndices, j = row % numIndices;
       int64_t idx = wrapIndex(static_cast<int64_t>(indices[j]), axisDim);
-      std::memcpy(dst, block + static_cast<size_t>(idx) * rowBytes, rowBytes);
+      std::memcpy(dst + static_cast<size_t>(row) * rowBytes,
+                  src + static_cast<size_t>(o * axisDim + idx) * rowBytes, rowBytes);
     }
-  }
+  });
   return true;
 }
 

@@ -94,7 +94,7 @@ template <class V> struct DepthwiseNhwcRow {
         acc[v] = V::fma(one, load(residual + v * kLanes), acc[v]);
     }
     if (r.clamp) {
-      // clampValue's order: a NaN passes both (max and min return their second operand).
+      // scalar::clampValue's order: a NaN passes both (max and min return their second operand).
       const Vec lo = V::broadcast(r.lo), hi = V::broadcast(r.hi);
       for (int64_t v = 0; v < Count; ++v)
         acc[v] = V::min(hi, V::max(lo, acc[v]));

@@ -28,6 +28,10 @@ void poison(void *ptr, size_t bytes);
 // dlc.fused_elementwise steps and checks those names against these lists.
 // For float and double (T deduced from the pointers).
 template <typename T> void unary(UnaryKind kind, const T *x, T *y, int64_t n);
+// As unary(), on the kernels of instruction set `isa` (which the CPU must have): the compiler
+// evaluates constants on the baseline, so generated files do not depend on its machine.
+enum class CpuIsa;
+template <typename T> void unaryOn(CpuIsa isa, UnaryKind kind, const T *x, T *y, int64_t n);
 void clipF32(const float *x, float *y, int64_t n, float lo, float hi);
 // An activation fused into the op that produces its input (the fuse pass), applied in place
 // to that op's output as the unfused op would (the same kernels: the same bits).
@@ -119,6 +123,27 @@ constexpr int kFusedMaxSlots = 32;
 // may be the storage of a same-shaped input (each chunk is read before it is written).
 void fusedElementwiseF32(const FusedInput *inputs, int numInputs, const FusedStep *steps,
                          int numSteps, float *out, int64_t n);
+
+// A chain as code (the compiler's default; fusedElementwiseF32 interprets the same steps, for
+// comparisons): out[begin, begin + len) from the inputs, len <= kFusedChunk. The generated
+// function computes each step with the scalar definition the interpreter's kernel applies,
+// and the vector math steps with mathRow, so the two give the same bits; it is compiled once
+// per instruction set (DLC_FUSED_CHAIN), without multiply-add contraction.
+constexpr int64_t kFusedChunk = 256;
+using FusedChain = void (*)(const float *const *inputs, float *out, int64_t begin, int64_t len);
+// The chain's version for each CpuIsa, in enum order.
+struct FusedChainVersions {
+  FusedChain versions[3];
+};
+// Runs `chain` over [0, n) in chunks of kFusedChunk, split over the threads as
+// fusedElementwiseF32 splits them. `out` may be a same-shaped input's storage.
+void fusedChainF32(const FusedChainVersions &chain, const float *const *inputs, float *out,
+                   int64_t n);
+// buffer[0, len) = elements [begin, begin + len) of a broadcast input (FusedInput's indexing).
+void fusedInputChunk(const FusedInput &input, int64_t begin, int64_t len, float *buffer);
+// MathFunction's kernel on the calling thread alone (the generated chains' math steps).
+enum class MathFunction;
+void mathRow(MathFunction function, const float *x, float *y, int64_t n);
 enum class CompareKind { Equal, Less, LessEqual, Greater, GreaterEqual };
 // As binary(), with a bool (0/1 byte) result.
 template <typename T>
@@ -143,6 +168,52 @@ void broadcastF32(const float *x, const int64_t *xStrides, float *y, const int64
 enum class CpuIsa { Baseline = 0, Avx2 = 1, Avx512 = 2 };
 CpuIsa selectedCpuIsa();
 const char *cpuIsaName(CpuIsa isa);
+
+// DLC_FUSED_CHAIN(name) defines `name`'s versions for each instruction set (FusedChainVersions
+// name_versions) from `static DLC_CHAIN_BODY void name(...)`: the body is inlined into a
+// copy compiled for each target. DLC_NO_CONTRACT starts the body: its steps round one at a
+// time, as the unfused ops' kernels do.
+#if defined(__clang__)
+#define DLC_CHAIN_BODY inline __attribute__((always_inline))
+#define DLC_NO_CONTRACT _Pragma("clang fp contract(off)")
+#define DLC_CHAIN_TARGET(isa) __attribute__((target(isa)))
+#elif defined(__GNUC__)
+#define DLC_CHAIN_BODY inline __attribute__((always_inline, optimize("fp-contract=off")))
+#define DLC_NO_CONTRACT
+#define DLC_CHAIN_TARGET(isa) __attribute__((target(isa), optimize("fp-contract=off")))
+#endif
+#if defined(__x86_64__) && defined(__GNUC__)
+#define DLC_FUSED_CHAIN(name)                                                                  \
+  DLC_CHAIN_TARGET("avx2,fma")                                                                 \
+  void name##_avx2(const float *const *in, float *out, int64_t begin, int64_t len) {           \
+    name(in, out, begin, len);                                                                 \
+  }                                                                                            \
+  DLC_CHAIN_TARGET("avx512f,avx2,fma")                                                         \
+  void name##_avx512(const float *const *in, float *out, int64_t begin, int64_t len) {         \
+    name(in, out, begin, len);                                                                 \
+  }                                                                                            \
+  const dlc::rt::FusedChainVersions name##_versions = {{name, name##_avx2, name##_avx512}};
+#else
+#define DLC_FUSED_CHAIN(name)                                                                  \
+  const dlc::rt::FusedChainVersions name##_versions = {{name, name, name}};
+#endif
+
+// Float functions evaluated a vector at a time (runtime/vector_math.h; accuracy in
+// docs/architecture.md, section 9): unary(), softmax and the fused chains use them.
+enum class MathFunction { Exp, Log, Tanh, Sigmoid, Erf };
+void mathF32(MathFunction function, const float *x, float *y, int64_t n);
+// The unary kinds whose float kernel is the vector math: the function of the same name.
+inline bool vectorMathOf(UnaryKind kind, MathFunction &function) {
+  switch (kind) {
+  case UnaryKind::Exp: function = MathFunction::Exp; return true;
+  case UnaryKind::Log: function = MathFunction::Log; return true;
+  case UnaryKind::Tanh: function = MathFunction::Tanh; return true;
+  case UnaryKind::Sigmoid: function = MathFunction::Sigmoid; return true;
+  case UnaryKind::Erf: function = MathFunction::Erf; return true;
+  default: return false;
+  }
+}
+void mathF32On(CpuIsa isa, MathFunction function, const float *x, float *y, int64_t n);
 
 // A model's worker threads (declared in dlc_runtime.h). Kernels run on a thread that holds a
 // ThreadScope split their work into at most that many fixed parts; everywhere else they run

@@ -104,6 +104,17 @@ typedef struct dlc_op_profile {
   int threads;        // the most threads its kernels ran on
 } dlc_op_profile;
 
+// Where a model compiled with --dump hands each op's results as the op finishes (the
+// value is only valid during the call): the ONNX node the op comes from, the ONNX value it
+// computes when it is one ("" for an op that computes part of a node, or for results past
+// the first), which result of the op, and the data.
+typedef void (*dlc_dump_fn)(void *user, const char *node, const char *value, int result,
+                            dlc_dtype dtype, const int64_t *shape, int rank, const void *data);
+typedef struct dlc_dump {
+  dlc_dump_fn fn; // null: nothing is dumped
+  void *user;
+} dlc_dump;
+
 size_t dlc_dtype_size(dlc_dtype dtype);
 const char *dlc_status_message(dlc_status status);
 // DLC_OK when every non-empty input and output has a buffer and no output buffer overlaps an

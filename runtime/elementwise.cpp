@@ -174,14 +174,23 @@ template <typename T> void unaryRange(UnaryKind kind, const T *x, T *y, int64_t 
 
 // (One parallel loop around the kinds' switch: one per kind made this file compile twice as
 // long.)
-template <typename T> void unary(UnaryKind kind, const T *x, T *y, int64_t n) {
+template <typename T> void unaryOn(CpuIsa isa, UnaryKind kind, const T *x, T *y, int64_t n) {
+  if constexpr (std::is_same_v<T, float>) {
+    MathFunction function;
+    if (vectorMathOf(kind, function))
+      return mathF32On(isa, function, x, y, n);
+  }
   parallelElements(n, [&](int64_t begin, int64_t end) {
     unaryRange(kind, x + begin, y + begin, end - begin);
   });
 }
 
+template <typename T> void unary(UnaryKind kind, const T *x, T *y, int64_t n) {
+  unaryOn(selectedCpuIsa(), kind, x, y, n);
+}
+
 void clipF32(const float *x, float *y, int64_t n, float lo, float hi) {
-  map(x, y, n, [lo, hi](float v) { return clampValue(v, lo, hi); });
+  map(x, y, n, [lo, hi](float v) { return scalar::clampValue(v, lo, hi); });
 }
 
 void applyEpilogue(const Epilogue &epilogue, float *y, int64_t n) {
@@ -202,11 +211,13 @@ void applyEpilogue(const Epilogue &epilogue, float *y, int64_t n) {
 }
 
 void leakyReluF32(const float *x, float *y, int64_t n, float alpha) {
-  map(x, y, n, [alpha](float v) { return v < 0.0f ? alpha * v : v; });
+  map(x, y, n, [alpha](float v) { return scalar::leakyReluValue(v, alpha); });
 }
 
 template void unary<float>(UnaryKind, const float *, float *, int64_t);
 template void unary<double>(UnaryKind, const double *, double *, int64_t);
+template void unaryOn<float>(CpuIsa, UnaryKind, const float *, float *, int64_t);
+template void unaryOn<double>(CpuIsa, UnaryKind, const double *, double *, int64_t);
 
 namespace {
 template <GradFrom from, typename Unary>
@@ -243,9 +254,8 @@ void binary(BinaryKind kind, const T *a, const int64_t *aStrides, const T *b,
 
 namespace {
 
-// Elements per chunk of a fused chain: every slot's chunk of every thread stays in L1.
-constexpr int64_t kFusedChunk = 256;
-// Chunks per thread at least: a chain over fewer elements runs on one thread.
+// Chunks (kFusedChunk: every slot's chunk of every thread stays in L1) per thread at least: a
+// chain over fewer elements runs on one thread.
 constexpr int64_t kFusedGrainChunks = 32;
 
 // Fills `buffer` with elements [begin, begin + len) of a broadcast input, without a division
@@ -280,30 +290,45 @@ void runFusedStep(const FusedStep &step, const float *const *slots, float *out, 
   }
 }
 
+// f(begin, len) over [0, n) in chunks, the chunks split over the threads.
+template <typename F> void forEachFusedChunk(int64_t n, F &&f) {
+  const int64_t chunks = (n + kFusedChunk - 1) / kFusedChunk;
+  parallelFor(chunks, kFusedGrainChunks, [&](int64_t firstChunk, int64_t endChunk) {
+    for (int64_t chunk = firstChunk; chunk < endChunk; ++chunk)
+      f(chunk * kFusedChunk, std::min(kFusedChunk, n - chunk * kFusedChunk));
+  });
+}
+
 } // namespace
+
+void fusedInputChunk(const FusedInput &input, int64_t begin, int64_t len, float *buffer) {
+  gatherFusedInput(input, begin, len, buffer);
+}
+
+void fusedChainF32(const FusedChainVersions &chain, const float *const *inputs, float *out,
+                   int64_t n) {
+  const FusedChain run = chain.versions[int(selectedCpuIsa())];
+  forEachFusedChunk(n, [&](int64_t begin, int64_t len) { run(inputs, out, begin, len); });
+}
 
 void fusedElementwiseF32(const FusedInput *inputs, int numInputs, const FusedStep *steps,
                          int numSteps, float *out, int64_t n) {
-  const int64_t chunks = (n + kFusedChunk - 1) / kFusedChunk;
-  parallelFor(chunks, kFusedGrainChunks, [&](int64_t firstChunk, int64_t endChunk) {
+  forEachFusedChunk(n, [&](int64_t begin, int64_t len) {
     alignas(64) float buffers[kFusedMaxSlots][kFusedChunk];
     const float *slots[kFusedMaxSlots];
-    for (int64_t chunk = firstChunk; chunk < endChunk; ++chunk) {
-      const int64_t begin = chunk * kFusedChunk, len = std::min(kFusedChunk, n - begin);
-      for (int i = 0; i < numInputs; ++i) {
-        const FusedInput &input = inputs[i];
-        if (input.repeat == 1 && input.period >= n) {
-          slots[i] = input.data + begin;
-        } else {
-          gatherFusedInput(input, begin, len, buffers[i]);
-          slots[i] = buffers[i];
-        }
+    for (int i = 0; i < numInputs; ++i) {
+      const FusedInput &input = inputs[i];
+      if (input.repeat == 1 && input.period >= n) {
+        slots[i] = input.data + begin;
+      } else {
+        gatherFusedInput(input, begin, len, buffers[i]);
+        slots[i] = buffers[i];
       }
-      for (int s = 0; s < numSteps; ++s) {
-        float *result = s + 1 == numSteps ? out + begin : buffers[numInputs + s];
-        runFusedStep(steps[s], slots, result, len);
-        slots[numInputs + s] = result;
-      }
+    }
+    for (int s = 0; s < numSteps; ++s) {
+      float *result = s + 1 == numSteps ? out + begin : buffers[numInputs + s];
+      runFusedStep(steps[s], slots, result, len);
+      slots[numInputs + s] = result;
     }
   });
 }

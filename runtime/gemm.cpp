@@ -1,8 +1,10 @@
 // sgemm: the instruction set chosen once per process by CPUID, the work split over the
-// calling model's threads, and the portable builds of the blocked kernel and of the depthwise
-// row kernels.
+// calling model's threads, and the portable builds of the blocked kernel, of the depthwise
+// row kernels and of the vector math.
 #include "depthwise_kernel.h"
 #include "gemm_kernel.h"
+#include "parallel.h"
+#include "vector_math.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -44,17 +46,18 @@ struct IsaKernels {
   BlockedFn blocked;
   void (*depthwiseRow)(const DepthwiseRowArgs &);
   void (*depthwiseNhwcRow)(const DepthwiseNhwcRowArgs &);
+  void (*math)(MathFunction, const float *, float *, int64_t);
 };
 
 IsaKernels kernelsFor(CpuIsa isa) {
 #if defined(__x86_64__)
   if (isa == CpuIsa::Avx512)
-    return {sgemmBlockedAvx512, depthwiseRowAvx512, depthwiseNhwcRowAvx512};
+    return {sgemmBlockedAvx512, depthwiseRowAvx512, depthwiseNhwcRowAvx512, mathAvx512};
   if (isa == CpuIsa::Avx2)
-    return {sgemmBlockedAvx2, depthwiseRowAvx2, depthwiseNhwcRowAvx2};
+    return {sgemmBlockedAvx2, depthwiseRowAvx2, depthwiseNhwcRowAvx2, mathAvx2};
 #endif
   (void)isa;
-  return {sgemmBlockedBaseline, depthwiseRowBaseline, depthwiseNhwcRowBaseline};
+  return {sgemmBlockedBaseline, depthwiseRowBaseline, depthwiseNhwcRowBaseline, mathBaseline};
 }
 
 // Eight independent partial sums break the add dependency chain.
@@ -227,6 +230,31 @@ void depthwiseNhwcRowBaseline(const DepthwiseNhwcRowArgs &r) {
 void depthwiseNhwcRow(const DepthwiseNhwcRowArgs &r) { selectedKernels().depthwiseNhwcRow(r); }
 void depthwiseNhwcRowOn(CpuIsa isa, const DepthwiseNhwcRowArgs &r) {
   kernelsFor(isa).depthwiseNhwcRow(r);
+}
+void mathBaseline(MathFunction function, const float *x, float *y, int64_t n) {
+  VectorMath<Portable>::run(function, x, y, n);
+}
+
+namespace {
+// Each element's result depends only on its value, so any split gives the same bits. The
+// functions cost tens of operations an element.
+constexpr int64_t kMathWorkPerElement = 32;
+void mathSplit(void (*math)(MathFunction, const float *, float *, int64_t),
+               MathFunction function, const float *x, float *y, int64_t n) {
+  parallelForWork(n, kMathWorkPerElement, [&](int64_t begin, int64_t end) {
+    math(function, x + begin, y + begin, end - begin);
+  });
+}
+} // namespace
+
+void mathRow(MathFunction function, const float *x, float *y, int64_t n) {
+  selectedKernels().math(function, x, y, n);
+}
+void mathF32(MathFunction function, const float *x, float *y, int64_t n) {
+  mathSplit(selectedKernels().math, function, x, y, n);
+}
+void mathF32On(CpuIsa isa, MathFunction function, const float *x, float *y, int64_t n) {
+  mathSplit(kernelsFor(isa).math, function, x, y, n);
 }
 
 const char *cpuIsaName(CpuIsa isa) {

@@ -86,7 +86,7 @@ void depthwiseRowAvx512(const DepthwiseRowArgs &r);
 
 // One output row of a channels-last depthwise convolution: for o < outWidth and c < channels,
 // y[o][c] = bias[c] + the sum over taps (k1, k2) in order, those inside the image only, of
-// weights[k1][k2][c] * x[i1][i2][c], + residual[o][c], then clamped to [lo, hi] (clampValue)
+// weights[k1][k2][c] * x[i1][i2][c], + residual[o][c], then clamped to [lo, hi] (scalar::clampValue)
 // if `clamp`.
 struct DepthwiseNhwcRowArgs {
   const float *x; // the image: inHeight x inWidth x channels
@@ -106,6 +106,11 @@ void depthwiseNhwcRowOn(CpuIsa isa, const DepthwiseNhwcRowArgs &r);
 void depthwiseNhwcRowBaseline(const DepthwiseNhwcRowArgs &r);
 void depthwiseNhwcRowAvx2(const DepthwiseNhwcRowArgs &r);
 void depthwiseNhwcRowAvx512(const DepthwiseNhwcRowArgs &r);
+
+// mathF32 (dlc_kernels.h) per instruction set (runtime/vector_math.h).
+void mathBaseline(MathFunction function, const float *x, float *y, int64_t n);
+void mathAvx2(MathFunction function, const float *x, float *y, int64_t n);
+void mathAvx512(MathFunction function, const float *x, float *y, int64_t n);
 
 } // namespace rt
 } // namespace dlc

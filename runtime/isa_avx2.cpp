@@ -1,11 +1,13 @@
-// Kernels for AVX2 + FMA (x86-64-v3): the blocked GEMM (a 6 x 16 register tile) and the
-// depthwise row kernels (four 8-float accumulators). Their code is compiled for that target
+// Kernels for AVX2 + FMA (x86-64-v3): the blocked GEMM (a 6 x 16 register tile), the
+// depthwise row kernels (four 8-float accumulators) and the vector math (8 lanes). Their code is compiled for that target
 // (GCC and clang pragmas below); only the entry points and the plain declarations included
 // first are not.
 #if defined(__x86_64__)
 #include <immintrin.h>
 
 #include "gemm.h"
+
+#include <cstring>
 
 // Everything defined from here to the pop is compiled for the target; the declarations
 // included above are not.
@@ -17,6 +19,7 @@
 #endif
 #include "depthwise_kernel.h"
 #include "gemm_kernel.h"
+#include "vector_math.h"
 
 namespace dlc {
 namespace rt {
@@ -44,6 +47,9 @@ struct Avx2 {
 void runAvx2(const GemmArgs &g) { BlockedGemm<Avx2>::run(g); }
 void depthwiseRunAvx2(const DepthwiseRowArgs &r) { DepthwiseRow<Avx2>::run(r); }
 void depthwiseNhwcRunAvx2(const DepthwiseNhwcRowArgs &r) { DepthwiseNhwcRow<Avx2>::run(r); }
+void mathRunAvx2(MathFunction function, const float *x, float *y, int64_t n) {
+  VectorMath<Avx2>::run(function, x, y, n);
+}
 } // namespace
 
 #if defined(__clang__)
@@ -55,6 +61,9 @@ void depthwiseNhwcRunAvx2(const DepthwiseNhwcRowArgs &r) { DepthwiseNhwcRow<Avx2
 void sgemmBlockedAvx2(const GemmArgs &g) { runAvx2(g); }
 void depthwiseRowAvx2(const DepthwiseRowArgs &r) { depthwiseRunAvx2(r); }
 void depthwiseNhwcRowAvx2(const DepthwiseNhwcRowArgs &r) { depthwiseNhwcRunAvx2(r); }
+void mathAvx2(MathFunction function, const float *x, float *y, int64_t n) {
+  mathRunAvx2(function, x, y, n);
+}
 
 } // namespace rt
 } // namespace dlc

@@ -1,11 +1,13 @@
-// Kernels for AVX-512F (x86-64-v4): the blocked GEMM (a 12 x 32 register tile) and the
-// depthwise row kernels (four 16-float accumulators). Their code is compiled for that target
+// Kernels for AVX-512F (x86-64-v4): the blocked GEMM (a 12 x 32 register tile), the
+// depthwise row kernels (four 16-float accumulators) and the vector math (16 lanes). Their code is compiled for that target
 // (GCC and clang pragmas below); only the entry points and the plain declarations included
 // first are not.
 #if defined(__x86_64__)
 #include <immintrin.h>
 
 #include "gemm.h"
+
+#include <cstring>
 
 // Everything defined from here to the pop is compiled for the target; the declarations
 // included above are not.
@@ -17,6 +19,7 @@
 #endif
 #include "depthwise_kernel.h"
 #include "gemm_kernel.h"
+#include "vector_math.h"
 
 namespace dlc {
 namespace rt {
@@ -46,6 +49,9 @@ struct Avx512 {
 void runAvx512(const GemmArgs &g) { BlockedGemm<Avx512>::run(g); }
 void depthwiseRunAvx512(const DepthwiseRowArgs &r) { DepthwiseRow<Avx512>::run(r); }
 void depthwiseNhwcRunAvx512(const DepthwiseNhwcRowArgs &r) { DepthwiseNhwcRow<Avx512>::run(r); }
+void mathRunAvx512(MathFunction function, const float *x, float *y, int64_t n) {
+  VectorMath<Avx512>::run(function, x, y, n);
+}
 } // namespace
 
 #if defined(__clang__)
@@ -57,6 +63,9 @@ void depthwiseNhwcRunAvx512(const DepthwiseNhwcRowArgs &r) { DepthwiseNhwcRow<Av
 void sgemmBlockedAvx512(const GemmArgs &g) { runAvx512(g); }
 void depthwiseRowAvx512(const DepthwiseRowArgs &r) { depthwiseRunAvx512(r); }
 void depthwiseNhwcRowAvx512(const DepthwiseNhwcRowArgs &r) { depthwiseNhwcRunAvx512(r); }
+void mathAvx512(MathFunction function, const float *x, float *y, int64_t n) {
+  mathRunAvx512(function, x, y, n);
+}
 
 } // namespace rt
 } // namespace dlc

@@ -5,6 +5,7 @@
 #pragma GCC optimize("O2")
 #endif
 #include "dlc_kernels.h"
+#include "gemm.h"
 #include "parallel.h"
 
 #include <algorithm>
@@ -21,36 +22,79 @@ namespace {
 // every pass walks memory row by row rather than striding down one column.
 constexpr int64_t kChunk = 64;
 
-// Softmax down each column of x[j * inner + l], j < n, l < width.
+// e[0, n) = exp(e[0, n)): float's a vector at a time (mathRow), double's one by one.
+void expInPlace(float *e, int64_t n) { mathRow(MathFunction::Exp, e, e, n); }
+void expInPlace(double *e, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    e[i] = std::exp(e[i]);
+}
+
+// Softmax down each column of x[j * inner + l], j < n, l < width, the exponentials a run at a
+// time: a contiguous block (width == inner, as for the last axis) in runs of kRun elements,
+// else each row's `width` columns. Each element is read before its output is written, so y
+// may be x.
 template <typename T>
 void softmaxBlock(const T *x, T *y, int64_t n, int64_t inner, int64_t width, bool log) {
+  constexpr int64_t kRun = 256, kPartials = 8;
+  const T inf = std::numeric_limits<T>::infinity();
   T maxv[kChunk], sum[kChunk];
-  std::fill(maxv, maxv + width, -std::numeric_limits<T>::infinity());
   std::fill(sum, sum + width, T(0));
-  for (int64_t j = 0; j < n; ++j)
-    for (int64_t l = 0; l < width; ++l)
-      maxv[l] = std::max(maxv[l], x[j * inner + l]);
-  // Subtracting the max keeps exp() in (0, 1], so nothing overflows.
-  if (log) {
+  const bool flat = width == inner;
+  if (inner == 1) {
+    // One column: partial maxima, not one dependency chain through the row.
+    T partial[kPartials];
+    std::fill(partial, partial + kPartials, -inf);
+    for (int64_t j = 0; j < n; ++j)
+      partial[j % kPartials] = std::max(partial[j % kPartials], x[j]);
+    maxv[0] = *std::max_element(partial, partial + kPartials);
+  } else {
+    std::fill(maxv, maxv + width, -inf);
     for (int64_t j = 0; j < n; ++j)
       for (int64_t l = 0; l < width; ++l)
-        sum[l] += std::exp(x[j * inner + l] - maxv[l]);
-    for (int64_t l = 0; l < width; ++l)
-      sum[l] = std::log(sum[l]);
+        maxv[l] = std::max(maxv[l], x[j * inner + l]);
+  }
+  // Calls f(start, len, firstColumn) for each run; a flat run wraps around the columns.
+  auto forEachRun = [&](auto f) {
+    if (flat) {
+      for (int64_t at = 0; at < n * inner; at += kRun)
+        f(at, std::min(kRun, n * inner - at), at % inner);
+    } else {
+      for (int64_t j = 0; j < n; ++j)
+        f(j * inner, width, int64_t(0));
+    }
+  };
+  // e = exp(x - max) of a run into `e`, added to the column sums. Subtracting the max keeps
+  // exp() in (0, 1], so nothing overflows.
+  auto expRun = [&](int64_t at, int64_t len, int64_t column, T *e) {
+    for (int64_t t = 0, l = column; t < len; ++t, l = l + 1 == inner ? 0 : l + 1)
+      e[t] = x[at + t] - maxv[l];
+    expInPlace(e, len);
+    if (inner == 1) {
+      T partial[kPartials] = {};
+      for (int64_t t = 0; t < len; ++t)
+        partial[t % kPartials] += e[t];
+      for (T p : partial)
+        sum[0] += p;
+      return;
+    }
+    for (int64_t t = 0, l = column; t < len; ++t, l = l + 1 == inner ? 0 : l + 1)
+      sum[l] += e[t];
+  };
+  if (log) {
+    forEachRun([&](int64_t at, int64_t len, int64_t column) {
+      T e[kRun];
+      expRun(at, len, column, e);
+    });
     // x - max is exact for nearby values; folding max and log-sum into one offset first would
     // round away the small result's precision when the inputs are large.
+    for (int64_t l = 0; l < width; ++l)
+      sum[l] = std::log(sum[l]);
     for (int64_t j = 0; j < n; ++j)
       for (int64_t l = 0; l < width; ++l)
         y[j * inner + l] = (x[j * inner + l] - maxv[l]) - sum[l];
     return;
   }
-  for (int64_t j = 0; j < n; ++j) {
-    for (int64_t l = 0; l < width; ++l) {
-      T e = std::exp(x[j * inner + l] - maxv[l]);
-      y[j * inner + l] = e;
-      sum[l] += e;
-    }
-  }
+  forEachRun([&](int64_t at, int64_t len, int64_t column) { expRun(at, len, column, y + at); });
   for (int64_t l = 0; l < width; ++l)
     sum[l] = T(1) / sum[l];
   for (int64_t j = 0; j < n; ++j)
@@ -151,40 +195,75 @@ public:
     }
   }
 
+  // Threads take whole outputs, each accumulated in the serial walk's order, so results do
+  // not depend on the thread count: groups of the leading outer dims that keep their output
+  // apart (a row per output of a last-axis reduction), else blocks of an inner run that maps
+  // onto consecutive outputs (a reduction over a leading axis).
   void run(const T *x, T *y) {
+    int64_t positions = 1;
     for (int d = 0; d < outerRank; ++d)
-      if (shape[d] == 0)
-        return;
-    if (innerLen > 0)
-      walk(0, x, y);
+      positions *= shape[d];
+    if (positions == 0 || innerLen == 0)
+      return;
+    int split = 0;
+    int64_t groups = 1;
+    while (split < outerRank && (outStrides[split] != 0 || shape[split] == 1))
+      groups *= shape[split++];
+    if (groups > 1) {
+      const int64_t groupElements = positions / groups * innerLen;
+      parallelForWork(groups, groupElements, [&](int64_t first, int64_t end) {
+        for (int64_t g = first; g < end; ++g) {
+          T *yg = y;
+          int64_t rest = g;
+          for (int d = split - 1; d >= 0; --d) {
+            yg += (rest % shape[d]) * outStrides[d];
+            rest /= shape[d];
+          }
+          const T *xg = x + g * groupElements;
+          walk(split, xg, yg, 0, innerLen);
+        }
+      });
+      return;
+    }
+    if (innerStride != 0) {
+      constexpr int64_t kBlock = 256;
+      parallelForWork((innerLen + kBlock - 1) / kBlock, positions * kBlock,
+                      [&](int64_t first, int64_t end) {
+                        const T *xb = x;
+                        walk(0, xb, y, first * kBlock, std::min(end * kBlock, innerLen));
+                      });
+      return;
+    }
+    walk(0, x, y, 0, innerLen);
   }
 
 private:
-  void walk(int dim, const T *&x, T *y) {
+  // Elements [begin, end) of each inner run under the outer dims from `dim` on.
+  void walk(int dim, const T *&x, T *y, int64_t begin, int64_t end) {
     if (dim == outerRank) {
-      inner(x, y);
+      inner(x, y, begin, end);
       x += innerLen;
       return;
     }
     for (int64_t i = 0; i < shape[dim]; ++i)
-      walk(dim + 1, x, y + i * outStrides[dim]);
+      walk(dim + 1, x, y + i * outStrides[dim], begin, end);
   }
 
-  void inner(const T *x, T *y) const {
+  void inner(const T *x, T *y, int64_t begin, int64_t end) const {
     if (innerStride != 0) {
-      for (int64_t i = 0; i < innerLen; ++i)
+      for (int64_t i = begin; i < end; ++i)
         y[i * innerStride] = op(y[i * innerStride], x[i]);
       return;
     }
     // Eight independent accumulators vectorise and lose less precision than one chain.
     T acc[8];
     std::fill(acc, acc + 8, identity);
-    int64_t i = 0;
-    for (; i + 8 <= innerLen; i += 8)
+    int64_t i = begin;
+    for (; i + 8 <= end; i += 8)
       for (int64_t l = 0; l < 8; ++l)
         acc[l] = op(acc[l], x[i + l]);
     T total = *y;
-    for (; i < innerLen; ++i)
+    for (; i < end; ++i)
       total = op(total, x[i]);
     for (T v : acc)
       total = op(total, v);

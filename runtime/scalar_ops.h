@@ -245,6 +245,17 @@ struct GreaterEqualOp {
 };
 
 
+// Clip's (and Relu's) clamp, shared by the elementwise kernel, the fused chains and the
+// epilogues that apply it inside other kernels, so they agree on every input (a NaN passes
+// through, as ONNX Clip); and LeakyRelu's.
+DLC_HOST_DEVICE inline float clampValue(float v, float lo, float hi) {
+  const float clamped = v < lo ? lo : v;
+  return clamped > hi ? hi : clamped;
+}
+DLC_HOST_DEVICE inline float leakyReluValue(float v, float alpha) {
+  return v < 0.0f ? alpha * v : v;
+}
+
 // ---- unary kinds' definitions (DLC_UNARY_KINDS above) ----
 // The C math function of float in float (expf), of double in double (exp).
 #define DLC_MATH_FUNCTION(name)                                                                \

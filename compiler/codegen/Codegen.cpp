@@ -369,6 +369,14 @@ int KernelEmitter::faultCode(const std::string &reason) {
   return int(faults.size());
 }
 
+std::string KernelEmitter::defineFusedChain(const std::string &chainBody) {
+  std::string name = "chain" + std::to_string(chainCount++);
+  kernels << "// " << commentText(currentOp) << "\nDLC_CHAIN_BODY void " << name
+          << "(const float *const *in, float *out, int64_t begin, int64_t len) {\n"
+          << chainBody << "}\nDLC_FUSED_CHAIN(" << name << ")\n\n";
+  return name;
+}
+
 std::string KernelEmitter::defineKernel(const std::string &params, const std::string &kernelBody,
                                         int64_t blockThreads) {
   std::string name = "kernel" + std::to_string(kernelCount++);
@@ -385,11 +393,26 @@ namespace {
 // faster than its length (over ten minutes at -O3), and parts of this size in seconds.
 constexpr int64_t kOpsPerSchedulePart = 256;
 
+// After the current op's kernel: each of its results handed to the schedule's `dump`.
+void emitDump(Operation *op, ScheduleEmitter &emitter) {
+  const std::string node = cString(onnxNodeName(op->getLoc())),
+                    value = cString(onnxComputedValue(op->getLoc()));
+  for (auto [i, result] : llvm::enumerate(op->getResults())) {
+    auto type = cast<RankedTensorType>(result.getType());
+    emitter.line("if (dump->fn) dump->fn(dump->user, " + node + ", " + (i ? "\"\"" : value) +
+                 ", " + std::to_string(i) + ", " + dtypeEnum(type.getElementType()) + ", " +
+                 emitter.array(type.getShape()) + ", " + std::to_string(type.getRank()) + ", " +
+                 emitter.ptr(result) + ");");
+  }
+}
+
 // The statements of one planned function; false after diagnostics on ops without a kernel.
 // With `profile`, each op is timed into the schedule's `profile` entries and its initializer
-// (node, op, shapes, FLOPs, bytes) appended to `*profile`.
+// (node, op, shapes, FLOPs, bytes) appended to `*profile`; with `dump`, each op's results are
+// handed to the schedule's `dump`.
 bool emitSchedule(func::FuncOp func, const Target &target, ScheduleEmitter &emitter,
-                  int64_t arenaBytes, std::vector<std::string> *profile = nullptr) {
+                  int64_t arenaBytes, std::vector<std::string> *profile = nullptr,
+                  bool dump = false) {
   const EmitterTable &table = target.emitters();
   const bool poison = target.poisonsDeadMemory();
   bool ok = true;
@@ -452,6 +475,8 @@ bool emitSchedule(func::FuncOp func, const Target &target, ScheduleEmitter &emit
       }
       if (failed(it->second(op, emitter)))
         ok = false;
+      if (dump)
+        emitDump(op, emitter);
       emitter.line("}");
     }
     auto released = op->getAttrOfType<DenseI64ArrayAttr>(kReleaseAttr);
@@ -666,13 +691,22 @@ bool generateCode(ModuleOp module, const Target &target, const std::string &name
   // One emitter for both functions: their kernels, fault codes and convolution plans are the
   // model's.
   ScheduleEmitter emitter(target, weights, argPointers(func, state));
+  emitter.interpretFusedChains = options.interpretFusedChains;
   std::vector<std::string> profileTable;
   if (options.profile && templates.profileSections.empty()) {
     module.emitError("--profile times CPU schedules only");
     return false;
   }
+  if (options.dump && templates.dumpSections.empty()) {
+    module.emitError("--dump reads CPU schedules only");
+    return false;
+  }
+  if (options.dump && options.profile) {
+    module.emitError("--dump and --profile do not combine: the profile would time the dump");
+    return false;
+  }
   if (!emitSchedule(func, target, emitter, forwardArena,
-                    options.profile ? &profileTable : nullptr))
+                    options.profile ? &profileTable : nullptr, options.dump))
     return false;
   std::string forwardSchedule = emitter.body_str(), stepSchedule;
   if (step) {
@@ -746,9 +780,10 @@ bool generateCode(ModuleOp module, const Target &target, const std::string &name
       {"TRAIN_DESTROY", ""},
       {"TRAIN_DEFINITIONS", ""},
   };
-  for (const char *key : {"PROFILE_MACROS", "PROFILE_C_API", "PROFILE_METHODS", "PROFILE_MEMBERS",
-                          "PROFILE_PARAM", "PROFILE_ARG", "PROFILE_TABLE", "PROFILE_INIT",
-                          "PROFILE_DEFINITIONS"})
+  // The sections profile.tpl or dump.tpl fill.
+  for (const char *key : {"INSTRUMENT_MACROS", "INSTRUMENT_C_API", "INSTRUMENT_METHODS",
+                          "INSTRUMENT_MEMBERS", "INSTRUMENT_PARAM", "INSTRUMENT_ARG",
+                          "INSTRUMENT_TABLE", "INSTRUMENT_INIT", "INSTRUMENT_DEFINITIONS"})
     vars[key] = "";
   if (step) {
     for (unsigned i : dataArguments(step))
@@ -786,6 +821,8 @@ bool generateCode(ModuleOp module, const Target &target, const std::string &name
         {"OP_TABLE", "\n    " + llvm::join(profileTable, ",\n    ")}};
     addSections(templates.profileSections, profiling, vars);
   }
+  if (options.dump)
+    addSections(templates.dumpSections, {}, vars);
   out.header = substitute(embeddedFile(templates.header), vars);
   out.source = substitute(embeddedFile(templates.source), vars);
   out.weightsSource = weightsSource(name, out.weights.size(), weightsPath);

@@ -32,6 +32,12 @@ struct CodegenOptions {
   CudaCodegenOptions cuda;
   // --profile: every run of @forward times each op (NAME_profile); CPU targets only.
   bool profile = false;
+  // --dump: every run of @forward hands each op's results to a function (NAME_set_dump); CPU
+  // targets only, not with profile.
+  bool dump = false;
+  // --fused-chains interpret: fused elementwise chains run on the runtime's interpreter
+  // instead of as generated code (A/B comparisons; the same bits).
+  bool interpretFusedChains = false;
 };
 
 // Fails (after emitting MLIR diagnostics on the offending ops) when an op has no kernel for

@@ -40,48 +40,6 @@ LogicalResult emitBinary(Operation *op, KernelEmitter &e) {
   return success();
 }
 
-// A chain step as a constant expression of the runtime's step constructors.
-std::string fusedStepLiteral(const DecodedFusedStep &decoded) {
-  const dlc::rt::FusedStep &step = decoded.step;
-  std::string a = std::to_string(step.a);
-  switch (step.kind) {
-  case dlc::rt::FusedStepKind::Unary:
-    return "dlc::rt::unaryStep(dlc::rt::UnaryKind::" + decoded.kind.str() + ", " + a + ")";
-  case dlc::rt::FusedStepKind::Binary:
-    return "dlc::rt::binaryStep(dlc::rt::BinaryKind::" + decoded.kind.str() + ", " + a + ", " +
-           std::to_string(step.b) + ")";
-  case dlc::rt::FusedStepKind::Clip:
-    return "dlc::rt::clipStep(" + a + ", " + floatLiteral(step.p0) + ", " +
-           floatLiteral(step.p1) + ")";
-  case dlc::rt::FusedStepKind::LeakyRelu:
-    return "dlc::rt::leakyReluStep(" + a + ", " + floatLiteral(step.p0) + ")";
-  }
-  return "";
-}
-
-LogicalResult emitFusedElementwise(Operation *op, KernelEmitter &e) {
-  auto fused = cast<FusedElementwiseOp>(op);
-  FailureOr<SmallVector<DecodedFusedStep>> steps = decodeFusedSteps(fused);
-  if (failed(steps))
-    return failure();
-  std::vector<std::string> stepLiterals, inputLiterals;
-  for (const DecodedFusedStep &step : *steps)
-    stepLiterals.push_back(fusedStepLiteral(step));
-  auto outShape = tensorType(fused.getOutput()).getShape();
-  for (Value input : fused.getInputs()) {
-    auto [repeat, period] = *fusedInputIndexing(tensorType(input).getShape(), outShape);
-    inputLiterals.push_back("{" + e.ptr(input) + ", " + std::to_string(repeat) + ", " +
-                            std::to_string(period) + "}");
-  }
-  std::string stepArray = e.arrayOf("dlc::rt::FusedStep", stepLiterals, true);
-  std::string inputArray = e.arrayOf("dlc::rt::FusedInput", inputLiterals, false);
-  e.line("dlc::rt::fusedElementwiseF32(" + inputArray + ", " +
-         std::to_string(inputLiterals.size()) + ", " + stepArray + ", " +
-         std::to_string(stepLiterals.size()) + ", " + e.ptr(fused.getOutput()) + ", " +
-         std::to_string(numElements(fused.getOutput())) + ");");
-  return success();
-}
-
 } // namespace
 
 namespace {
@@ -108,7 +66,7 @@ const std::vector<std::string> &opsOfFamily(OpFamily family) {
 }
 
 void addElementwiseEmitters(EmitterTable &table) {
-  table.forOp<FusedElementwiseOp>() = emitFusedElementwise;
+  table.forOp<FusedElementwiseOp>() = emitFusedChain;
   for (const std::string &name : opsOfFamily(OpFamily::Unary))
     table[name] = emitUnary;
   for (const std::string &name : opsOfFamily(OpFamily::Binary))

@@ -72,11 +72,17 @@ public:
                            int64_t blockThreads);
   std::string kernels_str() const { return kernels.str(); }
   int kernelsDefined() const { return kernelCount; }
+  // CPU: defines a fused chain, `body` over (in, out, begin, len) (dlc::rt::FusedChain), for
+  // every instruction set before the schedule, and returns its name (NAME_versions is its
+  // dlc::rt::FusedChainVersions).
+  std::string defineFusedChain(const std::string &chainBody);
+  // --fused-chains interpret: chains run on the runtime's interpreter (comparisons).
+  bool interpretFusedChains = false;
 
 protected:
   std::ostringstream body, kernels;
   std::vector<std::string> faults, convShapes;
-  int arrays = 0, kernelCount = 0;
+  int arrays = 0, kernelCount = 0, chainCount = 0;
 };
 
 // Emits the kernel call(s) for one op; emits a diagnostic on the op and fails when the op's
@@ -92,6 +98,8 @@ struct EmitterTable : std::map<std::string, OpEmitter> {
 };
 
 void addElementwiseEmitters(EmitterTable &table);
+// dlc.fused_elementwise on the CPU (FusedChains.cpp).
+mlir::LogicalResult emitFusedChain(mlir::Operation *op, KernelEmitter &e);
 void addLinalgEmitters(EmitterTable &table);
 void addWindowEmitters(EmitterTable &table);
 void addReductionEmitters(EmitterTable &table);

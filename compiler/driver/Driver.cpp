@@ -132,7 +132,7 @@ bool generate(const CompileOptions &options, const Target &target, const std::st
     llvm::raw_string_ostream os(*mlirText);
     module->print(os, OpPrintingFlags().enableDebugInfo(/*enable=*/true, /*prettyForm=*/false));
   } else if (!generateCode(*module, target, name, modelPath, weightsPath, out,
-                           {options.cuda, options.profile}) ||
+                           {options.cuda, options.profile, options.dump, options.interpretFusedChains}) ||
              failedDiagnostics) {
     return false;
   }
@@ -384,7 +384,8 @@ namespace {
 // Everything of the compile options that changes the generated code.
 std::string optionsKey(const CompileOptions &c) {
   std::string key = std::string(c.reuse ? "reuse" : "no-reuse") + (c.firstFit ? "first-fit" : "") +
-                    (c.profile ? "|profile" : "") + "|cpu " + c.cpu;
+                    (c.profile ? "|profile" : "") + (c.dump ? "|dump" : "") +
+                    (c.interpretFusedChains ? "|interpret-chains" : "") + "|cpu " + c.cpu;
   for (const auto &[name, value] : c.pins.dims)
     key += "|dim " + name + "=" + std::to_string(value);
   for (const auto &[name, dims] : c.pins.inputShapes) {
@@ -496,11 +497,18 @@ int runIn(const std::string &model, const std::string &outDir, std::vector<std::
 } // namespace
 
 int runCommand(const CompileOptions &compile, const std::vector<std::string> &inputs,
-               const std::string &outDir) {
+               const std::string &outDir, const std::string &dumpDir) {
   std::string runner = cachedRunner(compile, "codegen_templates/runner.cpp.tpl");
   if (runner.empty())
     return 1;
   std::vector<std::string> argv = {runner, outDir};
+  if (compile.dump) {
+    if (llvm::sys::fs::create_directories(dumpDir)) {
+      reportError(compile.model, "cannot create dump directory '" + dumpDir + "'");
+      return 1;
+    }
+    argv.push_back(dumpDir);
+  }
   argv.insert(argv.end(), inputs.begin(), inputs.end());
   return runIn(compile.model, outDir, argv);
 }

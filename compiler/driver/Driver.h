@@ -29,6 +29,8 @@ struct CompileOptions {
   bool reuse = true;          // false: every value gets its own memory (debugging)
   bool firstFit = false;      // the naive planner, for comparisons
   bool profile = false;       // --profile: time every op of each run (NAME_profile)
+  bool dump = false;          // --dump: hand every op's results to a function (NAME_set_dump)
+  bool interpretFusedChains = false; // --fused-chains interpret (comparisons)
   bool report = false;        // print the memory report
   std::string reportJsonPath; // write the memory report as JSON
   std::string reportSvgPath;  // draw the memory plan
@@ -40,9 +42,10 @@ int compileCommand(const CompileOptions &options);
 int inspectCommand(const std::string &model);
 // Compiles (cached per model, flags and options), builds and runs `compile.model`. With
 // compile.profile it runs the model 10 more times and writes DIR/profile.csv and
-// DIR/profile.json (a Chrome trace).
+// DIR/profile.json (a Chrome trace); with compile.dump it writes every op's results into
+// `dumpDir` (NNNNN-<node>.npy in the order the ops ran, listed in dumpDir/index.json).
 int runCommand(const CompileOptions &compile, const std::vector<std::string> &inputs,
-               const std::string &outDir);
+               const std::string &outDir, const std::string &dumpDir = "");
 // `dlc run --train`: `steps` training steps on one batch; writes DIR/loss.npy and each
 // trained weight as DIR/<name>.npy.
 struct TrainRun {

@@ -79,7 +79,7 @@ Outcome evaluateUnary(Operation *op, Buffers &b) {
       if (!kind)
         return skip();
       const T *in = reinterpret_cast<const T *>(b.in(x));
-      rt::unary<T>(*kind, in, reinterpret_cast<T *>(b.out(y)), n);
+      rt::unaryOn<T>(rt::CpuIsa::Baseline, *kind, in, reinterpret_cast<T *>(b.out(y)), n);
       return done();
     }
     return skip();

@@ -147,10 +147,12 @@ Target::~Target() = default;
 
 TargetTemplates Target::templates() const {
   const std::string model = std::string("codegen_templates/model") + facts.templateSuffix;
-  // Timing an op on a GPU takes events on its stream: only CPU schedules are profiled yet.
-  std::string profile = *facts.templateSuffix ? "" : "codegen_templates/profile.tpl";
+  // Timing an op on a GPU takes events on its stream, and reading its results a copy to the
+  // host: only CPU schedules are profiled or dumped yet.
+  const bool cpu = !*facts.templateSuffix;
   return {model + ".h.tpl", model + facts.sourceExtension + ".tpl",
-          std::string("codegen_templates/train") + facts.templateSuffix + ".tpl", profile};
+          std::string("codegen_templates/train") + facts.templateSuffix + ".tpl",
+          cpu ? "codegen_templates/profile.tpl" : "", cpu ? "codegen_templates/dump.tpl" : ""};
 }
 
 const std::vector<const Target *> &allTargets() {

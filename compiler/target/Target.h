@@ -37,6 +37,7 @@ struct TargetTemplates {
   std::string source;        // NAME.cpp or NAME.cu
   std::string trainSections; // the //@@ sections a training build adds to both
   std::string profileSections; // those a --profile build adds ("" where it cannot profile)
+  std::string dumpSections;    // those a --dump build adds ("" where it cannot dump)
 };
 
 // One compiler invocation of a library build: `command` (compiler and flags) over `sources`.

@@ -6,7 +6,6 @@ reference outputs.
 `--list` names the cases, `-k PATTERN` runs only those whose name the regular expression
 PATTERN matches (tests/testlib/cases.py)."""
 import argparse
-import csv
 import functools
 import json
 import os
@@ -25,6 +24,8 @@ from clicheck import check, expect_error, failures, passes, run  # noqa: E402
 from models import make_models, save  # noqa: E402  (tests/cli/models.py)
 from pins import (check_exporter_quirks, check_input_values, check_optional_inputs,  # noqa
                   check_sequence_io, check_symbolic_dims)
+from instrument import check_dump, check_profile  # noqa: E402  (tests/cli/instrument.py)
+from chains import check_fused_chains  # noqa: E402  (tests/cli/chains.py)
 
 NODE_DATA = "/usr/share/libonnx-testdata/data/node"
 
@@ -219,76 +220,6 @@ def check_long_schedule(dlc, work):
     r = run(dlc, "run", path, xin, bad, "-o", os.path.join(work, "long_bad"))
     check(r.returncode != 0 and "node 'pick' (Gather)" in r.stderr and "Traceback" not in
           r.stderr, "an error in the last part ends the run with its node (%s)" % r.stderr.strip())
-
-
-def check_profile(dlc, work):
-    """--profile: `dlc run` writes profile.csv with every op of the schedule once (node, op,
-    shapes, FLOPs) and per-op medians adding up to the run's median within 10%, and
-    profile.json, a Chrome trace of the same ops in order; the outputs are those of a plain
-    run. Without --profile the generated code has no timer; the CUDA target refuses it."""
-    rng = np.random.default_rng(0)
-    f32 = TensorProto.FLOAT
-    model = helper.make_model(helper.make_graph(
-        [helper.make_node("Conv", ["x", "w"], ["c"], name="conv,1", pads=[1, 1, 1, 1]),
-         helper.make_node("Relu", ["c"], ["r"], name="relu"),
-         helper.make_node("Transpose", ["r"], ["t"], name="to_nhwc", perm=[0, 2, 3, 1]),
-         helper.make_node("MatMul", ["t", "p"], ["m"], name="project"),
-         helper.make_node("Softmax", ["m"], ["y"], name="soft\"max", axis=-1)],
-        "g", [helper.make_tensor_value_info("x", f32, [1, 16, 32, 32])],
-        [helper.make_tensor_value_info("y", f32, [1, 32, 32, 64])],
-        [numpy_helper.from_array(rng.standard_normal((32, 16, 3, 3)).astype(np.float32), "w"),
-         numpy_helper.from_array(rng.standard_normal((32, 64)).astype(np.float32), "p")]),
-        opset_imports=[helper.make_opsetid("", 13)])
-    path = save(model, os.path.join(work, "profiled.onnx"))
-    xin = os.path.join(work, "profiled_x.npy")
-    np.save(xin, rng.standard_normal((1, 16, 32, 32)).astype(np.float32))
-    plain, profiled = os.path.join(work, "plain_run"), os.path.join(work, "profiled_run")
-    r1 = run(dlc, "run", path, xin, "-o", plain)
-    r2 = run(dlc, "run", path, xin, "-o", profiled, "--profile")
-    check(r1.returncode == 0 and r2.returncode == 0 and np.array_equal(
-        np.load(os.path.join(plain, "y.npy")), np.load(os.path.join(profiled, "y.npy"))),
-        "a profiled run gives the plain run's outputs (%s)" % (r1.stderr + r2.stderr).strip())
-    src = os.path.join(work, "profiled_src")
-    r = run(dlc, "compile", path, "-o", src, "--profile")
-    source = open(os.path.join(src, "profiled.cpp")).read() if r.returncode == 0 else ""
-    scheduled = source.count("dlc::rt::OpTimer")
-    rows = []
-    if os.path.exists(os.path.join(profiled, "profile.csv")):
-        with open(os.path.join(profiled, "profile.csv")) as f:
-            rows = list(csv.DictReader(f))
-    ops, total = rows[:-1], rows[-1] if rows else {}
-    nodes = [row["node"] for row in ops]
-    check(scheduled == 4 and len(ops) == scheduled and len(set(nodes)) == len(nodes) and
-          nodes == ["conv,1", "to_nhwc", "project", 'soft"max'] and
-          ops[0]["op"] == "Conv" and ops[0]["shapes"] == "1x16x32x32, 32x16x3x3 -> 1x32x32x32" and
-          float(ops[0]["flops"]) == 2 * 32 * 32 * 32 * 16 * 9 and
-          float(ops[2]["flops"]) == 2 * 32 * 32 * 64 * 32,
-          "profile.csv lists each of the %d scheduled ops once, with shapes and FLOPs (%s)"
-          % (scheduled, [(row["node"], row["op"], row["flops"]) for row in ops]))
-    if ops:
-        summed, whole = sum(float(row["median_us"]) for row in ops), float(total["median_us"])
-        check(total["index"] == "total" and abs(summed - whole) <= 0.1 * whole,
-              "the ops' medians add up to the run's median within 10%% (%.1f of %.1f us)"
-              % (summed, whole))
-    try:
-        with open(os.path.join(profiled, "profile.json")) as f:
-            events = json.load(f)["traceEvents"]
-    except (OSError, ValueError) as e:
-        events = []
-        print("profile.json: %s" % e)
-    check([e["name"] for e in events] == nodes and all(e["ph"] == "X" and e["dur"] >= 0
-                                                       for e in events) and
-          all(a["ts"] + a["dur"] <= b["ts"] + 1e-3 for a, b in zip(events, events[1:])),
-          "profile.json is a Chrome trace of the same ops, one after another")
-    r = run(dlc, "compile", path, "-o", os.path.join(work, "unprofiled_src"))
-    plain_source = open(os.path.join(work, "unprofiled_src", "profiled.cpp")).read() \
-        if r.returncode == 0 else "OpTimer"
-    check("OpTimer" not in plain_source and "dlc_op_profile" not in plain_source,
-          "without --profile the generated code times nothing")
-    r = run(dlc, "compile", path, "-o", os.path.join(work, "profiled_cuda"), "--profile",
-            "--target", "cuda")
-    check(r.returncode == 1 and "--profile times CPU schedules only" in r.stderr,
-          "--profile --target cuda is refused (%s)" % r.stderr.strip())
 
 
 def check_control_flow(dlc, work):
@@ -601,7 +532,8 @@ for _name, _check in (("sequence_io", check_sequence_io),
                       ("shared_conv_weight", check_shared_conv_weight),
                       ("run_time_error", check_run_time_error),
                       ("long_schedule", check_long_schedule),
-                      ("profile", check_profile),
+                      ("profile", check_profile), ("dump", check_dump),
+                      ("fused_chains", check_fused_chains),
                       ("control_flow", check_control_flow)):
     SUITE.add(_name, lambda c, check_=_check: check_(c.dlc, c.work))
 error_case("used_complex", lambda c: c.models["used_complex"], ["unsupported element type"])

@@ -23,6 +23,17 @@ namespace {
 
 using Shape = std::vector<int64_t>;
 
+// Every kernel instruction set this CPU can run ($DLC_CPU narrows the list), from the
+// baseline up.
+inline std::vector<dlc::rt::CpuIsa> runnableIsas() {
+  using dlc::rt::CpuIsa;
+  std::vector<CpuIsa> isas;
+  for (CpuIsa isa : {CpuIsa::Baseline, CpuIsa::Avx2, CpuIsa::Avx512})
+    if (isa <= dlc::rt::selectedCpuIsa())
+      isas.push_back(isa);
+  return isas;
+}
+
 inline int64_t randomInt(std::mt19937 &rng, int64_t lo, int64_t hi) {
   return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
 }

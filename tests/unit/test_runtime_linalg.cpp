@@ -31,15 +31,6 @@ struct GemmCase {
 // Which operand the product reads packed ahead of time, as constant weights are.
 enum class Packed { None, A, B };
 
-// Every kernel this CPU can run ($DLC_CPU narrows the list), from the baseline up.
-std::vector<CpuIsa> runnableIsas() {
-  std::vector<CpuIsa> isas;
-  for (CpuIsa isa : {CpuIsa::Baseline, CpuIsa::Avx2, CpuIsa::Avx512})
-    if (isa <= selectedCpuIsa())
-      isas.push_back(isa);
-  return isas;
-}
-
 void checkGemm(std::mt19937 &rng, const GemmCase &g, CpuIsa isa, Packed packed = Packed::None) {
   INFO("isa " << cpuIsaName(isa) << " packed " << int(packed) << " transA " << g.transA << " transB " << g.transB << " m " << g.m << " n " << g.n << " k "
                  << g.k << " alpha " << g.alpha << " beta " << g.beta);

@@ -61,6 +61,40 @@ TEST_CASE("threaded kernels: the serial bits on any thread count, every thread u
     checkThreaded("last axis", y, [&] { softmax(x.data(), y.data(), 1000, 257, 1, false); });
     checkThreaded("middle axis", y, [&] { softmax(x.data(), y.data(), 4, 257, 75, true); });
   }
+  SECTION("reductions: over the last axis, a leading one, and two apart") {
+    const int64_t shape[] = {6, 40, 1031};
+    std::vector<float> x = randomFloats(rng, 6 * 40 * 1031, -2, 2);
+    // Output strides per input dim (0: reduced), as the compiler writes them.
+    const int64_t lastAxis[] = {40, 1, 0}, leadingAxes[] = {0, 0, 1}, outerAndLast[] = {0, 1, 0};
+    std::vector<float> rows(6 * 40), columns(1031), middle(40);
+    checkThreaded("last axis", rows, [&] {
+      reduce(ReduceKind::Sum, x.data(), shape, lastAxis, 3, rows.data(), 240, 1031);
+    });
+    checkThreaded("leading axes", columns, [&] {
+      reduce(ReduceKind::Mean, x.data(), shape, leadingAxes, 3, columns.data(), 1031, 240);
+    });
+    const int64_t wide[] = {1, 40, 100003};
+    std::vector<float> big = randomFloats(rng, 40 * 100003, -2, 2);
+    checkThreaded("first and last axes", middle, [&] {
+      reduce(ReduceKind::Max, big.data(), wide, outerAndLast, 3, middle.data(), 40, 100003);
+    });
+  }
+  SECTION("concat of a batch of one, and gather") {
+    std::vector<float> a = randomFloats(rng, 3 * 40000), b = randomFloats(rng, 5 * 40000),
+                       c = randomFloats(rng, 4 * 40000), y(12 * 40000);
+    const void *inputs[] = {a.data(), b.data(), c.data()};
+    const int64_t axisSizes[] = {3, 5, 4};
+    checkThreaded("concat", y, [&] {
+      concat(inputs, axisSizes, 3, y.data(), 1, 40000, sizeof(float));
+    });
+    std::vector<float> table = randomFloats(rng, 1000 * 768), rows(400 * 768);
+    std::vector<int64_t> indices;
+    for (int64_t i = 0; i < 400; ++i)
+      indices.push_back((i * 389) % 1000 - (i % 3 == 0 ? 1000 : 0));
+    checkThreaded("gather", rows, [&] {
+      CHECK(gather(table.data(), indices.data(), 400, rows.data(), 1, 1000, 768, sizeof(float)));
+    });
+  }
   SECTION("transpose, also with a batch of one first") {
     const int64_t shape[] = {64, 33, 129}, perm[] = {2, 0, 1};
     std::vector<float> x = randomFloats(rng, 64 * 33 * 129), y(x.size());

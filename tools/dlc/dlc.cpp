@@ -17,17 +17,26 @@ const char kUsage[] = R"(usage:
               [--cpu native|x86-64-v2|x86-64-v3|x86-64-v4]
               [--dim NAME=N[,NAME=N]] [--input-shape INPUT=AxBxC] [--sequence INPUT=AxB,CxD]
               [--absent INPUT[,INPUT]] [--input-value INPUT=V[,V]]
-              [--no-reuse | --first-fit] [--report] [--report-json FILE]
-              [--report-memory FILE.svg] [--profile]
+              [--no-reuse | --first-fit] [--fused-chains code|interpret]
+              [--report] [--report-json FILE]
+              [--report-memory FILE.svg] [--profile | --dump]
       Compile an ONNX model (.onnx or .pb) to C++ sources (NAME.h, NAME.cpp, weights) or to
       a static library libNAME.a with its header. --report prints arena bytes, the lower
       bound, bytes without reuse, in-place ops, elided concats and weight bytes; --no-reuse
-      gives every value its own memory; --first-fit uses the naive planner (comparisons). Build generated code with -DDLC_CHECK_MEMORY to
-      poison memory whose values are dead (reads after reuse show up as NaN).
+      gives every value its own memory; --first-fit uses the naive planner (comparisons);
+      --fused-chains interpret runs fused elementwise chains on the runtime's interpreter
+      rather than as generated code (comparisons: the same bits). Build generated code with
+      -DDLC_CHECK_MEMORY to poison memory whose values are dead (reads after reuse show up as
+      NaN).
       --profile times every op of each run: NAME_profile() gives each op's node, op type,
       shapes, FLOPs, bytes, time and threads (CPU target). With run, the model runs 10 more
       times and DIR/profile.csv (per op: median and minimum time, share of the run, GFLOP/s,
       GB/s, threads) and DIR/profile.json (a Chrome trace, for Perfetto) are written.
+      --dump hands every op's results to a function after the op ran (NAME_set_dump: its ONNX
+      node, the ONNX value it computes, the data; CPU target). With run, --dump DUMPDIR
+      writes them as DUMPDIR/NNNNN-<node>.npy in the order the ops ran, listed in
+      DUMPDIR/index.json; scripts/compare_ort.py finds the first that departs from ONNX
+      Runtime's value.
       Shapes are static: --dim gives every input dim named NAME (a symbolic dim such as
       'batch') a value; --input-shape gives one input all its dims (also unnamed ones).
       dlc inspect lists the symbolic dims and the option that pins each. A sequence input
@@ -60,7 +69,7 @@ const char kUsage[] = R"(usage:
                     adam[:lr=,beta1=,beta2=,eps=,weight_decay=] | adamw[...]   (default sgd)
         --trainable NAME[,NAME] / --freeze NAME[,NAME]   initializer names or name prefixes
       Integer initializers and batch-norm running statistics are never trained.
-  dlc run MODEL IN.npy... -o DIR [--no-reuse] [--profile]
+  dlc run MODEL IN.npy... -o DIR [--no-reuse] [--profile | --dump DUMPDIR]
   dlc run MODEL IN.npy... --train --labels LABELS.npy --steps N [--loss ...] [--optimizer ...]
           [--load-state FILE] [--save-state FILE] -o DIR
       Training quick check: N steps on the same batch; writes DIR/loss.npy (each step's loss,
@@ -194,7 +203,7 @@ int main(int argc, char **argv) {
 
   std::vector<std::string> positional;
   dlc::CompileOptions options;
-  std::string labels, steps, optimizer, loadState, saveState;
+  std::string labels, steps, optimizer, loadState, saveState, dumpDir;
   // Comma-separated names, one or more per flag.
   auto addNames = [](std::vector<std::string> &into, const std::string &list) {
     for (size_t start = 0; start <= list.size();) {
@@ -236,6 +245,12 @@ int main(int argc, char **argv) {
       options.report = true;
     else if (a == "--profile")
       options.profile = true;
+    else if (a == "--dump") {
+      // run writes the values into DIR; compile gives the library NAME_set_dump.
+      options.dump = true;
+      if (command == "run")
+        ok = value(dumpDir);
+    }
     else if (a == "--train")
       options.train.enabled = true;
     else if (a == "--loss")
@@ -269,6 +284,13 @@ int main(int argc, char **argv) {
       options.cuda.alwaysJit = true;
     else if (a == "--first-fit")
       options.firstFit = true;
+    else if (a == "--fused-chains") {
+      std::string how;
+      ok = value(how);
+      if (ok && how != "code" && how != "interpret")
+        return usageError("--fused-chains wants code or interpret, got '" + how + "'");
+      options.interpretFusedChains = how == "interpret";
+    }
     else if (a.rfind("--", 0) == 0 && a.find('=') != std::string::npos) {
       // --flag=value spellings of the options above.
       std::string flag = a.substr(0, a.find('=')), v = a.substr(a.find('=') + 1);
@@ -299,6 +321,10 @@ int main(int argc, char **argv) {
         steps = v;
       else if (flag == "--load-state")
         loadState = v;
+      else if (flag == "--dump" && command == "run") {
+        options.dump = true;
+        dumpDir = v;
+      }
       else if (flag == "--save-state")
         saveState = v;
       else if (kPinFlags.count(flag)) {
@@ -332,6 +358,10 @@ int main(int argc, char **argv) {
       !(command == "run" && train.enabled))
     return usageError("--labels, --steps, --load-state and --save-state are for dlc run --train");
 
+  if (options.dump && options.profile)
+    return usageError("--dump and --profile do not combine: the profile would time the dump");
+  if (options.dump && command == "run" && train.enabled)
+    return usageError("--dump dumps inference runs, not --train");
   if (command == "compile") {
     if (positional.size() != 1)
       return usageError("compile takes one MODEL");
@@ -359,7 +389,7 @@ int main(int argc, char **argv) {
     options.emit = "staticlib";
     std::vector<std::string> inputs(positional.begin() + 1, positional.end());
     if (!train.enabled)
-      return dlc::runCommand(options, inputs, options.outDir);
+      return dlc::runCommand(options, inputs, options.outDir, dumpDir);
     if (labels.empty() != (train.loss == "none"))
       return usageError(train.loss == "none" ? "--loss none takes no --labels"
                                              : "run --train needs --labels LABELS.npy");

@@ -1,0 +1,169 @@
+// exp, log, tanh, sigmoid and erf of float, written once over a vector of lanes: the baseline
+// build (gemm.cpp's portable kernels, 4 lanes), isa_avx2.cpp (8) and isa_avx512.cpp (16) each
+// include it with their vector traits V, as they do gemm_kernel.h. Every lane runs the same
+// operations in the same order, so a result depends on the instruction set only through V::fma
+// (fused on AVX2 and AVX-512, a multiply and an add on the baseline): AVX2 and AVX-512 give the
+// same bits. docs/kernels.md ("Transcendental functions") states the accuracy the unit tests
+// hold them to.
+//
+// V provides Vec (a GCC vector of floats) and fma(a, b, c) = a * b + c. Comparisons of
+// vectors give int32 masks; `mask ? a : b` selects per lane; (I)f and (F)i reinterpret bits.
+//
+// The polynomials were fitted on this file's intervals (weighted least squares iterated toward
+// the minimax error, in double, then rounded to float): each approximates its function to a
+// few 1e-9 relative, far below float's rounding.
+#ifndef DLC_RUNTIME_VECTOR_MATH_H
+#define DLC_RUNTIME_VECTOR_MATH_H
+
+#include "dlc_kernels.h"
+
+#include <cstring>
+
+namespace dlc {
+namespace rt {
+namespace {
+
+template <class V> struct VectorMath {
+  using F = typename V::Vec;
+  typedef int32_t I __attribute__((vector_size(sizeof(F))));
+  static constexpr int64_t kLanes = sizeof(F) / sizeof(float);
+
+  static F splat(float v) { return F{} + v; }
+  static F withSignOf(F magnitude, F sign) {
+    return (F)((I)magnitude | ((I)sign & int32_t(0x80000000u)));
+  }
+  static F abs(F x) { return (F)((I)x & 0x7fffffff); }
+  // Horner's rule, highest coefficient last: c[0] + x * (c[1] + x * (...)).
+  template <size_t N> static F poly(F x, const float (&c)[N]) {
+    F acc = splat(c[N - 1]);
+    for (size_t k = N - 1; k-- > 0;)
+      acc = V::fma(acc, x, splat(c[k]));
+    return acc;
+  }
+
+  // ln 2 in two parts: kLn2Hi has 9 significant bits, so n * kLn2Hi is exact for |n| < 2^14.
+  static constexpr float kLn2Hi = 0.693359375f, kLn2Lo = -2.12194440e-4f;
+
+  // e^x = 2^n * e^r with n = round(x / ln 2), |r| <= ln 2 / 2; e^r = 1 + r + r^2 P(r). 2^n is
+  // applied as two factors so that results in the subnormal range round once, at the end.
+  static F exp(F x) {
+    static constexpr float kP[] = {0.49999994f, 0.166665211f, 0.041668389f, 0.00836871099f,
+                                   0.00138146046f};
+    // Past these bounds e^x is +inf or rounds to 0 anyway; NaN passes both tests unchanged.
+    x = x > 89.0f ? splat(89.0f) : x;
+    x = x < -104.0f ? splat(-104.0f) : x;
+    // Adding 1.5 * 2^23 rounds to an integer (to nearest even) and leaves it in the low bits.
+    const F kRound = splat(12582912.0f);
+    F shifted = V::fma(x, splat(1.44269504f), kRound);
+    F n = shifted - kRound;
+    I ni = (I)shifted - (I)kRound;
+    F r = V::fma(n, splat(-kLn2Hi), x);
+    r = V::fma(n, splat(-kLn2Lo), r);
+    F p = V::fma(r * r, poly(r, kP), r) + 1.0f;
+    I half = ni >> 1;
+    F scaleA = (F)((half + 127) << 23), scaleB = (F)((ni - half + 127) << 23);
+    return p * scaleA * scaleB;
+  }
+
+  // log x = e ln 2 + log(1 + f) with x = 2^e (1 + f), sqrt(1/2) <= 1 + f < sqrt(2);
+  // log(1 + f) = f - f^2 / 2 + f^3 Q(f).
+  static F log(F x) {
+    static constexpr float kQ[] = {0.333333313f,  -0.250008225f, 0.200012267f, -0.16623354f,
+                                   0.142017737f, -0.131602377f, 0.127614871f, -0.0763423741f};
+    I subnormal = x < 1.17549435e-38f;
+    F scaled = subnormal ? x * 8388608.0f : x; // 2^23
+    I bits = (I)scaled;
+    I e = ((bits >> 23) & 0xff) - 127 + (subnormal & -23);
+    F m = (F)((bits & 0x007fffff) | 0x3f800000);
+    I above = m > 1.41421356f;
+    m = above ? m * 0.5f : m;
+    e -= above; // a true mask is -1
+    F f = m - 1.0f;
+    F ef = __builtin_convertvector(e, F);
+    F z = f * f;
+    F y = f * z * poly(f, kQ);
+    y = V::fma(ef, splat(kLn2Lo), y);
+    y = V::fma(z, splat(-0.5f), y);
+    F result = V::fma(ef, splat(kLn2Hi), f + y);
+    const float inf = __builtin_inff();
+    result = x == inf ? splat(inf) : result;
+    result = x == 0.0f ? splat(-inf) : result;
+    result = x < 0.0f ? splat(__builtin_nanf("")) : result;
+    return x != x ? x : result;
+  }
+
+  // tanh x = x + x^3 R(x^2) for |x| < 0.625, else sign(x) (1 - 2 / (e^{2|x|} + 1)).
+  static F tanh(F x) {
+    static constexpr float kR[] = {-0.333332807f, 0.133314416f, -0.0537397005f, 0.0206390489f,
+                                   -0.00570494728f};
+    F a = abs(x);
+    F s = x * x;
+    // Both forms on |x|, the sign put back: -0 stays -0.
+    F small = V::fma(a * s, poly(s, kR), a);
+    F large = 1.0f - 2.0f / (exp(a + a) + 1.0f);
+    return withSignOf(a < 0.625f ? small : large, x); // NaN takes the large form: NaN
+  }
+
+  // 1 / (1 + e^-x) for x >= 0 and e^x / (1 + e^x) below, so that e^ never overflows.
+  static F sigmoid(F x) {
+    F e = exp(-abs(x));
+    return (x >= 0.0f ? splat(1.0f) : e) / (1.0f + e);
+  }
+
+  // erf x = x + x P(x^2) for |x| < 1 (P(0) = 2 / sqrt(pi) - 1: the 1 added last rounds
+  // once), else sign(x) (1 - e^{Q(|x| - 1)}) with Q fitted to log erfc; from |x| = 3.92,
+  // erfc is below half an ulp of 1.
+  static F erf(F x) {
+    static constexpr float kP[] = {0.128379167f,   -0.37612626f,   0.112836003f,
+                                   -0.0268544443f, 0.00518953521f, -0.000802083872f,
+                                   7.88910911e-05f};
+    static constexpr float kQ[] = {-1.84960556f,   -2.63896751f,    -0.843106866f,
+                                   -0.0415646248f, 0.0100495601f,   -0.00201645261f,
+                                   0.000293017772f, -2.30580808e-05f, 2.12175848e-07f};
+    F a = abs(x);
+    F small = V::fma(x, poly(x * x, kP), x);
+    F t = (a > 3.92f ? splat(3.92f) : a) - 1.0f;
+    F large = withSignOf(1.0f - exp(poly(t, kQ)), x);
+    return a < 1.0f ? small : large; // NaN takes the large form, which keeps it
+  }
+
+  // y[0, n) = fn(x[0, n)), the last partial vector through a zero-padded copy, so every
+  // element gets the same operations wherever it sits. (A function, not a lambda: GCC does
+  // not compile lambdas for the target of the region that includes this file.)
+  template <F (*fn)(F)> static void map(const float *x, float *y, int64_t n) {
+    int64_t i = 0;
+    for (; i + kLanes <= n; i += kLanes) {
+      F v;
+      std::memcpy(&v, x + i, sizeof v);
+      v = fn(v);
+      std::memcpy(y + i, &v, sizeof v);
+    }
+    if (i < n) {
+      F v{};
+      std::memcpy(&v, x + i, sizeof(float) * (n - i));
+      v = fn(v);
+      std::memcpy(y + i, &v, sizeof(float) * (n - i));
+    }
+  }
+
+  static void run(MathFunction function, const float *x, float *y, int64_t n) {
+    switch (function) {
+    case MathFunction::Exp:
+      return map<exp>(x, y, n);
+    case MathFunction::Log:
+      return map<log>(x, y, n);
+    case MathFunction::Tanh:
+      return map<tanh>(x, y, n);
+    case MathFunction::Sigmoid:
+      return map<sigmoid>(x, y, n);
+    case MathFunction::Erf:
+      return map<erf>(x, y, n);
+    }
+  }
+};
+
+} // namespace
+} // namespace rt
+} // namespace dlc
+
+#endif

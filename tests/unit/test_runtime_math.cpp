@@ -1,0 +1,177 @@
+// Tests for the vector math (runtime/vector_math.h) against double-precision references:
+// the maximum error in ulps over a sweep of the whole float range and dense sweeps around
+// each function's branch points and range limits, the special values docs/kernels.md
+// promises, and the same bits on AVX2 and AVX-512, wherever an element sits in the array.
+#include "dlc_kernels.h"
+#include "runtime_test_util.h"
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+using namespace dlc::rt;
+
+namespace {
+
+struct MathCase {
+  MathFunction function;
+  UnaryKind kind; // the unary op computed by it
+  const char *name;
+  double (*reference)(double);
+  double maxUlps; // docs/kernels.md, "Transcendental functions"
+  std::vector<double> branchPoints;
+};
+
+const std::vector<MathCase> &mathCases() {
+  static const std::vector<MathCase> cases = {
+      {MathFunction::Exp, UnaryKind::Exp, "exp", [](double x) { return std::exp(x); }, 1.0,
+       {0.0, 88.7228394, -87.3365479, -103.972084, 0.34657359}},
+      {MathFunction::Log, UnaryKind::Log, "log", [](double x) { return std::log(x); }, 1.0,
+       {1.0, 1.41421356, 0.70710678, 1.17549435e-38, 2.0}},
+      {MathFunction::Tanh, UnaryKind::Tanh, "tanh", [](double x) { return std::tanh(x); }, 1.5,
+       {0.625, -0.625, 9.0, 0.0}},
+      {MathFunction::Sigmoid, UnaryKind::Sigmoid, "sigmoid", [](double x) { return 1.0 / (1.0 + std::exp(-x)); },
+       2.5, {0.0, -87.0, 17.0, -103.0}},
+      {MathFunction::Erf, UnaryKind::Erf, "erf", [](double x) { return std::erf(x); }, 1.5,
+       {1.0, -1.0, 3.92, 0.0}},
+  };
+  return cases;
+}
+
+float fromBits(uint32_t bits) {
+  float v;
+  std::memcpy(&v, &bits, sizeof v);
+  return v;
+}
+
+// |got - want| in units of the float spacing at want (2^-149 in the subnormal range); a
+// reference beyond the float range must give the infinity it rounds to.
+double ulpError(float got, double want) {
+  if (std::isnan(want))
+    return std::isnan(got) ? 0.0 : std::numeric_limits<double>::infinity();
+  float rounded = static_cast<float>(want);
+  if (std::isinf(rounded) || std::isinf(got) || std::isnan(got))
+    return got == rounded ? 0.0 : std::numeric_limits<double>::infinity();
+  int exponent;
+  std::frexp(std::fabs(want), &exponent);
+  double ulp = std::ldexp(1.0, std::max(exponent - 24, -149));
+  return std::fabs(double(got) - want) / ulp;
+}
+
+// Every 257th float bit pattern (all signs, exponents and both NaN kinds), and the 2^16
+// floats on either side of each branch point.
+std::vector<float> sweepInputs(const MathCase &c) {
+  std::vector<float> inputs;
+  for (uint64_t bits = 0; bits < (uint64_t(1) << 32); bits += 257)
+    inputs.push_back(fromBits(uint32_t(bits)));
+  constexpr int64_t kNear = 1 << 16;
+  for (double point : c.branchPoints) {
+    float p = float(point);
+    uint32_t magnitude;
+    std::memcpy(&magnitude, &p, sizeof magnitude);
+    magnitude &= 0x7fffffffu;
+    for (int64_t k = -kNear; k <= kNear; ++k) {
+      int64_t bits = int64_t(magnitude) + k;
+      // Across zero: the same magnitudes with the other sign.
+      uint32_t sign = (bits < 0) != (point < 0) ? 0x80000000u : 0u;
+      inputs.push_back(fromBits(uint32_t(bits < 0 ? -bits : bits) | sign));
+    }
+  }
+  return inputs;
+}
+
+} // namespace
+
+TEST_CASE("vector math: error in ulps over the float range", "[math]") {
+  for (const MathCase &c : mathCases()) {
+    std::vector<float> x = sweepInputs(c), y(x.size());
+    for (CpuIsa isa : runnableIsas()) {
+      mathF32On(isa, c.function, x.data(), y.data(), int64_t(x.size()));
+      double worst = 0;
+      float worstAt = 0;
+      for (size_t i = 0; i < x.size(); ++i) {
+        double error = ulpError(y[i], c.reference(double(x[i])));
+        if (!(error <= worst)) {
+          worst = error;
+          worstAt = x[i];
+        }
+      }
+      INFO(c.name << " on " << cpuIsaName(isa) << ": " << worst << " ulps at " << worstAt
+                  << " (bound " << c.maxUlps << ")");
+      CHECK(worst <= c.maxUlps);
+    }
+  }
+}
+
+TEST_CASE("vector math: special values", "[math]") {
+  const float inf = std::numeric_limits<float>::infinity(),
+              nan = std::numeric_limits<float>::quiet_NaN(),
+              tiny = std::numeric_limits<float>::denorm_min();
+  struct Expect {
+    MathFunction function;
+    float x, want; // want NaN: any NaN
+  };
+  const Expect expects[] = {
+      {MathFunction::Exp, inf, inf},       {MathFunction::Exp, -inf, 0.0f},
+      {MathFunction::Exp, 88.73f, inf},    {MathFunction::Exp, -104.0f, 0.0f},
+      {MathFunction::Exp, -0.0f, 1.0f},    {MathFunction::Exp, nan, nan},
+      {MathFunction::Log, 0.0f, -inf},     {MathFunction::Log, -0.0f, -inf},
+      {MathFunction::Log, -1.0f, nan},     {MathFunction::Log, -inf, nan},
+      {MathFunction::Log, inf, inf},       {MathFunction::Log, 1.0f, 0.0f},
+      {MathFunction::Log, nan, nan},       {MathFunction::Log, tiny, float(std::log(double(tiny)))},
+      {MathFunction::Tanh, inf, 1.0f},     {MathFunction::Tanh, -inf, -1.0f},
+      {MathFunction::Tanh, -0.0f, -0.0f},  {MathFunction::Tanh, nan, nan},
+      {MathFunction::Sigmoid, inf, 1.0f},  {MathFunction::Sigmoid, -inf, 0.0f},
+      {MathFunction::Sigmoid, 0.0f, 0.5f}, {MathFunction::Sigmoid, nan, nan},
+      {MathFunction::Erf, inf, 1.0f},      {MathFunction::Erf, -inf, -1.0f},
+      {MathFunction::Erf, -0.0f, -0.0f},   {MathFunction::Erf, 5.0f, 1.0f},
+      {MathFunction::Erf, nan, nan},
+  };
+  for (CpuIsa isa : runnableIsas()) {
+    for (const Expect &e : expects) {
+      float y = 0;
+      mathF32On(isa, e.function, &e.x, &y, 1);
+      INFO(cpuIsaName(isa) << " function " << int(e.function) << " of " << e.x << " gave " << y);
+      if (std::isnan(e.want)) {
+        CHECK(std::isnan(y));
+      } else {
+        CHECK(y == e.want);
+        CHECK(std::signbit(y) == std::signbit(e.want));
+      }
+    }
+  }
+}
+
+TEST_CASE("vector math: the same bits on every fused-multiply-add set, at any position",
+          "[math]") {
+  std::vector<float> x;
+  for (uint64_t bits = 0; bits < (uint64_t(1) << 32); bits += 65537)
+    x.push_back(fromBits(uint32_t(bits)));
+  for (const MathCase &c : mathCases()) {
+    for (CpuIsa isa : runnableIsas()) {
+      INFO(c.name << " on " << cpuIsaName(isa));
+      std::vector<float> whole(x.size());
+      mathF32On(isa, c.function, x.data(), whole.data(), int64_t(x.size()));
+      // Odd offsets and lengths: elements in partial vectors get what full vectors give.
+      for (int64_t offset : {1, 3, 7, 13}) {
+        std::vector<float> part(37);
+        mathF32On(isa, c.function, x.data() + offset, part.data(), 37);
+        CHECK(std::memcmp(part.data(), whole.data() + offset, sizeof(float) * 37) == 0);
+      }
+      if (isa == CpuIsa::Avx512) {
+        std::vector<float> avx2(x.size());
+        mathF32On(CpuIsa::Avx2, c.function, x.data(), avx2.data(), int64_t(x.size()));
+        CHECK(std::memcmp(avx2.data(), whole.data(), sizeof(float) * x.size()) == 0);
+      }
+      // The unary op of the same kind is this function.
+      std::vector<float> viaUnary(x.size());
+      unaryOn(isa, c.kind, x.data(), viaUnary.data(), int64_t(x.size()));
+      CHECK(std::memcmp(viaUnary.data(), whole.data(), sizeof(float) * x.size()) == 0);
+    }
+  }
+}
