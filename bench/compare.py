@@ -1,21 +1,27 @@
 #!/usr/bin/env python3
-"""CPU latency benchmark (not a test): dlc against ONNX Runtime on the same models, in the
-same process, rounds interleaved, on 1 and 2 threads; then each engine's peak RSS measured
-in a fresh process of its own.
+"""CPU latency benchmark (not a test): dlc against ONNX Runtime and OpenVINO (f32) on the same
+models, in the same process, rounds interleaved, on 1 and 2 threads; then each engine's peak
+RSS measured in a fresh process of its own.
 
 usage: bench/compare.py [--dlc build/tools/dlc] [--models mlp,resnet18,vit,...] [--rounds 7]
-                        [--threads 1,2] [--work build/bench]
-Run it with a Python that has numpy and onnxruntime (scripts/bench_setup.sh makes
-build/bench-venv). Models are exported by scripts/export_models.py with /usr/bin/python3
-(PyTorch). Prints per model and thread count: dlc and ORT milliseconds (median and min of the
-rounds), dlc/ORT of the medians, and both peak RSS in MB (of a Python process that loaded
-numpy and the engine and ran the model: the same interpreter overhead for both). Each timed
-batch starts after a 0.1 s pause and one untimed run, so neither engine runs beside the
-other's still-spinning idle threads. Models with a symbolic batch dim (convnext, vit,
+                        [--threads 1,2] [--work build/bench] [--no-rss]
+Run it with a Python that has numpy, onnx, onnxruntime, openvino and threadpoolctl
+(scripts/bench_setup.sh makes build/bench-venv). Models are exported by
+scripts/export_models.py with /usr/bin/python3 (PyTorch). Prints per model and thread count:
+each engine's milliseconds (median of the rounds), dlc / the faster peer, dlc's GFLOP/s over
+the model's convolution and matrix-product FLOPs and that as % of the same run's sgemm peak
+(numpy's OpenBLAS on 2048^3 with as many threads), and each engine's peak RSS in MB (of a
+Python process that loaded numpy and the engine and ran the model: the same interpreter
+overhead for all). Each timed batch starts after a 0.1 s pause and one untimed run, so no
+engine runs beside another's still-spinning idle threads. OpenVINO runs with
+INFERENCE_PRECISION_HINT=f32, PERFORMANCE_HINT=LATENCY, NUM_STREAMS=1, INFERENCE_NUM_THREADS =
+the thread count and ENABLE_CPU_PINNING=NO (pinning the shared calling thread would pin every
+thread the other engines start afterwards). Models with a symbolic batch dim (convnext, vit,
 transformer) are compiled for the batch of their saved input.
 """
 import argparse
 import ctypes
+import gc
 import json
 import os
 import platform
@@ -88,8 +94,28 @@ def ort_session(path, threads):
     return ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
 
 
+def openvino_request(path, input_name, shape, threads):
+    """An OpenVINO infer request for the model at f32, latency mode, one stream."""
+    import openvino as ov
+    core = ov.Core()
+    model = core.read_model(path)
+    model.reshape({input_name: list(shape)})
+    # No CPU pinning: OpenVINO pins the thread that calls it, and every thread the other
+    # engines start from it afterwards inherits that one core (their 2-thread runs got slower
+    # than their 1-thread ones).
+    compiled = core.compile_model(model, "CPU", {
+        "INFERENCE_PRECISION_HINT": "f32", "PERFORMANCE_HINT": "LATENCY", "NUM_STREAMS": "1",
+        "INFERENCE_NUM_THREADS": str(threads), "ENABLE_CPU_PINNING": "NO"})
+    return compiled.create_infer_request()
+
+
+PEERS = ("ort", "ov")
+ENGINE_NAMES = {"dlc": "dlc", "ort": "ORT", "ov": "OpenVINO"}
+
+
 def engines(args, name, threads):
-    """(dlc run, ORT run, check) for one model, both bound to the same input."""
+    """({engine: run function}, errors against PyTorch's output, close) for one model, all
+    bound to the same input; close releases every engine."""
     import numpy as np
     model_dir = os.path.join(args.work, "models", name)
     onnx_path = os.path.join(model_dir, "model.onnx")
@@ -102,14 +128,79 @@ def engines(args, name, threads):
                    args.cxx, {input_name: x.shape}).load(threads)
     out = np.empty_like(expected)
     dlc.bind([x], [out])
+    request = openvino_request(onnx_path, input_name, x.shape, threads)
+    runs = {"dlc": dlc.run, "ort": lambda: session.run(None, feed),
+            "ov": lambda: request.infer({0: x})}
 
-    def check():
-        ort_out = session.run(None, feed)[0]
-        scale = float(np.max(np.abs(expected))) + 1e-30
-        return (float(np.max(np.abs(out - expected))) / scale,
-                float(np.max(np.abs(ort_out - expected))) / scale)
+    def outputs():
+        return {"dlc": out, "ort": session.run(None, feed)[0],
+                "ov": np.array(request.infer({0: x})[0])}
 
-    return dlc, (lambda: session.run(None, feed)), check
+    scale = float(np.max(np.abs(expected))) + 1e-30
+    errors = lambda: {e: float(np.max(np.abs(v - expected))) / scale
+                      for e, v in outputs().items()}
+    def close():
+        # Every engine is gone before the next thread count's are made: a peer's compiled
+        # model left alive slowed the next ones' 2-thread runs (both peers' and dlc's) by up
+        # to 2x here.
+        dlc.close()
+        runs.clear()
+        nonlocal session, request
+        session = request = None
+        gc.collect()
+
+    return runs, errors, close
+
+
+def model_gflop(path, shape):
+    """Multiply-add FLOPs (2 per multiply-add) of the model's Conv, ConvTranspose, MatMul and
+    Gemm nodes at the input shape, in GFLOP: the work the sgemm peak measures."""
+    import numpy as np
+    import onnx
+    from onnx import shape_inference
+    model = onnx.load(path)
+    initializers = {i.name for i in model.graph.initializer}
+    graph_input = [i for i in model.graph.input if i.name not in initializers][0]
+    for dim, size in zip(graph_input.type.tensor_type.shape.dim, shape):
+        dim.ClearField("dim_param")
+        dim.dim_value = size
+    model = shape_inference.infer_shapes(model)
+    shapes = {}
+    for v in list(model.graph.value_info) + list(model.graph.input) + list(model.graph.output):
+        dims = v.type.tensor_type.shape.dim
+        if all(d.HasField("dim_value") for d in dims):
+            shapes[v.name] = [d.dim_value for d in dims]
+    for i in model.graph.initializer:
+        shapes[i.name] = list(i.dims)
+    flops = 0.0
+    for node in model.graph.node:
+        ins = [shapes.get(n) for n in node.input]
+        out = shapes.get(node.output[0])
+        if not out or len(ins) < 2 or any(not s for s in ins[:2]):
+            continue
+        if node.op_type in ("Conv", "ConvTranspose"):
+            w = ins[1]
+            # Each output element sums (in / group) x kernel products (ConvTranspose: each
+            # input element scatters (out / group) x kernel of them): w[1:] either way.
+            count = float(np.prod(out)) if node.op_type == "Conv" else float(np.prod(ins[0]))
+            flops += 2 * float(np.prod(w[1:])) * count
+        elif node.op_type in ("MatMul", "Gemm"):
+            k = ins[0][-1]
+            if node.op_type == "Gemm" and any(a.name == "transA" and a.i for a in node.attribute):
+                k = ins[0][0]
+            flops += 2.0 * float(np.prod(out)) * k
+    return flops / 1e9
+
+
+def sgemm_peak(threads):
+    """numpy's OpenBLAS on a 2048^3 product with `threads` threads: GFLOP/s, best of 3."""
+    import numpy as np
+    from threadpoolctl import threadpool_limits
+    a = np.random.default_rng(0).standard_normal((2048, 2048)).astype(np.float32)
+    with threadpool_limits(limits=threads, user_api="blas"):
+        a @ a
+        best = min(timed(lambda: a @ a, 1) for _ in range(3))
+    return 2 * 2048 ** 3 / (best * 1e-3) / 1e9
 
 
 def timed(fn, repeats):
@@ -142,6 +233,13 @@ def rss_child(args):
         out = np.empty_like(np.load(os.path.join(model_dir, "expected.npy")))
         dlc.bind([x], [out])
         run = dlc.run
+    elif args.rss_engine == "ov":
+        import onnx
+        path = os.path.join(model_dir, "model.onnx")
+        initializers = {i.name for i in onnx.load(path).graph.initializer}
+        input_name = [i.name for i in onnx.load(path).graph.input if i.name not in initializers][0]
+        request = openvino_request(path, input_name, x.shape, threads)
+        run = lambda: request.infer({0: x})
     else:
         session = ort_session(os.path.join(model_dir, "model.onnx"), threads)
         feed = {session.get_inputs()[0].name: x}
@@ -192,6 +290,7 @@ def main():
     p.add_argument("--rounds", type=int, default=7)
     p.add_argument("--cxx", default=os.environ.get("CXX", "c++"))
     p.add_argument("--json", help="also write the results here")
+    p.add_argument("--no-rss", action="store_true", help="skip the peak RSS measurements")
     p.add_argument("--rss-engine", help=argparse.SUPPRESS)
     p.add_argument("--rss-threads", type=int, default=1, help=argparse.SUPPRESS)
     args = p.parse_args()
@@ -199,47 +298,82 @@ def main():
         rss_child(args)
         return
     import onnxruntime
+    import openvino
     names = [m for m in args.models.split(",") if m]
     subprocess.run([TORCH_PYTHON, os.path.join(ROOT, "scripts", "export_models.py"),
                     os.path.join(args.work, "models"), "--models", ",".join(names)], check=True,
                    stdout=subprocess.DEVNULL)
+    thread_counts = [int(t) for t in args.threads.split(",")]
+    peaks = {t: sgemm_peak(t) for t in thread_counts}
     print("CPU: " + cpu_summary())
-    print("ONNX Runtime %s (all graph optimizations, sequential); %d rounds, interleaved" %
-          (onnxruntime.__version__, args.rounds))
-    header = ("model", "thr", "dlc ms med", "dlc min", "ORT ms med", "ORT min", "dlc/ORT",
-              "dlc MB", "ORT MB")
-    print("%-12s %3s %10s %8s %10s %8s %8s %7s %7s" % header)
+    print("ONNX Runtime %s (all graph optimizations, sequential), OpenVINO %s (f32, latency); "
+          "%d rounds, interleaved" % (onnxruntime.__version__, openvino.__version__,
+                                      args.rounds))
+    print("sgemm peak (numpy's OpenBLAS, 2048^3): " +
+          ", ".join("%.1f GFLOP/s on %d thread%s" % (peaks[t], t, "s" * (t > 1))
+                    for t in thread_counts))
+    header = ("model", "thr", "dlc ms", "ORT ms", "OV ms", "dlc/best", "GFLOP", "dlc GF/s",
+              "% peak")
+    print("%-12s %3s %9s %9s %9s %8s %6s %8s %6s" % header)
     results = []
     for name in names:
-        for threads in [int(t) for t in args.threads.split(",")]:
-            dlc, ort_run, check = engines(args, name, threads)
-            dlc.run()
-            ort_run()
-            dlc_err, ort_err = check()
-            if dlc_err > 1e-3:
-                sys.exit("dlc's %s output is off from PyTorch's by %g (relative)" %
-                         (name, dlc_err))
+        model_dir = os.path.join(args.work, "models", name)
+        import numpy as np
+        gflop = model_gflop(os.path.join(model_dir, "model.onnx"),
+                            np.load(os.path.join(model_dir, "input.npy")).shape)
+        for threads in thread_counts:
+            runs, errors, close = engines(args, name, threads)
+            for run in runs.values():
+                run()
+            errs = errors()
+            for engine, err in errs.items():
+                if err > 1e-3:
+                    sys.exit("%s's %s output is off from PyTorch's by %g (relative)" %
+                             (ENGINE_NAMES[engine], name, err))
             # Repeats per round so that a round lasts about 0.2 s.
-            repeats = max(1, int(0.2e3 / max(timed(dlc.run, 3), 1e-3)))
-            times = {"dlc": [], "ort": []}
+            repeats = max(1, int(0.2e3 / max(timed(runs["dlc"], 3), 1e-3)))
+            times = {e: [] for e in runs}
             for _ in range(args.rounds):
-                times["dlc"].append(settled_timed(dlc.run, repeats))
-                times["ort"].append(settled_timed(ort_run, repeats))
-            dlc.close()
-            rss = {e: peak_rss(args, e, name, threads) for e in ("dlc", "ort")}
+                for engine, run in runs.items():
+                    times[engine].append(settled_timed(run, repeats))
+            close()
             med = {e: statistics.median(v) for e, v in times.items()}
-            row = {"model": name, "threads": threads, "dlc_ms": med["dlc"],
-                   "dlc_min_ms": min(times["dlc"]), "ort_ms": med["ort"],
-                   "ort_min_ms": min(times["ort"]), "ratio": med["dlc"] / med["ort"],
-                   "dlc_rss_mb": rss["dlc"], "ort_rss_mb": rss["ort"],
-                   "dlc_rel_err": dlc_err, "ort_rel_err": ort_err}
+            best_peer = min(PEERS, key=lambda e: med[e])
+            gflops = gflop / (med["dlc"] * 1e-3)
+            row = {"model": name, "threads": threads, "gflop": gflop,
+                   "ratio": med["dlc"] / med[best_peer], "best_peer": ENGINE_NAMES[best_peer],
+                   "dlc_gflops": gflops, "peak_fraction": gflops / peaks[threads],
+                   "sgemm_peak_gflops": peaks[threads]}
+            for e in times:
+                row.update({e + "_ms": med[e], e + "_min_ms": min(times[e]),
+                            e + "_rel_err": errs[e]})
             results.append(row)
-            print("%-12s %3d %10.3f %8.3f %10.3f %8.3f %8.2f %7.0f %7.0f" %
-                  (name, threads, row["dlc_ms"], row["dlc_min_ms"], row["ort_ms"],
-                   row["ort_min_ms"], row["ratio"], rss["dlc"], rss["ort"]), flush=True)
+            print("%-12s %3d %9.3f %9.3f %9.3f %8.2f %6.2f %8.1f %5.0f%%" %
+                  (name, threads, med["dlc"], med["ort"], med["ov"], row["ratio"], gflop, gflops,
+                   100 * row["peak_fraction"]), flush=True)
+    ratios = {t: [r["ratio"] for r in results if r["threads"] == t] for t in thread_counts}
+    for t in thread_counts:
+        print("geomean dlc / faster peer on %d thread%s: %.2f" %
+              (t, "s" * (t > 1), statistics.geometric_mean(ratios[t])))
+    if len(thread_counts) == 2:
+        one, two = thread_counts
+        speedups = [a["dlc_ms"] / b["dlc_ms"] for a in results if a["threads"] == one
+                    for b in results if b["threads"] == two and b["model"] == a["model"]]
+        print("geomean dlc speedup %d -> %d threads: %.2fx" %
+              (one, two, statistics.geometric_mean(speedups)))
+    # Peak RSS after all the timing: the children's runs beside the timed ones disturbed them.
+    if not args.no_rss:
+        print("peak RSS, MB (a fresh process per engine):")
+        print("%-12s %3s %7s %7s %7s" % ("model", "thr", "dlc", "ORT", "OV"))
+        for row in results:
+            for e in ("dlc",) + PEERS:
+                row[e + "_rss_mb"] = peak_rss(args, e, row["model"], row["threads"])
+            print("%-12s %3d %7.0f %7.0f %7.0f" % (row["model"], row["threads"], row["dlc_rss_mb"],
+                                                  row["ort_rss_mb"], row["ov_rss_mb"]), flush=True)
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"cpu": cpu_summary(), "results": results}, f, indent=1)
+            json.dump({"cpu": cpu_summary(), "sgemm_peak_gflops": peaks, "results": results},
+                      f, indent=1)
 
 
 if __name__ == "__main__":
