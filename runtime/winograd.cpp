@@ -16,7 +16,7 @@ namespace {
 // A 4x4 input tile gives a 2x2 output tile; its transform has 16 positions, each one GEMM.
 constexpr int64_t kPositions = 16;
 // Fewer tiles than this per thread make GEMMs too narrow to fill the kernels' register tiles;
-// such convolutions run their GEMMs on all threads instead (split by output channels).
+// such convolutions split the 16 positions' GEMMs over the threads instead.
 constexpr int64_t kMinTilesPerPart = 32;
 
 // Convolutions with fewer channels than this spend more on the transforms than they save, and
@@ -354,9 +354,12 @@ void winogradConvF32(const ConvParams &p, const float *x, const float *packed, c
     const int64_t nt = t1 - t0;
     float *v = block, *m = block + kPositions * s.channels * nt;
     transformInput(s, x, t0, t1, v);
-    for (int64_t pos = 0; pos < kPositions; ++pos)
-      sgemmPackedA(s.outChannels, nt, s.channels, 1.0f, packed + pos * uFloats, false,
-                   v + pos * s.channels * nt, nt, 0.0f, m + pos * s.outChannels * nt, nt);
+    // (Inside a part of the split by tiles below, this loop runs on the part's thread.)
+    parallelForWork(kPositions, s.outChannels * nt * s.channels, [&](int64_t first, int64_t end) {
+      for (int64_t pos = first; pos < end; ++pos)
+        sgemmPackedA(s.outChannels, nt, s.channels, 1.0f, packed + pos * uFloats, false,
+                     v + pos * s.channels * nt, nt, 0.0f, m + pos * s.outChannels * nt, nt);
+    });
     transformOutput(s, m, t0, t1, bias, finish, residual, y);
   };
 
