@@ -64,7 +64,8 @@ public:
     // A step's value is buffered when a later segment reads it; a math step's operand too.
     for (int s = 0; s < int(steps.size()); ++s)
       for (int slot : operands(steps[s]))
-        if (slot >= numInputs && (segmentOf[slot - numInputs] != segmentOf[s] || isMathStep(steps[s])))
+        if (slot >= numInputs &&
+            (segmentOf[slot - numInputs] != segmentOf[s] || isMathStep(steps[s])))
           buffered.insert(slot);
     for (int s = 0; s < int(steps.size()); ++s)
       if (isMathStep(steps[s]) && s + 1 < int(steps.size()))
@@ -163,14 +164,16 @@ private:
           reads.insert(slot);
     // Where each written value goes: the output, or its buffer.
     auto destination = [&](int s, const std::string &index) {
-      return isLast(s) ? "out[begin + " + index + "]" : "b" + std::to_string(numInputs + s) + "[" + index + "]";
+      return isLast(s) ? "out[begin + " + index + "]"
+                       : "b" + std::to_string(numInputs + s) + "[" + index + "]";
     };
     auto written = [&](int s) { return isLast(s) || buffered.count(numInputs + s); };
     std::string text = "  {\n    constexpr int64_t kBlock = 16;\n    int64_t j = 0;\n"
                        "    for (; j + kBlock <= len; j += kBlock) {\n";
     for (int slot : reads) {
       std::string name = std::to_string(slot);
-      text += "      float r" + name + "[kBlock];\n      for (int64_t l = 0; l < kBlock; ++l)\n        r" + name + "[l] = " + (slot < numInputs ? "x" : "b") + name + "[j + l];\n";
+      text += "      float r" + name + "[kBlock];\n      for (int64_t l = 0; l < kBlock; ++l)\n" +
+              "        r" + name + "[l] = " + (slot < numInputs ? "x" : "b") + name + "[j + l];\n";
     }
     for (int s = first; s < end; ++s)
       if (written(s))
@@ -185,7 +188,8 @@ private:
     text += "      }\n";
     for (int s = first; s < end; ++s)
       if (written(s))
-        text += "      for (int64_t l = 0; l < kBlock; ++l)\n        " + destination(s, "j + l") + " = w" + std::to_string(numInputs + s) + "[l];\n";
+        text += "      for (int64_t l = 0; l < kBlock; ++l)\n        " + destination(s, "j + l") +
+                " = w" + std::to_string(numInputs + s) + "[l];\n";
     text += "    }\n    for (; j < len; ++j) {\n";
     for (int s = first; s < end; ++s) {
       std::string name = std::to_string(numInputs + s);

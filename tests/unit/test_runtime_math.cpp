@@ -35,8 +35,8 @@ const std::vector<MathCase> &mathCases() {
        {1.0, 1.41421356, 0.70710678, 1.17549435e-38, 2.0}},
       {MathFunction::Tanh, UnaryKind::Tanh, "tanh", [](double x) { return std::tanh(x); }, 1.5,
        {0.625, -0.625, 9.0, 0.0}},
-      {MathFunction::Sigmoid, UnaryKind::Sigmoid, "sigmoid", [](double x) { return 1.0 / (1.0 + std::exp(-x)); },
-       2.5, {0.0, -87.0, 17.0, -103.0}},
+      {MathFunction::Sigmoid, UnaryKind::Sigmoid, "sigmoid",
+       [](double x) { return 1.0 / (1.0 + std::exp(-x)); }, 2.5, {0.0, -87.0, 17.0, -103.0}},
       {MathFunction::Erf, UnaryKind::Erf, "erf", [](double x) { return std::erf(x); }, 2.0,
        {1.0, -1.0, 3.92, 0.0}},
   };
