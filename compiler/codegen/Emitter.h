@@ -122,6 +122,9 @@ std::string floatLiteral(double value);
 // A C string literal of `s` (model text: quotes and backslashes escaped, control characters
 // dropped).
 std::string cString(const std::string &s);
+// Text from the model (node names, paths) made safe inside a // comment: a newline would end
+// the comment and a trailing backslash would splice the next line into it.
+std::string commentText(const std::string &s);
 // (defined with the dialect, DlcOps.cpp)
 mlir::RankedTensorType tensorType(mlir::Value v);
 // The fused activation of a conv or gemm (dlc-fuse-epilogues), and its C++ literal.
