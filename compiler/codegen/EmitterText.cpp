@@ -207,6 +207,9 @@ int KernelEmitter::faultCode(const std::string &reason) {
 }
 
 std::string KernelEmitter::defineFusedChain(const std::string &chainBody) {
+  auto [it, fresh] = chainsByBody.try_emplace(chainBody, "chain" + std::to_string(chainCount));
+  if (!fresh)
+    return it->second;
   std::string name = "chain" + std::to_string(chainCount++);
   kernels << "// " << commentText(currentOp) << "\nDLC_CHAIN_BODY void " << name
           << "(const float *const *in, float *out, int64_t begin, int64_t len) {\n"
