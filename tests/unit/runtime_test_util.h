@@ -34,6 +34,24 @@ inline std::vector<dlc::rt::CpuIsa> runnableIsas() {
   return isas;
 }
 
+// A 3x3, stride-1, pad-1 convolution of one image of size x size (a Winograd candidate).
+inline dlc::rt::ConvParams conv3x3(int64_t channels, int64_t outChannels, int64_t size) {
+  dlc::rt::ConvParams p{};
+  p.window.batch = 1;
+  p.window.channels = channels;
+  p.outChannels = outChannels;
+  p.groups = 1;
+  for (int d = 0; d < 3; ++d)
+    p.window.in[d] = p.window.out[d] = p.window.kernel[d] = p.window.stride[d] =
+        p.window.dilation[d] = 1;
+  for (int d = 1; d < 3; ++d) {
+    p.window.kernel[d] = 3;
+    p.window.padBegin[d] = 1;
+    p.window.in[d] = p.window.out[d] = size;
+  }
+  return p;
+}
+
 inline int64_t randomInt(std::mt19937 &rng, int64_t lo, int64_t hi) {
   return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
 }

@@ -96,20 +96,8 @@ TEST_CASE("threaded kernels: the serial bits on any thread count, every thread u
     });
   }
   SECTION("a Winograd convolution with few tiles (its positions' GEMMs split)") {
-    ConvParams p{};
-    p.window.batch = 1;
-    p.window.channels = 64;
-    p.outChannels = 128;
-    p.groups = 1;
+    ConvParams p = conv3x3(64, 128, 13); // 49 tiles
     p.packedWeights = true;
-    for (int d = 0; d < 3; ++d)
-      p.window.in[d] = p.window.out[d] = p.window.kernel[d] = p.window.stride[d] =
-          p.window.dilation[d] = 1;
-    for (int d = 1; d < 3; ++d) {
-      p.window.kernel[d] = 3;
-      p.window.padBegin[d] = 1;
-      p.window.in[d] = p.window.out[d] = 13; // 49 tiles
-    }
     REQUIRE(winogradApplies(p));
     std::vector<float> x = randomFloats(rng, 64 * 13 * 13), w = randomFloats(rng, 128 * 64 * 9),
                        bias = randomFloats(rng, 128), y(128 * 13 * 13);

@@ -408,18 +408,7 @@ TEST_CASE("3x3 stride-1 convolutions with packed weights take Winograd F(2x2, 3x
     checkConv(rng, p, padEnd, trial % 3 != 0);
   }
   SECTION("few channels or tiles, strides and dilations keep im2col") {
-    ConvParams p{};
-    p.window.batch = 1;
-    p.window.channels = p.outChannels = 64;
-    p.groups = 1;
-    for (int d = 0; d < 3; ++d)
-      p.window.in[d] = p.window.out[d] = p.window.kernel[d] = p.window.stride[d] =
-          p.window.dilation[d] = 1;
-    for (int d = 1; d < 3; ++d) {
-      p.window.kernel[d] = 3;
-      p.window.padBegin[d] = 1;
-      p.window.in[d] = p.window.out[d] = 14; // 49 tiles
-    }
+    ConvParams p = conv3x3(64, 64, 14); // 49 tiles
     CHECK(winogradApplies(p));
     ConvParams small = p;
     small.window.in[1] = small.window.out[1] = small.window.in[2] = small.window.out[2] = 7;
