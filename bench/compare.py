@@ -3,7 +3,8 @@
 models, in the same process, rounds interleaved, on 1 and 2 threads; then each engine's peak
 RSS measured in a fresh process of its own.
 
-usage: bench/compare.py [--dlc build/tools/dlc] [--models mlp,resnet18,vit,...] [--rounds 7]
+usage: bench/compare.py [--dlc build/tools/dlc] [--models all|project|families|mlp,vit,...]
+                        [--rounds 7]
                         [--threads 1,2] [--work build/bench] [--no-rss]
 Run it with a Python that has numpy, onnx, onnxruntime, openvino and threadpoolctl
 (scripts/bench_setup.sh makes build/bench-venv). Models are exported by
@@ -34,6 +35,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 MODELS = ["mlp", "resnet18", "resnet50", "mobilenetv2", "squeezenet", "convnext", "vit",
           "transformer"]
+# Networks of the sizes users ship (scripts/export_models.py lists them): the speed goals are
+# judged on these beside the project's own models.
+FAMILIES = ["mobilenetv3_large", "efficientnet_b0", "convnext_tiny", "regnet", "deit_small",
+            "bert_encoder", "whisper_encoder"]
+MODEL_SETS = {"project": MODELS, "families": FAMILIES, "all": MODELS + FAMILIES}
 TORCH_PYTHON = "/usr/bin/python3"
 
 
@@ -285,7 +291,8 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--dlc", default=os.path.join(ROOT, "build", "tools", "dlc"))
     p.add_argument("--work", default=os.path.join(ROOT, "build", "bench"))
-    p.add_argument("--models", default=",".join(MODELS))
+    p.add_argument("--models", default="all",
+                   help="a set (%s) or model names, comma-separated" % "|".join(MODEL_SETS))
     p.add_argument("--threads", default="1,2")
     p.add_argument("--rounds", type=int, default=7)
     p.add_argument("--cxx", default=os.environ.get("CXX", "c++"))
@@ -299,7 +306,7 @@ def main():
         return
     import onnxruntime
     import openvino
-    names = [m for m in args.models.split(",") if m]
+    names = MODEL_SETS.get(args.models) or [m for m in args.models.split(",") if m]
     subprocess.run([TORCH_PYTHON, os.path.join(ROOT, "scripts", "export_models.py"),
                     os.path.join(args.work, "models"), "--models", ",".join(names)], check=True,
                    stdout=subprocess.DEVNULL)

@@ -27,6 +27,15 @@ Models (random weights, torch.manual_seed(0); no pretrained downloads):
                4 heads, width 64), input [2,3,32,32]
   transformer  nn.TransformerEncoder (2 layers, d_model 64, 4 heads, batch_first),
                input [2,10,64]
+  Benchmark-size networks (bench/compare.py; not exported by default), batch 1:
+  mobilenetv3_large, efficientnet_b0, convnext_tiny, regnet (RegNetY-800MF): torchvision,
+               input [1,3,224,224]
+  deit_small   a torchvision VisionTransformer of DeiT-S's size (224, patch 16, 12 layers,
+               6 heads, width 384), input [1,3,224,224]
+  bert_encoder nn.TransformerEncoder of DistilBERT's size (6 layers, d_model 768, 12 heads,
+               GELU), input [1,128,768]
+  whisper_encoder  Whisper-tiny's encoder shape (two conv1d, 1500 positions, 4 pre-norm
+               layers of width 384), input [1,80,3000]
   unet         a small UNet (3 levels, 16-32-64 channels): max-pool down, one level up by
                ConvTranspose, one by bilinear Resize (half-pixel), one by nearest Resize to
                the skip's size; skip connections concatenated; input [2,3,32,32]
@@ -133,6 +142,64 @@ def make_transformer():
     return nn.TransformerEncoder(layer, num_layers=2), (2, 10, 64)
 
 
+def make_mobilenetv3_large():
+    import torchvision
+    return torchvision.models.mobilenet_v3_large(weights=None), (1, 3, 224, 224)
+
+
+def make_efficientnet_b0():
+    import torchvision
+    return torchvision.models.efficientnet_b0(weights=None), (1, 3, 224, 224)
+
+
+def make_convnext_tiny():
+    import torchvision
+    return torchvision.models.convnext_tiny(weights=None), (1, 3, 224, 224)
+
+
+def make_regnet():
+    import torchvision
+    return torchvision.models.regnet_y_800mf(weights=None), (1, 3, 224, 224)
+
+
+def make_deit_small():
+    from torchvision.models.vision_transformer import VisionTransformer
+    model = VisionTransformer(image_size=224, patch_size=16, num_layers=12, num_heads=6,
+                              hidden_dim=384, mlp_dim=1536, num_classes=1000)
+    nn.init.normal_(model.heads.head.weight, std=0.05)
+    return model, (1, 3, 224, 224)
+
+
+def make_bert_encoder():
+    layer = nn.TransformerEncoderLayer(d_model=768, nhead=12, dim_feedforward=3072, dropout=0.0,
+                                       activation="gelu", batch_first=True)
+    return nn.TransformerEncoder(layer, num_layers=6), (1, 128, 768)
+
+
+def make_whisper_encoder():
+    class AudioEncoder(nn.Module):
+        """Whisper-tiny's encoder shape: two conv1d over 80 mel bins (the second halves 3000
+        frames to 1500 positions), a learned position table, 4 pre-norm layers of width 384."""
+
+        def __init__(self):
+            super().__init__()
+            self.conv1 = nn.Conv1d(80, 384, 3, padding=1)
+            self.conv2 = nn.Conv1d(384, 384, 3, stride=2, padding=1)
+            self.positions = nn.Parameter(torch.randn(1500, 384) * 0.02)
+            layer = nn.TransformerEncoderLayer(d_model=384, nhead=6, dim_feedforward=1536,
+                                               dropout=0.0, activation="gelu",
+                                               batch_first=True, norm_first=True)
+            self.layers = nn.TransformerEncoder(layer, num_layers=4)
+            self.norm = nn.LayerNorm(384)
+
+        def forward(self, mel):
+            F = torch.nn.functional
+            x = F.gelu(self.conv2(F.gelu(self.conv1(mel))))
+            return self.norm(self.layers(x.transpose(1, 2) + self.positions))
+
+    return AudioEncoder(), (1, 80, 3000)
+
+
 def make_unet():
     F = torch.nn.functional
 
@@ -206,6 +273,13 @@ MODELS = {
     "vit": make_vit,
     "transformer": make_transformer,
     "unet": make_unet,
+    "mobilenetv3_large": make_mobilenetv3_large,
+    "efficientnet_b0": make_efficientnet_b0,
+    "convnext_tiny": make_convnext_tiny,
+    "regnet": make_regnet,
+    "deit_small": make_deit_small,
+    "bert_encoder": make_bert_encoder,
+    "whisper_encoder": make_whisper_encoder,
     "lstm_tagger": make_lstm_tagger,
     "gru": make_gru,
 }

@@ -177,8 +177,22 @@ Value matmulOf(NodeImporter &n, Value lhs, Value rhs) {
     throw ImportError("batch dims do not broadcast");
   SmallVector<int64_t> shape(*batch);
   shape.append({a[a.size() - 2], b.back()});
-  Value product = n.b.create<MatMulOp>(n.loc(), typeOf(lhs).clone(shape), reshape(n, lhs, a),
-                                       reshape(n, rhs, b));
+  Value product;
+  if (b.size() == 2 && typeOf(lhs).getElementType().isF32()) {
+    // A stack of matrices times one matrix is one taller product: [..., M, K] x [K, N] as
+    // [(...) * M, K] x [K, N]. Exporters write Linear layers on 3-D activations this way
+    // (PyTorch's attention projections as [seq, batch = 1, K] x [K, N]), and a batch of
+    // single-row products runs far slower than one GEMM; as a Gemm, a constant B is packed
+    // once at compile time.
+    int64_t rows = dimsProduct(ArrayRef<int64_t>(a).drop_back());
+    product = n.b.create<GemmOp>(n.loc(), typeOf(lhs).clone({rows, b[1]}),
+                                 reshape(n, lhs, {rows, a.back()}), reshape(n, rhs, b), Value(),
+                                 n.b.getBoolAttr(false), n.b.getBoolAttr(false),
+                                 n.b.getF32FloatAttr(1.0f), n.b.getF32FloatAttr(1.0f));
+  } else {
+    product = n.b.create<MatMulOp>(n.loc(), typeOf(lhs).clone(shape), reshape(n, lhs, a),
+                                   reshape(n, rhs, b));
+  }
   if (vectorB)
     shape.pop_back();
   if (vectorA)

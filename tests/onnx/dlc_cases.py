@@ -86,6 +86,20 @@ def nms_cases(rng):
         corners, scores, np.array([12], np.int64), np.array([0.5], np.float32)]
 
 
+def matmul_cases(rng):
+    # Stacks of matrices times one matrix become one taller product (a Gemm); the other forms
+    # stay batched. B both as a graph input and as an initializer (packed at compile time).
+    f = lambda *shape: rng.standard_normal(shape).astype(np.float32)
+    for name, a, b in (("stack3d", f(5, 1, 7), f(7, 9)), ("stack4d", f(2, 3, 4, 6), f(6, 5)),
+                       ("vector_times_matrix", f(6), f(6, 4)),
+                       ("matrix_times_vector", f(3, 6), f(6)),
+                       ("broadcast_b", f(3, 4, 6), f(2, 3, 6, 5)[:1])):
+        yield "matmul_" + name, "MatMul", {}, [a, b]
+        yield "matmul_%s_constant_b" % name, "MatMul", {}, [a], [b]
+    i = lambda *shape: rng.integers(-50, 50, size=shape).astype(np.int32)
+    yield "matmul_stack3d_int32", "MatMul", {}, [i(4, 2, 3), i(3, 5)]
+
+
 def constant(name, array):
     return helper.make_node("Constant", [], [name], name=name,
                             value=numpy_helper.from_array(array, name))
@@ -184,7 +198,8 @@ def main():
     count = 0
 
     def one_node_cases():
-        for cases in (tfidf_cases, trilu_cases, integer_sign_cases, nonzero_cases, nms_cases):
+        for cases in (tfidf_cases, trilu_cases, integer_sign_cases, nonzero_cases, nms_cases,
+                      matmul_cases):
             for name, op, attrs, inputs, *constants in cases(rng):
                 yield (name, inputs) + make_model(op, attrs, inputs, *constants)
 
