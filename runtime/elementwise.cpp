@@ -265,14 +265,23 @@ void gatherFusedInput(const FusedInput &input, int64_t begin, int64_t len, float
     std::fill(buffer, buffer + len, input.data[0]);
     return;
   }
+  // Runs, not elements: a repeat-1 input is copied a period's span at a time, any other
+  // filled a repeat's span at a time.
   int64_t withinRepeat = begin % input.repeat, index = (begin / input.repeat) % input.period;
-  for (int64_t j = 0; j < len; ++j) {
-    buffer[j] = input.data[index];
-    if (++withinRepeat == input.repeat) {
-      withinRepeat = 0;
-      if (++index == input.period)
-        index = 0;
+  for (int64_t j = 0; j < len;) {
+    if (input.repeat == 1) {
+      const int64_t run = std::min(len - j, input.period - index);
+      std::copy(input.data + index, input.data + index + run, buffer + j);
+      j += run;
+      index = 0;
+      continue;
     }
+    const int64_t run = std::min(len - j, input.repeat - withinRepeat);
+    std::fill(buffer + j, buffer + j + run, input.data[index]);
+    j += run;
+    withinRepeat = 0;
+    if (++index == input.period)
+      index = 0;
   }
 }
 

@@ -47,17 +47,21 @@ struct IsaKernels {
   void (*depthwiseRow)(const DepthwiseRowArgs &);
   void (*depthwiseNhwcRow)(const DepthwiseNhwcRowArgs &);
   void (*math)(MathFunction, const float *, float *, int64_t);
+  void (*softmaxRows)(const float *, float *, int64_t, int64_t, bool);
 };
 
 IsaKernels kernelsFor(CpuIsa isa) {
 #if defined(__x86_64__)
   if (isa == CpuIsa::Avx512)
-    return {sgemmBlockedAvx512, depthwiseRowAvx512, depthwiseNhwcRowAvx512, mathAvx512};
+    return {sgemmBlockedAvx512, depthwiseRowAvx512, depthwiseNhwcRowAvx512, mathAvx512,
+            softmaxRowsAvx512};
   if (isa == CpuIsa::Avx2)
-    return {sgemmBlockedAvx2, depthwiseRowAvx2, depthwiseNhwcRowAvx2, mathAvx2};
+    return {sgemmBlockedAvx2, depthwiseRowAvx2, depthwiseNhwcRowAvx2, mathAvx2,
+            softmaxRowsAvx2};
 #endif
   (void)isa;
-  return {sgemmBlockedBaseline, depthwiseRowBaseline, depthwiseNhwcRowBaseline, mathBaseline};
+  return {sgemmBlockedBaseline, depthwiseRowBaseline, depthwiseNhwcRowBaseline, mathBaseline,
+          softmaxRowsBaseline};
 }
 
 // Eight independent partial sums break the add dependency chain.
@@ -233,6 +237,15 @@ void depthwiseNhwcRowOn(CpuIsa isa, const DepthwiseNhwcRowArgs &r) {
 }
 void mathBaseline(MathFunction function, const float *x, float *y, int64_t n) {
   VectorMath<Portable>::run(function, x, y, n);
+}
+void softmaxRowsBaseline(const float *x, float *y, int64_t rows, int64_t n, bool log) {
+  VectorMath<Portable>::softmaxRows(x, y, rows, n, log);
+}
+void softmaxRows(const float *x, float *y, int64_t rows, int64_t n, bool log) {
+  selectedKernels().softmaxRows(x, y, rows, n, log);
+}
+void softmaxRowsOn(CpuIsa isa, const float *x, float *y, int64_t rows, int64_t n, bool log) {
+  kernelsFor(isa).softmaxRows(x, y, rows, n, log);
 }
 
 namespace {

@@ -112,6 +112,14 @@ void mathBaseline(MathFunction function, const float *x, float *y, int64_t n);
 void mathAvx2(MathFunction function, const float *x, float *y, int64_t n);
 void mathAvx512(MathFunction function, const float *x, float *y, int64_t n);
 
+// Softmax (or log-softmax) of `rows` contiguous float rows of n, serially, on the selected
+// instruction set (runtime/vector_math.h), and per instruction set.
+void softmaxRows(const float *x, float *y, int64_t rows, int64_t n, bool log);
+void softmaxRowsOn(CpuIsa isa, const float *x, float *y, int64_t rows, int64_t n, bool log);
+void softmaxRowsBaseline(const float *x, float *y, int64_t rows, int64_t n, bool log);
+void softmaxRowsAvx2(const float *x, float *y, int64_t rows, int64_t n, bool log);
+void softmaxRowsAvx512(const float *x, float *y, int64_t rows, int64_t n, bool log);
+
 } // namespace rt
 } // namespace dlc
 

@@ -50,6 +50,9 @@ void depthwiseNhwcRunAvx2(const DepthwiseNhwcRowArgs &r) { DepthwiseNhwcRow<Avx2
 void mathRunAvx2(MathFunction function, const float *x, float *y, int64_t n) {
   VectorMath<Avx2>::run(function, x, y, n);
 }
+void softmaxRowsRunAvx2(const float *x, float *y, int64_t rows, int64_t n, bool log) {
+  VectorMath<Avx2>::softmaxRows(x, y, rows, n, log);
+}
 } // namespace
 
 #if defined(__clang__)
@@ -63,6 +66,9 @@ void depthwiseRowAvx2(const DepthwiseRowArgs &r) { depthwiseRunAvx2(r); }
 void depthwiseNhwcRowAvx2(const DepthwiseNhwcRowArgs &r) { depthwiseNhwcRunAvx2(r); }
 void mathAvx2(MathFunction function, const float *x, float *y, int64_t n) {
   mathRunAvx2(function, x, y, n);
+}
+void softmaxRowsAvx2(const float *x, float *y, int64_t rows, int64_t n, bool log) {
+  softmaxRowsRunAvx2(x, y, rows, n, log);
 }
 
 } // namespace rt

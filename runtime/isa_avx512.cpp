@@ -52,6 +52,9 @@ void depthwiseNhwcRunAvx512(const DepthwiseNhwcRowArgs &r) { DepthwiseNhwcRow<Av
 void mathRunAvx512(MathFunction function, const float *x, float *y, int64_t n) {
   VectorMath<Avx512>::run(function, x, y, n);
 }
+void softmaxRowsRunAvx512(const float *x, float *y, int64_t rows, int64_t n, bool log) {
+  VectorMath<Avx512>::softmaxRows(x, y, rows, n, log);
+}
 } // namespace
 
 #if defined(__clang__)
@@ -65,6 +68,9 @@ void depthwiseRowAvx512(const DepthwiseRowArgs &r) { depthwiseRunAvx512(r); }
 void depthwiseNhwcRowAvx512(const DepthwiseNhwcRowArgs &r) { depthwiseNhwcRunAvx512(r); }
 void mathAvx512(MathFunction function, const float *x, float *y, int64_t n) {
   mathRunAvx512(function, x, y, n);
+}
+void softmaxRowsAvx512(const float *x, float *y, int64_t rows, int64_t n, bool log) {
+  softmaxRowsRunAvx512(x, y, rows, n, log);
 }
 
 } // namespace rt

@@ -288,6 +288,16 @@ void reduceWith(Op op, T init, const T *x, const int64_t *inShape, const int64_t
 
 template <typename T>
 void softmax(const T *x, T *y, int64_t outer, int64_t n, int64_t inner, bool log) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (inner == 1) {
+      // Over the last axis (attention's scores): whole rows a vector at a time.
+      constexpr int64_t kWorkPerElement = 16;
+      parallelForWork(outer, n * kWorkPerElement, [&](int64_t first, int64_t end) {
+        softmaxRows(x + first * n, y + first * n, end - first, n, log);
+      });
+      return;
+    }
+  }
   forEachSoftmaxBlock(outer, n, inner, [=](int64_t offset, int64_t width) {
     softmaxBlock(x + offset, y + offset, n, inner, width, log);
   });

@@ -146,6 +146,84 @@ template <class V> struct VectorMath {
     }
   }
 
+  // Softmax, or log-softmax, of each of `rows` contiguous rows of n floats. A row's sum is
+  // kept as kGroup partial sums (element i in partial i % kGroup) added up in a fixed order,
+  // and its maximum is exact, so the result depends on the vector width no more than exp's
+  // does. NaN in a row makes the whole row NaN, through its sum.
+  static constexpr int64_t kGroup = 16, kVectorsPerGroup = kGroup / kLanes;
+  static void softmaxRows(const float *x, float *y, int64_t rows, int64_t n, bool log) {
+    for (int64_t r = 0; r < rows; ++r)
+      softmaxRow(x + r * n, y + r * n, n, log);
+  }
+  static float rowMax(const float *x, int64_t n) {
+    const float inf = __builtin_inff();
+    F vmax = splat(-inf);
+    int64_t i = 0;
+    for (; i + kLanes <= n; i += kLanes) {
+      F v;
+      std::memcpy(&v, x + i, sizeof v);
+      vmax = v > vmax ? v : vmax;
+    }
+    float lanes[kLanes], max = -inf;
+    std::memcpy(lanes, &vmax, sizeof lanes);
+    for (float lane : lanes)
+      max = lane > max ? lane : max;
+    for (; i < n; ++i)
+      max = x[i] > max ? x[i] : max;
+    return max;
+  }
+  // e = exp(x[0, kGroup) - max) into `e` (when not null), added to `sums`.
+  static void expGroup(const float *x, F shift, float *e, F (&sums)[kVectorsPerGroup]) {
+    for (int64_t j = 0; j < kVectorsPerGroup; ++j) {
+      F v;
+      std::memcpy(&v, x + j * kLanes, sizeof v);
+      v = exp(v - shift);
+      if (e)
+        std::memcpy(e + j * kLanes, &v, sizeof v);
+      sums[j] += v;
+    }
+  }
+  static void softmaxRow(const float *x, float *y, int64_t n, bool log) {
+    const float max = rowMax(x, n);
+    const F shift = splat(max);
+    F sums[kVectorsPerGroup] = {};
+    int64_t i = 0;
+    for (; i + kGroup <= n; i += kGroup)
+      expGroup(x + i, shift, log ? nullptr : y + i, sums);
+    if (i < n) {
+      // The last partial group through a padded copy whose extra exponentials count as 0.
+      float in[kGroup] = {}, e[kGroup];
+      std::memcpy(in, x + i, sizeof(float) * (n - i));
+      F tailSums[kVectorsPerGroup] = {};
+      expGroup(in, shift, e, tailSums);
+      for (int64_t t = n - i; t < kGroup; ++t)
+        e[t] = 0.0f;
+      for (int64_t j = 0; j < kVectorsPerGroup; ++j) {
+        F v;
+        std::memcpy(&v, e + j * kLanes, sizeof v);
+        sums[j] += v;
+      }
+      if (!log)
+        std::memcpy(y + i, e, sizeof(float) * (n - i));
+    }
+    float partial[kGroup];
+    std::memcpy(partial, sums, sizeof partial);
+    for (int64_t width = kGroup / 2; width > 0; width /= 2)
+      for (int64_t t = 0; t < width; ++t)
+        partial[t] += partial[t + width];
+    if (log) {
+      // x - max is exact for nearby values; folding max and log-sum into one offset first
+      // would round away a small result's precision when the inputs are large.
+      const float logSum = __builtin_logf(partial[0]);
+      for (int64_t t = 0; t < n; ++t)
+        y[t] = (x[t] - max) - logSum;
+      return;
+    }
+    const float scale = 1.0f / partial[0];
+    for (int64_t t = 0; t < n; ++t)
+      y[t] *= scale;
+  }
+
   static void run(MathFunction function, const float *x, float *y, int64_t n) {
     switch (function) {
     case MathFunction::Exp:

@@ -37,12 +37,33 @@ std::string fusedStepLiteral(const DecodedFusedStep &decoded) {
   return "";
 }
 
-// How the chain reads an input, from its (repeat, period) indexing (FusedInput).
-enum class InputRead { InPlace, Scalar, Gathered };
+// How the chain reads an input, from its (repeat, period) indexing (FusedInput): a chunk that
+// lies in one period of a repeat-1 input is a pointer into it, one that lies in one repeat is
+// a single value; other chunks are gathered. `at` is the pointer's offset or the value's index,
+// an expression of the chunk's first element `begin`.
+enum class InputRead { Pointer, Scalar, Gathered };
 struct ChainInput {
   InputRead read;
   int64_t repeat, period;
+  std::string at;
 };
+
+// Chunks start at multiples of kFusedChunk (fusedChainF32), so whether a chunk stays inside
+// one period or one repeat is known at compile time.
+ChainInput chainInput(int64_t repeat, int64_t period, int64_t n, bool readByMathStep) {
+  const int64_t chunk = dlc::rt::kFusedChunk;
+  if (repeat == 1 && period >= n)
+    return {InputRead::Pointer, repeat, period, "begin"};
+  if (repeat == 1 && period % chunk == 0)
+    return {InputRead::Pointer, repeat, period, "begin % " + std::to_string(period)};
+  // A math step reads a chunk from memory: a value it reads is gathered (filled) too.
+  if (!readByMathStep && period == 1)
+    return {InputRead::Scalar, repeat, period, "0"};
+  if (!readByMathStep && repeat % chunk == 0)
+    return {InputRead::Scalar, repeat, period,
+            "begin / " + std::to_string(repeat) + " % " + std::to_string(period)};
+  return {InputRead::Gathered, repeat, period, ""};
+}
 
 bool isMathStep(const DecodedFusedStep &decoded) {
   dlc::rt::MathFunction function;
@@ -79,11 +100,11 @@ public:
     for (int i = 0; i < numInputs; ++i) {
       std::string x = "x" + std::to_string(i), source = "in[" + std::to_string(i) + "]";
       switch (inputs[i].read) {
-      case InputRead::InPlace:
-        text += "  const float *" + x + " = " + source + " + begin;\n";
+      case InputRead::Pointer:
+        text += "  const float *" + x + " = " + source + " + " + inputs[i].at + ";\n";
         break;
       case InputRead::Scalar:
-        text += "  const float " + x + " = " + source + "[0];\n";
+        text += "  const float " + x + " = " + source + "[" + inputs[i].at + "];\n";
         break;
       case InputRead::Gathered:
         text += "  alignas(64) float " + x + "[dlc::rt::kFusedChunk];\n";
@@ -113,7 +134,7 @@ private:
   // The slot's chunk as a pointer (a math step's operand).
   std::string pointer(int slot) const {
     if (slot < numInputs)
-      return "x" + std::to_string(slot); // in place or gathered; a scalar is gathered (below)
+      return "x" + std::to_string(slot); // a pointer or gathered; a scalar is gathered
     return "b" + std::to_string(slot);
   }
   // Whether the segment's loop reads the slot from memory (not a register or a scalar).
@@ -234,11 +255,7 @@ LogicalResult emitFusedChain(Operation *op, KernelEmitter &e) {
     inputPointers.push_back(e.ptr(input));
     inputLiterals.push_back("{" + inputPointers.back() + ", " + std::to_string(repeat) + ", " +
                             std::to_string(period) + "}");
-    // A math step reads a chunk: a scalar it reads is gathered (filled) too.
-    InputRead read = repeat == 1 && period >= n                        ? InputRead::InPlace
-                     : period == 1 && !mathOperands.count(int(i))      ? InputRead::Scalar
-                                                                       : InputRead::Gathered;
-    inputs.push_back({read, repeat, period});
+    inputs.push_back(chainInput(repeat, period, n, mathOperands.count(int(i))));
   }
   if (e.interpretFusedChains) {
     std::vector<std::string> stepLiterals;

@@ -54,6 +54,28 @@ def chain_models(rng):
     c = np.clip(np.tanh(x.astype(np.float64)), -0.5, 0.75)
     cases.append(("clip_exp", nodes, consts, shape, x,
                   np.exp(np.where(c < 0, 0.1 * c, c) - x)))
+    # Broadcast inputs each read its own way (FusedChains.cpp, chainInput): a bias whose
+    # period is a multiple of the 256-element chunk as a pointer into it, a per-channel value
+    # whose repeat is as a value per chunk; a period of 384 and a repeat of 7 * 7 * 384 are
+    # gathered.
+    shape = [2, 4, 7, 7, 512]
+    x = rng.standard_normal(shape).astype(np.float32)
+    by_chunk = rng.standard_normal((512,)).astype(np.float32)
+    per_chunk = rng.standard_normal((2, 4, 1, 1, 1)).astype(np.float32)
+    nodes = [helper.make_node("Add", ["x", "bias512"], ["a"]),
+             helper.make_node("Mul", ["a", "scale"], ["y"])]
+    consts = [numpy_helper.from_array(by_chunk, "bias512"), numpy_helper.from_array(per_chunk, "scale")]
+    cases.append(("broadcast_by_index", nodes, consts, shape, x,
+                  (x.astype(np.float64) + by_chunk) * per_chunk))
+    shape = [2, 4, 7, 7, 384]
+    x = rng.standard_normal(shape).astype(np.float32)
+    period = rng.standard_normal((384,)).astype(np.float32)
+    repeat = rng.standard_normal((1, 4, 1, 1, 1)).astype(np.float32)
+    nodes = [helper.make_node("Add", ["x", "bias384"], ["a"]),
+             helper.make_node("Sub", ["a", "shift"], ["y"])]
+    consts = [numpy_helper.from_array(period, "bias384"), numpy_helper.from_array(repeat, "shift")]
+    cases.append(("broadcast_gathered", nodes, consts, shape, x,
+                  x.astype(np.float64) + period - repeat))
     for name, nodes, consts, shape, x, want in cases:
         graph = helper.make_graph(nodes, name, [helper.make_tensor_value_info("x", f32, shape)],
                                   [helper.make_tensor_value_info("y", f32, shape)], consts)
@@ -83,6 +105,10 @@ def check_fused_chains(dlc, work):
         check("DLC_FUSED_CHAIN(" in sources["code"] and "fusedElementwiseF32" not in sources["code"]
               and "fusedElementwiseF32" in sources["interpret"],
               "%s: one fused chain, as code by default and interpreted on request" % name)
+        if name == "broadcast_by_index":
+            check("in[1] + begin % 512;" in sources["code"] and
+                  "in[2][begin / 25088 % 8];" in sources["code"],
+                  "%s: inputs read by index arithmetic, not gathered" % name)
         got = list(outputs.values())
         check(all(g is not None for g in got) and
               all(np.array_equal(g, got[0]) for g in got[1:]),

@@ -3,6 +3,7 @@
 // each function's branch points and range limits, the special values docs/kernels.md
 // promises, and the same bits on AVX2 and AVX-512, wherever an element sits in the array.
 #include "dlc_kernels.h"
+#include "gemm.h"
 #include "runtime_test_util.h"
 
 #include <catch2/catch.hpp>
@@ -173,5 +174,51 @@ TEST_CASE("vector math: the same bits on every fused-multiply-add set, at any po
       unaryOn(isa, c.kind, x.data(), viaUnary.data(), int64_t(x.size()));
       CHECK(std::memcmp(viaUnary.data(), whole.data(), sizeof(float) * x.size()) == 0);
     }
+  }
+}
+
+TEST_CASE("softmax rows: the same bits on AVX2 and AVX-512, NaN and infinities as the formula",
+          "[math][reduce]") {
+  std::mt19937 rng(21);
+  for (int64_t n : {1, 5, 16, 17, 40, 129, 1500}) {
+    std::vector<float> x = randomFloats(rng, 3 * n, -30.0f, 30.0f);
+    for (bool log : {false, true}) {
+      INFO("n " << n << " log " << log);
+      std::vector<float> avx2(x.size()), avx512(x.size());
+      for (CpuIsa isa : runnableIsas()) {
+        std::vector<float> y(x.size());
+        softmaxRowsOn(isa, x.data(), y.data(), 3, n, log);
+        // Rows are independent: a row alone gives the bits it gets among others.
+        std::vector<float> second(size_t(n), 0.0f);
+        softmaxRowsOn(isa, x.data() + n, second.data(), 1, n, log);
+        CHECK(std::memcmp(second.data(), y.data() + n, sizeof(float) * size_t(n)) == 0);
+        (isa == CpuIsa::Avx512 ? avx512 : avx2) = y;
+      }
+      if (selectedCpuIsa() == CpuIsa::Avx512)
+        CHECK(std::memcmp(avx2.data(), avx512.data(), sizeof(float) * x.size()) == 0);
+    }
+  }
+  const float inf = std::numeric_limits<float>::infinity();
+  for (CpuIsa isa : runnableIsas()) {
+    INFO(cpuIsaName(isa));
+    // A NaN anywhere makes its row NaN; -inf entries get 0 (and -inf for log-softmax); a
+    // row of -inf only, like one with +inf, has no defined softmax: NaN.
+    std::vector<float> x = {1.0f,  NAN,  2.0f,  3.0f,  // NaN row
+                            -inf,  0.0f, -inf,  0.0f,  // two zeros share the mass
+                            -inf,  -inf, -inf,  -inf,  // nothing finite
+                            1.0f,  inf,  2.0f,  3.0f}; // +inf
+    std::vector<float> y(x.size()), logY(x.size());
+    softmaxRowsOn(isa, x.data(), y.data(), 4, 4, false);
+    softmaxRowsOn(isa, x.data(), logY.data(), 4, 4, true);
+    for (int64_t i = 0; i < 4; ++i) {
+      CHECK(std::isnan(y[i]));
+      CHECK(std::isnan(logY[i]));
+      CHECK(std::isnan(y[8 + i]));
+      CHECK(std::isnan(y[12 + i]));
+    }
+    CHECK(y[4] == 0.0f);
+    CHECK(y[5] == 0.5f);
+    CHECK(logY[4] == -inf);
+    CHECK(logY[5] == Approx(std::log(0.5f)));
   }
 }
