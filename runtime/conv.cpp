@@ -364,16 +364,41 @@ bool channelsLastApplies(const ConvParams &p) {
   return isPlanar(w) && (isChannelsLastDepthwise(p) || (isPointwise(w) && p.groups == 1));
 }
 
+namespace {
+// Convolutions of many small groups (RegNet's, ResNeXt's, ShuffleNet's) run a batch of
+// groups at a time, threads taking whole groups: one group's product is too small to split.
+// A batch holds as many groups' whole im2col matrices as the workspace limit allows (any
+// number of pointwise groups, which need none); 1 means group by group, each split.
+constexpr int64_t kMinConcurrentGroups = 4;
+int64_t concurrentGroups(const ConvParams &p) {
+  const WindowParams &w = p.window;
+  if (p.groups < kMinConcurrentGroups || isDepthwise(p) || p.channelsLast)
+    return 1;
+  if (isPointwise(w))
+    return p.groups;
+  if (rowsPerChunk(p) < w.out[0] * w.out[1])
+    return 1;
+  const int64_t limit = p.workspaceLimit > 0 ? p.workspaceLimit : int64_t(1) << 20;
+  return std::clamp<int64_t>(limit / int64_t(im2colWorkspaceBytes(p)), 1, p.groups);
+}
+} // namespace
+
 // Whether the compiler packs the weights decides between im2col and Winograd, and the
 // workspace serves both.
 size_t convWorkspaceBytes(const ConvParams &p) {
   if (isDepthwise(p) || p.channelsLast)
     return 0;
-  return std::max(im2colWorkspaceBytes(p), winogradApplies(p) ? winogradWorkspaceBytes(p) : 0);
+  const size_t im2col = im2colWorkspaceBytes(p) * size_t(isPointwise(p.window) ? 1 : concurrentGroups(p));
+  return std::max(im2col, winogradApplies(p) ? winogradWorkspaceBytes(p) : 0);
 }
 
+// A convolution with one output position (squeeze-and-excitation's 1x1 convs on pooled
+// vectors) is a matrix-vector product: plain rows serve it better than GEMM panels.
 bool convPacksWeights(const ConvParams &p) {
-  return p.channelsLast || (!isDepthwise(p) && GroupShape(p).outPerGroup >= kGemmFewRows);
+  if (p.channelsLast)
+    return true;
+  const GroupShape s(p);
+  return !isDepthwise(p) && s.outPerGroup >= kGemmFewRows && s.outPlane > 1;
 }
 
 size_t packedConvWeightBytes(const ConvParams &p) {
@@ -432,19 +457,55 @@ void convF32(const ConvParams &p, const float *x, const float *w, const float *b
   const int64_t out2 = p.window.out[2];
   const int64_t packedGroupFloats =
       int64_t(packedGemmABytes(s.outPerGroup, s.k) / sizeof(float));
+  auto weightsOf = [&](int64_t g) {
+    return p.packedWeights ? w + g * packedGroupFloats : w + s.wOffset(g);
+  };
+  // Group g's output columns [col0, col0 + cols) = W_g * the matrix `cols` columns wide at b.
+  auto productOf = [&](int64_t n, int64_t g, const float *b, int64_t cols, int64_t col0) {
+    float *yg = y + s.yOffset(p, n, g);
+    if (p.packedWeights)
+      sgemmPackedA(s.outPerGroup, cols, s.k, 1.0f, weightsOf(g), false, b, cols, 0.0f,
+                   yg + col0, s.outPlane);
+    else
+      sgemm(false, false, s.outPerGroup, cols, s.k, 1.0f, weightsOf(g), s.k, b, cols, 0.0f,
+            yg + col0, s.outPlane);
+  };
+  const bool finishes = bias || residual || p.epilogue.activation != Activation::None;
+  // Output rows [begin, end) of group g: bias, residual and activation.
+  auto finishRows = [&](int64_t n, int64_t g, int64_t begin, int64_t end) {
+    const float *residualGroup = residual ? residual + s.yOffset(p, n, g) : nullptr;
+    float *yg = y + s.yOffset(p, n, g);
+    for (int64_t m = begin; m < end; ++m)
+      finishRow(p.epilogue, bias ? bias + g * s.outPerGroup + m : nullptr,
+                residualGroup ? residualGroup + m * s.outPlane : nullptr, yg + m * s.outPlane,
+                s.outPlane);
+  };
+  if (const int64_t batchGroups = concurrentGroups(p); batchGroups > 1) {
+    const int64_t groupFloats = int64_t(im2colWorkspaceBytes(p) / sizeof(float));
+    for (int64_t n = 0; n < p.window.batch; ++n)
+      for (int64_t g0 = 0; g0 < p.groups; g0 += batchGroups)
+        parallelForWork(std::min(batchGroups, p.groups - g0), s.outPerGroup * s.k * s.outPlane,
+                        [&](int64_t first, int64_t end) {
+                          for (int64_t slot = first; slot < end; ++slot) {
+                            const int64_t g = g0 + slot;
+                            const float *xg = x + s.xOffset(p, n, g);
+                            if (!s.pointwise) {
+                              float *block = workspace + slot * groupFloats;
+                              im2col(p.window, xg, s.inPerGroup, 0, s.outPlane / out2, block);
+                              xg = block;
+                            }
+                            productOf(n, g, xg, s.outPlane, 0);
+                            if (finishes)
+                              finishRows(n, g, 0, s.outPerGroup);
+                          }
+                        });
+    return;
+  }
   for (int64_t n = 0; n < p.window.batch; ++n) {
     for (int64_t g = 0; g < p.groups; ++g) {
       const float *xg = x + s.xOffset(p, n, g);
-      const float *wg = p.packedWeights ? w + g * packedGroupFloats : w + s.wOffset(g);
-      float *yg = y + s.yOffset(p, n, g);
-      // y's columns [col0, col0 + cols) = W * the matrix `cols` columns wide at `b`.
       auto product = [&](const float *b, int64_t cols, int64_t col0) {
-        if (p.packedWeights)
-          sgemmPackedA(s.outPerGroup, cols, s.k, 1.0f, wg, false, b, cols, 0.0f, yg + col0,
-                       s.outPlane);
-        else
-          sgemm(false, false, s.outPerGroup, cols, s.k, 1.0f, wg, s.k, b, cols, 0.0f, yg + col0,
-                s.outPlane);
+        productOf(n, g, b, cols, col0);
       };
       if (s.pointwise) {
         product(xg, s.outPlane, 0);
@@ -468,15 +529,9 @@ void convF32(const ConvParams &p, const float *x, const float *w, const float *b
           });
         });
       }
-      if (bias || residual || p.epilogue.activation != Activation::None) {
-        const float *residualGroup = residual ? residual + s.yOffset(p, n, g) : nullptr;
-        parallelFor(s.outPerGroup, 1, [&](int64_t begin, int64_t end) {
-          for (int64_t m = begin; m < end; ++m)
-            finishRow(p.epilogue, bias ? bias + g * s.outPerGroup + m : nullptr,
-                      residualGroup ? residualGroup + m * s.outPlane : nullptr,
-                      yg + m * s.outPlane, s.outPlane);
-        });
-      }
+      if (finishes)
+        parallelFor(s.outPerGroup, 1,
+                    [&](int64_t begin, int64_t end) { finishRows(n, g, begin, end); });
     }
   }
 }

@@ -165,8 +165,9 @@ struct GemmSplit {
   }
 };
 
-// Below this many multiply-adds waking the other threads costs more than it saves.
-constexpr int64_t kParallelMinWork = int64_t(1) << 20;
+// Below this many multiply-adds (a few microseconds) waking the other threads costs more than
+// it saves.
+constexpr int64_t kParallelMinWork = int64_t(1) << 18;
 
 void sgemmWith(BlockedFn blocked, const GemmArgs &g) {
   if (g.m <= 0 || g.n <= 0)
@@ -175,16 +176,30 @@ void sgemmWith(BlockedFn blocked, const GemmArgs &g) {
     scaleC(g.c, g.ldc, g.m, g.n, g.beta);
     return;
   }
+  // The unblocked forms split over the outputs they compute one by one: each is computed the
+  // same way on any split.
   if (g.n == 1 && !g.transA && (g.transB || g.ldb == 1) && !g.packedA.data && !g.packedB.data) {
     // Matrix-vector product: both operands are contiguous rows, so each output is one dot.
-    for (int64_t i = 0; i < g.m; ++i) {
-      float v = g.alpha * dot(g.a + i * g.lda, g.b, g.k);
-      g.c[i * g.ldc] = g.beta == 0.0f ? v : v + g.beta * g.c[i * g.ldc];
-    }
+    parallelForWork(g.m, g.k, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) {
+        float v = g.alpha * dot(g.a + i * g.lda, g.b, g.k);
+        g.c[i * g.ldc] = g.beta == 0.0f ? v : v + g.beta * g.c[i * g.ldc];
+      }
+    });
     return;
   }
   if (g.m < kGemmFewRows && !g.packedA.data && !g.packedB.data) {
-    gemmFewRows(g);
+    // Columns in runs of whole 8-float axpy chunks.
+    constexpr int64_t kColumns = 64;
+    parallelForWork((g.n + kColumns - 1) / kColumns, kColumns * g.m * g.k,
+                    [&](int64_t begin, int64_t end) {
+                      GemmArgs part = g;
+                      const int64_t first = begin * kColumns;
+                      part.n = std::min(g.n, end * kColumns) - first;
+                      part.b += g.transB ? first * g.ldb : first;
+                      part.c += first;
+                      gemmFewRows(part);
+                    });
     return;
   }
   const int threads = activeThreadCount();

@@ -323,17 +323,23 @@ void avgPoolGradF32(const WindowParams &p, const int64_t *padEnd, bool countIncl
   });
 }
 
+// Threads take whole planes, as the elementwise kernels before them split the same memory:
+// each reads what it wrote (a plane read on another core costs far more than its sum).
 void globalAvgPoolF32(const float *x, float *y, int64_t batchChannels, int64_t spatial) {
-  for (int64_t c = 0; c < batchChannels; ++c) {
-    const float *plane = x + c * spatial;
-    float sum = sum8(spatial, [plane](int64_t i) { return plane[i]; });
-    y[c] = spatial > 0 ? sum / static_cast<float>(spatial) : 0.0f;
-  }
+  parallelForWork(batchChannels, spatial, [&](int64_t first, int64_t end) {
+    for (int64_t c = first; c < end; ++c) {
+      const float *plane = x + c * spatial;
+      float sum = sum8(spatial, [plane](int64_t i) { return plane[i]; });
+      y[c] = spatial > 0 ? sum / static_cast<float>(spatial) : 0.0f;
+    }
+  });
 }
 
 void globalAvgPoolGradF32(const float *dy, float *dx, int64_t batchChannels, int64_t spatial) {
-  for (int64_t c = 0; c < batchChannels; ++c)
-    std::fill(dx + c * spatial, dx + (c + 1) * spatial, dy[c] / static_cast<float>(spatial));
+  parallelForWork(batchChannels, spatial, [&](int64_t first, int64_t end) {
+    for (int64_t c = first; c < end; ++c)
+      std::fill(dx + c * spatial, dx + (c + 1) * spatial, dy[c] / static_cast<float>(spatial));
+  });
 }
 
 void batchNormF32(const float *x, const float *scale, const float *bias, const float *mean,

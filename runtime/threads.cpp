@@ -50,6 +50,22 @@ inline void cpuRelax() {
 #endif
 }
 
+// Polls `waiting()` up to kSpinPolls times; true if it still holds. The poller yields its CPU
+// now and then: the thread it waits for may have been woken onto the same CPU (Linux places
+// a wakee beside its waker), and would otherwise only run when the poller's time slice ends.
+template <typename Waiting> bool spinWhile(Waiting waiting) {
+  constexpr int kPollsPerYield = 64;
+  for (int poll = 0; poll < kSpinPolls; ++poll) {
+    if (!waiting())
+      return false;
+    if (poll % kPollsPerYield == kPollsPerYield - 1)
+      sched_yield();
+    else
+      cpuRelax();
+  }
+  return waiting();
+}
+
 struct WorkerStart {
   ThreadPool *pool;
   int part;
@@ -61,8 +77,7 @@ void *workerMain(void *arg) {
   ThreadPool &pool = *start.pool;
   unsigned long seen = 0;
   for (;;) {
-    for (int poll = 0; poll < kSpinPolls && pool.generation.load() == seen; ++poll)
-      cpuRelax();
+    spinWhile([&] { return pool.generation.load() == seen; });
     pthread_mutex_lock(&pool.mutex);
     while (!pool.stopping && pool.generation.load() == seen)
       pthread_cond_wait(&pool.wake, &pool.mutex);
@@ -193,8 +208,7 @@ void parallelRun(int parts, void (*task)(void *, int), void *context) {
   task(context, 0);
   for (int part = helpers + 1; part < parts; ++part)
     task(context, part);
-  for (int poll = 0; poll < kSpinPolls && pool->pending.load() > 0; ++poll)
-    cpuRelax();
+  spinWhile([&] { return pool->pending.load() > 0; });
   pthread_mutex_lock(&pool->mutex);
   while (pool->pending.load() > 0)
     pthread_cond_wait(&pool->done, &pool->mutex);

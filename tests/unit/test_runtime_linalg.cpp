@@ -154,33 +154,40 @@ TEST_CASE("depthwise row kernel matches a naive sum on every instruction set", "
 TEST_CASE("sgemm split over threads gives the single-thread result bit for bit", "[linalg]") {
   std::mt19937 rng(11);
   // Wide (split by columns) and tall (split by rows), with edges in every part, and large
-  // enough for sgemm to split them (4M multiply-adds).
-  for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{37, 301, 400}, {301, 37, 400}}) {
+  // enough for sgemm to split them; a product of two rows (split by columns, unblocked unless
+  // an operand is packed) and a matrix-vector product (split by rows).
+  for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{37, 301, 400}, {301, 37, 400},
+                         {2, 1500, 300}, {1500, 1, 300}}) {
     std::vector<float> a = randomFloats(rng, m * k), b = randomFloats(rng, k * n);
-    std::vector<float> serial(m * n), threaded(m * n);
-    sgemm(false, false, m, n, k, 1.0f, a.data(), k, b.data(), n, 0.0f, serial.data(), n);
     std::vector<float> packedA(packedGemmABytes(m, k) / sizeof(float));
     std::vector<float> packedB(packedGemmBBytes(k, n) / sizeof(float));
     packGemmA(false, m, k, a.data(), k, packedA.data());
     packGemmB(false, k, n, b.data(), n, packedB.data());
-    for (int threads : {2, 3, 5}) {
-      ThreadPool *pool = createThreadPool(threads);
-      REQUIRE(pool);
-      for (Packed packed : {Packed::None, Packed::A, Packed::B}) {
-        INFO("threads " << threads << " packed " << int(packed));
-        ThreadScope scope(pool);
-        CHECK(activeThreadCount() == threads);
-        std::fill(threaded.begin(), threaded.end(), -1.0f);
+    for (Packed packed : {Packed::None, Packed::A, Packed::B}) {
+      auto product = [&, m = m, n = n, k = k](std::vector<float> &c) {
+        c.assign(size_t(m * n), -1.0f);
         if (packed == Packed::A)
-          sgemmPackedA(m, n, k, 1.0f, packedA.data(), false, b.data(), n, 0.0f, threaded.data(), n);
+          sgemmPackedA(m, n, k, 1.0f, packedA.data(), false, b.data(), n, 0.0f, c.data(), n);
         else if (packed == Packed::B)
-          sgemmPackedB(false, m, n, k, 1.0f, a.data(), k, packedB.data(), 0.0f, threaded.data(), n);
+          sgemmPackedB(false, m, n, k, 1.0f, a.data(), k, packedB.data(), 0.0f, c.data(), n);
         else
-          sgemm(false, false, m, n, k, 1.0f, a.data(), k, b.data(), n, 0.0f, threaded.data(), n);
+          sgemm(false, false, m, n, k, 1.0f, a.data(), k, b.data(), n, 0.0f, c.data(), n);
+      };
+      std::vector<float> serial, threaded;
+      product(serial);
+      for (int threads : {2, 3, 5}) {
+        INFO(m << "x" << n << "x" << k << " threads " << threads << " packed " << int(packed));
+        ThreadPool *pool = createThreadPool(threads);
+        REQUIRE(pool);
+        {
+          ThreadScope scope(pool);
+          CHECK(activeThreadCount() == threads);
+          product(threaded);
+        }
         CHECK(threaded == serial);
+        CHECK(activeThreadCount() == 1);
+        destroyThreadPool(pool);
       }
-      CHECK(activeThreadCount() == 1);
-      destroyThreadPool(pool);
     }
   }
 }

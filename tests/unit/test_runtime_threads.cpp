@@ -108,6 +108,27 @@ TEST_CASE("threaded kernels: the serial bits on any thread count, every thread u
       convF32(p, x.data(), packed.data(), bias.data(), nullptr, y.data(), workspace.data());
     });
   }
+  SECTION("a convolution of many small groups (threads take whole groups), 3x3 and 1x1") {
+    for (int64_t kernel : {3, 1}) {
+      ConvParams p = conv3x3(160, 160, 14); // RegNet's groups of 16 channels
+      p.groups = 10;
+      if (kernel == 1) {
+        p.window.kernel[1] = p.window.kernel[2] = 1;
+        p.window.padBegin[1] = p.window.padBegin[2] = 0;
+      }
+      p.packedWeights = true;
+      p.epilogue.activation = Activation::Relu;
+      const int64_t weights = 160 * 16 * kernel * kernel;
+      std::vector<float> x = randomFloats(rng, 160 * 14 * 14), w = randomFloats(rng, weights),
+                         bias = randomFloats(rng, 160), y(160 * 14 * 14);
+      std::vector<float> packed(packedConvWeightBytes(p) / sizeof(float)),
+          workspace(convWorkspaceBytes(p) / sizeof(float));
+      packConvWeights(p, w.data(), packed.data());
+      checkThreaded("grouped conv", y, [&] {
+        convF32(p, x.data(), packed.data(), bias.data(), nullptr, y.data(), workspace.data());
+      });
+    }
+  }
   SECTION("transpose, also with a batch of one first") {
     const int64_t shape[] = {64, 33, 129}, perm[] = {2, 0, 1};
     std::vector<float> x = randomFloats(rng, 64 * 33 * 129), y(x.size());
