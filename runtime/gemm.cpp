@@ -165,9 +165,9 @@ struct GemmSplit {
   }
 };
 
-// Below this many multiply-adds (a few microseconds) waking the other threads costs more than
-// it saves.
-constexpr int64_t kParallelMinWork = int64_t(1) << 18;
+// Below this many multiply-adds waking the other threads costs more than it saves: each part
+// packs its own panels, which small products do not amortize.
+constexpr int64_t kParallelMinWork = int64_t(1) << 20;
 
 void sgemmWith(BlockedFn blocked, const GemmArgs &g) {
   if (g.m <= 0 || g.n <= 0)

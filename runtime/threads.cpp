@@ -23,13 +23,16 @@ struct ThreadPool {
   pthread_cond_t wake = PTHREAD_COND_INITIALIZER, done = PTHREAD_COND_INITIALIZER;
   pthread_t workers[kMaxThreads];
   int started = 0;
-  // Written under mutex: the region being run (its generation counts regions), how many of
-  // its parts are still running, and whether the workers must exit. The first two are also
-  // read without it while spinning.
+  // A region is handed over without locks: the caller writes task, context and parts, then
+  // advances `generation`, which workers poll; each worker decrements `pending` when done,
+  // which the caller polls. The mutex and condition variables serve only threads that gave up
+  // polling and sleep: `sleepers` and `callerSleeps` say whether anyone must be woken (both
+  // sides write their flag, then read the other's, all sequentially consistent, so a wakeup
+  // cannot be missed).
   std::atomic<unsigned long> generation{0};
-  std::atomic<int> pending{0};
+  std::atomic<int> pending{0}, sleepers{0};
+  std::atomic<bool> callerSleeps{false}, stopping{false};
   int parts = 0;
-  bool stopping = false;
   void (*task)(void *, int) = nullptr;
   void *context = nullptr;
   int widestRun = 1; // for takeWidestRun (profiles)
@@ -54,7 +57,7 @@ inline void cpuRelax() {
 // now and then: the thread it waits for may have been woken onto the same CPU (Linux places
 // a wakee beside its waker), and would otherwise only run when the poller's time slice ends.
 template <typename Waiting> bool spinWhile(Waiting waiting) {
-  constexpr int kPollsPerYield = 64;
+  constexpr int kPollsPerYield = 256;
   for (int poll = 0; poll < kSpinPolls; ++poll) {
     if (!waiting())
       return false;
@@ -77,25 +80,26 @@ void *workerMain(void *arg) {
   ThreadPool &pool = *start.pool;
   unsigned long seen = 0;
   for (;;) {
-    spinWhile([&] { return pool.generation.load() == seen; });
-    pthread_mutex_lock(&pool.mutex);
-    while (!pool.stopping && pool.generation.load() == seen)
-      pthread_cond_wait(&pool.wake, &pool.mutex);
-    if (pool.stopping)
+    auto idle = [&] { return pool.generation.load() == seen && !pool.stopping.load(); };
+    if (spinWhile(idle)) {
+      pthread_mutex_lock(&pool.mutex);
+      ++pool.sleepers;
+      while (idle())
+        pthread_cond_wait(&pool.wake, &pool.mutex);
+      --pool.sleepers;
+      pthread_mutex_unlock(&pool.mutex);
+    }
+    if (pool.stopping.load())
       break;
-    seen = pool.generation;
-    void (*task)(void *, int) = pool.task;
-    void *context = pool.context;
-    const bool mine = start.part < pool.parts;
-    pthread_mutex_unlock(&pool.mutex);
-    if (mine)
-      task(context, start.part);
-    pthread_mutex_lock(&pool.mutex);
-    if (--pool.pending == 0)
+    seen = pool.generation.load();
+    if (start.part < pool.parts)
+      pool.task(pool.context, start.part);
+    if (pool.pending.fetch_sub(1) == 1 && pool.callerSleeps.load()) {
+      pthread_mutex_lock(&pool.mutex);
       pthread_cond_signal(&pool.done);
-    pthread_mutex_unlock(&pool.mutex);
+      pthread_mutex_unlock(&pool.mutex);
+    }
   }
-  pthread_mutex_unlock(&pool.mutex);
   return nullptr;
 }
 
@@ -192,8 +196,8 @@ void parallelRun(int parts, void (*task)(void *, int), void *context) {
   // Parts beyond the pool's size (or beyond the workers that could start) run here in turn;
   // a nested region inside a part runs serially, since workers have no current pool.
   currentPool = nullptr;
-  pthread_mutex_lock(&pool->mutex);
-  startWorkers(*pool);
+  if (pool->started + 1 < pool->threads)
+    startWorkers(*pool);
   const int helpers = parts - 1 < pool->started ? parts - 1 : pool->started;
   if (helpers + 1 > pool->widestRun)
     pool->widestRun = helpers + 1;
@@ -201,18 +205,24 @@ void parallelRun(int parts, void (*task)(void *, int), void *context) {
   pool->task = task;
   pool->parts = parts;
   pool->context = context;
-  pool->pending = pool->started;
-  ++pool->generation;
-  pthread_cond_broadcast(&pool->wake);
-  pthread_mutex_unlock(&pool->mutex);
+  pool->pending.store(pool->started);
+  pool->generation.fetch_add(1);
+  if (pool->sleepers.load() > 0) {
+    pthread_mutex_lock(&pool->mutex);
+    pthread_cond_broadcast(&pool->wake);
+    pthread_mutex_unlock(&pool->mutex);
+  }
   task(context, 0);
   for (int part = helpers + 1; part < parts; ++part)
     task(context, part);
-  spinWhile([&] { return pool->pending.load() > 0; });
-  pthread_mutex_lock(&pool->mutex);
-  while (pool->pending.load() > 0)
-    pthread_cond_wait(&pool->done, &pool->mutex);
-  pthread_mutex_unlock(&pool->mutex);
+  if (spinWhile([&] { return pool->pending.load() > 0; })) {
+    pthread_mutex_lock(&pool->mutex);
+    pool->callerSleeps = true;
+    while (pool->pending.load() > 0)
+      pthread_cond_wait(&pool->done, &pool->mutex);
+    pool->callerSleeps = false;
+    pthread_mutex_unlock(&pool->mutex);
+  }
   currentPool = pool;
 }
 
