@@ -4,7 +4,7 @@ models, in the same process, rounds interleaved, on 1 and 2 threads; then each e
 RSS measured in a fresh process of its own.
 
 usage: bench/compare.py [--dlc build/tools/dlc] [--models all|project|families|mlp,vit,...]
-                        [--rounds 7]
+                        [--rounds 7] [--baseline-dlc OLD/build/tools/dlc]
                         [--threads 1,2] [--work build/bench] [--no-rss]
 Run it with a Python that has numpy, onnx, onnxruntime, openvino and threadpoolctl
 (scripts/bench_setup.sh makes build/bench-venv). Models are exported by
@@ -116,7 +116,7 @@ def openvino_request(path, input_name, shape, threads):
 
 
 PEERS = ("ort", "ov")
-ENGINE_NAMES = {"dlc": "dlc", "ort": "ORT", "ov": "OpenVINO"}
+ENGINE_NAMES = {"dlc": "dlc", "ort": "ORT", "ov": "OpenVINO", "base": "baseline dlc"}
 
 
 def engines(args, name, threads):
@@ -137,10 +137,21 @@ def engines(args, name, threads):
     request = openvino_request(onnx_path, input_name, x.shape, threads)
     runs = {"dlc": dlc.run, "ort": lambda: session.run(None, feed),
             "ov": lambda: request.infer({0: x})}
+    base = None
+    if args.baseline_dlc:
+        # Its own library name: both libraries define the same runtime, each kept to itself.
+        base = DlcModel(args.baseline_dlc, onnx_path, os.path.join(args.work, "compare-base", name),
+                        name + "_base", args.cxx, {input_name: x.shape}).load(threads)
+        base_out = np.empty_like(expected)
+        base.bind([x], [base_out])
+        runs["base"] = base.run
 
     def outputs():
-        return {"dlc": out, "ort": session.run(None, feed)[0],
-                "ov": np.array(request.infer({0: x})[0])}
+        result = {"dlc": out, "ort": session.run(None, feed)[0],
+                  "ov": np.array(request.infer({0: x})[0])}
+        if base:
+            result["base"] = base_out
+        return result
 
     scale = float(np.max(np.abs(expected))) + 1e-30
     errors = lambda: {e: float(np.max(np.abs(v - expected))) / scale
@@ -150,6 +161,8 @@ def engines(args, name, threads):
         # model left alive slowed the next ones' 2-thread runs (both peers' and dlc's) by up
         # to 2x here.
         dlc.close()
+        if base:
+            base.close()
         runs.clear()
         nonlocal session, request
         session = request = None
@@ -298,6 +311,8 @@ def main():
     p.add_argument("--cxx", default=os.environ.get("CXX", "c++"))
     p.add_argument("--json", help="also write the results here")
     p.add_argument("--no-rss", action="store_true", help="skip the peak RSS measurements")
+    p.add_argument("--baseline-dlc", help="another dlc (an earlier build) timed in the same "
+                   "rounds: adds dlc / baseline per model, to show no model got slower")
     p.add_argument("--rss-engine", help=argparse.SUPPRESS)
     p.add_argument("--rss-threads", type=int, default=1, help=argparse.SUPPRESS)
     args = p.parse_args()
@@ -321,7 +336,9 @@ def main():
                     for t in thread_counts))
     header = ("model", "thr", "dlc ms", "ORT ms", "OV ms", "dlc/best", "GFLOP", "dlc GF/s",
               "% peak")
-    print("%-12s %3s %9s %9s %9s %8s %6s %8s %6s" % header)
+    if args.baseline_dlc:
+        header += ("dlc/base",)
+    print(("%-12s %3s %9s %9s %9s %8s %6s %8s %6s" + " %8s" * bool(args.baseline_dlc)) % header)
     results = []
     for name in names:
         model_dir = os.path.join(args.work, "models", name)
@@ -355,13 +372,21 @@ def main():
                 row.update({e + "_ms": med[e], e + "_min_ms": min(times[e]),
                             e + "_rel_err": errs[e]})
             results.append(row)
+            if "base" in med:
+                row["baseline_ratio"] = med["dlc"] / med["base"]
             print("%-12s %3d %9.3f %9.3f %9.3f %8.2f %6.2f %8.1f %5.0f%%" %
                   (name, threads, med["dlc"], med["ort"], med["ov"], row["ratio"], gflop, gflops,
-                   100 * row["peak_fraction"]), flush=True)
+                   100 * row["peak_fraction"]) +
+                  (" %8.2f" % row["baseline_ratio"] if "base" in med else ""), flush=True)
     ratios = {t: [r["ratio"] for r in results if r["threads"] == t] for t in thread_counts}
     for t in thread_counts:
         print("geomean dlc / faster peer on %d thread%s: %.2f" %
               (t, "s" * (t > 1), statistics.geometric_mean(ratios[t])))
+    if args.baseline_dlc:
+        for t in thread_counts:
+            against = [r["baseline_ratio"] for r in results if r["threads"] == t]
+            print("dlc / baseline on %d thread%s: geomean %.2f, worst %.2f" %
+                  (t, "s" * (t > 1), statistics.geometric_mean(against), max(against)))
     if len(thread_counts) == 2:
         one, two = thread_counts
         speedups = [a["dlc_ms"] / b["dlc_ms"] for a in results if a["threads"] == one

@@ -486,11 +486,13 @@ void convF32(const ConvParams &p, const float *x, const float *w, const float *b
       for (int64_t g0 = 0; g0 < p.groups; g0 += batchGroups)
         parallelForWork(std::min(batchGroups, p.groups - g0), s.outPerGroup * s.k * s.outPlane,
                         [&](int64_t first, int64_t end) {
+                          // A part works through its groups in its first group's slot,
+                          // which stays in cache.
+                          float *block = workspace + first * groupFloats;
                           for (int64_t slot = first; slot < end; ++slot) {
                             const int64_t g = g0 + slot;
                             const float *xg = x + s.xOffset(p, n, g);
                             if (!s.pointwise) {
-                              float *block = workspace + slot * groupFloats;
                               im2col(p.window, xg, s.inPerGroup, 0, s.outPlane / out2, block);
                               xg = block;
                             }

@@ -136,6 +136,9 @@ void walkSlice(size_t elemSize, const int64_t *inShape, const int64_t *starts, c
 
 int64_t wrapIndex(int64_t idx, int64_t axisDim) { return idx < 0 ? idx + axisDim : idx; }
 
+// Slices of more dims than this (none that exporters write) run on one thread.
+constexpr int kMaxSliceRank = 16;
+
 } // namespace
 
 void copyBytes(const void *x, void *y, size_t bytes) {
@@ -245,8 +248,26 @@ template bool gather<int64_t>(const void *, const int64_t *, int64_t, void *, in
 
 void slice(const void *x, void *y, size_t elemSize, const int64_t *inShape, const int64_t *starts,
            const int64_t *steps, const int64_t *outShape, int rank) {
-  walkSlice(elemSize, inShape, starts, steps, outShape, rank,
-            CopyToDense{static_cast<const char *>(x), static_cast<char *>(y)});
+  // Threads take ranges of the first output dim longer than 1, each a slice of its own.
+  int split = 0;
+  while (split + 1 < rank && outShape[split] == 1)
+    ++split;
+  if (rank == 0 || outShape[split] <= 1 || rank > kMaxSliceRank) {
+    walkSlice(elemSize, inShape, starts, steps, outShape, rank,
+              CopyToDense{static_cast<const char *>(x), static_cast<char *>(y)});
+    return;
+  }
+  const int64_t inner = productFrom(outShape, split + 1, rank);
+  parallelForWork(outShape[split], inner, [&](int64_t first, int64_t end) {
+    int64_t partStarts[kMaxSliceRank], partShape[kMaxSliceRank];
+    std::copy(starts, starts + rank, partStarts);
+    std::copy(outShape, outShape + rank, partShape);
+    partStarts[split] += first * steps[split];
+    partShape[split] = end - first;
+    walkSlice(elemSize, inShape, partStarts, steps, partShape, rank,
+              CopyToDense{static_cast<const char *>(x),
+                          static_cast<char *>(y) + first * inner * int64_t(elemSize)});
+  });
 }
 
 void sliceGrad(const float *dy, float *dx, const int64_t *inShape, const int64_t *starts,

@@ -58,24 +58,16 @@ def chain_models(rng):
     # period is a multiple of the 256-element chunk as a pointer into it, a per-channel value
     # whose repeat is as a value per chunk; a period of 384 and a repeat of 7 * 7 * 384 are
     # gathered.
-    shape = [2, 4, 7, 7, 512]
-    x = rng.standard_normal(shape).astype(np.float32)
-    by_chunk = rng.standard_normal((512,)).astype(np.float32)
-    per_chunk = rng.standard_normal((2, 4, 1, 1, 1)).astype(np.float32)
-    nodes = [helper.make_node("Add", ["x", "bias512"], ["a"]),
-             helper.make_node("Mul", ["a", "scale"], ["y"])]
-    consts = [numpy_helper.from_array(by_chunk, "bias512"), numpy_helper.from_array(per_chunk, "scale")]
-    cases.append(("broadcast_by_index", nodes, consts, shape, x,
-                  (x.astype(np.float64) + by_chunk) * per_chunk))
-    shape = [2, 4, 7, 7, 384]
-    x = rng.standard_normal(shape).astype(np.float32)
-    period = rng.standard_normal((384,)).astype(np.float32)
-    repeat = rng.standard_normal((1, 4, 1, 1, 1)).astype(np.float32)
-    nodes = [helper.make_node("Add", ["x", "bias384"], ["a"]),
-             helper.make_node("Sub", ["a", "shift"], ["y"])]
-    consts = [numpy_helper.from_array(period, "bias384"), numpy_helper.from_array(repeat, "shift")]
-    cases.append(("broadcast_gathered", nodes, consts, shape, x,
-                  x.astype(np.float64) + period - repeat))
+    for name, width, scale_shape in (("broadcast_by_index", 512, (2, 4, 1, 1, 1)),
+                                     ("broadcast_gathered", 384, (1, 4, 1, 1, 1))):
+        shape = [2, 4, 7, 7, width]
+        x = rng.standard_normal(shape).astype(np.float32)
+        bias = rng.standard_normal((width,)).astype(np.float32)
+        scale = rng.standard_normal(scale_shape).astype(np.float32)
+        nodes = [helper.make_node("Add", ["x", "bias"], ["a"]),
+                 helper.make_node("Mul", ["a", "scale"], ["y"])]
+        consts = [numpy_helper.from_array(bias, "bias"), numpy_helper.from_array(scale, "scale")]
+        cases.append((name, nodes, consts, shape, x, (x.astype(np.float64) + bias) * scale))
     for name, nodes, consts, shape, x, want in cases:
         graph = helper.make_graph(nodes, name, [helper.make_tensor_value_info("x", f32, shape)],
                                   [helper.make_tensor_value_info("y", f32, shape)], consts)

@@ -95,6 +95,24 @@ TEST_CASE("threaded kernels: the serial bits on any thread count, every thread u
       CHECK(gather(table.data(), indices.data(), 400, rows.data(), 1, 1000, 768, sizeof(float)));
     });
   }
+  SECTION("slice: attention's Q of a QKV product, and a reversed middle dim") {
+    std::vector<float> qkv = randomFloats(rng, 512 * 2304), q(512 * 768);
+    const int64_t inShape[] = {1, 512, 2304}, starts[] = {0, 0, 768}, steps[] = {1, 1, 1},
+                  outShape[] = {1, 512, 768};
+    checkThreaded("slice", q, [&] {
+      slice(qkv.data(), q.data(), sizeof(float), inShape, starts, steps, outShape, 3);
+    });
+    // Rows 510, 508, ..., 2 of the first 1000 columns.
+    std::vector<float> reversed(255 * 1000);
+    const int64_t backStarts[] = {0, 510, 0}, backSteps[] = {1, -2, 1},
+                  backShape[] = {1, 255, 1000};
+    checkThreaded("reversed slice", reversed, [&] {
+      slice(qkv.data(), reversed.data(), sizeof(float), inShape, backStarts, backSteps,
+            backShape, 3);
+    });
+    CHECK(reversed[0] == qkv[510 * 2304]);
+    CHECK(reversed[254 * 1000 + 999] == qkv[2 * 2304 + 999]);
+  }
   SECTION("a Winograd convolution with few tiles (its positions' GEMMs split)") {
     ConvParams p = conv3x3(64, 128, 13); // 49 tiles
     p.packedWeights = true;
