@@ -98,10 +98,14 @@ void col2im(const WindowParams &w, const float *cols, int64_t channels, int64_t 
              });
 }
 
+int64_t workspaceLimitOf(const ConvParams &p) {
+  return p.workspaceLimit > 0 ? p.workspaceLimit : int64_t(1) << 20;
+}
+
 // Output rows per im2col chunk: as many as fit the workspace limit, at least one.
 int64_t rowsPerChunk(const ConvParams &p) {
   const WindowParams &w = p.window;
-  const int64_t limit = p.workspaceLimit > 0 ? p.workspaceLimit : int64_t(1) << 20;
+  const int64_t limit = workspaceLimitOf(p);
   const int64_t rowBytes =
       w.channels / p.groups * product3(w.kernel) * w.out[2] * int64_t(sizeof(float));
   const int64_t rows = w.out[0] * w.out[1];
@@ -320,6 +324,88 @@ void depthwiseChannelsLastF32(const ConvParams &p, const float *x, const float *
   });
 }
 
+// Planar depthwise convolutions with short rows (late MobileNet and EfficientNet stages, 28
+// columns or fewer) leave the planar row kernel mostly edges (4-6 GFLOP/s): they run in blocks
+// of channels instead, each block transposed channels-last into the workspace, computed by the
+// channels-last row kernel (a vector of channels per tap) and transposed back. A slot holds a
+// block's input, output and weights; a batch of blocks gets as many slots as the workspace
+// limit allows, each thread part working in its first block's slot.
+constexpr int64_t kDepthwiseBlockChannels = 64, kDepthwiseBlockMaxOutWidth = 28;
+
+int64_t depthwiseSlotFloats(const WindowParams &w) {
+  return kDepthwiseBlockChannels *
+         (w.in[1] * w.in[2] + w.out[1] * w.out[2] + w.kernel[1] * w.kernel[2]);
+}
+
+bool depthwiseByChannelBlocks(const ConvParams &p) {
+  const WindowParams &w = p.window;
+  return isChannelsLastDepthwise(p) && !p.channelsLast && w.out[2] <= kDepthwiseBlockMaxOutWidth &&
+         depthwiseSlotFloats(w) * int64_t(sizeof(float)) <= workspaceLimitOf(p);
+}
+
+int64_t depthwiseBlockCount(const ConvParams &p) {
+  const int64_t perImage = (p.window.channels + kDepthwiseBlockChannels - 1) /
+                           kDepthwiseBlockChannels;
+  return p.window.batch * perImage;
+}
+
+int64_t depthwiseBlockSlots(const ConvParams &p) {
+  const int64_t slotBytes = depthwiseSlotFloats(p.window) * int64_t(sizeof(float));
+  return std::clamp<int64_t>(workspaceLimitOf(p) / slotBytes, 1, depthwiseBlockCount(p));
+}
+
+// to[j][i] = from[i][j] for a rows x cols matrix, in tiles of 16 x 16 that stay in L1 (a
+// block's planes are hundreds of floats long: a plain loop strides through far more lines).
+void transposeInTiles(const float *from, int64_t rows, int64_t cols, float *to) {
+  constexpr int64_t kTile = 16;
+  for (int64_t i0 = 0; i0 < rows; i0 += kTile)
+    for (int64_t j0 = 0; j0 < cols; j0 += kTile)
+      for (int64_t i = i0; i < std::min(rows, i0 + kTile); ++i)
+        for (int64_t j = j0; j < std::min(cols, j0 + kTile); ++j)
+          to[j * rows + i] = from[i * cols + j];
+}
+
+void depthwiseChannelBlocksF32(const ConvParams &p, const float *x, const float *w,
+                               const float *bias, const float *residual, float *y,
+                               float *workspace) {
+  const WindowParams &win = p.window;
+  const int64_t channels = win.channels, inPlane = win.in[1] * win.in[2];
+  const int64_t outPlane = win.out[1] * win.out[2], taps = win.kernel[1] * win.kernel[2];
+  const int64_t perImage = (channels + kDepthwiseBlockChannels - 1) / kDepthwiseBlockChannels;
+  const int64_t blocks = depthwiseBlockCount(p), slots = depthwiseBlockSlots(p);
+  const int64_t slotFloats = depthwiseSlotFloats(win);
+  const bool finishes = residual || p.epilogue.activation != Activation::None;
+  for (int64_t b0 = 0; b0 < blocks; b0 += slots) {
+    auto runBlocks = [&](int64_t first, int64_t end) {
+      float *xs = workspace + first * slotFloats;
+      float *ys = xs + kDepthwiseBlockChannels * inPlane;
+      float *ws = ys + kDepthwiseBlockChannels * outPlane;
+      for (int64_t i = first; i < end; ++i) {
+        const int64_t n = (b0 + i) / perImage, c0 = (b0 + i) % perImage * kDepthwiseBlockChannels;
+        const int64_t width = std::min(kDepthwiseBlockChannels, channels - c0);
+        const float *xb = x + (n * channels + c0) * inPlane;
+        transposeInTiles(xb, width, inPlane, xs);
+        for (int64_t c = 0; c < width; ++c)
+          for (int64_t t = 0; t < taps; ++t)
+            ws[t * width + c] = w[(c0 + c) * taps + t];
+        for (int64_t o1 = 0; o1 < win.out[1]; ++o1)
+          depthwiseNhwcRow({xs, win.in[1], win.in[2], width, ws, bias ? bias + c0 : nullptr,
+                            nullptr, ys + o1 * win.out[2] * width, win.out[2], win.kernel[1],
+                            win.kernel[2], o1 * win.stride[1] - win.padBegin[1], win.stride[2],
+                            win.padBegin[2], win.dilation[1], win.dilation[2], false, 0.0f, 0.0f});
+        float *yb = y + (n * channels + c0) * outPlane;
+        transposeInTiles(ys, outPlane, width, yb);
+        for (int64_t c = 0; c < width && finishes; ++c)
+          finishRow(p.epilogue, nullptr,
+                    residual ? residual + (n * channels + c0 + c) * outPlane : nullptr,
+                    yb + c * outPlane, outPlane);
+      }
+    };
+    parallelForWork(std::min(slots, blocks - b0), kDepthwiseBlockChannels * outPlane * taps,
+                    runBlocks);
+  }
+}
+
 // Pixels per product of a channels-last pointwise convolution: the GEMM's own row block, so
 // the block's output is still in cache when its bias, residual and activation are applied.
 constexpr int64_t kPointwisePixelBlock = 96;
@@ -378,17 +464,19 @@ int64_t concurrentGroups(const ConvParams &p) {
     return p.groups;
   if (rowsPerChunk(p) < w.out[0] * w.out[1])
     return 1;
-  const int64_t limit = p.workspaceLimit > 0 ? p.workspaceLimit : int64_t(1) << 20;
-  return std::clamp<int64_t>(limit / int64_t(im2colWorkspaceBytes(p)), 1, p.groups);
+  return std::clamp<int64_t>(workspaceLimitOf(p) / int64_t(im2colWorkspaceBytes(p)), 1, p.groups);
 }
 } // namespace
 
 // Whether the compiler packs the weights decides between im2col and Winograd, and the
 // workspace serves both.
 size_t convWorkspaceBytes(const ConvParams &p) {
+  if (depthwiseByChannelBlocks(p))
+    return size_t(depthwiseBlockSlots(p) * depthwiseSlotFloats(p.window)) * sizeof(float);
   if (isDepthwise(p) || p.channelsLast)
     return 0;
-  const size_t im2col = im2colWorkspaceBytes(p) * size_t(isPointwise(p.window) ? 1 : concurrentGroups(p));
+  const size_t im2col =
+      im2colWorkspaceBytes(p) * size_t(isPointwise(p.window) ? 1 : concurrentGroups(p));
   return std::max(im2col, winogradApplies(p) ? winogradWorkspaceBytes(p) : 0);
 }
 
@@ -443,6 +531,10 @@ void convF32(const ConvParams &p, const float *x, const float *w, const float *b
       depthwiseChannelsLastF32(p, x, w, bias, residual, y);
     else
       pointwiseChannelsLastF32(p, x, w, bias, residual, y);
+    return;
+  }
+  if (depthwiseByChannelBlocks(p)) {
+    depthwiseChannelBlocksF32(p, x, w, bias, residual, y, workspace);
     return;
   }
   if (isDepthwise(p)) {

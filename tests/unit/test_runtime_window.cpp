@@ -245,6 +245,27 @@ TEST_CASE("conv special shapes", "[conv]") {
     CHECK(convWorkspaceBytes(grouped) == 0);
     checkConv(rng, grouped, noPad, false);
   }
+  SECTION("depthwise convolutions with short rows run channels-last in blocks of channels") {
+    // 150 channels: two full blocks of 64 and a partial one; 5x5 taps on 7x7 maps padded by
+    // 2 (EfficientNet's last stages), then 3x3 with stride 2 on 14x14, two images each.
+    ConvParams late{window(2, 150, {7, 7}), 150, 150};
+    late.window.kernel[1] = late.window.kernel[2] = 5;
+    late.window.padBegin[1] = late.window.padBegin[2] = 2;
+    const int64_t pad2[3] = {0, 2, 2};
+    CHECK(convWorkspaceBytes(late) > 0);
+    checkConv(rng, late, pad2, true);
+    ConvParams strided{window(2, 150, {14, 14}), 150, 150};
+    strided.window.kernel[1] = strided.window.kernel[2] = 3;
+    strided.window.stride[1] = strided.window.stride[2] = 2;
+    strided.window.padBegin[1] = strided.window.padBegin[2] = 1;
+    strided.window.out[1] = strided.window.out[2] = 7;
+    const int64_t pad1[3] = {0, 0, 0};
+    checkConv(rng, strided, pad1, false);
+    // A small workspace limit: one block's slot at a time.
+    late.workspaceLimit = 64 * (49 + 49 + 25) * int64_t(sizeof(float));
+    CHECK(convWorkspaceBytes(late) == size_t(late.workspaceLimit));
+    checkConv(rng, late, pad2, true);
+  }
   SECTION("a 1x1 window with end padding still needs im2col") {
     ConvParams p{window(1, 3, {4, 5}), 2, 1};
     p.window.out[1] = 5;
