@@ -62,8 +62,9 @@ inline constexpr const char kReleaseAttr[] = "dlc.release";
 inline constexpr const char kArenaBytesAttr[] = "dlc.arena_bytes";
 inline constexpr const char kLowerBoundAttr[] = "dlc.arena_lower_bound";
 inline constexpr const char kNoReuseBytesAttr[] = "dlc.no_reuse_bytes";
-// A fused epilogue (dlc-fuse-epilogues) on a conv or gemm: "relu", "sigmoid", "tanh",
-// "leaky_relu" of slope activation_alpha, or "clip" to [activation_min, activation_max].
+// A fused epilogue (dlc-fuse-epilogues) on a conv or gemm: "relu", "sigmoid", "tanh", "silu"
+// (x * sigmoid(x)), "leaky_relu" of slope activation_alpha, or "clip" to [activation_min,
+// activation_max].
 inline constexpr const char kActivationAttr[] = "dlc.activation";
 inline constexpr const char kActivationMinAttr[] = "dlc.activation_min";
 inline constexpr const char kActivationMaxAttr[] = "dlc.activation_max";

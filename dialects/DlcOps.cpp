@@ -215,7 +215,7 @@ static LogicalResult verifyEpilogue(Operation *op) {
   auto name = dyn_cast<StringAttr>(attr);
   auto hasFloat = [&](const char *param) { return isa_and_nonnull<FloatAttr>(op->getAttr(param)); };
   if (name && (name.getValue() == "relu" || name.getValue() == "sigmoid" ||
-               name.getValue() == "tanh"))
+               name.getValue() == "tanh" || name.getValue() == "silu"))
     return success();
   if (name && name.getValue() == "leaky_relu" && hasFloat(kActivationAlphaAttr))
     return success();

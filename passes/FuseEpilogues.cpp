@@ -47,6 +47,34 @@ Operation *fusableProducer(Operation *activation) {
   return producer;
 }
 
+// SiLU as exporters write it, x * sigmoid(x), of a float32 conv or Gemm x that nothing else
+// reads: the Mul and the Sigmoid, if so.
+std::optional<std::pair<dlc::MulOp, dlc::SigmoidOp>> siluFusion(dlc::MulOp mul) {
+  for (unsigned i = 0; i < 2; ++i) {
+    Value x = mul->getOperand(i), gate = mul->getOperand(1 - i);
+    auto sigmoid = gate.getDefiningOp<dlc::SigmoidOp>();
+    Operation *producer = x.getDefiningOp();
+    if (!sigmoid || sigmoid->getOperand(0) != x || !gate.hasOneUse() || !producer ||
+        !isa<dlc::ConvOp, dlc::GemmOp>(producer) || producer->hasAttr(dlc::kActivationAttr) ||
+        !isF32(x) || x.getType() != mul.getType() || gate.getType() != x.getType())
+      continue;
+    if (llvm::all_of(x.getUses(), [&](OpOperand &use) {
+          return use.getOwner() == mul || use.getOwner() == sigmoid;
+        }) &&
+        std::distance(x.use_begin(), x.use_end()) == 2)
+      return std::make_pair(mul, sigmoid);
+  }
+  return std::nullopt;
+}
+
+void fuseSilu(dlc::MulOp mul, dlc::SigmoidOp sigmoid) {
+  Value x = sigmoid->getOperand(0);
+  x.getDefiningOp()->setAttr(dlc::kActivationAttr, StringAttr::get(mul.getContext(), "silu"));
+  mul.getResult().replaceAllUsesWith(x);
+  mul.erase();
+  sigmoid.erase();
+}
+
 void fuseActivation(Operation *activation, Operation *producer) {
   Builder b(activation->getContext());
   StringRef name;
@@ -76,6 +104,14 @@ struct FuseEpiloguesPass : dlc::impl::FuseEpiloguesBase<FuseEpiloguesPass> {
     for (dlc::AddOp add : adds)
       if (auto fusion = residualFusion(add))
         fuseResidual(add, fusion->first, fusion->second);
+
+    SmallVector<std::pair<dlc::MulOp, dlc::SigmoidOp>> silus;
+    getOperation().walk([&](dlc::MulOp mul) {
+      if (auto silu = siluFusion(mul))
+        silus.push_back(*silu);
+    });
+    for (auto [mul, sigmoid] : silus)
+      fuseSilu(mul, sigmoid);
 
     SmallVector<std::pair<Operation *, Operation *>> fusions;
     getOperation().walk([&](Operation *op) {

@@ -18,7 +18,9 @@ def FuseEpilogues : Pass<"dlc-fuse-epilogues", "mlir::func::FuncOp"> {
   let description = [{
     First, a float32 `dlc.add` of a `dlc.conv` used only by it and another value of the same
     type (no broadcast: a residual connection) disappears: the conv moves to the add's place
-    and takes that value as its `residual` operand. Then a `dlc.relu`, `dlc.clip`,
+    and takes that value as its `residual` operand. Then SiLU as exporters write it, a
+    `dlc.mul` of a float32 `dlc.conv` or `dlc.gemm` and the `dlc.sigmoid` of it (the producer
+    read by those two only), becomes the producer's `dlc.activation = "silu"`. Then a `dlc.relu`, `dlc.clip`,
     `dlc.leaky_relu`, `dlc.sigmoid` or `dlc.tanh` whose input is a float32 `dlc.conv` or
     `dlc.gemm` used only by it disappears: the producer gets `dlc.activation` (with
     `dlc.activation_min` / `dlc.activation_max` for clip, `dlc.activation_alpha` for leaky

@@ -42,6 +42,7 @@ enum class Activation : int32_t {
   LeakyRelu = 3,
   Sigmoid = 4,
   Tanh = 5,
+  Silu = 6, // x * sigmoid(x)
 };
 struct Epilogue {
   Activation activation;

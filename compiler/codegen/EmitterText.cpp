@@ -155,6 +155,7 @@ dlc::rt::Epilogue epilogueOf(Operation *op) {
                             .Case("leaky_relu", Activation::LeakyRelu)
                             .Case("sigmoid", Activation::Sigmoid)
                             .Case("tanh", Activation::Tanh)
+                            .Case("silu", Activation::Silu)
                             .Default(Activation::None);
   if (epilogue.activation == Activation::Clip) {
     epilogue.min = param(kActivationMinAttr);
@@ -166,7 +167,8 @@ dlc::rt::Epilogue epilogueOf(Operation *op) {
 }
 
 std::string epilogueLiteral(const dlc::rt::Epilogue &epilogue) {
-  static const char *const names[] = {"None", "Relu", "Clip", "LeakyRelu", "Sigmoid", "Tanh"};
+  static const char *const names[] = {"None",    "Relu", "Clip", "LeakyRelu",
+                                              "Sigmoid", "Tanh", "Silu"};
   return std::string("{dlc::rt::Activation::") + names[int(epilogue.activation)] + ", " +
          floatLiteral(epilogue.min) + ", " + floatLiteral(epilogue.max) + ", " +
          floatLiteral(epilogue.alpha) + "}";

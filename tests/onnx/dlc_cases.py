@@ -150,6 +150,20 @@ def exported_pattern_cases(rng):
                          mode="nearest")], [x]
 
 
+def silu_cases(rng):
+    """SiLU as exporters write it (Sigmoid and Mul) after a Conv and after a Gemm, which dlc
+    runs as the producer's epilogue: (name, nodes, graph inputs)."""
+    f = lambda *shape: rng.standard_normal(shape).astype(np.float32)
+    yield "pattern_conv_silu", [
+        helper.make_node("Conv", ["x0", "x1", "x2"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+        helper.make_node("Sigmoid", ["c"], ["g"], name="gate"),
+        helper.make_node("Mul", ["c", "g"], ["y"], name="silu")], [f(2, 3, 6, 5), f(4, 3, 3, 3), f(4)]
+    yield "pattern_gemm_silu", [
+        helper.make_node("Gemm", ["x0", "x1", "x2"], ["c"], name="gemm", transB=1),
+        helper.make_node("Sigmoid", ["c"], ["g"], name="gate"),
+        helper.make_node("Mul", ["g", "c"], ["y"], name="silu")], [f(5, 7), f(9, 7), f(9)]
+
+
 def make_graph_model(nodes, inputs):
     """A model of `nodes` reading graph inputs x0, x1, ... and writing y."""
     names = ["x%d" % i for i in range(len(inputs))]
@@ -204,8 +218,9 @@ def main():
                 yield (name, inputs) + make_model(op, attrs, inputs, *constants)
 
     def pattern_cases():
-        for name, nodes, inputs in exported_pattern_cases(rng):
-            yield (name, inputs) + make_graph_model(nodes, inputs)
+        for cases in (exported_pattern_cases, silu_cases):
+            for name, nodes, inputs in cases(rng):
+                yield (name, inputs) + make_graph_model(nodes, inputs)
 
     for cases in (one_node_cases, pattern_cases):
         for name, inputs, model, y in cases():

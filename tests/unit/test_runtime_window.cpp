@@ -133,7 +133,8 @@ void checkConv(std::mt19937 &rng, const ConvParams &p, const int64_t padEnd[3], 
                             Epilogue{Activation::Clip, -0.5f, 0.7f, 0.0f},
                             Epilogue{Activation::LeakyRelu, 0.0f, 0.0f, 0.1f},
                             Epilogue{Activation::Sigmoid, 0.0f, 0.0f, 0.0f},
-                            Epilogue{Activation::Tanh, 0.0f, 0.0f, 0.0f}}) {
+                            Epilogue{Activation::Tanh, 0.0f, 0.0f, 0.0f},
+                            Epilogue{Activation::Silu, 0.0f, 0.0f, 0.0f}}) {
     for (bool withResidual : {false, true}) {
       std::vector<double> expected(want.size()), expectedScale(want.size());
       for (size_t i = 0; i < want.size(); ++i) {
@@ -157,6 +158,9 @@ void checkConv(std::mt19937 &rng, const ConvParams &p, const int64_t padEnd[3], 
           break;
         case Activation::Tanh:
           expected[i] = std::tanh(v);
+          break;
+        case Activation::Silu:
+          expected[i] = v / (1.0 + std::exp(-v));
           break;
         }
       }

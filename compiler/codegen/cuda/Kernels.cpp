@@ -155,6 +155,8 @@ std::string activationExpression(const dlc::rt::Epilogue &epilogue) {
     return *unaryExpression("Sigmoid");
   case dlc::rt::Activation::Tanh:
     return *unaryExpression("Tanh");
+  case dlc::rt::Activation::Silu:
+    return "v * (" + *unaryExpression("Sigmoid") + ")";
   }
   return "v";
 }

@@ -127,3 +127,37 @@ func.func @state_update_between(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x1x1xf32>
   %a = dlc.add %c, %x : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
   return %a : tensor<1x2x4x4xf32>
 }
+
+// SiLU as exporters write it: the conv feeds its sigmoid and the product, in either order.
+// CHECK-LABEL: func.func @conv_silu
+func.func @conv_silu(%x: tensor<1x2x4x4xf32>, %w: tensor<3x2x1x1xf32>) -> (tensor<1x3x4x4xf32>, tensor<1x3x4x4xf32>) {
+  // CHECK: %[[A:.*]] = dlc.conv %arg0, %arg1 {dilations = {{.*}}, dlc.activation = "silu"
+  // CHECK: %[[B:.*]] = dlc.conv %arg0, %arg1 {dilations = {{.*}}, dlc.activation = "silu"
+  // CHECK-NOT: dlc.sigmoid
+  // CHECK-NOT: dlc.mul
+  // CHECK: return %[[A]], %[[B]]
+  %c = dlc.conv %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x2x4x4xf32>, tensor<3x2x1x1xf32>) -> tensor<1x3x4x4xf32>
+  %s = dlc.sigmoid %c : (tensor<1x3x4x4xf32>) -> tensor<1x3x4x4xf32>
+  %m = dlc.mul %c, %s : (tensor<1x3x4x4xf32>, tensor<1x3x4x4xf32>) -> tensor<1x3x4x4xf32>
+  %d = dlc.conv %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x2x4x4xf32>, tensor<3x2x1x1xf32>) -> tensor<1x3x4x4xf32>
+  %t = dlc.sigmoid %d : (tensor<1x3x4x4xf32>) -> tensor<1x3x4x4xf32>
+  %n = dlc.mul %t, %d : (tensor<1x3x4x4xf32>, tensor<1x3x4x4xf32>) -> tensor<1x3x4x4xf32>
+  return %m, %n : tensor<1x3x4x4xf32>, tensor<1x3x4x4xf32>
+}
+
+// The conv's own value is returned too, or the sigmoid's: neither can disappear.
+// CHECK-LABEL: func.func @silu_values_read_elsewhere
+func.func @silu_values_read_elsewhere(%x: tensor<1x2x4x4xf32>, %w: tensor<3x2x1x1xf32>) -> (tensor<1x3x4x4xf32>, tensor<1x3x4x4xf32>, tensor<1x3x4x4xf32>) {
+  // CHECK-NOT: dlc.activation
+  // CHECK: dlc.sigmoid
+  // CHECK: dlc.mul
+  // CHECK: dlc.sigmoid
+  // CHECK: dlc.mul
+  %c = dlc.conv %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x2x4x4xf32>, tensor<3x2x1x1xf32>) -> tensor<1x3x4x4xf32>
+  %s = dlc.sigmoid %c : (tensor<1x3x4x4xf32>) -> tensor<1x3x4x4xf32>
+  %m = dlc.mul %c, %s : (tensor<1x3x4x4xf32>, tensor<1x3x4x4xf32>) -> tensor<1x3x4x4xf32>
+  %d = dlc.conv %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x2x4x4xf32>, tensor<3x2x1x1xf32>) -> tensor<1x3x4x4xf32>
+  %t = dlc.sigmoid %d : (tensor<1x3x4x4xf32>) -> tensor<1x3x4x4xf32>
+  %n = dlc.mul %d, %t : (tensor<1x3x4x4xf32>, tensor<1x3x4x4xf32>) -> tensor<1x3x4x4xf32>
+  return %c, %m, %t : tensor<1x3x4x4xf32>, tensor<1x3x4x4xf32>, tensor<1x3x4x4xf32>
+}
