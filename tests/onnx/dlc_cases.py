@@ -158,6 +158,12 @@ def silu_cases(rng):
         helper.make_node("Conv", ["x0", "x1", "x2"], ["c"], name="conv", pads=[1, 1, 1, 1]),
         helper.make_node("Sigmoid", ["c"], ["g"], name="gate"),
         helper.make_node("Mul", ["c", "g"], ["y"], name="silu")], [f(2, 3, 6, 5), f(4, 3, 3, 3), f(4)]
+    # Without a bias no channel index is read: the CUDA epilogue kernel after cuDNN must not
+    # declare one (-Werror), as in ONNX 1.23's causal_conv_with_state_silu.
+    yield "pattern_conv1d_nobias_silu", [
+        helper.make_node("Conv", ["x0", "x1"], ["c"], name="conv", pads=[1, 1]),
+        helper.make_node("Sigmoid", ["c"], ["g"], name="gate"),
+        helper.make_node("Mul", ["c", "g"], ["y"], name="silu")], [f(1, 4, 8), f(4, 4, 3)]
     yield "pattern_gemm_silu", [
         helper.make_node("Gemm", ["x0", "x1", "x2"], ["c"], name="gemm", transB=1),
         helper.make_node("Sigmoid", ["c"], ["g"], name="gate"),

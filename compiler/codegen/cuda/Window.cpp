@@ -213,9 +213,10 @@ LogicalResult emitConv(Operation *op, KernelEmitter &e) {
                   e.ptr(conv.getOutput()) + ", workspace)");
     if (!conv.getBias() && !conv.getResidual() && epilogue.activation == dlc::rt::Activation::None)
       return success();
-    body += "  const int64_t m = i / " + str(w.out[0] * w.out[1] * w.out[2]) + " % " +
-            str(p.outChannels) + ";\n  const float acc = y[i]" +
-            (conv.getBias() ? " + bias[m]" : "") + ";\n";
+    if (conv.getBias())
+      body += "  const int64_t m = i / " + str(w.out[0] * w.out[1] * w.out[2]) + " % " +
+              str(p.outChannels) + ";\n";
+    body += "  const float acc = y[i]" + std::string(conv.getBias() ? " + bias[m]" : "") + ";\n";
   } else {
     body += windowPosition(w) + "  const int64_t m = rest % " + str(p.outChannels) +
             ", batch = rest / " + str(p.outChannels) + ";\n  const float *input = x + (batch * " +
