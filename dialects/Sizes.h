@@ -52,14 +52,25 @@ template <typename Dims> std::optional<int64_t> checkedElementCount(const Dims &
   return count;
 }
 
-// Bytes of a dense tensor; nullopt on a negative dim, overflow, or above kMaxTensorBytes.
+// Bytes of a dense tensor; nullopt on a negative dim, overflow, or above kMaxTensorBytes. The
+// limit holds for the nonzero dims of an empty tensor too, so that every partial product of an
+// accepted shape (a reduced extent, a plane, a row) fits in int64 wherever it is computed: a
+// [0, 3, 2^63-1, 5] tensor holds nothing, yet its last two dims multiply beyond int64.
 template <typename Dims>
 std::optional<int64_t> checkedTensorBytes(const Dims &dims, int64_t elementBytes) {
-  auto count = checkedElementCount(dims);
-  auto bytes = count ? checkedMul(*count, elementBytes) : std::nullopt;
-  if (!bytes || *bytes > kMaxTensorBytes)
-    return std::nullopt;
-  return bytes;
+  int64_t extentBytes = elementBytes;
+  bool empty = false;
+  for (auto d : dims) {
+    if (d < 0)
+      return std::nullopt;
+    empty |= d == 0;
+    auto next = d == 0 ? std::optional<int64_t>(extentBytes)
+                       : checkedMul(extentBytes, static_cast<int64_t>(d));
+    if (!next || *next > kMaxTensorBytes)
+      return std::nullopt;
+    extentBytes = *next;
+  }
+  return empty ? 0 : extentBytes;
 }
 
 // "[2,3,4]", for messages.

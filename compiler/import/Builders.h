@@ -38,8 +38,8 @@ void addOrtContribImports(ImportTable &table);
 
 RankedTensorType typeOf(Value v);
 
-// The product of `dims`; an error when it leaves int64 (a tensor with a 0 dim passes the size
-// limit whatever its other dims, so partial products of its shape may overflow).
+// The product of `dims`; an error when it leaves int64 (dims of several tensors, or of a shape
+// not yet checked against the size limit, may multiply beyond it).
 int64_t dimsProduct(ArrayRef<int64_t> dims);
 
 // `shape` as [product of the dims before `axis`, product of the rest].

@@ -8,15 +8,17 @@
 
 namespace {
 
-// The exact byte count in 128 bits, or -1 when a dim is negative.
-__int128 exactBytes(const std::vector<int64_t> &dims, int64_t elementBytes) {
+// The exact byte count in 128 bits, or -1 when a dim is negative; with `skipZeros`, of the
+// nonzero dims only (what the limit applies to).
+__int128 exactBytes(const std::vector<int64_t> &dims, int64_t elementBytes, bool skipZeros) {
   const __int128 huge = __int128(1) << 100; // far above any limit
   __int128 product = elementBytes;
   for (int64_t d : dims)
     if (d < 0)
       return -1;
   for (int64_t d : dims)
-    product = d != 0 && product > huge / d ? huge : product * d; // saturates, never wraps
+    if (d != 0 || !skipZeros)
+      product = d != 0 && product > huge / d ? huge : product * d; // saturates, never wraps
   return product;
 }
 
@@ -31,9 +33,10 @@ TEST_CASE("checked tensor bytes agree with exact arithmetic", "[sizes]") {
     for (int64_t &d : dims)
       d = rng() % 3 ? static_cast<int64_t>(rng() % 4096) : edges[rng() % std::size(edges)];
     int64_t elementBytes = int64_t(1) << (rng() % 4);
-    __int128 exact = exactBytes(dims, elementBytes);
+    __int128 exact = exactBytes(dims, elementBytes, false);
+    __int128 extent = exactBytes(dims, elementBytes, true);
     auto checked = dlc::checkedTensorBytes(dims, elementBytes);
-    bool fits = exact >= 0 && exact <= dlc::kMaxTensorBytes;
+    bool fits = extent >= 0 && extent <= dlc::kMaxTensorBytes;
     INFO("dims " << dlc::dimsString(dims) << " x " << elementBytes);
     REQUIRE(checked.has_value() == fits);
     if (fits)
@@ -51,5 +54,8 @@ TEST_CASE("checked add and multiply refuse overflow and negatives", "[sizes]") {
   CHECK(dlc::checkedElementCount(std::vector<int64_t>{}) == 1);
   CHECK(dlc::checkedTensorBytes(std::vector<int64_t>{int64_t(1) << 38}, 4) == dlc::kMaxTensorBytes);
   CHECK_FALSE(dlc::checkedTensorBytes(std::vector<int64_t>{(int64_t(1) << 38) + 1}, 4));
+  // Empty, yet its other dims multiply beyond int64 (a fuzzed GlobalMaxPool input).
+  CHECK_FALSE(dlc::checkedTensorBytes(std::vector<int64_t>{0, 3, INT64_MAX, 5}, 4));
+  CHECK(dlc::checkedTensorBytes(std::vector<int64_t>{0, 3, 7}, 4) == 0);
   CHECK(dlc::dimsString(std::vector<int64_t>{2, 3}) == "[2,3]");
 }
