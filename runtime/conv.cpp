@@ -409,6 +409,10 @@ void depthwiseChannelBlocksF32(const ConvParams &p, const float *x, const float 
 // Pixels per product of a channels-last pointwise convolution: the GEMM's own row block, so
 // the block's output is still in cache when its bias, residual and activation are applied.
 constexpr int64_t kPointwisePixelBlock = 96;
+// Input channels up to which the pointwise kernel (pointwise_kernel.h) beats the GEMM: its
+// tiles read the pixels unpacked and finish bias, residual and clamp in registers, which
+// outweighs the GEMM's better reuse only while the sums are short.
+constexpr int64_t kPointwiseKernelMaxChannels = 256;
 
 // Channels-last pointwise: (pixels x in channels) times the packed (in x out channels)
 // weights, in blocks of pixels split over the threads (each block's product on one thread).
@@ -419,23 +423,32 @@ void pointwiseChannelsLastF32(const ConvParams &p, const float *x, const float *
   const int64_t blocks = (pixels + kPointwisePixelBlock - 1) / kPointwisePixelBlock;
   float lo, hi;
   const bool clamp = epilogueClamp(p.epilogue, lo, hi);
+  static_assert(kPointwiseKernelMaxChannels <= kMaxBlockDepth,
+                "the kernel reads one block of packed weights");
   parallelFor(blocks, 1, [&](int64_t begin, int64_t end) {
     for (int64_t block = begin; block < end; ++block) {
       const int64_t first = block * kPointwisePixelBlock;
       const int64_t count = std::min(kPointwisePixelBlock, pixels - first);
       float *yBlock = y + first * out;
-      sgemmPackedB(false, count, out, in, 1.0f, x + first * in, in, packedW, 0.0f, yBlock, out);
-      // Bias, residual and a Relu or Clip in one pass over each row.
-      for (int64_t i = 0; i < count; ++i) {
-        float *yRow = yBlock + i * out;
-        const float *residualRow = residual ? residual + (first + i) * out : nullptr;
-        for (int64_t c = 0; c < out; ++c) {
-          float v = yRow[c];
-          if (bias)
-            v += bias[c];
-          if (residualRow)
-            v += residualRow[c];
-          yRow[c] = clamp ? scalar::clampValue(v, lo, hi) : v;
+      const float *residualBlock = residual ? residual + first * out : nullptr;
+      if (in <= kPointwiseKernelMaxChannels) {
+        pointwiseNhwc({x + first * in, count, in, out, packedW, bias, residualBlock, yBlock,
+                       clamp, lo, hi});
+      } else {
+        sgemmPackedB(false, count, out, in, 1.0f, x + first * in, in, packedW, 0.0f, yBlock,
+                     out);
+        // Bias, residual and a Relu or Clip in one pass over each row.
+        for (int64_t i = 0; i < count; ++i) {
+          float *yRow = yBlock + i * out;
+          const float *residualRow = residualBlock ? residualBlock + i * out : nullptr;
+          for (int64_t c = 0; c < out; ++c) {
+            float v = yRow[c];
+            if (bias)
+              v += bias[c];
+            if (residualRow)
+              v += residualRow[c];
+            yRow[c] = clamp ? scalar::clampValue(v, lo, hi) : v;
+          }
         }
       }
       if (!clamp)

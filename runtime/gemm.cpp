@@ -1,9 +1,10 @@
 // sgemm: the instruction set chosen once per process by CPUID, the work split over the
 // calling model's threads, and the portable builds of the blocked kernel, of the depthwise
-// row kernels and of the vector math.
+// row kernels, of the channels-last pointwise kernel and of the vector math.
 #include "depthwise_kernel.h"
 #include "gemm_kernel.h"
 #include "parallel.h"
+#include "pointwise_kernel.h"
 #include "vector_math.h"
 
 #include <algorithm>
@@ -48,20 +49,21 @@ struct IsaKernels {
   void (*depthwiseNhwcRow)(const DepthwiseNhwcRowArgs &);
   void (*math)(MathFunction, const float *, float *, int64_t);
   void (*softmaxRows)(const float *, float *, int64_t, int64_t, bool);
+  void (*pointwiseNhwc)(const PointwiseNhwcArgs &);
 };
 
 IsaKernels kernelsFor(CpuIsa isa) {
 #if defined(__x86_64__)
   if (isa == CpuIsa::Avx512)
     return {sgemmBlockedAvx512, depthwiseRowAvx512, depthwiseNhwcRowAvx512, mathAvx512,
-            softmaxRowsAvx512};
+            softmaxRowsAvx512, pointwiseNhwcAvx512};
   if (isa == CpuIsa::Avx2)
     return {sgemmBlockedAvx2, depthwiseRowAvx2, depthwiseNhwcRowAvx2, mathAvx2,
-            softmaxRowsAvx2};
+            softmaxRowsAvx2, pointwiseNhwcAvx2};
 #endif
   (void)isa;
   return {sgemmBlockedBaseline, depthwiseRowBaseline, depthwiseNhwcRowBaseline, mathBaseline,
-          softmaxRowsBaseline};
+          softmaxRowsBaseline, pointwiseNhwcBaseline};
 }
 
 // Eight independent partial sums break the add dependency chain.
@@ -250,6 +252,9 @@ void depthwiseNhwcRow(const DepthwiseNhwcRowArgs &r) { selectedKernels().depthwi
 void depthwiseNhwcRowOn(CpuIsa isa, const DepthwiseNhwcRowArgs &r) {
   kernelsFor(isa).depthwiseNhwcRow(r);
 }
+void pointwiseNhwcBaseline(const PointwiseNhwcArgs &a) { PointwiseNhwc<Portable>::run(a); }
+void pointwiseNhwc(const PointwiseNhwcArgs &a) { selectedKernels().pointwiseNhwc(a); }
+void pointwiseNhwcOn(CpuIsa isa, const PointwiseNhwcArgs &a) { kernelsFor(isa).pointwiseNhwc(a); }
 void mathBaseline(MathFunction function, const float *x, float *y, int64_t n) {
   VectorMath<Portable>::run(function, x, y, n);
 }

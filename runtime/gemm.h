@@ -107,6 +107,25 @@ void depthwiseNhwcRowBaseline(const DepthwiseNhwcRowArgs &r);
 void depthwiseNhwcRowAvx2(const DepthwiseNhwcRowArgs &r);
 void depthwiseNhwcRowAvx512(const DepthwiseNhwcRowArgs &r);
 
+// Rows of a channels-last pointwise convolution (runtime/pointwise_kernel.h): y (rows x n) =
+// x (rows x k) times weights packed by packGemmB (k <= kMaxBlockDepth, so one block), plus
+// bias and residual where set, clamped to [lo, hi] when `clamp`.
+struct PointwiseNhwcArgs {
+  const float *x;
+  int64_t rows, k, n;
+  const float *packedWeights;
+  const float *bias;     // n, or null
+  const float *residual; // rows x n, or null
+  float *y;
+  bool clamp;
+  float lo, hi;
+};
+void pointwiseNhwc(const PointwiseNhwcArgs &a);
+void pointwiseNhwcOn(CpuIsa isa, const PointwiseNhwcArgs &a);
+void pointwiseNhwcBaseline(const PointwiseNhwcArgs &a);
+void pointwiseNhwcAvx2(const PointwiseNhwcArgs &a);
+void pointwiseNhwcAvx512(const PointwiseNhwcArgs &a);
+
 // mathF32 (dlc_kernels.h) per instruction set (runtime/vector_math.h).
 void mathBaseline(MathFunction function, const float *x, float *y, int64_t n);
 void mathAvx2(MathFunction function, const float *x, float *y, int64_t n);

@@ -19,6 +19,7 @@
 #endif
 #include "depthwise_kernel.h"
 #include "gemm_kernel.h"
+#include "pointwise_kernel.h"
 #include "vector_math.h"
 
 namespace dlc {
@@ -47,6 +48,7 @@ struct Avx2 {
 void runAvx2(const GemmArgs &g) { BlockedGemm<Avx2>::run(g); }
 void depthwiseRunAvx2(const DepthwiseRowArgs &r) { DepthwiseRow<Avx2>::run(r); }
 void depthwiseNhwcRunAvx2(const DepthwiseNhwcRowArgs &r) { DepthwiseNhwcRow<Avx2>::run(r); }
+void pointwiseNhwcRunAvx2(const PointwiseNhwcArgs &a) { PointwiseNhwc<Avx2>::run(a); }
 void mathRunAvx2(MathFunction function, const float *x, float *y, int64_t n) {
   VectorMath<Avx2>::run(function, x, y, n);
 }
@@ -64,6 +66,7 @@ void softmaxRowsRunAvx2(const float *x, float *y, int64_t rows, int64_t n, bool 
 void sgemmBlockedAvx2(const GemmArgs &g) { runAvx2(g); }
 void depthwiseRowAvx2(const DepthwiseRowArgs &r) { depthwiseRunAvx2(r); }
 void depthwiseNhwcRowAvx2(const DepthwiseNhwcRowArgs &r) { depthwiseNhwcRunAvx2(r); }
+void pointwiseNhwcAvx2(const PointwiseNhwcArgs &a) { pointwiseNhwcRunAvx2(a); }
 void mathAvx2(MathFunction function, const float *x, float *y, int64_t n) {
   mathRunAvx2(function, x, y, n);
 }

@@ -19,6 +19,7 @@
 #endif
 #include "depthwise_kernel.h"
 #include "gemm_kernel.h"
+#include "pointwise_kernel.h"
 #include "vector_math.h"
 
 namespace dlc {
@@ -49,6 +50,7 @@ struct Avx512 {
 void runAvx512(const GemmArgs &g) { BlockedGemm<Avx512>::run(g); }
 void depthwiseRunAvx512(const DepthwiseRowArgs &r) { DepthwiseRow<Avx512>::run(r); }
 void depthwiseNhwcRunAvx512(const DepthwiseNhwcRowArgs &r) { DepthwiseNhwcRow<Avx512>::run(r); }
+void pointwiseNhwcRunAvx512(const PointwiseNhwcArgs &a) { PointwiseNhwc<Avx512>::run(a); }
 void mathRunAvx512(MathFunction function, const float *x, float *y, int64_t n) {
   VectorMath<Avx512>::run(function, x, y, n);
 }
@@ -66,6 +68,7 @@ void softmaxRowsRunAvx512(const float *x, float *y, int64_t rows, int64_t n, boo
 void sgemmBlockedAvx512(const GemmArgs &g) { runAvx512(g); }
 void depthwiseRowAvx512(const DepthwiseRowArgs &r) { depthwiseRunAvx512(r); }
 void depthwiseNhwcRowAvx512(const DepthwiseNhwcRowArgs &r) { depthwiseNhwcRunAvx512(r); }
+void pointwiseNhwcAvx512(const PointwiseNhwcArgs &a) { pointwiseNhwcRunAvx512(a); }
 void mathAvx512(MathFunction function, const float *x, float *y, int64_t n) {
   mathRunAvx512(function, x, y, n);
 }

@@ -151,6 +151,67 @@ TEST_CASE("depthwise row kernel matches a naive sum on every instruction set", "
   }
 }
 
+TEST_CASE("channels-last pointwise kernel: the GEMM-then-epilogue bits on every instruction set",
+          "[conv]") {
+  std::mt19937 rng(17);
+  for (CpuIsa isa : runnableIsas()) {
+    // Around each instruction set's tile (6 or 12 pixels, 8, 16 or 32 channels) and the
+    // panel of 32 columns; k up to the one block the kernel reads.
+    for (int64_t rows : {1, 5, 6, 7, 12, 13, 25, 96})
+      for (int64_t n : {1, 7, 8, 9, 16, 17, 32, 33, 72})
+        for (int64_t k : {1, 3, 16, 24, 256}) {
+          const bool withBias = randomInt(rng, 0, 1), withResidual = randomInt(rng, 0, 1);
+          const bool clamp = randomInt(rng, 0, 1);
+          std::vector<float> x = randomFloats(rng, rows * k), w = randomFloats(rng, k * n);
+          std::vector<float> bias = randomFloats(rng, n), residual = randomFloats(rng, rows * n);
+          std::vector<float> packed(packedGemmBBytes(k, n) / sizeof(float));
+          packGemmB(false, k, n, w.data(), n, packed.data());
+          const float lo = -0.5f, hi = 0.75f;
+          std::vector<float> y(size_t(rows * n + 8), 12345.0f);
+          pointwiseNhwcOn(isa, {x.data(), rows, k, n, packed.data(),
+                                withBias ? bias.data() : nullptr,
+                                withResidual ? residual.data() : nullptr, y.data(), clamp, lo,
+                                hi});
+          // The path it replaces: the GEMM, then bias, residual and clamp per element.
+          std::vector<float> want(size_t(rows * n));
+          sgemmOn(isa, {false, false, rows, n, k, 1.0f, x.data(), k, nullptr, 0, 0.0f,
+                        want.data(), n, {}, {packed.data(), int64_t(packed.size()) / k, 0}});
+          std::vector<double> reference(want.size()), scale(want.size());
+          for (int64_t i = 0; i < rows; ++i)
+            for (int64_t j = 0; j < n; ++j) {
+              float &v = want[i * n + j];
+              double exact = 0.0, magnitude = 0.0;
+              for (int64_t p = 0; p < k; ++p) {
+                exact += double(x[i * k + p]) * w[p * n + j];
+                magnitude += std::fabs(double(x[i * k + p]) * w[p * n + j]);
+              }
+              if (withBias) {
+                v += bias[j];
+                exact += bias[j];
+              }
+              if (withResidual) {
+                v += residual[i * n + j];
+                exact += residual[i * n + j];
+              }
+              if (clamp) {
+                v = std::min(hi, std::max(lo, v));
+                exact = std::min<double>(hi, std::max<double>(lo, exact));
+              }
+              reference[i * n + j] = exact;
+              scale[i * n + j] = magnitude + 2.0;
+            }
+          INFO("isa " << cpuIsaName(isa) << " rows " << rows << " n " << n << " k " << k
+                      << " bias " << withBias << " residual " << withResidual << " clamp "
+                      << clamp);
+          std::vector<float> got(y.begin(), y.begin() + rows * n);
+          requireClose(got, reference, 1e-5, 1e-6, &scale);
+          REQUIRE(got == want);
+          for (int64_t j = rows * n; j < rows * n + 8; ++j)
+            REQUIRE(y[j] == 12345.0f); // nothing written past the last pixel
+        }
+  }
+}
+
 TEST_CASE("sgemm split over threads gives the single-thread result bit for bit", "[linalg]") {
   std::mt19937 rng(11);
   // Wide (split by columns) and tall (split by rows), with edges in every part, and large
