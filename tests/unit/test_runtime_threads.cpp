@@ -147,6 +147,25 @@ TEST_CASE("threaded kernels: the serial bits on any thread count, every thread u
       });
     }
   }
+  SECTION("an im2col convolution whose chunks are narrow (threads split each chunk's columns)") {
+    // ResNet-50's layer2.0 conv2: 3x3 stride 2, 56 -> 28; the 1 MiB workspace holds 8 output
+    // rows, 224 columns of 1152 rows.
+    ConvParams p = conv3x3(128, 128, 56);
+    for (int d = 1; d < 3; ++d) {
+      p.window.stride[d] = 2;
+      p.window.out[d] = 28;
+    }
+    p.packedWeights = true;
+    REQUIRE_FALSE(winogradApplies(p));
+    std::vector<float> x = randomFloats(rng, 128 * 56 * 56), w = randomFloats(rng, 128 * 128 * 9),
+                       bias = randomFloats(rng, 128), y(128 * 28 * 28);
+    std::vector<float> packed(packedConvWeightBytes(p) / sizeof(float)),
+        workspace(convWorkspaceBytes(p) / sizeof(float));
+    packConvWeights(p, w.data(), packed.data());
+    checkThreaded("strided im2col conv", y, [&] {
+      convF32(p, x.data(), packed.data(), bias.data(), nullptr, y.data(), workspace.data());
+    });
+  }
   SECTION("transpose, also with a batch of one first") {
     const int64_t shape[] = {64, 33, 129}, perm[] = {2, 0, 1};
     std::vector<float> x = randomFloats(rng, 64 * 33 * 129), y(x.size());
