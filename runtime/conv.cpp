@@ -357,17 +357,6 @@ int64_t depthwiseBlockSlots(const ConvParams &p) {
   return std::clamp<int64_t>(workspaceLimitOf(p) / slotBytes, 1, depthwiseBlockCount(p));
 }
 
-// to[j][i] = from[i][j] for a rows x cols matrix, in tiles of 16 x 16 that stay in L1 (a
-// block's planes are hundreds of floats long: a plain loop strides through far more lines).
-void transposeInTiles(const float *from, int64_t rows, int64_t cols, float *to) {
-  constexpr int64_t kTile = 16;
-  for (int64_t i0 = 0; i0 < rows; i0 += kTile)
-    for (int64_t j0 = 0; j0 < cols; j0 += kTile)
-      for (int64_t i = i0; i < std::min(rows, i0 + kTile); ++i)
-        for (int64_t j = j0; j < std::min(cols, j0 + kTile); ++j)
-          to[j * rows + i] = from[i * cols + j];
-}
-
 void depthwiseChannelBlocksF32(const ConvParams &p, const float *x, const float *w,
                                const float *bias, const float *residual, float *y,
                                float *workspace) {
@@ -387,7 +376,7 @@ void depthwiseChannelBlocksF32(const ConvParams &p, const float *x, const float 
         const int64_t n = (b0 + i) / perImage, c0 = (b0 + i) % perImage * kDepthwiseBlockChannels;
         const int64_t width = std::min(kDepthwiseBlockChannels, channels - c0);
         const float *xb = x + (n * channels + c0) * inPlane;
-        transposeInTiles(xb, width, inPlane, xs);
+        transposeMatrix(xb, width, inPlane, xs, sizeof(float));
         for (int64_t c = 0; c < width; ++c)
           for (int64_t t = 0; t < taps; ++t)
             ws[t * width + c] = w[(c0 + c) * taps + t];
@@ -397,7 +386,7 @@ void depthwiseChannelBlocksF32(const ConvParams &p, const float *x, const float 
                             win.kernel[2], o1 * win.stride[1] - win.padBegin[1], win.stride[2],
                             win.padBegin[2], win.dilation[1], win.dilation[2], false, 0.0f, 0.0f});
         float *yb = y + (n * channels + c0) * outPlane;
-        transposeInTiles(ys, outPlane, width, yb);
+        transposeMatrix(ys, outPlane, width, yb, sizeof(float));
         for (int64_t c = 0; c < width && finishes; ++c)
           finishRow(p.epilogue, nullptr,
                     residual ? residual + (n * channels + c0 + c) * outPlane : nullptr,

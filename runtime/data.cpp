@@ -147,8 +147,101 @@ void copyBytes(const void *x, void *y, size_t bytes) {
     std::memcpy(y, x, bytes);
 }
 
+namespace {
+
+// A block of rows and columns of a matrix transpose.
+struct MatrixBlock {
+  int64_t rowBegin, rowEnd, colBegin, colEnd;
+};
+
+// to[j][i] = from[i][j] over `block`, from being rows x cols elements of N bytes, in 16 x 16
+// tiles that stay in the first-level cache: a plain loop strides through a cache line per
+// element on one side.
+template <size_t N>
+void transposeInTiles(const char *from, int64_t rows, int64_t cols, char *to,
+                      const MatrixBlock &block) {
+  constexpr int64_t kTile = 16;
+  for (int64_t i0 = block.rowBegin; i0 < block.rowEnd; i0 += kTile)
+    for (int64_t j0 = block.colBegin; j0 < block.colEnd; j0 += kTile)
+      for (int64_t i = i0; i < std::min(block.rowEnd, i0 + kTile); ++i)
+        for (int64_t j = j0; j < std::min(block.colEnd, j0 + kTile); ++j)
+          std::memcpy(to + (j * rows + i) * int64_t(N), from + (i * cols + j) * int64_t(N), N);
+}
+
+void transposeBlock(const void *from, int64_t rows, int64_t cols, void *to, size_t elemSize,
+                    const MatrixBlock &block) {
+  auto *src = static_cast<const char *>(from);
+  auto *dst = static_cast<char *>(to);
+  switch (elemSize) {
+  case 1:
+    return transposeInTiles<1>(src, rows, cols, dst, block);
+  case 2:
+    return transposeInTiles<2>(src, rows, cols, dst, block);
+  case 4:
+    return transposeInTiles<4>(src, rows, cols, dst, block);
+  default:
+    return transposeInTiles<8>(src, rows, cols, dst, block);
+  }
+}
+
+// A permutation that keeps `batch` leading dims and swaps the two groups of dims after them
+// ([batch..., A..., B...] to [batch..., B..., A...], NCHW to NHWC and back) is a batch of
+// matrix transposes: the sizes of batch, A and B, if so.
+bool asMatrixTransposes(const int64_t *inShape, const int64_t *perm, int rank, int64_t &batch,
+                        int64_t &rows, int64_t &cols) {
+  int lead = 0;
+  while (lead < rank && perm[lead] == lead)
+    ++lead;
+  if (lead == rank)
+    return false;
+  const int second = static_cast<int>(perm[lead]); // where B starts in the input
+  if (second <= lead)
+    return false;
+  for (int d = lead; d < rank; ++d) {
+    const int64_t expected = d < lead + rank - second ? second + (d - lead)
+                                                      : lead + (d - (lead + rank - second));
+    if (perm[d] != expected)
+      return false;
+  }
+  batch = productFrom(inShape, 0, lead);
+  rows = productFrom(inShape, lead, second);
+  cols = productFrom(inShape, second, rank);
+  return true;
+}
+
+} // namespace
+
+void transposeMatrix(const void *x, int64_t rows, int64_t cols, void *y, size_t elemSize) {
+  transposeBlock(x, rows, cols, y, elemSize, {0, rows, 0, cols});
+}
+
 void transpose(const void *x, void *y, size_t elemSize, const int64_t *inShape, const int64_t *perm,
                int rank) {
+  int64_t matrices, matrixRows, matrixCols;
+  if (elemSize <= 8 && (elemSize & (elemSize - 1)) == 0 &&
+      asMatrixTransposes(inShape, perm, rank, matrices, matrixRows, matrixCols) &&
+      matrixRows > 1 && matrixCols > 1) {
+    // Threads take blocks of 64 x 64 elements (NCHW to NHWC with 16 channels is one strip of
+    // rows, so columns are split too).
+    constexpr int64_t kBlock = 64;
+    const int64_t rowBlocks = (matrixRows + kBlock - 1) / kBlock;
+    const int64_t colBlocks = (matrixCols + kBlock - 1) / kBlock;
+    const int64_t matrixBytes = matrixRows * matrixCols * int64_t(elemSize);
+    parallelForWork(matrices * rowBlocks * colBlocks, kBlock * kBlock,
+                    [&](int64_t first, int64_t end) {
+                      for (int64_t part = first; part < end; ++part) {
+                        const int64_t n = part / (rowBlocks * colBlocks);
+                        const int64_t r0 = part / colBlocks % rowBlocks * kBlock;
+                        const int64_t c0 = part % colBlocks * kBlock;
+                        transposeBlock(static_cast<const char *>(x) + n * matrixBytes,
+                                       matrixRows, matrixCols,
+                                       static_cast<char *>(y) + n * matrixBytes, elemSize,
+                                       {r0, std::min(matrixRows, r0 + kBlock), c0,
+                                        std::min(matrixCols, c0 + kBlock)});
+                      }
+                    });
+    return;
+  }
   // Trailing output dims that keep their input position form contiguous chunks.
   int walked = rank;
   while (walked > 0 && perm[walked - 1] == walked - 1)
