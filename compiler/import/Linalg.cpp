@@ -163,9 +163,12 @@ OpImport convTranspose() {
             outputPadding.size() != spatial || pads.size() != 2 * spatial)
           throw ImportError("kernel_shape, strides, dilations, output_padding or pads do not "
                             "match the input's spatial rank");
-        if (!outputShape.empty() && outputShape.size() != spatial)
-          outputShape.erase(outputShape.begin(),
-                            outputShape.end() - std::min(outputShape.size(), spatial));
+        // output_shape may list N and C too: its last `spatial` entries are the spatial dims.
+        if (!outputShape.empty() && outputShape.size() < spatial)
+          throw ImportError("output_shape " + dimsString(outputShape) + " has fewer entries than "
+                            "the input's " + std::to_string(spatial) + " spatial dims");
+        if (!outputShape.empty())
+          outputShape.erase(outputShape.begin(), outputShape.end() - spatial);
         std::string autoPad = n.stringAttr("auto_pad", "NOTSET");
         SmallVector<int64_t> shape{x[0], wShape[1] * group};
         for (size_t i = 0; i < spatial; ++i) {

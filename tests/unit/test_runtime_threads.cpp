@@ -33,6 +33,23 @@ void checkThreaded(const std::string &what, std::vector<T> &out, Kernel kernel) 
   }
 }
 
+// checkThreaded on convF32 with packed weights, over random input, weights and bias of p's
+// sizes.
+void checkThreadedConv(std::mt19937 &rng, const std::string &what, const ConvParams &p) {
+  const WindowParams &w = p.window;
+  const int64_t taps = w.kernel[0] * w.kernel[1] * w.kernel[2];
+  std::vector<float> x = randomFloats(rng, w.batch * w.channels * w.in[0] * w.in[1] * w.in[2]),
+                     weights = randomFloats(rng, p.outChannels * w.channels / p.groups * taps),
+                     bias = randomFloats(rng, p.outChannels),
+                     y(size_t(w.batch * p.outChannels * w.out[0] * w.out[1] * w.out[2]));
+  std::vector<float> packed(packedConvWeightBytes(p) / sizeof(float)),
+      workspace(convWorkspaceBytes(p) / sizeof(float));
+  packConvWeights(p, weights.data(), packed.data());
+  checkThreaded(what, y, [&] {
+    convF32(p, x.data(), packed.data(), bias.data(), nullptr, y.data(), workspace.data());
+  });
+}
+
 } // namespace
 
 TEST_CASE("threaded kernels: the serial bits on any thread count, every thread used",
@@ -117,14 +134,7 @@ TEST_CASE("threaded kernels: the serial bits on any thread count, every thread u
     ConvParams p = conv3x3(64, 128, 13); // 49 tiles
     p.packedWeights = true;
     REQUIRE(winogradApplies(p));
-    std::vector<float> x = randomFloats(rng, 64 * 13 * 13), w = randomFloats(rng, 128 * 64 * 9),
-                       bias = randomFloats(rng, 128), y(128 * 13 * 13);
-    std::vector<float> packed(packedConvWeightBytes(p) / sizeof(float)),
-        workspace(convWorkspaceBytes(p) / sizeof(float));
-    packConvWeights(p, w.data(), packed.data());
-    checkThreaded("winograd", y, [&] {
-      convF32(p, x.data(), packed.data(), bias.data(), nullptr, y.data(), workspace.data());
-    });
+    checkThreadedConv(rng, "winograd", p);
   }
   SECTION("a convolution of many small groups (threads take whole groups), 3x3 and 1x1") {
     for (int64_t kernel : {3, 1}) {
@@ -136,15 +146,7 @@ TEST_CASE("threaded kernels: the serial bits on any thread count, every thread u
       }
       p.packedWeights = true;
       p.epilogue.activation = Activation::Relu;
-      const int64_t weights = 160 * 16 * kernel * kernel;
-      std::vector<float> x = randomFloats(rng, 160 * 14 * 14), w = randomFloats(rng, weights),
-                         bias = randomFloats(rng, 160), y(160 * 14 * 14);
-      std::vector<float> packed(packedConvWeightBytes(p) / sizeof(float)),
-          workspace(convWorkspaceBytes(p) / sizeof(float));
-      packConvWeights(p, w.data(), packed.data());
-      checkThreaded("grouped conv", y, [&] {
-        convF32(p, x.data(), packed.data(), bias.data(), nullptr, y.data(), workspace.data());
-      });
+      checkThreadedConv(rng, "grouped conv", p);
     }
   }
   SECTION("an im2col convolution whose chunks are narrow (threads split each chunk's columns)") {
@@ -157,14 +159,7 @@ TEST_CASE("threaded kernels: the serial bits on any thread count, every thread u
     }
     p.packedWeights = true;
     REQUIRE_FALSE(winogradApplies(p));
-    std::vector<float> x = randomFloats(rng, 128 * 56 * 56), w = randomFloats(rng, 128 * 128 * 9),
-                       bias = randomFloats(rng, 128), y(128 * 28 * 28);
-    std::vector<float> packed(packedConvWeightBytes(p) / sizeof(float)),
-        workspace(convWorkspaceBytes(p) / sizeof(float));
-    packConvWeights(p, w.data(), packed.data());
-    checkThreaded("strided im2col conv", y, [&] {
-      convF32(p, x.data(), packed.data(), bias.data(), nullptr, y.data(), workspace.data());
-    });
+    checkThreadedConv(rng, "strided im2col conv", p);
   }
   SECTION("transpose, also with a batch of one first") {
     const int64_t shape[] = {64, 33, 129}, perm[] = {2, 0, 1};
