@@ -301,6 +301,16 @@ Value Importer::materialize(const std::string &name) {
 
 namespace {
 
+// One {dlc.name = name} per function argument or result, to be set all at once: setting them
+// one by one rebuilds the whole list each time, and a split into thousands of sequence
+// outputs took gigabytes of uniqued attribute lists.
+SmallVector<DictionaryAttr> namesAsAttrs(OpBuilder &b, const std::vector<std::string> &names) {
+  SmallVector<DictionaryAttr> attrs;
+  for (const std::string &name : names)
+    attrs.push_back(b.getDictionaryAttr(b.getNamedAttr(kTensorNameAttr, b.getStringAttr(name))));
+  return attrs;
+}
+
 // float16 and bfloat16 are stored, not computed: an op reading them sees them widened to
 // float32 (cast where it reads them), and its float32 results are narrowed back to the type it
 // read. Only the casts themselves convert directly.
@@ -709,8 +719,8 @@ OwningOpRef<ModuleOp> Importer::run() {
   // The results' types are set once the nodes are imported.
   auto func = b.create<func::FuncOp>(fileLoc, "forward", b.getFunctionType(argTypes, {}));
   entry = func.addEntryBlock();
+  func.setAllArgAttrs(namesAsAttrs(b, argNames));
   for (auto [i, name] : llvm::enumerate(argNames)) {
-    func.setArgAttr(i, kTensorNameAttr, b.getStringAttr(name));
     entry->getArgument(i).setLoc(NameLoc::get(b.getStringAttr(name), fileLoc));
     values[name] = entry->getArgument(i);
   }
@@ -756,8 +766,7 @@ OwningOpRef<ModuleOp> Importer::run() {
   }
   b.create<func::ReturnOp>(fileLoc, results);
   func.setType(b.getFunctionType(argTypes, ValueRange(results).getTypes()));
-  for (auto [i, name] : llvm::enumerate(resultNames))
-    func.setResultAttr(i, kTensorNameAttr, b.getStringAttr(name));
+  func.setAllResultAttrs(namesAsAttrs(b, resultNames));
   checkDeclaredTypes(tensorOutputs);
   if (!errors.empty())
     return {};
