@@ -124,8 +124,12 @@ void walkSlice(size_t elemSize, const int64_t *inShape, const int64_t *starts, c
   for (int d = 0; d < walked; ++d)
     base += starts[d] * productFrom(inShape, d + 1, rank) * static_cast<int64_t>(elemSize);
   auto size = [&](int d) { return outShape[d]; };
+  // A dim taking one element never steps: its step may be any size (Slice's INT64_MAX), and
+  // only steps between elements inside the input are sure to fit in int64 as byte strides.
   auto stride = [&](int d) {
-    return steps[d] * productFrom(inShape, d + 1, rank) * static_cast<int64_t>(elemSize);
+    return outShape[d] == 1
+               ? int64_t(0)
+               : steps[d] * productFrom(inShape, d + 1, rank) * static_cast<int64_t>(elemSize);
   };
   walkChunks(walked, size, stride,
              static_cast<size_t>(productFrom(inShape, walked, rank)) * elemSize,
