@@ -158,34 +158,20 @@ struct MatrixBlock {
   int64_t rowBegin, rowEnd, colBegin, colEnd;
 };
 
-// to[j][i] = from[i][j] over `block`, from being rows x cols elements of N bytes, in 16 x 16
-// tiles that stay in the first-level cache: a plain loop strides through a cache line per
-// element on one side.
-template <size_t N>
-void transposeInTiles(const char *from, int64_t rows, int64_t cols, char *to,
-                      const MatrixBlock &block) {
+// to[j][i] = from[i][j] over `block` of a rows x cols matrix of elemSize-byte elements, in
+// 16 x 16 tiles that stay in the first-level cache (a plain loop strides through a cache line
+// per element on one side); each tile row is one strided copy.
+void transposeBlock(const void *from, int64_t rows, int64_t cols, void *to, size_t elemSize,
+                    const MatrixBlock &block) {
   constexpr int64_t kTile = 16;
+  const int64_t bytes = static_cast<int64_t>(elemSize);
+  auto *src = static_cast<const char *>(from);
+  auto *dst = static_cast<char *>(to);
   for (int64_t i0 = block.rowBegin; i0 < block.rowEnd; i0 += kTile)
     for (int64_t j0 = block.colBegin; j0 < block.colEnd; j0 += kTile)
       for (int64_t i = i0; i < std::min(block.rowEnd, i0 + kTile); ++i)
-        for (int64_t j = j0; j < std::min(block.colEnd, j0 + kTile); ++j)
-          std::memcpy(to + (j * rows + i) * int64_t(N), from + (i * cols + j) * int64_t(N), N);
-}
-
-void transposeBlock(const void *from, int64_t rows, int64_t cols, void *to, size_t elemSize,
-                    const MatrixBlock &block) {
-  auto *src = static_cast<const char *>(from);
-  auto *dst = static_cast<char *>(to);
-  switch (elemSize) {
-  case 1:
-    return transposeInTiles<1>(src, rows, cols, dst, block);
-  case 2:
-    return transposeInTiles<2>(src, rows, cols, dst, block);
-  case 4:
-    return transposeInTiles<4>(src, rows, cols, dst, block);
-  default:
-    return transposeInTiles<8>(src, rows, cols, dst, block);
-  }
+        copyChunks(src + (i * cols + j0) * bytes, bytes, dst + (j0 * rows + i) * bytes,
+                   rows * bytes, std::min(block.colEnd, j0 + kTile) - j0, elemSize);
 }
 
 // A permutation that keeps `batch` leading dims and swaps the two groups of dims after them
@@ -222,8 +208,7 @@ void transposeMatrix(const void *x, int64_t rows, int64_t cols, void *y, size_t 
 void transpose(const void *x, void *y, size_t elemSize, const int64_t *inShape, const int64_t *perm,
                int rank) {
   int64_t matrices, matrixRows, matrixCols;
-  if (elemSize <= 8 && (elemSize & (elemSize - 1)) == 0 &&
-      asMatrixTransposes(inShape, perm, rank, matrices, matrixRows, matrixCols) &&
+  if (asMatrixTransposes(inShape, perm, rank, matrices, matrixRows, matrixCols) &&
       matrixRows > 1 && matrixCols > 1) {
     // Threads take blocks of 64 x 64 elements (NCHW to NHWC with 16 channels is one strip of
     // rows, so columns are split too).

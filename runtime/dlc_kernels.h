@@ -431,7 +431,7 @@ void cumprod(const T *x, T *y, int64_t outer, int64_t n, int64_t inner, bool exc
 void copyBytes(const void *x, void *y, size_t bytes);
 void transpose(const void *x, void *y, size_t elemSize, const int64_t *inShape,
                const int64_t *perm, int rank);
-// y[j][i] = x[i][j] for a rows x cols matrix of elements of 1, 2, 4 or 8 bytes, in tiles.
+// y[j][i] = x[i][j] for a rows x cols matrix of elemSize-byte elements, in tiles.
 void transposeMatrix(const void *x, int64_t rows, int64_t cols, void *y, size_t elemSize);
 // Concatenates `count` inputs along an axis of an [outer, axisSize_i, inner] view.
 void concat(const void *const *inputs, const int64_t *axisSizes, int count, void *y,
