@@ -5,6 +5,7 @@
 #include "mlir/Pass/Pass.h"
 
 #include <functional>
+#include <optional>
 
 namespace dlc {
 #define GEN_PASS_DECL
@@ -13,8 +14,9 @@ namespace dlc {
 #define GEN_PASS_REGISTRATION
 #include "passes/Passes.h.inc"
 
-// The scratch bytes a target's kernel for an op needs.
-using WorkspaceNeed = std::function<int64_t(mlir::Operation *)>;
+// The scratch bytes a target's kernel for an op needs; nullopt where they would exceed the
+// tensor size limit (kMaxTensorBytes), which no arena can hold.
+using WorkspaceNeed = std::function<std::optional<int64_t>(mlir::Operation *)>;
 // What dlc-verify-plan checks; with `workspaceNeed` it also asks the target's kernels for each
 // op's workspace instead of trusting dlc.workspace_bytes (each target's pipeline runs it so,
 // as dlc-verify-plan-<target>).

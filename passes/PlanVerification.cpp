@@ -259,10 +259,12 @@ LogicalResult Verifier::run() {
       int64_t bytes = recorded ? recorded.getInt() : 0;
       // Asked of the target's kernels themselves, so a stale or wrong record cannot hide.
       if (workspaceNeed) {
-        int64_t need = workspaceNeed(&op);
-        if (need != bytes)
+        std::optional<int64_t> need = workspaceNeed(&op);
+        if (!need)
+          return fail(&op, describe(result) + " needs a workspace beyond " + dlc::kMaxTensorBytesText);
+        if (*need != bytes)
           return fail(&op, describe(result) + " has " + Twine(bytes) +
-                               " workspace bytes recorded, but its kernel needs " + Twine(need));
+                               " workspace bytes recorded, but its kernel needs " + Twine(*need));
       }
       auto ws = op.getAttrOfType<IntegerAttr>(dlc::kWorkspaceOffsetAttr);
       if (bytes > 0 && !ws)

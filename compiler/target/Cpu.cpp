@@ -4,6 +4,7 @@
 #include "compiler/target/Target.h"
 #include "compiler/target/Targets.h"
 #include "dialects/DlcDialect.h"
+#include "dialects/Sizes.h"
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -14,19 +15,34 @@ using namespace mlir;
 namespace dlc {
 namespace {
 
+// A convolution's workspace as the runtime sizes it. Its im2col chunks hold at least one
+// output row's columns, and the runtime's sizing multiplies that row out in int64: where the
+// row alone is beyond the tensor limit (a kernel about as wide as its input), no arena could
+// hold it and the product may overflow, so the size is refused before the runtime is asked.
+std::optional<int64_t> convWorkspace(const rt::ConvParams &p,
+                                     size_t (*runtimeBytes)(const rt::ConvParams &)) {
+  const rt::WindowParams &w = p.window;
+  std::optional<int64_t> rowBytes = int64_t(sizeof(float)) * (w.channels / p.groups);
+  for (int64_t d : {w.kernel[0], w.kernel[1], w.kernel[2], w.out[2]})
+    rowBytes = rowBytes ? checkedMul(*rowBytes, d) : std::nullopt;
+  if (!rowBytes || *rowBytes > kMaxTensorBytes)
+    return std::nullopt;
+  return int64_t(runtimeBytes(p));
+}
+
 class CpuTarget final : public Target {
 public:
   CpuTarget()
       : Target({"cpu", "", ".cpp", /*packsWeights=*/true, /*poisonsDeadMemory=*/true,
                 /*needsNvcc=*/false, /*libraries=*/{}}) {}
 
-  int64_t workspaceBytes(Operation *op) const override {
+  std::optional<int64_t> workspaceBytes(Operation *op) const override {
     if (auto conv = dyn_cast<ConvOp>(op))
-      return rt::convWorkspaceBytes(convParams(conv));
+      return convWorkspace(convParams(conv), rt::convWorkspaceBytes);
     if (auto grad = dyn_cast<ConvGradInputOp>(op))
-      return rt::convBackwardDataWorkspaceBytes(convParams(grad));
+      return convWorkspace(convParams(grad), rt::convBackwardDataWorkspaceBytes);
     if (auto grad = dyn_cast<ConvGradWeightOp>(op))
-      return rt::convBackwardFilterWorkspaceBytes(convParams(grad));
+      return convWorkspace(convParams(grad), rt::convBackwardFilterWorkspaceBytes);
     // An LU copy of one matrix: the kernel factors the matrices one after another.
     if (auto det = dyn_cast<DetOp>(op)) {
       int64_t m = tensorType(det.getInput()).getShape().back();

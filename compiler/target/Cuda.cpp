@@ -29,7 +29,7 @@ public:
                 // NVRTC compiles the kernels at create time on GPUs the fat binary lacks.
                 /*libraries=*/{"cudart", "cublas", "cudnn", "nvrtc"}}) {}
 
-  int64_t workspaceBytes(Operation *op) const override {
+  std::optional<int64_t> workspaceBytes(Operation *op) const override {
     // An LU copy of every matrix: one thread factors each.
     if (auto det = dyn_cast<DetOp>(op)) {
       int64_t m = tensorType(det.getInput()).getShape().back();

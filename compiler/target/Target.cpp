@@ -4,6 +4,7 @@
 #include "compiler/codegen/Emitter.h"
 #include "compiler/target/Targets.h"
 #include "dialects/DlcDialect.h"
+#include "dialects/Sizes.h"
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -48,11 +49,19 @@ public:
   }
   void runOnOperation() final {
     Builder builder(&getContext());
+    bool fits = true;
     getOperation().walk([&](Operation *op) {
       op->removeAttr(kWorkspaceBytesAttr);
-      if (int64_t bytes = target.workspaceBytes(op))
-        op->setAttr(kWorkspaceBytesAttr, builder.getI64IntegerAttr(bytes));
+      std::optional<int64_t> bytes = target.workspaceBytes(op);
+      if (!bytes) {
+        op->emitError("its kernel would need a workspace beyond ") << kMaxTensorBytesText;
+        fits = false;
+      } else if (*bytes) {
+        op->setAttr(kWorkspaceBytesAttr, builder.getI64IntegerAttr(*bytes));
+      }
     });
+    if (!fits)
+      signalPassFailure();
   }
 };
 

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -93,8 +94,9 @@ public:
   // planning and plan verification, and last the legality check.
   void buildPipeline(mlir::OpPassManager &pm, const PlanningOptions &planning) const;
 
-  // Scratch bytes this target's kernel for `op` needs (0: none).
-  virtual int64_t workspaceBytes(mlir::Operation *op) const = 0;
+  // Scratch bytes this target's kernel for `op` needs (0: none); nullopt where they would
+  // exceed kMaxTensorBytes (a convolution whose im2col rows alone are that large).
+  virtual std::optional<int64_t> workspaceBytes(mlir::Operation *op) const = 0;
   // The op's emitter exists and handles the op as it is (its attributes and types); otherwise
   // a diagnostic on the op naming what this target lacks.
   mlir::LogicalResult checkLegal(mlir::Operation *op) const;
