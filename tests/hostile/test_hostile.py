@@ -294,6 +294,13 @@ CASES = [
                       node("ReduceMean", ["ab"], ["y"], "rm", axes=[1], keepdims=0)],
                      [vi("a", [2**20, 1]), vi("b", [1, 2**20])], [vi("y", [2**20])]),
      ["too large"]),
+    # Its weights are its 2^31-wide input: one im2col row of the gradient-style kernel would
+    # hold 2^33 x 2^31 floats (the runtime's chunk sizing overflowed int64).
+    ("convtranspose_im2col_row_beyond_limit",
+     lambda d: model([node("ConvTranspose", ["x", "x"], ["y"], "ct",
+                           strides=[3, 2], output_shape=[10, 8])],
+                     [vi("x", [1, 1, 3, 2**31 - 1])], [vi("y", [1, 1, 10, 8])]),
+     ["node 'ct' (ConvTranspose)", "workspace beyond 1 TiB"]),
     ("external_escape_dotdot", ext_case("../outside.bin"),
      ["initializer 'w'", "outside the model's folder"]),
     ("external_escape_absolute", ext_absolute, ["outside the model's folder"]),
