@@ -1,10 +1,12 @@
 // sgemm: the instruction set chosen once per process by CPUID, the work split over the
 // calling model's threads, and the portable builds of the blocked kernel, of the depthwise
-// row kernels, of the channels-last pointwise kernel and of the vector math.
+// row kernels, of the channels-last pointwise kernel, of planar max pooling and of the vector
+// math.
 #include "depthwise_kernel.h"
 #include "gemm_kernel.h"
 #include "parallel.h"
 #include "pointwise_kernel.h"
+#include "pool_kernel.h"
 #include "vector_math.h"
 
 #include <algorithm>
@@ -38,6 +40,7 @@ struct Portable {
   static void storePartial(float *p, Vec v, int64_t n) { std::memcpy(p, &v, sizeof(float) * n); }
   static Vec max(Vec a, Vec b) { return a > b ? a : b; }
   static Vec min(Vec a, Vec b) { return a < b ? a : b; }
+  static Vec maxOrNan(Vec kept, Vec v) { return (v > kept) | (v != v) ? v : kept; }
 };
 
 using BlockedFn = void (*)(const GemmArgs &);
@@ -50,20 +53,21 @@ struct IsaKernels {
   void (*math)(MathFunction, const float *, float *, int64_t);
   void (*softmaxRows)(const float *, float *, int64_t, int64_t, bool);
   void (*pointwiseNhwc)(const PointwiseNhwcArgs &);
+  void (*maxPoolPlanes)(const MaxPoolPlanesArgs &);
 };
 
 IsaKernels kernelsFor(CpuIsa isa) {
 #if defined(__x86_64__)
   if (isa == CpuIsa::Avx512)
     return {sgemmBlockedAvx512, depthwiseRowAvx512, depthwiseNhwcRowAvx512, mathAvx512,
-            softmaxRowsAvx512, pointwiseNhwcAvx512};
+            softmaxRowsAvx512, pointwiseNhwcAvx512, maxPoolPlanesAvx512};
   if (isa == CpuIsa::Avx2)
     return {sgemmBlockedAvx2, depthwiseRowAvx2, depthwiseNhwcRowAvx2, mathAvx2,
-            softmaxRowsAvx2, pointwiseNhwcAvx2};
+            softmaxRowsAvx2, pointwiseNhwcAvx2, maxPoolPlanesAvx2};
 #endif
   (void)isa;
   return {sgemmBlockedBaseline, depthwiseRowBaseline, depthwiseNhwcRowBaseline, mathBaseline,
-          softmaxRowsBaseline, pointwiseNhwcBaseline};
+          softmaxRowsBaseline, pointwiseNhwcBaseline, maxPoolPlanesBaseline};
 }
 
 // Eight independent partial sums break the add dependency chain.
@@ -255,6 +259,9 @@ void depthwiseNhwcRowOn(CpuIsa isa, const DepthwiseNhwcRowArgs &r) {
 void pointwiseNhwcBaseline(const PointwiseNhwcArgs &a) { PointwiseNhwc<Portable>::run(a); }
 void pointwiseNhwc(const PointwiseNhwcArgs &a) { selectedKernels().pointwiseNhwc(a); }
 void pointwiseNhwcOn(CpuIsa isa, const PointwiseNhwcArgs &a) { kernelsFor(isa).pointwiseNhwc(a); }
+void maxPoolPlanesBaseline(const MaxPoolPlanesArgs &a) { MaxPoolPlanar<Portable>::run(a); }
+void maxPoolPlanes(const MaxPoolPlanesArgs &a) { selectedKernels().maxPoolPlanes(a); }
+void maxPoolPlanesOn(CpuIsa isa, const MaxPoolPlanesArgs &a) { kernelsFor(isa).maxPoolPlanes(a); }
 void mathBaseline(MathFunction function, const float *x, float *y, int64_t n) {
   VectorMath<Portable>::run(function, x, y, n);
 }

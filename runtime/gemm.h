@@ -126,6 +126,20 @@ void pointwiseNhwcBaseline(const PointwiseNhwcArgs &a);
 void pointwiseNhwcAvx2(const PointwiseNhwcArgs &a);
 void pointwiseNhwcAvx512(const PointwiseNhwcArgs &a);
 
+// Max pooling of planes [planeBegin, planeEnd) of a planar window (isPlanar, window.h) from x
+// to y (runtime/pool_kernel.h).
+struct MaxPoolPlanesArgs {
+  const WindowParams *window;
+  const float *x;
+  float *y;
+  int64_t planeBegin, planeEnd;
+};
+void maxPoolPlanes(const MaxPoolPlanesArgs &a);
+void maxPoolPlanesOn(CpuIsa isa, const MaxPoolPlanesArgs &a);
+void maxPoolPlanesBaseline(const MaxPoolPlanesArgs &a);
+void maxPoolPlanesAvx2(const MaxPoolPlanesArgs &a);
+void maxPoolPlanesAvx512(const MaxPoolPlanesArgs &a);
+
 // mathF32 (dlc_kernels.h) per instruction set (runtime/vector_math.h).
 void mathBaseline(MathFunction function, const float *x, float *y, int64_t n);
 void mathAvx2(MathFunction function, const float *x, float *y, int64_t n);

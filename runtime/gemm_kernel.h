@@ -6,7 +6,8 @@
 // V provides: Vec, kLanes (floats per Vec), kRows (rows of the register tile), zero(),
 // load(p), store(p, v) (unaligned), broadcast(x) and fma(a, b, c) = a * b + c; for the
 // depthwise kernels also loadPartial(p, n) / storePartial(p, v, n) (the first n lanes, the
-// others neither read nor written) and max(a, b) = a > b ? a : b, min(a, b) = a < b ? a : b.
+// others neither read nor written) and max(a, b) = a > b ? a : b, min(a, b) = a < b ? a : b;
+// for max pooling (pool_kernel.h) maxOrNan(kept, v): v where v > kept or v is NaN, else kept.
 #ifndef DLC_RUNTIME_GEMM_KERNEL_H
 #define DLC_RUNTIME_GEMM_KERNEL_H
 

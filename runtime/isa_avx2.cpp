@@ -1,7 +1,8 @@
 // Kernels for AVX2 + FMA (x86-64-v3): the blocked GEMM (a 6 x 16 register tile), the
-// depthwise row kernels (four 8-float accumulators) and the vector math (8 lanes). Their code is compiled for that target
-// (GCC and clang pragmas below); only the entry points and the plain declarations included
-// first are not.
+// depthwise row kernels (four 8-float accumulators), the channels-last pointwise kernel,
+// planar max pooling and the vector math (8 lanes). Their code is compiled for that
+// target (GCC and clang pragmas below); only the entry points and the plain declarations
+// included first are not.
 #if defined(__x86_64__)
 #include <immintrin.h>
 
@@ -20,6 +21,7 @@
 #include "depthwise_kernel.h"
 #include "gemm_kernel.h"
 #include "pointwise_kernel.h"
+#include "pool_kernel.h"
 #include "vector_math.h"
 
 namespace dlc {
@@ -42,6 +44,9 @@ struct Avx2 {
   }
   static Vec max(Vec a, Vec b) { return _mm256_max_ps(a, b); }
   static Vec min(Vec a, Vec b) { return _mm256_min_ps(a, b); }
+  static Vec maxOrNan(Vec kept, Vec v) {
+    return _mm256_blendv_ps(_mm256_max_ps(v, kept), v, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+  }
 };
 
 // The entry points themselves need no wide instructions: they only call the kernels.
@@ -49,6 +54,7 @@ void runAvx2(const GemmArgs &g) { BlockedGemm<Avx2>::run(g); }
 void depthwiseRunAvx2(const DepthwiseRowArgs &r) { DepthwiseRow<Avx2>::run(r); }
 void depthwiseNhwcRunAvx2(const DepthwiseNhwcRowArgs &r) { DepthwiseNhwcRow<Avx2>::run(r); }
 void pointwiseNhwcRunAvx2(const PointwiseNhwcArgs &a) { PointwiseNhwc<Avx2>::run(a); }
+void maxPoolPlanesRunAvx2(const MaxPoolPlanesArgs &a) { MaxPoolPlanar<Avx2>::run(a); }
 void mathRunAvx2(MathFunction function, const float *x, float *y, int64_t n) {
   VectorMath<Avx2>::run(function, x, y, n);
 }
@@ -67,6 +73,7 @@ void sgemmBlockedAvx2(const GemmArgs &g) { runAvx2(g); }
 void depthwiseRowAvx2(const DepthwiseRowArgs &r) { depthwiseRunAvx2(r); }
 void depthwiseNhwcRowAvx2(const DepthwiseNhwcRowArgs &r) { depthwiseNhwcRunAvx2(r); }
 void pointwiseNhwcAvx2(const PointwiseNhwcArgs &a) { pointwiseNhwcRunAvx2(a); }
+void maxPoolPlanesAvx2(const MaxPoolPlanesArgs &a) { maxPoolPlanesRunAvx2(a); }
 void mathAvx2(MathFunction function, const float *x, float *y, int64_t n) {
   mathRunAvx2(function, x, y, n);
 }

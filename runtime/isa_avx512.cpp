@@ -1,7 +1,8 @@
 // Kernels for AVX-512F (x86-64-v4): the blocked GEMM (a 12 x 32 register tile), the
-// depthwise row kernels (four 16-float accumulators) and the vector math (16 lanes). Their code is compiled for that target
-// (GCC and clang pragmas below); only the entry points and the plain declarations included
-// first are not.
+// depthwise row kernels (four 16-float accumulators), the channels-last pointwise kernel,
+// planar max pooling and the vector math (16 lanes). Their code is compiled for that
+// target (GCC and clang pragmas below); only the entry points and the plain declarations
+// included first are not.
 #if defined(__x86_64__)
 #include <immintrin.h>
 
@@ -20,6 +21,7 @@
 #include "depthwise_kernel.h"
 #include "gemm_kernel.h"
 #include "pointwise_kernel.h"
+#include "pool_kernel.h"
 #include "vector_math.h"
 
 namespace dlc {
@@ -44,6 +46,10 @@ struct Avx512 {
   // -Wmaybe-uninitialized reports.
   static Vec max(Vec a, Vec b) { return _mm512_maskz_max_ps(0xffff, a, b); }
   static Vec min(Vec a, Vec b) { return _mm512_maskz_min_ps(0xffff, a, b); }
+  // max(v, kept) keeps kept where either is NaN; a NaN v then replaces it.
+  static Vec maxOrNan(Vec kept, Vec v) {
+    return _mm512_mask_mov_ps(max(v, kept), _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), v);
+  }
 };
 
 // The entry points themselves need no wide instructions: they only call the kernels.
@@ -51,6 +57,7 @@ void runAvx512(const GemmArgs &g) { BlockedGemm<Avx512>::run(g); }
 void depthwiseRunAvx512(const DepthwiseRowArgs &r) { DepthwiseRow<Avx512>::run(r); }
 void depthwiseNhwcRunAvx512(const DepthwiseNhwcRowArgs &r) { DepthwiseNhwcRow<Avx512>::run(r); }
 void pointwiseNhwcRunAvx512(const PointwiseNhwcArgs &a) { PointwiseNhwc<Avx512>::run(a); }
+void maxPoolPlanesRunAvx512(const MaxPoolPlanesArgs &a) { MaxPoolPlanar<Avx512>::run(a); }
 void mathRunAvx512(MathFunction function, const float *x, float *y, int64_t n) {
   VectorMath<Avx512>::run(function, x, y, n);
 }
@@ -69,6 +76,7 @@ void sgemmBlockedAvx512(const GemmArgs &g) { runAvx512(g); }
 void depthwiseRowAvx512(const DepthwiseRowArgs &r) { depthwiseRunAvx512(r); }
 void depthwiseNhwcRowAvx512(const DepthwiseNhwcRowArgs &r) { depthwiseNhwcRunAvx512(r); }
 void pointwiseNhwcAvx512(const PointwiseNhwcArgs &a) { pointwiseNhwcRunAvx512(a); }
+void maxPoolPlanesAvx512(const MaxPoolPlanesArgs &a) { maxPoolPlanesRunAvx512(a); }
 void mathAvx512(MathFunction function, const float *x, float *y, int64_t n) {
   mathRunAvx512(function, x, y, n);
 }

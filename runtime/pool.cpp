@@ -1,4 +1,5 @@
 #include "dlc_kernels.h"
+#include "gemm.h"
 #include "parallel.h"
 #include "window.h"
 
@@ -151,44 +152,13 @@ GradSums gradSums(const float *dy, const float *x, float mean, int64_t batch, in
 
 void maxPoolF32(const WindowParams &p, const float *x, float *y) {
   if (isPlanar(p)) {
-    // Separably, on contiguous rows (which vectorise): per output row, the element-wise max of
-    // its window's input rows, laid out on the padded row; then for each padded column the max
-    // of the kernel's columns starting there; then every stride-th of those. Equal values to
-    // the general path (padding never wins, an all-padding window stays -inf, NaN propagates);
-    // only a tie of -0 and +0 may take the other sign.
-    const int64_t in2 = p.in[2], out2 = p.out[2], pad2 = p.padBegin[2];
-    const int64_t span2 = (p.kernel[2] - 1) * p.dilation[2];
-    const int64_t padded = (out2 - 1) * p.stride[2] + span2 + 1;
-    const int64_t firstInside = std::min(pad2, padded), endInside = std::min(padded, pad2 + in2);
-    const int64_t inPlane = p.in[1] * in2, outPlane = p.out[1] * out2;
-    if (outPlane == 0)
+    // Separably, on contiguous rows, by the selected instruction set's kernel. Equal values
+    // to the general path (padding never wins, an all-padding window stays -inf, NaN
+    // propagates); only a tie of -0 and +0 may take the other sign.
+    if (p.out[1] * p.out[2] == 0)
       return;
-    auto keepMax = [](float kept, float v) { return v > kept || v != v ? v : kept; };
     parallelFor(p.batch * p.channels, 1, [&](int64_t begin, int64_t end) {
-      std::vector<float> rows(padded), windows(padded - span2);
-      for (int64_t c = begin; c < end; ++c) {
-        const float *plane = x + c * inPlane;
-        for (int64_t o1 = 0; o1 < p.out[1]; ++o1) {
-          std::fill(rows.begin(), rows.end(), -std::numeric_limits<float>::infinity());
-          for (int64_t k1 = 0; k1 < p.kernel[1]; ++k1) {
-            const int64_t i1 = o1 * p.stride[1] - p.padBegin[1] + k1 * p.dilation[1];
-            if (i1 < 0 || i1 >= p.in[1])
-              continue;
-            const float *row = plane + i1 * in2;
-            for (int64_t q = firstInside; q < endInside; ++q)
-              rows[q] = keepMax(rows[q], row[q - pad2]);
-          }
-          std::copy(rows.begin(), rows.begin() + (padded - span2), windows.begin());
-          for (int64_t k2 = 1; k2 < p.kernel[2]; ++k2) {
-            const float *shifted = rows.data() + k2 * p.dilation[2];
-            for (int64_t q = 0; q < padded - span2; ++q)
-              windows[q] = keepMax(windows[q], shifted[q]);
-          }
-          float *yrow = y + c * outPlane + o1 * out2;
-          for (int64_t o2 = 0; o2 < out2; ++o2)
-            yrow[o2] = windows[o2 * p.stride[2]];
-        }
-      }
+      maxPoolPlanes({&p, x, y, begin, end});
     });
     return;
   }

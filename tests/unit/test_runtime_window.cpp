@@ -1,6 +1,7 @@
 // Tests for the CPU runtime's windowed kernels (convolution, pooling) and batch norm against
 // direct references computed in double, on random windows from fixed seeds.
 #include "dlc_kernels.h"
+#include "gemm.h"
 #include "runtime_test_util.h"
 #include "winograd.h"
 
@@ -621,6 +622,41 @@ TEST_CASE("max pooling propagates NaN", "[pool]") {
   maxPoolF32(w, later, y);
   CHECK(std::isnan(y[0]));
   CHECK(y[1] == 3.0f);
+}
+
+TEST_CASE("planar max pooling matches the definition on every instruction set", "[pool]") {
+  // Rows of up to 70: full vectors and partial tails of every width; some NaNs.
+  std::mt19937 rng(12);
+  for (CpuIsa isa : runnableIsas()) {
+    INFO(cpuIsaName(isa));
+    for (int trial = 0; trial < 60; ++trial) {
+      int64_t padEnd[3];
+      WindowParams w = randomWindow(rng, 2, trial % 3 ? 70 : 12, 5, trial % 2 == 1, padEnd);
+      INFO(describe(w, padEnd));
+      std::vector<float> x = randomFloats(rng, w.batch * w.channels * w.in[1] * w.in[2]);
+      for (float &v : x)
+        if (trial % 4 == 0 && randomInt(rng, 0, 40) == 0)
+          v = std::numeric_limits<float>::quiet_NaN();
+      const int64_t planes = w.batch * w.channels, outPlane = w.out[1] * w.out[2];
+      std::vector<float> y(static_cast<size_t>(planes * outPlane));
+      maxPoolPlanesOn(isa, {&w, x.data(), y.data(), 0, planes});
+      // The reference's max drops NaN: compare the windows that hold none, and check that
+      // each window that holds one gives NaN.
+      std::vector<double> expected = poolReference(w, padEnd, PoolKind::Max, x);
+      std::vector<float> nanFree = x;
+      for (float &v : nanFree)
+        if (std::isnan(v))
+          v = 1e30f;
+      std::vector<double> marked = poolReference(w, padEnd, PoolKind::Max, nanFree);
+      for (size_t o = 0; o < y.size(); ++o) {
+        INFO("output " << o);
+        if (marked[o] == 1e30f)
+          CHECK(std::isnan(y[o]));
+        else
+          CHECK(double(y[o]) == expected[o]);
+      }
+    }
+  }
 }
 
 TEST_CASE("global average pooling and batch norm", "[pool]") {

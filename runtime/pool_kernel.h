@@ -1,0 +1,88 @@
+// Internal to the runtime: max pooling of planar (at most 2-D) windows, separably on
+// contiguous rows, for one vector type V (the structs of gemm.cpp and isa_*.cpp; included
+// where V's instructions are enabled).
+#ifndef DLC_RUNTIME_POOL_KERNEL_H
+#define DLC_RUNTIME_POOL_KERNEL_H
+
+#include "gemm.h"
+
+#include <algorithm>
+#include <limits>
+#include <vector>
+
+namespace dlc {
+namespace rt {
+namespace {
+
+template <typename V> struct MaxPoolPlanar {
+  using Vec = typename V::Vec;
+  static constexpr int64_t kLanes = V::kLanes;
+
+  // out[q] = the maximum over t of sources[t][q] (NaN propagates), for q in [0, count).
+  static void foldMax(const float *const *sources, int64_t n, float *out, int64_t count) {
+    int64_t q = 0;
+    for (; q + kLanes <= count; q += kLanes) {
+      Vec m = V::load(sources[0] + q);
+      for (int64_t t = 1; t < n; ++t)
+        m = V::maxOrNan(m, V::load(sources[t] + q));
+      V::store(out + q, m);
+    }
+    if (q < count) {
+      const int64_t rest = count - q;
+      Vec m = V::loadPartial(sources[0] + q, rest);
+      for (int64_t t = 1; t < n; ++t)
+        m = V::maxOrNan(m, V::loadPartial(sources[t] + q, rest));
+      V::storePartial(out + q, m, rest);
+    }
+  }
+
+  // Per output row: the element-wise maximum of its window's input rows, laid out on the
+  // padded row (padding stays -inf, so it never wins); then for each window start on that
+  // row the maximum of the kernel's columns from there, written straight to the output row
+  // at unit stride, otherwise every stride-th of them picked.
+  static void run(const MaxPoolPlanesArgs &a) {
+    const WindowParams &p = *a.window;
+    const int64_t in2 = p.in[2], out2 = p.out[2], pad2 = p.padBegin[2];
+    const int64_t span2 = (p.kernel[2] - 1) * p.dilation[2];
+    const int64_t padded = (out2 - 1) * p.stride[2] + span2 + 1, starts = padded - span2;
+    // Input column i sits at padded column pad2 + i; a padding wider than the windows' reach
+    // leaves nothing inside.
+    const int64_t firstInside = std::min(pad2, padded), endInside = std::min(padded, pad2 + in2);
+    const int64_t inPlane = p.in[1] * in2, outPlane = p.out[1] * out2;
+    std::vector<float> rows(padded, -std::numeric_limits<float>::infinity());
+    std::vector<float> windows(p.stride[2] == 1 ? 0 : starts);
+    std::vector<const float *> sources(std::max(p.kernel[1], p.kernel[2]));
+    for (int64_t c = a.planeBegin; c < a.planeEnd; ++c) {
+      const float *plane = a.x + c * inPlane;
+      for (int64_t o1 = 0; o1 < p.out[1]; ++o1) {
+        int64_t taps = 0;
+        for (int64_t k1 = 0; k1 < p.kernel[1]; ++k1) {
+          const int64_t i1 = o1 * p.stride[1] - p.padBegin[1] + k1 * p.dilation[1];
+          if (i1 >= 0 && i1 < p.in[1])
+            sources[taps++] = plane + i1 * in2;
+        }
+        float *yrow = a.y + c * outPlane + o1 * out2;
+        if (taps == 0) {
+          std::fill(yrow, yrow + out2, -std::numeric_limits<float>::infinity());
+          continue;
+        }
+        foldMax(sources.data(), taps, rows.data() + firstInside, endInside - firstInside);
+        for (int64_t k2 = 0; k2 < p.kernel[2]; ++k2)
+          sources[k2] = rows.data() + k2 * p.dilation[2];
+        if (p.stride[2] == 1) {
+          foldMax(sources.data(), p.kernel[2], yrow, out2);
+          continue;
+        }
+        foldMax(sources.data(), p.kernel[2], windows.data(), starts);
+        for (int64_t o2 = 0; o2 < out2; ++o2)
+          yrow[o2] = windows[o2 * p.stride[2]];
+      }
+    }
+  }
+};
+
+} // namespace
+} // namespace rt
+} // namespace dlc
+
+#endif
