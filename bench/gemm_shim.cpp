@@ -22,7 +22,7 @@ extern "C" void dlc_bench_sgemm(int isa, int transA, int transB, int64_t m, int6
                                 float *c, int64_t ldc, const float *packedA,
                                 const float *packedB) {
   dlc::rt::GemmArgs g{bool(transA), bool(transB), m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c, ldc,
-                      {}, {}};
+                      {}, {}, {}};
   if (packedA)
     g.packedA = {packedA, int64_t(dlc::rt::packedGemmABytes(m, k) / sizeof(float) / k), 0};
   if (packedB)

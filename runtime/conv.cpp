@@ -52,8 +52,10 @@ void walkIm2col(const WindowParams &w, int64_t channels, int64_t rowBegin, int64
           int64_t off2 = k2 * w.dilation[2] - w.padBegin[2];
           int64_t lo2, hi2;
           validRange(w.in[2], out2, w.stride[2], w.padBegin[2], k2 * w.dilation[2], lo2, hi2);
-          for (int64_t row = rowBegin; row < rowEnd; ++row, cols += out2) {
-            int64_t o0 = row / out1, o1 = row % out1;
+          // Rows step through (o0, o1) without a division per run.
+          int64_t o0 = rowBegin / out1, o1 = rowBegin % out1;
+          for (int64_t row = rowBegin; row < rowEnd;
+               ++row, cols += out2, o0 += o1 + 1 == out1, o1 = o1 + 1 == out1 ? 0 : o1 + 1) {
             if (o0 < lo0 || o0 >= hi0 || o1 < lo1 || o1 >= hi1) {
               run(cols, int64_t(0), int64_t(0), int64_t(0));
               continue;
@@ -70,19 +72,28 @@ void walkIm2col(const WindowParams &w, int64_t channels, int64_t rowBegin, int64
 }
 
 // Expands `channels` input planes into the im2col matrix of output rows [rowBegin, rowEnd).
-void im2col(const WindowParams &w, const float *x, int64_t channels, int64_t rowBegin,
-            int64_t rowEnd, float *cols) {
+void im2col(const WindowParams &w, const float *__restrict x, int64_t channels,
+            int64_t rowBegin, int64_t rowEnd, float *cols) {
   const int64_t out2 = w.out[2], stride2 = w.stride[2];
   walkIm2col(w, channels, rowBegin, rowEnd, cols,
-             [=](float *entries, int64_t base, int64_t lo, int64_t hi) {
-               std::fill(entries, entries + lo, 0.0f);
+             [=](float *__restrict entries, int64_t base, int64_t lo, int64_t hi) {
+               // Runs are short (out[2] entries: 7 to 112 in CNNs), so plain loops rather
+               // than library calls; the constant strides let the compiler vectorise
+               // (stride 2 by shuffles).
+               for (int64_t o2 = 0; o2 < lo; ++o2)
+                 entries[o2] = 0.0f;
                if (stride2 == 1) {
-                 std::copy(x + (base + lo), x + (base + hi), entries + lo);
+                 for (int64_t o2 = lo; o2 < hi; ++o2)
+                   entries[o2] = x[base + o2];
+               } else if (stride2 == 2) {
+                 for (int64_t o2 = lo; o2 < hi; ++o2)
+                   entries[o2] = x[base + o2 * 2];
                } else {
                  for (int64_t o2 = lo; o2 < hi; ++o2)
                    entries[o2] = x[base + o2 * stride2];
                }
-               std::fill(entries + hi, entries + out2, 0.0f);
+               for (int64_t o2 = hi; o2 < out2; ++o2)
+                 entries[o2] = 0.0f;
              });
 }
 
@@ -423,26 +434,12 @@ void pointwiseChannelsLastF32(const ConvParams &p, const float *x, const float *
       const int64_t count = std::min(kPointwisePixelBlock, pixels - first);
       float *yBlock = y + first * out;
       const float *residualBlock = residual ? residual + first * out : nullptr;
-      if (in <= kPointwiseKernelMaxChannels) {
+      if (in <= kPointwiseKernelMaxChannels)
         pointwiseNhwc({x + first * in, count, in, out, packedW, bias, residualBlock, yBlock,
                        clamp, lo, hi});
-      } else {
+      else
         sgemmPackedB(false, count, out, in, 1.0f, x + first * in, in, packedW, 0.0f, yBlock,
-                     out);
-        // Bias, residual and a Relu or Clip in one pass over each row.
-        for (int64_t i = 0; i < count; ++i) {
-          float *yRow = yBlock + i * out;
-          const float *residualRow = residualBlock ? residualBlock + i * out : nullptr;
-          for (int64_t c = 0; c < out; ++c) {
-            float v = yRow[c];
-            if (bias)
-              v += bias[c];
-            if (residualRow)
-              v += residualRow[c];
-            yRow[c] = clamp ? scalar::clampValue(v, lo, hi) : v;
-          }
-        }
-      }
+                     out, {nullptr, bias, residualBlock, out, clamp, lo, hi});
       if (!clamp)
         applyEpilogue(p.epilogue, yBlock, count * out);
     }
@@ -557,21 +554,36 @@ void convF32(const ConvParams &p, const float *x, const float *w, const float *b
   auto weightsOf = [&](int64_t g) {
     return p.packedWeights ? w + g * packedGroupFloats : w + s.wOffset(g);
   };
+  // The packed product adds the bias and the residual, and clamps for a Relu or Clip, to each
+  // register tile; other activations take a pass over the rows after it.
+  float lo = 0.0f, hi = 0.0f;
+  const bool clamp = epilogueClamp(p.epilogue, lo, hi);
+  const bool fusesEpilogue = p.packedWeights;
   // Group g's output columns [col0, col0 + cols) = W_g * the matrix `cols` columns wide at b.
   auto productOf = [&](int64_t n, int64_t g, const float *b, int64_t cols, int64_t col0) {
     float *yg = y + s.yOffset(p, n, g);
-    if (p.packedWeights)
+    if (fusesEpilogue)
       sgemmPackedA(s.outPerGroup, cols, s.k, 1.0f, weightsOf(g), false, b, cols, 0.0f,
-                   yg + col0, s.outPlane);
+                   yg + col0, s.outPlane,
+                   {bias ? bias + g * s.outPerGroup : nullptr, nullptr,
+                    residual ? residual + s.yOffset(p, n, g) + col0 : nullptr, s.outPlane, clamp,
+                    lo, hi});
     else
       sgemm(false, false, s.outPerGroup, cols, s.k, 1.0f, weightsOf(g), s.k, b, cols, 0.0f,
             yg + col0, s.outPlane);
   };
-  const bool finishes = bias || residual || p.epilogue.activation != Activation::None;
-  // Output rows [begin, end) of group g: bias, residual and activation.
+  const bool finishes = fusesEpilogue ? !clamp && p.epilogue.activation != Activation::None
+                                      : bias || residual || p.epilogue.activation != Activation::None;
+  // Output rows [begin, end) of group g: what the product left of bias, residual and
+  // activation.
   auto finishRows = [&](int64_t n, int64_t g, int64_t begin, int64_t end) {
-    const float *residualGroup = residual ? residual + s.yOffset(p, n, g) : nullptr;
     float *yg = y + s.yOffset(p, n, g);
+    if (fusesEpilogue) {
+      for (int64_t m = begin; m < end; ++m)
+        applyEpilogue(p.epilogue, yg + m * s.outPlane, s.outPlane);
+      return;
+    }
+    const float *residualGroup = residual ? residual + s.yOffset(p, n, g) : nullptr;
     for (int64_t m = begin; m < end; ++m)
       finishRow(p.epilogue, bias ? bias + g * s.outPerGroup + m : nullptr,
                 residualGroup ? residualGroup + m * s.outPlane : nullptr, yg + m * s.outPlane,

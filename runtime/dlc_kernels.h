@@ -201,7 +201,9 @@ const char *cpuIsaName(CpuIsa isa);
 
 // Float functions evaluated a vector at a time (runtime/vector_math.h; accuracy in
 // docs/architecture.md, section 9): unary(), softmax and the fused chains use them.
-enum class MathFunction { Exp, Log, Tanh, Sigmoid, Erf };
+// Silu is x * sigmoid(x): the product of x and Sigmoid's rounded result, the bits of the
+// unfused Sigmoid and Mul.
+enum class MathFunction { Exp, Log, Tanh, Sigmoid, Erf, Silu };
 void mathF32(MathFunction function, const float *x, float *y, int64_t n);
 // The unary kinds whose float kernel is the vector math: the function of the same name.
 inline bool vectorMathOf(UnaryKind kind, MathFunction &function) {
@@ -269,11 +271,24 @@ size_t packedGemmABytes(int64_t m, int64_t k);
 size_t packedGemmBBytes(int64_t k, int64_t n);
 void packGemmA(bool transA, int64_t m, int64_t k, const float *a, int64_t lda, float *packed);
 void packGemmB(bool transB, int64_t k, int64_t n, const float *b, int64_t ldb, float *packed);
+// What the packed products add to each element (i, j) of C after its last product, in the
+// order of the unfused ops: + rowBias[i] or + columnBias[j] (a convolution's bias, one per
+// output channel: a row of C in NCHW, a column in NHWC), + residual[i * ldr + j], then
+// scalar::clampValue(v, lo, hi) when `clamp` (Relu and Clip). The same bits as those ops run
+// after the product; value-initialized ({}) it adds nothing.
+struct GemmEpilogue {
+  const float *rowBias, *columnBias, *residual;
+  int64_t ldr;
+  bool clamp;
+  float lo, hi;
+};
 // sgemm with op(A) or op(B) packed.
 void sgemmPackedA(int64_t m, int64_t n, int64_t k, float alpha, const float *packedA,
-                  bool transB, const float *b, int64_t ldb, float beta, float *c, int64_t ldc);
+                  bool transB, const float *b, int64_t ldb, float beta, float *c, int64_t ldc,
+                  const GemmEpilogue &epilogue = GemmEpilogue{});
 void sgemmPackedB(bool transA, int64_t m, int64_t n, int64_t k, float alpha, const float *a,
-                  int64_t lda, const float *packedB, float beta, float *c, int64_t ldc);
+                  int64_t lda, const float *packedB, float beta, float *c, int64_t ldc,
+                  const GemmEpilogue &epilogue = GemmEpilogue{});
 // Batched matmul: for each batch i, C_i[m,n] = A[aOffsets[i]..] (m x k) * B[bOffsets[i]..] (k x n).
 // Offsets are element offsets, so broadcast batch dims cost nothing.
 void batchedMatmulF32(const float *a, const int64_t *aOffsets, const float *b,

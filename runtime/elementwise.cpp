@@ -208,15 +208,8 @@ void applyEpilogue(const Epilogue &epilogue, float *y, int64_t n) {
   case Activation::Tanh:
     return unary(UnaryKind::Tanh, y, y, n);
   case Activation::Silu:
-    // The unfused Sigmoid and Mul (the same bits), a chunk at a time while it is in cache.
-    return parallelElements(n, [&](int64_t begin, int64_t end) {
-      float gate[kFusedChunk];
-      for (int64_t at = begin; at < end; at += kFusedChunk) {
-        const int64_t len = std::min(kFusedChunk, end - at);
-        mathRow(MathFunction::Sigmoid, y + at, gate, len);
-        binaryRun<1, 1>(MulOp{}, y + at, gate, y + at, len);
-      }
-    });
+    // One pass, the bits of the unfused Sigmoid and Mul.
+    return mathF32(MathFunction::Silu, y, y, n);
   }
 }
 

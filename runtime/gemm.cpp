@@ -159,6 +159,7 @@ struct GemmSplit {
       else
         g.b += g.transB ? begin * g.ldb : begin;
       g.c += begin;
+      g.epilogue = epilogueFrom(g.epilogue, 0, begin);
     } else {
       g.m = end - begin;
       if (g.packedA.data)
@@ -166,6 +167,7 @@ struct GemmSplit {
       else
         g.a += g.transA ? begin : begin * g.lda;
       g.c += begin * g.ldc;
+      g.epilogue = epilogueFrom(g.epilogue, begin, 0);
     }
     s.blocked(g);
   }
@@ -175,11 +177,22 @@ struct GemmSplit {
 // packs its own panels, which small products do not amortize.
 constexpr int64_t kParallelMinWork = int64_t(1) << 20;
 
+// The epilogue over the whole of C, for the products the blocked kernel (which applies it
+// to each register tile) does not compute.
+void finishC(const GemmArgs &g) {
+  if (!hasEpilogue(g.epilogue))
+    return;
+  for (int64_t i = 0; i < g.m; ++i)
+    for (int64_t j = 0; j < g.n; ++j)
+      g.c[i * g.ldc + j] = finishElement(g.epilogue, g.c[i * g.ldc + j], i, j);
+}
+
 void sgemmWith(BlockedFn blocked, const GemmArgs &g) {
   if (g.m <= 0 || g.n <= 0)
     return;
   if (g.k <= 0 || g.alpha == 0.0f) {
     scaleC(g.c, g.ldc, g.m, g.n, g.beta);
+    finishC(g);
     return;
   }
   // The unblocked forms split over the outputs they compute one by one: each is computed the
@@ -192,6 +205,7 @@ void sgemmWith(BlockedFn blocked, const GemmArgs &g) {
         g.c[i * g.ldc] = g.beta == 0.0f ? v : v + g.beta * g.c[i * g.ldc];
       }
     });
+    finishC(g);
     return;
   }
   if (g.m < kGemmFewRows && !g.packedA.data && !g.packedB.data) {
@@ -206,6 +220,7 @@ void sgemmWith(BlockedFn blocked, const GemmArgs &g) {
                       part.c += first;
                       gemmFewRows(part);
                     });
+    finishC(g);
     return;
   }
   const int threads = activeThreadCount();
@@ -320,7 +335,7 @@ void sgemmOn(CpuIsa isa, const GemmArgs &g) { sgemmWith(kernelsFor(isa).blocked,
 
 void sgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float alpha, const float *a,
            int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc) {
-  sgemmWith(selectedKernels().blocked, {transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, {}, {}});
+  sgemmWith(selectedKernels().blocked, {transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, {}, {}, {}});
 }
 
 namespace {
@@ -362,15 +377,17 @@ void packGemmB(bool transB, int64_t k, int64_t n, const float *b, int64_t ldb, f
 }
 
 void sgemmPackedA(int64_t m, int64_t n, int64_t k, float alpha, const float *packedA,
-                  bool transB, const float *b, int64_t ldb, float beta, float *c, int64_t ldc) {
+                  bool transB, const float *b, int64_t ldb, float beta, float *c, int64_t ldc,
+                  const GemmEpilogue &epilogue) {
   sgemmWith(selectedKernels().blocked, {false, transB, m, n, k, alpha, nullptr, 0, b, ldb, beta, c, ldc,
-                                {packedA, roundUp(m, kPackRows), 0}, {}});
+                                {packedA, roundUp(m, kPackRows), 0}, {}, epilogue});
 }
 
 void sgemmPackedB(bool transA, int64_t m, int64_t n, int64_t k, float alpha, const float *a,
-                  int64_t lda, const float *packedB, float beta, float *c, int64_t ldc) {
+                  int64_t lda, const float *packedB, float beta, float *c, int64_t ldc,
+                  const GemmEpilogue &epilogue) {
   sgemmWith(selectedKernels().blocked, {transA, false, m, n, k, alpha, a, lda, nullptr, 0, beta, c, ldc,
-                                {}, {packedB, roundUp(n, kPackCols), 0}});
+                                {}, {packedB, roundUp(n, kPackCols), 0}, epilogue});
 }
 
 } // namespace rt

@@ -55,6 +55,7 @@ struct GemmArgs {
   float *c;
   int64_t ldc;
   PackedOperand packedA, packedB;
+  GemmEpilogue epilogue; // after the product (dlc_kernels.h)
 };
 
 // sgemm on the kernels of one instruction set, which the CPU must have (tests, benchmarks).

@@ -19,6 +19,36 @@ namespace {
 
 inline int64_t smaller(int64_t a, int64_t b) { return a < b ? a : b; }
 
+inline bool hasEpilogue(const GemmEpilogue &e) {
+  return e.rowBias || e.columnBias || e.residual || e.clamp;
+}
+// The epilogue of the part of C from (row, column) on.
+inline GemmEpilogue epilogueFrom(const GemmEpilogue &e, int64_t row, int64_t column) {
+  GemmEpilogue part = e;
+  if (e.rowBias)
+    part.rowBias += row;
+  if (e.columnBias)
+    part.columnBias += column;
+  if (e.residual)
+    part.residual += row * e.ldr + column;
+  return part;
+}
+// Element (i, j) finished; the clamp is scalar::clampValue (not included here: its inline
+// definition compiled for a wide target could be linked into every caller).
+inline float finishElement(const GemmEpilogue &e, float v, int64_t i, int64_t j) {
+  if (e.rowBias)
+    v += e.rowBias[i];
+  if (e.columnBias)
+    v += e.columnBias[j];
+  if (e.residual)
+    v += e.residual[i * e.ldr + j];
+  if (e.clamp) {
+    v = v < e.lo ? e.lo : v;
+    v = v > e.hi ? e.hi : v;
+  }
+  return v;
+}
+
 template <class V> struct BlockedGemm {
   using Vec = typename V::Vec;
   // The register tile is kMR rows by two vectors: kMR * 2 accumulators, two B vectors and one
@@ -94,12 +124,30 @@ template <class V> struct BlockedGemm {
   // R is kMR, or a shorter tile's rows (tileFor). Not inlined, and alpha and beta read
   // through a pointer after the loop: a float live across the loop takes a vector register and
   // GCC then spills a B vector instead.
+  // Half h (kLanes columns) of row i of a full tile, finished as finishElement does: the
+  // same operations in the same order (V::max and V::min return their second operand for a
+  // NaN, as the scalar comparisons do).
+  static Vec finishVector(const GemmEpilogue &e, Vec v, int64_t i, int64_t h) {
+    if (e.rowBias)
+      v = v + V::broadcast(e.rowBias[i]);
+    if (e.columnBias)
+      v = v + V::load(e.columnBias + h * V::kLanes);
+    if (e.residual)
+      v = v + V::load(e.residual + i * e.ldr + h * V::kLanes);
+    if (e.clamp)
+      v = V::min(V::broadcast(e.hi), V::max(V::broadcast(e.lo), v));
+    return v;
+  }
+
+  // `epilogue` (or null: none) is the tile's part of the product's, applied once the tile
+  // holds its last k block's sums.
   template <int64_t R>
   __attribute__((noinline)) static void microTile(int64_t kc, const float *__restrict a,
                                                   int64_t aStep, const float *__restrict b,
                                                   int64_t bStep, float *c, int64_t ldc,
                                                   int64_t mr, int64_t nr,
-                                                  const float *alphaBeta) {
+                                                  const float *alphaBeta,
+                                                  const GemmEpilogue *epilogue) {
     Vec acc[R][2];
 #pragma GCC unroll 16
     for (int64_t i = 0; i < R; ++i)
@@ -125,6 +173,8 @@ template <class V> struct BlockedGemm {
           Vec v = acc[i][h] * alphaV;
           if (beta != 0.0f)
             v = V::fma(betaV, V::load(row + h * V::kLanes), v);
+          if (epilogue)
+            v = finishVector(*epilogue, v, i, h);
           V::store(row + h * V::kLanes, v);
         }
       }
@@ -138,14 +188,15 @@ template <class V> struct BlockedGemm {
       V::store(tile + i * kNR + V::kLanes, acc[i][1] * alphaV);
     }
     for (int64_t i = 0; i < mr; ++i)
-      for (int64_t j = 0; j < nr; ++j)
-        c[i * ldc + j] = beta == 0.0f ? tile[i * kNR + j]
-                                      : tile[i * kNR + j] + beta * c[i * ldc + j];
+      for (int64_t j = 0; j < nr; ++j) {
+        float v = beta == 0.0f ? tile[i * kNR + j] : tile[i * kNR + j] + beta * c[i * ldc + j];
+        c[i * ldc + j] = epilogue ? finishElement(*epilogue, v, i, j) : v;
+      }
   }
 
   // The shortest register tile that holds mr rows.
   using MicroTile = void (*)(int64_t, const float *, int64_t, const float *, int64_t, float *,
-                             int64_t, int64_t, int64_t, const float *);
+                             int64_t, int64_t, int64_t, const float *, const GemmEpilogue *);
   static MicroTile tileFor(int64_t mr) {
     if (kMR > kSmallRows && mr <= kSmallRows)
       return microTile<kSmallRows>;
@@ -166,8 +217,9 @@ template <class V> struct BlockedGemm {
   // reading A and B from their packed operands or from the block buffers.
   static void tiles(const GemmArgs &g, int64_t pc, int64_t kc, int64_t ic, int64_t mc, int64_t jc,
                     int64_t nc, const float *bufferA, const float *bufferB) {
-    // Later k blocks accumulate onto what the first one stored.
+    // Later k blocks accumulate onto what the first one stored; the last one finishes.
     const float alphaBeta[2] = {g.alpha, pc == 0 ? g.beta : 1.0f};
+    const bool finishes = pc + kc >= g.k && hasEpilogue(g.epilogue);
     for (int64_t jr = 0; jr < nc; jr += kNR) {
       const float *b = g.packedB.data
                            ? packedPanel(g.packedB, kPackCols, pc, kc, g.packedB.first + jc + jr)
@@ -178,8 +230,10 @@ template <class V> struct BlockedGemm {
                              ? packedPanel(g.packedA, kPackRows, pc, kc, g.packedA.first + ic + ir)
                              : bufferA + ir * kc;
         const int64_t aStep = g.packedA.data ? kPackRows : kMR, mr = smaller(kMR, mc - ir);
+        const GemmEpilogue tileEpilogue =
+            finishes ? epilogueFrom(g.epilogue, ic + ir, jc + jr) : GemmEpilogue{};
         tileFor(mr)(kc, a, aStep, b, bStep, g.c + (ic + ir) * g.ldc + jc + jr, g.ldc, mr,
-                    smaller(kNR, nc - jr), alphaBeta);
+                    smaller(kNR, nc - jr), alphaBeta, finishes ? &tileEpilogue : nullptr);
       }
     }
   }

@@ -1,4 +1,4 @@
-// exp, log, tanh, sigmoid and erf of float, written once over a vector of lanes: the baseline
+// exp, log, tanh, sigmoid, erf and SiLU of float, written once over a vector of lanes: the baseline
 // build (gemm.cpp's portable kernels, 4 lanes), isa_avx2.cpp (8) and isa_avx512.cpp (16) each
 // include it with their vector traits V, as they do gemm_kernel.h. Every lane runs the same
 // operations in the same order, so a result depends on the instruction set only through V::fma
@@ -109,6 +109,8 @@ template <class V> struct VectorMath {
     F e = exp(-abs(x));
     return (x >= 0.0f ? splat(1.0f) : e) / (1.0f + e);
   }
+
+  static F silu(F x) { return x * sigmoid(x); }
 
   // erf x = x + x P(x^2) for |x| < 1 (P(0) = 2 / sqrt(pi) - 1: the 1 added last rounds
   // once), else sign(x) (1 - e^{Q(|x| - 1)}) with Q fitted to log erfc; from |x| = 3.92,
@@ -236,6 +238,8 @@ template <class V> struct VectorMath {
       return map<sigmoid>(x, y, n);
     case MathFunction::Erf:
       return map<erf>(x, y, n);
+    case MathFunction::Silu:
+      return map<silu>(x, y, n);
     }
   }
 };

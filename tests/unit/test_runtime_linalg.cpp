@@ -3,12 +3,14 @@
 #include "dlc_kernels.h"
 #include "gemm.h"
 #include "runtime_test_util.h"
+#include "scalar_ops.h"
 
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <tuple>
@@ -60,7 +62,7 @@ void checkGemm(std::mt19937 &rng, const GemmCase &g, CpuIsa isa, Packed packed =
   }
   // Padding columns of C must keep their (possibly NaN) contents.
   GemmArgs args{g.transA, g.transB, g.m, g.n, g.k, g.alpha, a.data(), lda, b.data(), ldb,
-                g.beta, c.data(), ldc, {}, {}};
+                g.beta, c.data(), ldc, {}, {}, {}};
   std::vector<float> packedA(packedGemmABytes(g.m, g.k) / sizeof(float));
   std::vector<float> packedB(packedGemmBBytes(g.k, g.n) / sizeof(float));
   if (packed == Packed::A) {
@@ -175,7 +177,7 @@ TEST_CASE("channels-last pointwise kernel: the GEMM-then-epilogue bits on every 
           // The path it replaces: the GEMM, then bias, residual and clamp per element.
           std::vector<float> want(size_t(rows * n));
           sgemmOn(isa, {false, false, rows, n, k, 1.0f, x.data(), k, nullptr, 0, 0.0f,
-                        want.data(), n, {}, {packed.data(), int64_t(packed.size()) / k, 0}});
+                        want.data(), n, {}, {packed.data(), int64_t(packed.size()) / k, 0}, {}});
           std::vector<double> reference(want.size()), scale(want.size());
           for (int64_t i = 0; i < rows; ++i)
             for (int64_t j = 0; j < n; ++j) {
@@ -250,6 +252,73 @@ TEST_CASE("sgemm split over threads gives the single-thread result bit for bit",
         destroyThreadPool(pool);
       }
     }
+  }
+}
+
+TEST_CASE("sgemm's epilogue gives the bits of the product then the unfused ops", "[linalg]") {
+  std::mt19937 rng(13);
+  // Edge tiles, two k blocks (k > 256), splits by rows and by columns, the unblocked paths
+  // (two rows of an unpacked A; a matrix-vector product) and k = 0.
+  for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{37, 301, 400}, {301, 37, 70},
+                         {16, 50, 144}, {2, 150, 30}, {40, 1, 30}, {5, 7, 0}}) {
+    std::vector<float> a = randomFloats(rng, m * k), b = randomFloats(rng, k * n);
+    std::vector<float> rowBias = randomFloats(rng, m), columnBias = randomFloats(rng, n);
+    const int64_t ldr = n + 3;
+    std::vector<float> residual = randomFloats(rng, m * ldr);
+    // NaNs pass the clamp, as in scalar::clampValue.
+    residual[0] = std::numeric_limits<float>::quiet_NaN();
+    std::vector<float> packedA(packedGemmABytes(m, k) / sizeof(float) + 1);
+    std::vector<float> packedB(packedGemmBBytes(k, n) / sizeof(float) + 1);
+    packGemmA(false, m, k, a.data(), k, packedA.data());
+    packGemmB(false, k, n, b.data(), n, packedB.data());
+    for (CpuIsa isa : runnableIsas())
+      for (Packed packed : {Packed::None, Packed::A, Packed::B})
+        for (int variant = 0; variant < 4; ++variant) {
+          // Row bias, residual, Relu's clamp; column bias, Clip's; residual alone; all.
+          GemmEpilogue e{};
+          e.rowBias = variant % 2 == 0 ? rowBias.data() : nullptr;
+          e.columnBias = variant == 1 ? columnBias.data() : nullptr;
+          e.residual = variant != 1 ? residual.data() : nullptr;
+          e.ldr = ldr;
+          e.clamp = variant != 2;
+          e.lo = variant == 1 ? -0.25f : 0.0f;
+          e.hi = variant == 1 ? 0.5f : std::numeric_limits<float>::infinity();
+          GemmArgs g{false, false, m, n, k, 1.0f, a.data(), k, b.data(), n, 0.0f, nullptr, n,
+                     {}, {}, {}};
+          if (packed == Packed::A)
+            g.packedA = {packedA.data(), int64_t(packedA.size() - 1) / std::max<int64_t>(k, 1), 0};
+          if (packed == Packed::B)
+            g.packedB = {packedB.data(), int64_t(packedB.size() - 1) / std::max<int64_t>(k, 1), 0};
+          std::vector<float> want(size_t(m * n)), got(want.size());
+          g.c = want.data();
+          sgemmOn(isa, g);
+          for (int64_t i = 0; i < m; ++i)
+            for (int64_t j = 0; j < n; ++j) {
+              float &v = want[i * n + j];
+              if (e.rowBias)
+                v += rowBias[i];
+              if (e.columnBias)
+                v += columnBias[j];
+              if (e.residual)
+                v += residual[i * ldr + j];
+              if (e.clamp)
+                v = scalar::clampValue(v, e.lo, e.hi);
+            }
+          for (int threads : {1, 3}) {
+            INFO(cpuIsaName(isa) << " " << m << "x" << n << "x" << k << " packed "
+                                 << int(packed) << " variant " << variant << " threads "
+                                 << threads);
+            ThreadPool *pool = threads > 1 ? createThreadPool(threads) : nullptr;
+            {
+              ThreadScope scope(pool);
+              g.c = got.data();
+              g.epilogue = e;
+              sgemmOn(isa, g);
+            }
+            destroyThreadPool(pool);
+            CHECK(std::memcmp(got.data(), want.data(), sizeof(float) * want.size()) == 0);
+          }
+        }
   }
 }
 

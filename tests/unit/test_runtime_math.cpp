@@ -177,6 +177,32 @@ TEST_CASE("vector math: the same bits on every fused-multiply-add set, at any po
   }
 }
 
+TEST_CASE("vector math: SiLU is x times the sigmoid, bit for bit, and the conv epilogue's",
+          "[math]") {
+  std::vector<float> x;
+  for (uint64_t bits = 0; bits < (uint64_t(1) << 32); bits += 65537)
+    x.push_back(fromBits(uint32_t(bits)));
+  const int64_t n = int64_t(x.size());
+  for (CpuIsa isa : runnableIsas()) {
+    INFO(cpuIsaName(isa));
+    std::vector<float> sigmoid(x.size()), silu(x.size());
+    mathF32On(isa, MathFunction::Sigmoid, x.data(), sigmoid.data(), n);
+    mathF32On(isa, MathFunction::Silu, x.data(), silu.data(), n);
+    for (size_t i = 0; i < x.size(); ++i) {
+      const float product = x[i] * sigmoid[i];
+      INFO("x = " << x[i]);
+      if (std::isnan(product))
+        CHECK(std::isnan(silu[i]));
+      else
+        CHECK(std::memcmp(&product, &silu[i], sizeof product) == 0);
+    }
+  }
+  std::vector<float> epilogue = x, silu(x.size());
+  applyEpilogue({Activation::Silu, 0.0f, 0.0f, 0.0f}, epilogue.data(), n);
+  mathF32(MathFunction::Silu, x.data(), silu.data(), n);
+  CHECK(std::memcmp(epilogue.data(), silu.data(), sizeof(float) * x.size()) == 0);
+}
+
 TEST_CASE("softmax rows: the same bits on AVX2 and AVX-512, NaN and infinities as the formula",
           "[math][reduce]") {
   std::mt19937 rng(21);
