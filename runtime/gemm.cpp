@@ -40,7 +40,7 @@ struct Portable {
   static void storePartial(float *p, Vec v, int64_t n) { std::memcpy(p, &v, sizeof(float) * n); }
   static Vec max(Vec a, Vec b) { return a > b ? a : b; }
   static Vec min(Vec a, Vec b) { return a < b ? a : b; }
-  static Vec maxOrNan(Vec kept, Vec v) { return (v > kept) | (v != v) ? v : kept; }
+  static Vec maxOrNan(Vec kept, Vec v) { return ((v > kept) | (v != v)) ? v : kept; }
 };
 
 using BlockedFn = void (*)(const GemmArgs &);

@@ -128,12 +128,15 @@ void pointwiseNhwcAvx2(const PointwiseNhwcArgs &a);
 void pointwiseNhwcAvx512(const PointwiseNhwcArgs &a);
 
 // Max pooling of planes [planeBegin, planeEnd) of a planar window (isPlanar, window.h) from x
-// to y (runtime/pool_kernel.h).
+// to y (runtime/pool_kernel.h), in the caller's scratch (maxPoolScratch, pool.cpp): rows and
+// windows of the padded row's length, and a pointer per kernel row and column.
 struct MaxPoolPlanesArgs {
   const WindowParams *window;
   const float *x;
   float *y;
   int64_t planeBegin, planeEnd;
+  float *rows, *windows;
+  const float **sources;
 };
 void maxPoolPlanes(const MaxPoolPlanesArgs &a);
 void maxPoolPlanesOn(CpuIsa isa, const MaxPoolPlanesArgs &a);

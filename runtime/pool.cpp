@@ -157,8 +157,12 @@ void maxPoolF32(const WindowParams &p, const float *x, float *y) {
     // propagates); only a tie of -0 and +0 may take the other sign.
     if (p.out[1] * p.out[2] == 0)
       return;
+    const int64_t padded = (p.out[2] - 1) * p.stride[2] + (p.kernel[2] - 1) * p.dilation[2] + 1;
     parallelFor(p.batch * p.channels, 1, [&](int64_t begin, int64_t end) {
-      maxPoolPlanes({&p, x, y, begin, end});
+      std::vector<float> scratch(2 * padded);
+      std::vector<const float *> sources(std::max(p.kernel[1], p.kernel[2]));
+      maxPoolPlanes({&p, x, y, begin, end, scratch.data(), scratch.data() + padded,
+                     sources.data()});
     });
     return;
   }

@@ -1,14 +1,12 @@
 // Internal to the runtime: max pooling of planar (at most 2-D) windows, separably on
 // contiguous rows, for one vector type V (the structs of gemm.cpp and isa_*.cpp; included
-// where V's instructions are enabled).
+// where V's instructions are enabled). Like gemm_kernel.h it uses no standard library: a
+// template instantiated here would be compiled for the wide target and could be linked into
+// every caller; the caller provides the scratch rows.
 #ifndef DLC_RUNTIME_POOL_KERNEL_H
 #define DLC_RUNTIME_POOL_KERNEL_H
 
 #include "gemm.h"
-
-#include <algorithm>
-#include <limits>
-#include <vector>
 
 namespace dlc {
 namespace rt {
@@ -47,11 +45,14 @@ template <typename V> struct MaxPoolPlanar {
     const int64_t padded = (out2 - 1) * p.stride[2] + span2 + 1, starts = padded - span2;
     // Input column i sits at padded column pad2 + i; a padding wider than the windows' reach
     // leaves nothing inside.
-    const int64_t firstInside = std::min(pad2, padded), endInside = std::min(padded, pad2 + in2);
+    const int64_t firstInside = pad2 < padded ? pad2 : padded;
+    const int64_t endInside = padded < pad2 + in2 ? padded : pad2 + in2;
     const int64_t inPlane = p.in[1] * in2, outPlane = p.out[1] * out2;
-    std::vector<float> rows(padded, -std::numeric_limits<float>::infinity());
-    std::vector<float> windows(p.stride[2] == 1 ? 0 : starts);
-    std::vector<const float *> sources(std::max(p.kernel[1], p.kernel[2]));
+    const float minusInf = -__builtin_inff();
+    float *rows = a.rows, *windows = a.windows;
+    const float **sources = a.sources;
+    for (int64_t q = 0; q < padded; ++q)
+      rows[q] = minusInf;
     for (int64_t c = a.planeBegin; c < a.planeEnd; ++c) {
       const float *plane = a.x + c * inPlane;
       for (int64_t o1 = 0; o1 < p.out[1]; ++o1) {
@@ -63,17 +64,18 @@ template <typename V> struct MaxPoolPlanar {
         }
         float *yrow = a.y + c * outPlane + o1 * out2;
         if (taps == 0) {
-          std::fill(yrow, yrow + out2, -std::numeric_limits<float>::infinity());
+          for (int64_t o2 = 0; o2 < out2; ++o2)
+            yrow[o2] = minusInf;
           continue;
         }
-        foldMax(sources.data(), taps, rows.data() + firstInside, endInside - firstInside);
+        foldMax(sources, taps, rows + firstInside, endInside - firstInside);
         for (int64_t k2 = 0; k2 < p.kernel[2]; ++k2)
-          sources[k2] = rows.data() + k2 * p.dilation[2];
+          sources[k2] = rows + k2 * p.dilation[2];
         if (p.stride[2] == 1) {
-          foldMax(sources.data(), p.kernel[2], yrow, out2);
+          foldMax(sources, p.kernel[2], yrow, out2);
           continue;
         }
-        foldMax(sources.data(), p.kernel[2], windows.data(), starts);
+        foldMax(sources, p.kernel[2], windows, starts);
         for (int64_t o2 = 0; o2 < out2; ++o2)
           yrow[o2] = windows[o2 * p.stride[2]];
       }
