@@ -41,17 +41,26 @@ template <class V> struct DepthwiseRow {
       for (int64_t v = 0; v < kVectors; ++v)
         V::store(r.y + j + v * kLanes, out[v]);
     }
-    for (; j < r.n; j += kLanes) {
-      Vec out[1];
+    // The rest (short rows: 56 or 28 columns) in one block of up to kVectors accumulators,
+    // not vector by vector, whose single chain of multiply-adds would wait on each one.
+    const int64_t rest = r.n - j, count = (rest + kLanes - 1) / kLanes;
+    if (count == 0)
+      return;
+    Vec out[kVectors];
+    if (count == 1)
       block<1>(r, j, out);
-      if (j + kLanes <= r.n) {
-        V::store(r.y + j, out[0]);
-      } else {
-        alignas(64) float tail[kLanes];
-        V::store(tail, out[0]);
-        for (int64_t l = 0; j + l < r.n; ++l)
-          r.y[j + l] = tail[l];
-      }
+    else if (count == 2)
+      block<2>(r, j, out);
+    else if (count == 3)
+      block<3>(r, j, out);
+    else
+      block<kVectors>(r, j, out);
+    for (int64_t v = 0; v < count; ++v) {
+      const int64_t lanes = rest - v * kLanes;
+      if (lanes >= kLanes)
+        V::store(r.y + j + v * kLanes, out[v]);
+      else
+        V::storePartial(r.y + j + v * kLanes, out[v], lanes);
     }
   }
 };
