@@ -142,9 +142,12 @@ struct OpCost {
 };
 OpCost opCost(mlir::Operation *op);
 // Element offset of each batch's matrix in a MatMul operand of `operandShape` whose batch dims
-// broadcast to `batch`. (Linalg.cpp)
-llvm::SmallVector<int64_t> batchOffsets(llvm::ArrayRef<int64_t> operandShape,
-                                        llvm::ArrayRef<int64_t> batch);
+// broadcast to `batch`; an error on `op` where the batch holds more than kMaxBatchMatrices
+// (each is an entry of a table in the generated code). (Linalg.cpp)
+constexpr int64_t kMaxBatchMatrices = int64_t(1) << 20;
+mlir::FailureOr<llvm::SmallVector<int64_t>> batchOffsets(mlir::Operation *op,
+                                                         llvm::ArrayRef<int64_t> operandShape,
+                                                         llvm::ArrayRef<int64_t> batch);
 // Why a RoiAlign run fails (bad regions), the same on every target. (Window.cpp)
 std::string roiAlignFailure();
 

@@ -1,5 +1,6 @@
 #include "compiler/codegen/Emitter.h"
 #include "dialects/DlcDialect.h"
+#include "dialects/Sizes.h"
 
 #include <cstring>
 
@@ -7,13 +8,19 @@ using namespace mlir;
 
 namespace dlc {
 
-SmallVector<int64_t> batchOffsets(ArrayRef<int64_t> operandShape, ArrayRef<int64_t> batch) {
+FailureOr<SmallVector<int64_t>> batchOffsets(Operation *op, ArrayRef<int64_t> operandShape,
+                                             ArrayRef<int64_t> batch) {
   auto operandBatch = operandShape.drop_back(2);
   int64_t matrix = operandShape[operandShape.size() - 1] * operandShape[operandShape.size() - 2];
   SmallVector<int64_t> strides = broadcastStrides(operandBatch, batch);
   int64_t count = 1;
-  for (int64_t d : batch)
-    count *= d;
+  for (int64_t d : batch) {
+    count *= d; // within the tensor size limit: the product's output holds count matrices
+    if (count > kMaxBatchMatrices)
+      return op->emitError("a batch of ")
+             << dimsString(batch) << " matrices is more than dlc's code generation supports ("
+             << kMaxBatchMatrices << ")";
+  }
   SmallVector<int64_t> offsets;
   for (int64_t flat = 0; flat < count; ++flat) {
     int64_t rest = flat, offset = 0;
@@ -33,14 +40,17 @@ LogicalResult emitMatMul(Operation *op, KernelEmitter &e) {
   auto a = tensorType(matmul.getLhs()).getShape(), b = tensorType(matmul.getRhs()).getShape();
   auto out = tensorType(matmul.getOutput()).getShape();
   auto batch = out.drop_back(2);
-  SmallVector<int64_t> aOffsets = batchOffsets(a, batch), bOffsets = batchOffsets(b, batch);
-  std::string aName = e.array(aOffsets), bName = e.array(bOffsets);
+  FailureOr<SmallVector<int64_t>> aOffsets = batchOffsets(op, a, batch);
+  if (failed(aOffsets))
+    return failure();
+  SmallVector<int64_t> bOffsets = *batchOffsets(op, b, batch); // the same count as aOffsets
+  std::string aName = e.array(*aOffsets), bName = e.array(bOffsets);
   Type element = tensorType(matmul.getOutput()).getElementType();
   e.line(std::string("dlc::rt::batchedMatmul") +
          (element.isInteger(32) ? "I32(" : element.isF64() ? "F64(" : "F32(") +
          e.ptr(matmul.getLhs()) + ", " + aName + ", " +
          e.ptr(matmul.getRhs()) + ", " + bName + ", " + e.ptr(matmul.getOutput()) + ", " +
-         std::to_string(aOffsets.size()) + ", " + std::to_string(a[a.size() - 2]) + ", " +
+         std::to_string(aOffsets->size()) + ", " + std::to_string(a[a.size() - 2]) + ", " +
          std::to_string(b.back()) + ", " + std::to_string(a.back()) + ");");
   return success();
 }

@@ -301,6 +301,12 @@ CASES = [
                            strides=[3, 2], output_shape=[10, 8])],
                      [vi("x", [1, 1, 3, 2**31 - 1])], [vi("y", [1, 1, 10, 8])]),
      ["node 'ct' (ConvTranspose)", "workspace beyond 1 TiB"]),
+    # Each batch entry is a line of the offset tables in the generated code: 2^31 of them
+    # took the compiler past 4 GB.
+    ("matmul_batch_beyond_table_limit",
+     lambda d: model([node("MatMul", ["a", "b"], ["y"], "mm")],
+                     [vi("a", [1, 2, 3, 4]), vi("b", [2**21, 1, 4, 3])], [vi("y", [2**21, 2, 3, 3])]),
+     ["node 'mm' (MatMul)", "matrices is more than dlc's code generation supports"]),
     ("external_escape_dotdot", ext_case("../outside.bin"),
      ["initializer 'w'", "outside the model's folder"]),
     ("external_escape_absolute", ext_absolute, ["outside the model's folder"]),

@@ -606,7 +606,11 @@ LogicalResult emitMatMul(Operation *op, KernelEmitter &e) {
   auto out = tensorType(matmul.getOutput()).getShape();
   int64_t m = a[a.size() - 2], k = a.back(), n = b.back();
   auto batch = out.drop_back(2);
-  SmallVector<int64_t> aOffsets = batchOffsets(a, batch), bOffsets = batchOffsets(b, batch);
+  FailureOr<SmallVector<int64_t>> aBatch = batchOffsets(op, a, batch);
+  if (failed(aBatch))
+    return failure();
+  const SmallVector<int64_t> &aOffsets = *aBatch;
+  SmallVector<int64_t> bOffsets = *batchOffsets(op, b, batch); // the same count as aOffsets
   const size_t entries = aOffsets.size();
   for (size_t first = 0, end; first < entries; first = end) {
     // The run's strides are its first two entries' distances; it ends where one breaks.
