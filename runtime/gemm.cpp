@@ -8,6 +8,7 @@
 #include "pointwise_kernel.h"
 #include "pool_kernel.h"
 #include "vector_math.h"
+#include "winograd_kernel.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -54,20 +55,25 @@ struct IsaKernels {
   void (*softmaxRows)(const float *, float *, int64_t, int64_t, bool);
   void (*pointwiseNhwc)(const PointwiseNhwcArgs &);
   void (*maxPoolPlanes)(const MaxPoolPlanesArgs &);
+  void (*winogradInput)(const WinogradInputArgs &);
+  void (*winogradOutput)(const WinogradOutputArgs &);
 };
 
 IsaKernels kernelsFor(CpuIsa isa) {
 #if defined(__x86_64__)
   if (isa == CpuIsa::Avx512)
     return {sgemmBlockedAvx512, depthwiseRowAvx512, depthwiseNhwcRowAvx512, mathAvx512,
-            softmaxRowsAvx512, pointwiseNhwcAvx512, maxPoolPlanesAvx512};
+            softmaxRowsAvx512, pointwiseNhwcAvx512, maxPoolPlanesAvx512, winogradInputAvx512,
+            winogradOutputAvx512};
   if (isa == CpuIsa::Avx2)
     return {sgemmBlockedAvx2, depthwiseRowAvx2, depthwiseNhwcRowAvx2, mathAvx2,
-            softmaxRowsAvx2, pointwiseNhwcAvx2, maxPoolPlanesAvx2};
+            softmaxRowsAvx2, pointwiseNhwcAvx2, maxPoolPlanesAvx2, winogradInputAvx2,
+            winogradOutputAvx2};
 #endif
   (void)isa;
   return {sgemmBlockedBaseline, depthwiseRowBaseline, depthwiseNhwcRowBaseline, mathBaseline,
-          softmaxRowsBaseline, pointwiseNhwcBaseline, maxPoolPlanesBaseline};
+          softmaxRowsBaseline, pointwiseNhwcBaseline, maxPoolPlanesBaseline, winogradInputBaseline,
+          winogradOutputBaseline};
 }
 
 // Eight independent partial sums break the add dependency chain.
@@ -277,6 +283,10 @@ void pointwiseNhwcOn(CpuIsa isa, const PointwiseNhwcArgs &a) { kernelsFor(isa).p
 void maxPoolPlanesBaseline(const MaxPoolPlanesArgs &a) { MaxPoolPlanar<Portable>::run(a); }
 void maxPoolPlanes(const MaxPoolPlanesArgs &a) { selectedKernels().maxPoolPlanes(a); }
 void maxPoolPlanesOn(CpuIsa isa, const MaxPoolPlanesArgs &a) { kernelsFor(isa).maxPoolPlanes(a); }
+void winogradInputBaseline(const WinogradInputArgs &a) { WinogradTiles<Portable>::run(a); }
+void winogradOutputBaseline(const WinogradOutputArgs &a) { WinogradTiles<Portable>::run(a); }
+void winogradInput(const WinogradInputArgs &a) { selectedKernels().winogradInput(a); }
+void winogradOutput(const WinogradOutputArgs &a) { selectedKernels().winogradOutput(a); }
 void mathBaseline(MathFunction function, const float *x, float *y, int64_t n) {
   VectorMath<Portable>::run(function, x, y, n);
 }

@@ -144,6 +144,38 @@ void maxPoolPlanesBaseline(const MaxPoolPlanesArgs &a);
 void maxPoolPlanesAvx2(const MaxPoolPlanesArgs &a);
 void maxPoolPlanesAvx512(const MaxPoolPlanesArgs &a);
 
+// Winograd's transforms of a run of tiles along one tile row (runtime/winograd_kernel.h),
+// `tile` 6 for F(4x4, 3x3) or 4 for F(2x2, 3x3), kOut = tile - 2 outputs wide. Input: tile q
+// reads rows firstRow + i and columns firstColumn + kOut q + j of the plane (zero outside it)
+// and stores its transform at out[pos * stride + q]. Output: the tiles from the products
+// m[pos * stride + q], plus bias and residual (null: none), clamped to [lo, hi], written from
+// origin (rows outCols apart), where only `rows` rows and `columns` columns exist; m is read
+// in whole vectors, up to 15 floats past its last product.
+struct WinogradInputArgs {
+  int tile;
+  const float *plane;
+  int64_t inRows, inCols, firstRow, firstColumn, count;
+  float *out;
+  int64_t stride;
+};
+struct WinogradOutputArgs {
+  int tile;
+  const float *m;
+  int64_t stride, count;
+  float bias, lo, hi;
+  const float *residual;
+  float *origin;
+  int64_t outCols, rows, columns;
+};
+void winogradInput(const WinogradInputArgs &a);
+void winogradOutput(const WinogradOutputArgs &a);
+void winogradInputBaseline(const WinogradInputArgs &a);
+void winogradInputAvx2(const WinogradInputArgs &a);
+void winogradInputAvx512(const WinogradInputArgs &a);
+void winogradOutputBaseline(const WinogradOutputArgs &a);
+void winogradOutputAvx2(const WinogradOutputArgs &a);
+void winogradOutputAvx512(const WinogradOutputArgs &a);
+
 // mathF32 (dlc_kernels.h) per instruction set (runtime/vector_math.h).
 void mathBaseline(MathFunction function, const float *x, float *y, int64_t n);
 void mathAvx2(MathFunction function, const float *x, float *y, int64_t n);

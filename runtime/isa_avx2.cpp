@@ -1,8 +1,8 @@
 // Kernels for AVX2 + FMA (x86-64-v3): the blocked GEMM (a 6 x 16 register tile), the
 // depthwise row kernels (four 8-float accumulators), the channels-last pointwise kernel,
-// planar max pooling and the vector math (8 lanes). Their code is compiled for that
-// target (GCC and clang pragmas below); only the entry points and the plain declarations
-// included first are not.
+// planar max pooling, Winograd's tile transforms and the vector math (8 lanes). Their code
+// is compiled for that target (GCC and clang pragmas below); only the entry points and the
+// plain declarations included first are not.
 #if defined(__x86_64__)
 #include <immintrin.h>
 
@@ -23,6 +23,7 @@
 #include "pointwise_kernel.h"
 #include "pool_kernel.h"
 #include "vector_math.h"
+#include "winograd_kernel.h"
 
 namespace dlc {
 namespace rt {
@@ -55,6 +56,8 @@ void depthwiseRunAvx2(const DepthwiseRowArgs &r) { DepthwiseRow<Avx2>::run(r); }
 void depthwiseNhwcRunAvx2(const DepthwiseNhwcRowArgs &r) { DepthwiseNhwcRow<Avx2>::run(r); }
 void pointwiseNhwcRunAvx2(const PointwiseNhwcArgs &a) { PointwiseNhwc<Avx2>::run(a); }
 void maxPoolPlanesRunAvx2(const MaxPoolPlanesArgs &a) { MaxPoolPlanar<Avx2>::run(a); }
+void winogradInputRunAvx2(const WinogradInputArgs &a) { WinogradTiles<Avx2>::run(a); }
+void winogradOutputRunAvx2(const WinogradOutputArgs &a) { WinogradTiles<Avx2>::run(a); }
 void mathRunAvx2(MathFunction function, const float *x, float *y, int64_t n) {
   VectorMath<Avx2>::run(function, x, y, n);
 }
@@ -74,6 +77,8 @@ void depthwiseRowAvx2(const DepthwiseRowArgs &r) { depthwiseRunAvx2(r); }
 void depthwiseNhwcRowAvx2(const DepthwiseNhwcRowArgs &r) { depthwiseNhwcRunAvx2(r); }
 void pointwiseNhwcAvx2(const PointwiseNhwcArgs &a) { pointwiseNhwcRunAvx2(a); }
 void maxPoolPlanesAvx2(const MaxPoolPlanesArgs &a) { maxPoolPlanesRunAvx2(a); }
+void winogradInputAvx2(const WinogradInputArgs &a) { winogradInputRunAvx2(a); }
+void winogradOutputAvx2(const WinogradOutputArgs &a) { winogradOutputRunAvx2(a); }
 void mathAvx2(MathFunction function, const float *x, float *y, int64_t n) {
   mathRunAvx2(function, x, y, n);
 }
