@@ -238,7 +238,60 @@ template <class V> struct BlockedGemm {
     }
   }
 
+  // One row of A times packed B (a classifier head on one image): a register tile would be
+  // one useful row in kSmallRows, each k step waiting on the last. Per kNR columns, the k steps
+  // go round four partial sums, added pairwise at the end: a summation order of its own, the
+  // same on any thread split (parts are whole columns).
+  static void rowTimesPackedB(const GemmArgs &g) {
+    constexpr int64_t kChains = 4;
+    const int64_t depth = gemmBlockDepth(g.k);
+    const Vec alphaV = V::broadcast(g.alpha), betaV = V::broadcast(g.beta);
+    for (int64_t jc = 0; jc < g.n; jc += kNR) {
+      Vec acc[kChains][2];
+      for (int64_t chain = 0; chain < kChains; ++chain)
+        acc[chain][0] = acc[chain][1] = V::zero();
+      for (int64_t pc = 0; pc < g.k; pc += depth) {
+        const int64_t kc = smaller(depth, g.k - pc);
+        const float *b = packedPanel(g.packedB, kPackCols, pc, kc, g.packedB.first + jc);
+        auto step = [&](Vec(&chain)[2], int64_t p) {
+          const int64_t at = pc + p;
+          const Vec a = V::broadcast(g.transA ? g.a[at * g.lda] : g.a[at]);
+          chain[0] = V::fma(a, V::load(b + p * kPackCols), chain[0]);
+          chain[1] = V::fma(a, V::load(b + p * kPackCols + V::kLanes), chain[1]);
+        };
+        int64_t p = 0;
+        for (; p + kChains <= kc; p += kChains)
+          for (int64_t chain = 0; chain < kChains; ++chain)
+            step(acc[chain], p + chain);
+        for (; p < kc; ++p)
+          step(acc[0], p);
+      }
+      const int64_t nr = smaller(kNR, g.n - jc);
+      const GemmEpilogue epilogue = epilogueFrom(g.epilogue, 0, jc);
+      alignas(64) float tile[kNR];
+      for (int64_t h = 0; h < 2; ++h) {
+        Vec v = ((acc[0][h] + acc[1][h]) + (acc[2][h] + acc[3][h])) * alphaV;
+        if (nr == kNR) {
+          float *c = g.c + jc + h * V::kLanes;
+          if (g.beta != 0.0f)
+            v = V::fma(betaV, V::load(c), v);
+          V::store(c, hasEpilogue(epilogue) ? finishVector(epilogue, v, 0, h) : v);
+        } else {
+          V::store(tile + h * V::kLanes, v);
+        }
+      }
+      if (nr == kNR)
+        continue;
+      for (int64_t j = 0; j < nr; ++j) {
+        float v = g.beta == 0.0f ? tile[j] : tile[j] + g.beta * g.c[jc + j];
+        g.c[jc + j] = hasEpilogue(epilogue) ? finishElement(epilogue, v, 0, j) : v;
+      }
+    }
+  }
+
   static void run(const GemmArgs &g) {
+    if (g.m == 1 && g.packedB.data && !g.packedA.data)
+      return rowTimesPackedB(g);
     alignas(64) float bufferA[kMC * kKC];
     alignas(64) float bufferB[kKC * kNC];
     const int64_t depth = gemmBlockDepth(g.k);

@@ -115,6 +115,11 @@ TEST_CASE("sgemm matches a naive product across block edges", "[linalg]") {
         // Matrix-vector shapes.
         checkGemm(rng, {transA, transB, 77, 1, 300, 1.0f, 0.0f}, isa);
         checkGemm(rng, {transA, transB, 1, 77, 300, 1.0f, 2.0f}, isa);
+        // One row times packed B (classifier heads): four partial sums, two k blocks, a
+        // ragged last column tile.
+        checkGemm(rng, {transA, transB, 1, 77, 300, 1.0f, 2.0f}, isa, Packed::B);
+        checkGemm(rng, {transA, transB, 1, 1000, 600, -0.5f, 0.3f}, isa, Packed::B);
+        checkGemm(rng, {transA, transB, 1, 5, 3, 1.0f, 0.0f}, isa, Packed::B);
       }
     }
   }
@@ -258,9 +263,9 @@ TEST_CASE("sgemm split over threads gives the single-thread result bit for bit",
 TEST_CASE("sgemm's epilogue gives the bits of the product then the unfused ops", "[linalg]") {
   std::mt19937 rng(13);
   // Edge tiles, two k blocks (k > 256), splits by rows and by columns, the unblocked paths
-  // (two rows of an unpacked A; a matrix-vector product) and k = 0.
+  // (two rows of an unpacked A; a matrix-vector product), one row times packed B and k = 0.
   for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{37, 301, 400}, {301, 37, 70},
-                         {16, 50, 144}, {2, 150, 30}, {40, 1, 30}, {5, 7, 0}}) {
+                         {16, 50, 144}, {2, 150, 30}, {40, 1, 30}, {1, 300, 600}, {5, 7, 0}}) {
     std::vector<float> a = randomFloats(rng, m * k), b = randomFloats(rng, k * n);
     std::vector<float> rowBias = randomFloats(rng, m), columnBias = randomFloats(rng, n);
     const int64_t ldr = n + 3;
