@@ -212,7 +212,10 @@ TEST_CASE("channels-last pointwise kernel: the GEMM-then-epilogue bits on every 
                       << clamp);
           std::vector<float> got(y.begin(), y.begin() + rows * n);
           requireClose(got, reference, 1e-5, 1e-6, &scale);
-          REQUIRE(got == want);
+          // One row takes the GEMM's row-times-packed-B loop, which sums in an order of its
+          // own; from two rows on the GEMM runs register tiles, summed as the kernel sums.
+          if (rows > 1)
+            REQUIRE(got == want);
           for (int64_t j = rows * n; j < rows * n + 8; ++j)
             REQUIRE(y[j] == 12345.0f); // nothing written past the last pixel
         }
