@@ -199,6 +199,24 @@ template <class Wide> struct WinogradTiles {
     }
   }
 
+  // out = a[0], b[0], a[1], b[1], ...: two columns of kLanes tiles side by side, by shuffles
+  // (F(2x2)'s rows; through memory they cost a scalar move each).
+  template <class V> static void interleave(typename V::Vec a, typename V::Vec b, float *out) {
+    if constexpr (V::kLanes == 4) {
+      V::store(out, __builtin_shufflevector(a, b, 0, 4, 1, 5));
+      V::store(out + 4, __builtin_shufflevector(a, b, 2, 6, 3, 7));
+    } else if constexpr (V::kLanes == 8) {
+      V::store(out, __builtin_shufflevector(a, b, 0, 8, 1, 9, 2, 10, 3, 11));
+      V::store(out + 8, __builtin_shufflevector(a, b, 4, 12, 5, 13, 6, 14, 7, 15));
+    } else {
+      static_assert(V::kLanes == 16, "4, 8 or 16 lanes");
+      V::store(out, __builtin_shufflevector(a, b, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6,
+                                            22, 7, 23));
+      V::store(out + 16, __builtin_shufflevector(a, b, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13,
+                                                 29, 14, 30, 15, 31));
+    }
+  }
+
   // Writes a.count output tiles along one tile row (tile q's rows start at a.origin + kOut q,
   // its residual's at a.residual + kOut q; only a.rows rows and a.columns columns from
   // a.origin exist) from the products a.m[pos * a.stride + q].
@@ -215,15 +233,21 @@ template <class Wide> struct WinogradTiles {
           a.columns - kOut * q < lanes * kOut ? a.columns - kOut * q : lanes * kOut;
       for (int i = 0; i < a.rows; ++i) {
         // Tile q + l's columns are output columns kOut (q + l) + j: the lanes transposed.
-        alignas(64) float lanesOf[kOut][V::kLanes], row[V::kLanes * kOut];
-        for (int j = 0; j < kOut; ++j)
-          V::store(lanesOf[j], y[i][j]);
-        for (int64_t l = 0; l < V::kLanes; ++l)
+        alignas(64) float row[V::kLanes * kOut];
+        if constexpr (kOut == 2) {
+          interleave<V>(y[i][0], y[i][1], row);
+        } else {
+          alignas(64) float lanesOf[kOut][V::kLanes];
           for (int j = 0; j < kOut; ++j)
-            row[l * kOut + j] = lanesOf[j][l];
+            V::store(lanesOf[j], y[i][j]);
+          for (int64_t l = 0; l < V::kLanes; ++l)
+            for (int j = 0; j < kOut; ++j)
+              row[l * kOut + j] = lanesOf[j][l];
+        }
         const int64_t offset = i * a.outCols + kOut * q;
         for (int64_t v = 0; v * V::kLanes < covered; ++v) {
-          const int64_t count = covered - v * V::kLanes < V::kLanes ? covered - v * V::kLanes : V::kLanes;
+          const int64_t left = covered - v * V::kLanes;
+          const int64_t count = left < V::kLanes ? left : V::kLanes;
           float *target = a.origin + offset + v * V::kLanes;
           typename V::Vec value = V::load(row + v * V::kLanes);
           if (a.residual) {
