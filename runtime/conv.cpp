@@ -230,7 +230,8 @@ struct DepthwisePhases {
       fillPhases<0>(row, phases);
   }
   // Stride S, or this->stride for S = 0.
-  template <int64_t S> void fillPhases(const float *__restrict row, float *__restrict phases) const {
+  template <int64_t S>
+  void fillPhases(const float *__restrict row, float *__restrict phases) const {
     const int64_t step = S ? S : stride;
     for (int64_t r = 0; r < step; ++r, phases += length) {
       const int64_t lo = phaseLo[r], hi = phaseHi[r], first = phaseFirst[r];
@@ -563,40 +564,29 @@ void convF32(const ConvParams &p, const float *x, const float *w, const float *b
   auto weightsOf = [&](int64_t g) {
     return p.packedWeights ? w + g * packedGroupFloats : w + s.wOffset(g);
   };
-  // The packed product adds the bias and the residual, and clamps for a Relu or Clip, to each
+  // The product adds the bias and the residual, and clamps for a Relu or Clip, to each
   // register tile; other activations take a pass over the rows after it.
   float lo = 0.0f, hi = 0.0f;
   const bool clamp = epilogueClamp(p.epilogue, lo, hi);
-  const bool fusesEpilogue = p.packedWeights;
   // Group g's output columns [col0, col0 + cols) = W_g * the matrix `cols` columns wide at b.
   auto productOf = [&](int64_t n, int64_t g, const float *b, int64_t cols, int64_t col0) {
-    float *yg = y + s.yOffset(p, n, g);
-    if (fusesEpilogue)
-      sgemmPackedA(s.outPerGroup, cols, s.k, 1.0f, weightsOf(g), false, b, cols, 0.0f,
-                   yg + col0, s.outPlane,
-                   {bias ? bias + g * s.outPerGroup : nullptr, nullptr,
-                    residual ? residual + s.yOffset(p, n, g) + col0 : nullptr, s.outPlane, clamp,
-                    lo, hi});
-    else
-      sgemm(false, false, s.outPerGroup, cols, s.k, 1.0f, weightsOf(g), s.k, b, cols, 0.0f,
-            yg + col0, s.outPlane);
+    GemmArgs product{false, false, s.outPerGroup, cols, s.k, 1.0f, weightsOf(g), s.k, b, cols,
+                     0.0f, y + s.yOffset(p, n, g) + col0, s.outPlane, {}, {},
+                     {bias ? bias + g * s.outPerGroup : nullptr, nullptr,
+                      residual ? residual + s.yOffset(p, n, g) + col0 : nullptr, s.outPlane,
+                      clamp, lo, hi}};
+    if (p.packedWeights) {
+      product.a = nullptr;
+      product.packedA = {weightsOf(g), (s.outPerGroup + kPackRows - 1) / kPackRows * kPackRows, 0};
+    }
+    sgemmOn(selectedCpuIsa(), product);
   };
-  const bool finishes = fusesEpilogue ? !clamp && p.epilogue.activation != Activation::None
-                                      : bias || residual || p.epilogue.activation != Activation::None;
-  // Output rows [begin, end) of group g: what the product left of bias, residual and
-  // activation.
+  const bool finishes = !clamp && p.epilogue.activation != Activation::None;
+  // Output rows [begin, end) of group g: an activation the product could not apply.
   auto finishRows = [&](int64_t n, int64_t g, int64_t begin, int64_t end) {
     float *yg = y + s.yOffset(p, n, g);
-    if (fusesEpilogue) {
-      for (int64_t m = begin; m < end; ++m)
-        applyEpilogue(p.epilogue, yg + m * s.outPlane, s.outPlane);
-      return;
-    }
-    const float *residualGroup = residual ? residual + s.yOffset(p, n, g) : nullptr;
     for (int64_t m = begin; m < end; ++m)
-      finishRow(p.epilogue, bias ? bias + g * s.outPerGroup + m : nullptr,
-                residualGroup ? residualGroup + m * s.outPlane : nullptr, yg + m * s.outPlane,
-                s.outPlane);
+      applyEpilogue(p.epilogue, yg + m * s.outPlane, s.outPlane);
   };
   if (const int64_t batchGroups = concurrentGroups(p); batchGroups > 1) {
     const int64_t groupFloats = int64_t(im2colWorkspaceBytes(p) / sizeof(float));
