@@ -297,6 +297,8 @@ LogicalResult ConvOp::verify() {
                                getDilations(), w[0], /*ceilMode=*/false);
   if (failed(expected))
     return failure();
+  if (!getChannelsLast() && getInputScale())
+    return emitOpError("input_scale needs channels_last");
   if (!getChannelsLast())
     return checkResultShape(*this, *expected);
   SmallVector<int64_t> &shape = *expected;
@@ -304,6 +306,11 @@ LogicalResult ConvOp::verify() {
     return failure();
   if (!dlc::rt::channelsLastApplies(convParams(*this)))
     return emitOpError("channels_last applies only to depthwise and pointwise convolutions");
+  if (getInputScale() &&
+      (group != 1 || w[2] != 1 || w[3] != 1 ||
+       tensorType(getInputScale()).getShape() != ArrayRef<int64_t>{x[0], 1, 1, x[1]}))
+    return emitOpError("input_scale needs a pointwise convolution and shape [")
+           << x[0] << ", 1, 1, " << x[1] << "]";
   return success();
 }
 

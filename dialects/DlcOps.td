@@ -223,14 +223,19 @@ def Dlc_ConvOp : Dlc_TensorOp<"conv", [AttrSizedOperandSegments]> {
     (dlc-channels-last) input, result and residual are [N, H, W, C] rather than [N, C, H, W];
     the weight keeps ONNX's [out, in / group, kH, kW] and must be a constant (the compiler
     lays it out for the kernel), and only 2-d depthwise and pointwise convolutions qualify.
+    `input_scale` ([N, 1, 1, C], channels-last pointwise convolutions only) is a fused
+    broadcast Mul of the input (dlc-fuse-input-scale), squeeze-and-excitation's gate: the
+    result is conv(input * input_scale), each product rounded as the Mul rounds it.
   }];
   let arguments = (ins Dlc_F32Tensor:$input, Dlc_F32Tensor:$weight,
                    Optional<Dlc_F32Tensor>:$bias, Optional<Dlc_F32Tensor>:$residual,
+                   Optional<Dlc_F32Tensor>:$input_scale,
                    DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
                    DenseI64ArrayAttr:$dilations, I64Attr:$group, UnitAttr:$channels_last);
   let results = (outs Dlc_F32Tensor:$output);
   let assemblyFormat = [{
-    $input `,` $weight (`,` $bias^)? (`residual` $residual^)? attr-dict `:`
+    $input `,` $weight (`,` $bias^)? (`residual` $residual^)? (`input_scale` $input_scale^)?
+    attr-dict `:`
     functional-type(operands, results)
   }];
   let hasVerifier = 1;

@@ -197,7 +197,7 @@ LogicalResult gemmGradient(GemmOp op, GradientContext &g) {
 
 LogicalResult convGradient(ConvOp op, GradientContext &g) {
   // dlc-fuse-epilogues and dlc-channels-last run after autodiff; their ops have no gradient.
-  if (op.getResidual() || op->hasAttr(kActivationAttr))
+  if (op.getResidual() || op.getInputScale() || op->hasAttr(kActivationAttr))
     return op.emitOpError("with a fused epilogue has no gradient");
   if (op.getChannelsLast())
     return op.emitOpError("with channels_last has no gradient");
@@ -229,8 +229,8 @@ LogicalResult convGradient(ConvOp op, GradientContext &g) {
 LogicalResult convGradInputGradient(ConvGradInputOp op, GradientContext &g) {
   g.set(0, [&] {
     return g.create<ConvOp>(op.getGrad().getType(), g.grad, op.getWeight(), Value(), Value(),
-                            op.getStridesAttr(), op.getPadsAttr(), op.getDilationsAttr(),
-                            op.getGroupAttr(), UnitAttr());
+                            Value(), op.getStridesAttr(), op.getPadsAttr(),
+                            op.getDilationsAttr(), op.getGroupAttr(), UnitAttr());
   });
   g.set(1, [&] {
     return g.create<ConvGradWeightOp>(op.getWeight().getType(), g.grad, op.getGrad(),

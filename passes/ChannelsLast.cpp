@@ -16,27 +16,71 @@ namespace {
 
 constexpr int64_t kToChannelsLast[] = {0, 2, 3, 1}, kToChannelsFirst[] = {0, 3, 1, 2};
 
+RankedTensorType tensorOf(Value v) { return cast<RankedTensorType>(v.getType()); }
+int64_t elementsOf(Value v) { return tensorOf(v).getNumElements(); }
+
 bool qualifies(dlc::ConvOp conv) {
   if (conv.getChannelsLast() || !conv.getWeight().getDefiningOp<dlc::ConstantOp>() ||
-      cast<RankedTensorType>(conv.getType()).getRank() != 4)
+      tensorOf(conv).getRank() != 4)
     return false;
   return dlc::rt::channelsLastApplies(dlc::convParams(conv));
 }
 
 // Of the qualifying convolutions, the ones that are not pointwise.
 bool isDepthwise(dlc::ConvOp conv) {
-  auto weight = cast<RankedTensorType>(conv.getWeight().getType());
+  auto weight = tensorOf(conv.getWeight());
   return conv.getGroup() > 1 || weight.getDimSize(2) > 1 || weight.getDimSize(3) > 1;
 }
 
-int64_t elementsOf(Value v) { return cast<RankedTensorType>(v.getType()).getNumElements(); }
+// Ops that compute the same values in either layout when every rank-4 operand and the result
+// are permuted alike: elementwise ops, broadcasting ones included (squeeze-and-excitation's
+// per-channel scale), whose other operands are single values (HardSwish's constants). They
+// join the convolutions around them, so activations and attention blocks between two
+// convolutions no longer cut a group in two.
+bool isLayoutFree(Operation *op) {
+  if (op->getNumResults() != 1 ||
+      !(op->hasTrait<OpTrait::Elementwise>() || op->hasTrait<dlc::BinaryKindOp>()))
+    return false;
+  auto result = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  return result && result.getRank() == 4 &&
+         llvm::all_of(op->getOperandTypes(), [](Type type) {
+           auto tensor = dyn_cast<RankedTensorType>(type);
+           return tensor && (tensor.getRank() == 4 ||
+                             (tensor.hasStaticShape() && tensor.getNumElements() == 1));
+         });
+}
 
-// The operands through which a convolution reads activations (the layout applies to them).
-SmallVector<OpOperand *, 2> activationOperands(dlc::ConvOp conv) {
-  SmallVector<OpOperand *, 2> operands{&conv.getInputMutable()};
-  if (conv.getResidual())
-    operands.push_back(&conv.getResidualMutable()[0]);
+bool isCandidate(Operation *op) {
+  if (auto conv = dyn_cast<dlc::ConvOp>(op))
+    return qualifies(conv);
+  // Channels-last, a global average pool is a mean over the middle axes.
+  if (auto pool = dyn_cast<dlc::GlobalAvgPoolOp>(op))
+    return tensorOf(pool.getInput()).getRank() == 4;
+  return isLayoutFree(op);
+}
+
+// The operands whose layout switches with the op's: a convolution's activations (not its
+// weight or bias), every rank-4 operand of the others.
+SmallVector<OpOperand *, 2> layoutOperands(Operation *op) {
+  SmallVector<OpOperand *, 2> operands;
+  if (auto conv = dyn_cast<dlc::ConvOp>(op)) {
+    operands.push_back(&conv.getInputMutable());
+    if (conv.getResidual())
+      operands.push_back(&conv.getResidualMutable()[0]);
+    return operands;
+  }
+  for (OpOperand &operand : op->getOpOperands())
+    if (tensorOf(operand.get()).getRank() == 4)
+      operands.push_back(&operand);
   return operands;
+}
+
+// Whether an [N, C, H, W] tensor has the same bytes channels-last: one channel, or one
+// position (squeeze-and-excitation's vectors). Its layout changes as a reshape, which moves
+// nothing.
+bool keepsBytes(Type channelsFirst) {
+  auto shape = cast<RankedTensorType>(channelsFirst).getShape();
+  return shape[1] == 1 || shape[2] * shape[3] == 1;
 }
 
 bool isTranspose(Operation *op, ArrayRef<int64_t> perm) {
@@ -52,124 +96,163 @@ RankedTensorType permuted(Type type, ArrayRef<int64_t> perm) {
   return RankedTensorType::get(shape, tensor.getElementType());
 }
 
-// Convolutions that would switch layout together, in program order.
+// `value` in the other layout: a reshape where the bytes stay, else a transpose.
+Value relayout(OpBuilder &b, Value value, ArrayRef<int64_t> perm, bool toChannelsLast) {
+  Type channelsFirst = toChannelsLast ? value.getType() : permuted(value.getType(), perm);
+  RankedTensorType type = permuted(value.getType(), perm);
+  if (keepsBytes(channelsFirst))
+    return b.create<dlc::ReshapeOp>(value.getLoc(), type, value);
+  return b.create<dlc::TransposeOp>(value.getLoc(), type, value, b.getDenseI64ArrayAttr(perm));
+}
+
+// Ops that would switch layout together, in program order.
 struct Group {
-  SmallVector<dlc::ConvOp> convs;
+  SmallVector<Operation *> ops;
   llvm::SmallPtrSet<Operation *, 16> members;
 
   bool isMemberRead(OpOperand &use) const {
-    auto conv = dyn_cast<dlc::ConvOp>(use.getOwner());
-    return conv && members.contains(conv) && llvm::is_contained(activationOperands(conv), &use);
+    return members.contains(use.getOwner()) &&
+           llvm::is_contained(layoutOperands(use.getOwner()), &use);
   }
 
   // Values the group reads from outside, each once.
   llvm::SetVector<Value> borderInputs() const {
     llvm::SetVector<Value> inputs;
-    for (dlc::ConvOp conv : convs)
-      for (OpOperand *operand : activationOperands(conv))
+    for (Operation *op : ops)
+      for (OpOperand *operand : layoutOperands(op))
         if (!members.contains(operand->get().getDefiningOp()))
           inputs.insert(operand->get());
     return inputs;
   }
 
   // Uses of a member's result outside the group.
-  SmallVector<OpOperand *> outsideUses(dlc::ConvOp conv) const {
+  SmallVector<OpOperand *> outsideUses(Operation *op) const {
     SmallVector<OpOperand *> uses;
-    for (OpOperand &use : conv.getResult().getUses())
+    for (OpOperand &use : op->getResult(0).getUses())
       if (!isMemberRead(use))
         uses.push_back(&use);
     return uses;
   }
 
-  // Elements the transposes at the border would move, not counting transposes that cancel
-  // one already there.
+  // Elements the transposes at the border would move, not counting reshapes and transposes
+  // that cancel one already there.
   int64_t borderElements() const {
     int64_t elements = 0;
     for (Value input : borderInputs())
-      if (!isTranspose(input.getDefiningOp(), kToChannelsFirst))
+      if (!keepsBytes(input.getType()) && !isTranspose(input.getDefiningOp(), kToChannelsFirst))
         elements += elementsOf(input);
-    for (dlc::ConvOp conv : convs)
-      if (llvm::any_of(outsideUses(conv), [](OpOperand *use) {
+    for (Operation *op : ops)
+      if (!keepsBytes(op->getResult(0).getType()) &&
+          llvm::any_of(outsideUses(op), [](OpOperand *use) {
             return !isTranspose(use->getOwner(), kToChannelsLast);
           }))
-        elements += elementsOf(conv.getResult());
+        elements += elementsOf(op->getResult(0));
     return elements;
   }
 
   // What the switch speeds up: depthwise outputs (pointwise ones cost about the same in
-  // either layout).
+  // either layout, elementwise ops exactly the same).
   int64_t depthwiseElements() const {
     int64_t elements = 0;
-    for (dlc::ConvOp conv : convs)
-      if (isDepthwise(conv))
+    for (Operation *op : ops)
+      if (auto conv = dyn_cast<dlc::ConvOp>(op); conv && isDepthwise(conv))
         elements += elementsOf(conv.getResult());
     return elements;
   }
 
+  bool hasConv() const {
+    return llvm::any_of(ops, [](Operation *op) { return isa<dlc::ConvOp>(op); });
+  }
+
   void switchLayout() {
-    OpBuilder b(convs.front());
+    OpBuilder b(ops.front());
     for (Value input : borderInputs()) {
       b.setInsertionPointAfterValue(input);
-      Value channelsLast =
-          b.create<dlc::TransposeOp>(input.getLoc(), permuted(input.getType(), kToChannelsLast),
-                                     input, b.getDenseI64ArrayAttr(kToChannelsLast));
+      Value channelsLast = relayout(b, input, kToChannelsLast, true);
       input.replaceUsesWithIf(channelsLast, [&](OpOperand &use) { return isMemberRead(use); });
     }
-    for (dlc::ConvOp conv : convs) {
-      SmallVector<OpOperand *> uses = outsideUses(conv);
-      Type channelsFirstType = conv.getType();
-      conv.getResult().setType(permuted(channelsFirstType, kToChannelsLast));
-      conv.setChannelsLast(true);
+    // Replaced pools are erased last: `members` would take a new op at a freed address for one.
+    SmallVector<Operation *> replaced;
+    for (Operation *op : ops) {
+      SmallVector<OpOperand *> uses = outsideUses(op);
+      Value result = op->getResult(0);
+      result.setType(permuted(result.getType(), kToChannelsLast));
+      if (auto conv = dyn_cast<dlc::ConvOp>(op)) {
+        conv.setChannelsLast(true);
+      } else if (auto pool = dyn_cast<dlc::GlobalAvgPoolOp>(op)) {
+        b.setInsertionPoint(pool);
+        Value mean = b.create<dlc::ReduceMeanOp>(pool.getLoc(), result.getType(), pool.getInput(),
+                                                 b.getDenseI64ArrayAttr({1, 2}));
+        result.replaceAllUsesWith(mean);
+        replaced.push_back(pool);
+        result = mean;
+      }
       if (uses.empty())
         continue;
-      b.setInsertionPointAfter(conv);
-      Value channelsFirst =
-          b.create<dlc::TransposeOp>(conv.getLoc(), channelsFirstType, conv.getResult(),
-                                     b.getDenseI64ArrayAttr(kToChannelsFirst));
+      b.setInsertionPointAfterValue(result);
+      Value channelsFirst = relayout(b, result, kToChannelsFirst, false);
       for (OpOperand *use : uses)
         use->set(channelsFirst);
     }
+    for (Operation *op : replaced)
+      op->erase();
   }
 };
 
+// Candidates that read one another's results in one block form a group; groups come in the
+// order of their first op, so the transposes come out the same on every run.
+SmallVector<Group> groupsOf(ArrayRef<Operation *> candidates) {
+  llvm::EquivalenceClasses<Operation *> classes;
+  for (Operation *op : candidates)
+    classes.insert(op);
+  for (Operation *op : candidates)
+    for (OpOperand *operand : layoutOperands(op)) {
+      Operation *producer = operand->get().getDefiningOp();
+      if (producer && classes.findValue(producer) != classes.end() &&
+          producer->getBlock() == op->getBlock())
+        classes.unionSets(producer, op);
+    }
+  SmallVector<Group> groups;
+  DenseMap<Operation *, size_t> groupOfLeader;
+  for (Operation *op : candidates) {
+    auto [it, inserted] = groupOfLeader.try_emplace(classes.getLeaderValue(op), groups.size());
+    if (inserted)
+      groups.emplace_back();
+    Group &group = groups[it->second];
+    group.ops.push_back(op);
+    group.members.insert(op);
+  }
+  return groups;
+}
+
 struct ChannelsLastPass : dlc::impl::ChannelsLastBase<ChannelsLastPass> {
   void runOnOperation() override {
-    SmallVector<dlc::ConvOp> candidates;
-    getOperation().walk([&](dlc::ConvOp conv) {
-      if (qualifies(conv))
-        candidates.push_back(conv);
+    SmallVector<Operation *> candidates;
+    getOperation().walk([&](Operation *op) {
+      if (isCandidate(op))
+        candidates.push_back(op);
     });
-    // Convolutions feeding one another in one block share a group.
-    llvm::EquivalenceClasses<Operation *> groups;
-    for (dlc::ConvOp conv : candidates)
-      groups.insert(conv);
-    for (dlc::ConvOp conv : candidates)
-      for (OpOperand *operand : activationOperands(conv)) {
-        Operation *producer = operand->get().getDefiningOp();
-        if (producer && groups.findValue(producer) != groups.end() &&
-            producer->getBlock() == conv->getBlock())
-          groups.unionSets(producer, conv);
+    // Measured: a depthwise output element computed channels-last saves about what moving
+    // one element through a transpose costs (ShuffleNetV2's units, whose border transposes
+    // move twice their depthwise output, ran 15% slower channels-last).
+    llvm::SmallPtrSet<Operation *, 16> switched;
+    for (Group &group : groupsOf(candidates))
+      if (group.hasConv() && group.borderElements() <= group.depthwiseElements()) {
+        switched.insert(group.ops.begin(), group.ops.end());
+        group.switchLayout();
       }
-    // Groups in the order of their first convolution, so the transposes come out the same on
-    // every run.
-    llvm::SmallPtrSet<Operation *, 16> done;
-    for (dlc::ConvOp first : candidates) {
-      Operation *leader = groups.getLeaderValue(first);
-      if (!done.insert(leader).second)
-        continue;
-      Group group;
-      for (dlc::ConvOp conv : candidates)
-        if (groups.getLeaderValue(conv) == leader) {
-          group.convs.push_back(conv);
-          group.members.insert(conv);
-        }
-      // Measured: a depthwise output element computed channels-last saves about what moving
-      // one element through a transpose costs (ShuffleNetV2's units, whose border transposes
-      // move twice their depthwise output, ran 15% slower channels-last).
-      if (group.borderElements() > group.depthwiseElements())
-        continue;
-      group.switchLayout();
-    }
+    // Of the rest, the parts that change no bytes switch for free: a pointwise convolution
+    // over one position (squeeze-and-excitation's) is then a row times packed weights rather
+    // than a product one column wide.
+    SmallVector<Operation *> bytesKept;
+    for (Operation *op : candidates)
+      if (!switched.contains(op) && keepsBytes(op->getResult(0).getType()) &&
+          llvm::all_of(layoutOperands(op),
+                       [](OpOperand *operand) { return keepsBytes(operand->get().getType()); }))
+        bytesKept.push_back(op);
+    for (Group &group : groupsOf(bytesKept))
+      if (group.hasConv())
+        group.switchLayout();
   }
 };
 

@@ -64,8 +64,9 @@ void fold(dlc::BatchNormOp bn) {
                                              "folded_bias");
   // The folded op keeps the batch norm's location: its result is the batch norm's value.
   auto folded = b.create<dlc::ConvOp>(bn.getLoc(), bn.getType(), conv.getInput(), newWeight,
-                                      newBias, Value(), conv.getStridesAttr(), conv.getPadsAttr(),
-                                      conv.getDilationsAttr(), conv.getGroupAttr(), UnitAttr());
+                                      newBias, Value(), Value(), conv.getStridesAttr(),
+                                      conv.getPadsAttr(), conv.getDilationsAttr(),
+                                      conv.getGroupAttr(), UnitAttr());
   bn.replaceAllUsesWith(folded.getResult());
   bn.erase();
   conv.erase();

@@ -49,6 +49,20 @@ def ChannelsLast : Pass<"dlc-channels-last", "mlir::func::FuncOp"> {
   let dependentDialects = ["dlc::DlcDialect"];
 }
 
+def FuseInputScale : Pass<"dlc-fuse-input-scale", "mlir::func::FuncOp"> {
+  let summary = "Let channels-last pointwise convolutions scale their input per channel";
+  let description = [{
+    A float32 `dlc.mul` of a channels-last [N, H, W, C] value by an [N, 1, 1, C] one, used
+    only as the input of a channels-last pointwise `dlc.conv` in its block, disappears: the
+    conv takes the two as its input and `input_scale`. This is
+    squeeze-and-excitation's gate (EfficientNet, MobileNetV3, RegNetY): the kernel multiplies
+    each input value as it reads it, rather than a pass over memory writing the scaled
+    tensor; each product rounds as the Mul's does, so the bits stay. Runs after
+    dlc-channels-last, which puts the block's Mul and convolutions channels-last.
+  }];
+  let dependentDialects = ["dlc::DlcDialect"];
+}
+
 def FuseElementwise : Pass<"dlc-fuse-elementwise", "mlir::func::FuncOp"> {
   let summary = "Compute chains of float32 elementwise ops in one pass over memory";
   let description = [{

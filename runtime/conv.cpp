@@ -428,28 +428,36 @@ constexpr int64_t kPointwisePixelBlock = 96;
 constexpr int64_t kPointwiseKernelMaxChannels = 256;
 
 // Channels-last pointwise: (pixels x in channels) times the packed (in x out channels)
-// weights, in blocks of pixels split over the threads (each block's product on one thread).
+// weights, in blocks of one image's pixels split over the threads (each block's product on
+// one thread), the input's channels times the image's inputScale row where there is one.
 void pointwiseChannelsLastF32(const ConvParams &p, const float *x, const float *packedW,
-                              const float *bias, const float *residual, float *y) {
+                              const float *bias, const float *residual, float *y,
+                              const float *inputScale) {
   const WindowParams &w = p.window;
-  const int64_t pixels = w.batch * product3(w.out), in = w.channels, out = p.outChannels;
-  const int64_t blocks = (pixels + kPointwisePixelBlock - 1) / kPointwisePixelBlock;
+  const int64_t plane = product3(w.out), in = w.channels, out = p.outChannels;
+  const int64_t imageBlocks = (plane + kPointwisePixelBlock - 1) / kPointwisePixelBlock;
   float lo, hi;
   const bool clamp = epilogueClamp(p.epilogue, lo, hi);
   static_assert(kPointwiseKernelMaxChannels <= kMaxBlockDepth,
                 "the kernel reads one block of packed weights");
-  parallelFor(blocks, 1, [&](int64_t begin, int64_t end) {
+  parallelFor(w.batch * imageBlocks, 1, [&](int64_t begin, int64_t end) {
     for (int64_t block = begin; block < end; ++block) {
-      const int64_t first = block * kPointwisePixelBlock;
-      const int64_t count = std::min(kPointwisePixelBlock, pixels - first);
+      const int64_t image = block / imageBlocks;
+      const int64_t first = image * plane + block % imageBlocks * kPointwisePixelBlock;
+      const int64_t count = std::min(kPointwisePixelBlock, (image + 1) * plane - first);
+      const float *scale = inputScale ? inputScale + image * in : nullptr;
       float *yBlock = y + first * out;
       const float *residualBlock = residual ? residual + first * out : nullptr;
-      if (in <= kPointwiseKernelMaxChannels)
+      if (in <= kPointwiseKernelMaxChannels) {
         pointwiseNhwc({x + first * in, count, in, out, packedW, bias, residualBlock, yBlock,
-                       clamp, lo, hi});
-      else
-        sgemmPackedB(false, count, out, in, 1.0f, x + first * in, in, packedW, 0.0f, yBlock,
-                     out, {nullptr, bias, residualBlock, out, clamp, lo, hi});
+                       clamp, lo, hi, scale});
+      } else {
+        const PackedOperand weights{packedW, (out + kPackCols - 1) / kPackCols * kPackCols, 0};
+        GemmArgs product{false, false, count, out, in, 1.0f, x + first * in, in, nullptr, 0,
+                         0.0f, yBlock, out, {}, weights,
+                         {nullptr, bias, residualBlock, out, clamp, lo, hi}, scale};
+        sgemmOn(selectedCpuIsa(), product);
+      }
       if (!clamp)
         applyEpilogue(p.epilogue, yBlock, count * out);
     }
@@ -537,12 +545,12 @@ void packConvWeights(const ConvParams &p, const float *w, float *packed) {
 }
 
 void convF32(const ConvParams &p, const float *x, const float *w, const float *bias,
-             const float *residual, float *y, float *workspace) {
+             const float *residual, float *y, float *workspace, const float *inputScale) {
   if (p.channelsLast) {
     if (isChannelsLastDepthwise(p))
       depthwiseChannelsLastF32(p, x, w, bias, residual, y);
     else
-      pointwiseChannelsLastF32(p, x, w, bias, residual, y);
+      pointwiseChannelsLastF32(p, x, w, bias, residual, y, inputScale);
     return;
   }
   if (depthwiseByChannelBlocks(p)) {

@@ -340,9 +340,12 @@ bool winogradApplies(const ConvParams &p);
 size_t packedConvWeightBytes(const ConvParams &p);
 void packConvWeights(const ConvParams &p, const float *w, float *packed);
 // y = activation(conv(x, w) + bias + residual); bias and residual may be null. The residual
-// (y's shape; a fused Add) must not overlap y.
+// (y's shape; a fused Add) must not overlap y. inputScale (channels-last pointwise
+// convolutions only; N x C floats) multiplies each image's input channels first: a fused
+// broadcast Mul (squeeze-and-excitation's gate).
 void convF32(const ConvParams &p, const float *x, const float *w, const float *bias,
-             const float *residual, float *y, float *workspace);
+             const float *residual, float *y, float *workspace,
+             const float *inputScale = nullptr);
 // Gradients of convF32 from dy: dx (all of it written) and dw (summed over the batch). Each
 // holds im2col chunks in its workspace under the same limit (0 for a pointwise convolution;
 // depthwise ones need it although convF32 does not).

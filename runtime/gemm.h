@@ -56,6 +56,9 @@ struct GemmArgs {
   int64_t ldc;
   PackedOperand packedA, packedB;
   GemmEpilogue epilogue; // after the product (dlc_kernels.h)
+  // Column p of op(A) times scaleA[p] (k floats; not with packedA): a fused per-channel Mul
+  // of A, each product rounded as the Mul rounds it.
+  const float *scaleA = nullptr;
 };
 
 // sgemm on the kernels of one instruction set, which the CPU must have (tests, benchmarks).
@@ -120,6 +123,7 @@ struct PointwiseNhwcArgs {
   float *y;
   bool clamp;
   float lo, hi;
+  const float *inputScale = nullptr; // k factors of x's channels (a fused Mul), or null
 };
 void pointwiseNhwc(const PointwiseNhwcArgs &a);
 void pointwiseNhwcOn(CpuIsa isa, const PointwiseNhwcArgs &a);

@@ -77,15 +77,23 @@ template <class V> struct BlockedGemm {
       if (g.transA) {
         for (int64_t p = 0; p < kc; ++p) {
           const float *src = g.a + (p0 + p) * g.lda + i0 + ir;
+          const float scale = g.scaleA ? g.scaleA[p0 + p] : 1.0f;
           for (int64_t i = 0; i < kMR; ++i)
-            dst[p * kMR + i] = i < mr ? src[i] : 0.0f;
+            dst[p * kMR + i] = i < mr ? (g.scaleA ? src[i] * scale : src[i]) : 0.0f;
         }
         continue;
       }
       for (int64_t i = 0; i < kMR; ++i) {
         const float *src = g.a + (i0 + ir + i) * g.lda + p0;
-        for (int64_t p = 0; p < kc; ++p)
-          dst[p * kMR + i] = i < mr ? src[p] : 0.0f;
+        if (i >= mr)
+          for (int64_t p = 0; p < kc; ++p)
+            dst[p * kMR + i] = 0.0f;
+        else if (g.scaleA)
+          for (int64_t p = 0; p < kc; ++p)
+            dst[p * kMR + i] = src[p] * g.scaleA[p0 + p];
+        else
+          for (int64_t p = 0; p < kc; ++p)
+            dst[p * kMR + i] = src[p];
       }
     }
   }
@@ -255,7 +263,8 @@ template <class V> struct BlockedGemm {
         const float *b = packedPanel(g.packedB, kPackCols, pc, kc, g.packedB.first + jc);
         auto step = [&](Vec(&chain)[2], int64_t p) {
           const int64_t at = pc + p;
-          const Vec a = V::broadcast(g.transA ? g.a[at * g.lda] : g.a[at]);
+          const float value = g.transA ? g.a[at * g.lda] : g.a[at];
+          const Vec a = V::broadcast(g.scaleA ? value * g.scaleA[at] : value);
           chain[0] = V::fma(a, V::load(b + p * kPackCols), chain[0]);
           chain[1] = V::fma(a, V::load(b + p * kPackCols + V::kLanes), chain[1]);
         };

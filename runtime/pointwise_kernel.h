@@ -22,8 +22,9 @@ template <class V> struct PointwiseNhwc {
   static_assert(kPackCols % kTileColumns == 0, "a tile lies inside one weight panel");
 
   // Pixels [row, row + Rows), output channels [column, column + columns), columns <=
-  // kTileColumns. The weight panel is zero-padded, so it is read whole.
-  template <int64_t Rows>
+  // kTileColumns. The weight panel is zero-padded, so it is read whole. Scaled: each pixel's
+  // channel times its factor first (a fused Mul, rounded as the Mul rounds it).
+  template <int64_t Rows, bool Scaled>
   static void tile(const PointwiseNhwcArgs &a, int64_t row, int64_t column, int64_t columns) {
     const float *weights = a.packedWeights + column / kPackCols * kPackCols * a.k +
                            column % kPackCols;
@@ -37,7 +38,7 @@ template <class V> struct PointwiseNhwc {
       for (int64_t v = 0; v < kVectors; ++v)
         w[v] = V::load(weights + p * kPackCols + v * kLanes);
       for (int64_t i = 0; i < Rows; ++i) {
-        const Vec xi = V::broadcast(x[i * a.k + p]);
+        const Vec xi = V::broadcast(Scaled ? x[i * a.k + p] * a.inputScale[p] : x[i * a.k + p]);
         for (int64_t v = 0; v < kVectors; ++v)
           acc[i][v] = V::fma(xi, w[v], acc[i][v]);
       }
@@ -75,26 +76,33 @@ template <class V> struct PointwiseNhwc {
   }
 
   // The last rows, fewer than kRows.
-  template <int64_t Rows>
+  template <int64_t Rows, bool Scaled>
   static void lastRows(const PointwiseNhwcArgs &a, int64_t row, int64_t rows, int64_t column,
                        int64_t columns) {
     if constexpr (Rows > 1)
       if (rows < Rows)
-        return lastRows<Rows - 1>(a, row, rows, column, columns);
-    tile<Rows>(a, row, column, columns);
+        return lastRows<Rows - 1, Scaled>(a, row, rows, column, columns);
+    tile<Rows, Scaled>(a, row, column, columns);
   }
 
-  static void run(const PointwiseNhwcArgs &a) {
+  template <bool Scaled> static void tiles(const PointwiseNhwcArgs &a) {
     // Output channels outside: a tile's weights stay in the first-level cache while every
     // pixel passes.
     for (int64_t column = 0; column < a.n; column += kTileColumns) {
       const int64_t columns = std::min(kTileColumns, a.n - column);
       int64_t row = 0;
       for (; row + kRows <= a.rows; row += kRows)
-        tile<kRows>(a, row, column, columns);
+        tile<kRows, Scaled>(a, row, column, columns);
       if (row < a.rows)
-        lastRows<kRows - 1>(a, row, a.rows - row, column, columns);
+        lastRows<kRows - 1, Scaled>(a, row, a.rows - row, column, columns);
     }
+  }
+
+  static void run(const PointwiseNhwcArgs &a) {
+    if (a.inputScale)
+      tiles<true>(a);
+    else
+      tiles<false>(a);
   }
 };
 

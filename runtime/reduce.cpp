@@ -225,6 +225,24 @@ public:
       });
       return;
     }
+    bool positionsShareOutputs = true;
+    for (int d = 0; d < outerRank; ++d)
+      positionsShareOutputs &= shape[d] == 1 || outStrides[d] == 0;
+    if (innerStride == 1 && positionsShareOutputs) {
+      // Every position adds onto the same run of outputs (a channels-last global pool):
+      // blocks of the run accumulate over all positions, in the walk's order.
+      parallelForWork((innerLen + kColumns - 1) / kColumns, positions * kColumns,
+                      [&](int64_t first, int64_t end) {
+                        for (int64_t block = first; block < end; ++block) {
+                          const int64_t column = block * kColumns;
+                          if (column + kColumns <= innerLen)
+                            columnsOf<true>(x, y, positions, column, kColumns);
+                          else
+                            columnsOf<false>(x, y, positions, column, innerLen - column);
+                        }
+                      });
+      return;
+    }
     if (innerStride != 0) {
       constexpr int64_t kBlock = 256;
       parallelForWork((innerLen + kBlock - 1) / kBlock, positions * kBlock,
@@ -238,6 +256,24 @@ public:
   }
 
 private:
+  static constexpr int64_t kColumns = 32;
+  // Outputs [first, first + count) over every position: a whole block of kColumns takes a
+  // loop of constant length, which the compiler keeps in registers.
+  template <bool Whole>
+  void columnsOf(const T *x, T *y, int64_t positions, int64_t first, int64_t count) const {
+    T acc[kColumns];
+    const int64_t n = Whole ? kColumns : count;
+    for (int64_t j = 0; j < n; ++j)
+      acc[j] = y[first + j];
+    for (int64_t p = 0; p < positions; ++p) {
+      const T *row = x + p * innerLen + first;
+      for (int64_t j = 0; j < n; ++j)
+        acc[j] = op(acc[j], row[j]);
+    }
+    for (int64_t j = 0; j < n; ++j)
+      y[first + j] = acc[j];
+  }
+
   // Elements [begin, end) of each inner run under the outer dims from `dim` on.
   void walk(int dim, const T *&x, T *y, int64_t begin, int64_t end) {
     if (dim == outerRank) {
@@ -250,6 +286,12 @@ private:
   }
 
   void inner(const T *x, T *y, int64_t begin, int64_t end) const {
+    // Consecutive outputs (a channels-last global pool's) get a loop the compiler vectorises.
+    if (innerStride == 1) {
+      for (int64_t i = begin; i < end; ++i)
+        y[i] = op(y[i], x[i]);
+      return;
+    }
     if (innerStride != 0) {
       for (int64_t i = begin; i < end; ++i)
         y[i * innerStride] = op(y[i * innerStride], x[i]);

@@ -34,7 +34,8 @@ LogicalResult emitConv(Operation *op, KernelEmitter &e) {
          (packing ? e.packedWeight(weightUse, *packing) : e.ptr(conv.getWeight())) + ", " +
          (conv.getBias() ? e.ptr(conv.getBias()) : "nullptr") + ", " +
          (conv.getResidual() ? e.ptr(conv.getResidual()) : "nullptr") + ", " +
-         e.ptr(conv.getOutput()) + ", " + e.workspace(op) + ");");
+         e.ptr(conv.getOutput()) + ", " + e.workspace(op) +
+         (conv.getInputScale() ? ", " + e.ptr(conv.getInputScale()) : "") + ");");
   return success();
 }
 

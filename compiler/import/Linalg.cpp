@@ -84,8 +84,8 @@ Value convOf(NodeImporter &n, Value x, Value weight, Value bias) {
     throw ImportError("only 1-D to 3-D convolutions");
   Window w = resolveWindow(n, xs, n.intsAttr("kernel_shape", {wShape.begin() + 2, wShape.end()}));
   auto type = windowResultType(typeOf(x), wShape[0], w, false);
-  return n.b.create<ConvOp>(n.loc(), type, x, weight, bias, Value(), w.strides, w.pads, w.dilations,
-                            n.intAttr("group", 1));
+  return n.b.create<ConvOp>(n.loc(), type, x, weight, bias, Value(), Value(), w.strides, w.pads,
+                            w.dilations, n.intAttr("group", 1));
 }
 
 namespace {
@@ -124,8 +124,8 @@ OpImport causalConvWithState() {
             Value padded = carried ? concatAxis(n, {past, n.input(0)}, 2) : n.input(0);
             Value bias = n.hasInput(2) ? n.input(2) : Value();
             Value y = n.b.create<ConvOp>(n.loc(), n.inputType(0), padded, n.input(1), bias,
-                                         Value(), ArrayRef<int64_t>{1}, ArrayRef<int64_t>{0, 0},
-                                         ArrayRef<int64_t>{1}, x[1]);
+                                         Value(), Value(), ArrayRef<int64_t>{1},
+                                         ArrayRef<int64_t>{0, 0}, ArrayRef<int64_t>{1}, x[1]);
             if (activation != "none")
               y = bin<MulOp>(n, y, un<SigmoidOp>(n, y));
             int64_t length = typeOf(padded).getDimSize(2);

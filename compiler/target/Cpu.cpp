@@ -78,6 +78,7 @@ protected:
   }
   void addLayoutPasses(OpPassManager &pm) const override {
     pm.addNestedPass<func::FuncOp>(createChannelsLast());
+    pm.addNestedPass<func::FuncOp>(createFuseInputScale());
   }
   LogicalResult checkAttributes(Operation *) const override { return success(); }
 };

@@ -142,6 +142,27 @@ TEST_CASE("reductions over arbitrary axis sets", "[reduce]") {
   }
 }
 
+TEST_CASE("mean over the middle axes: a channels-last global pool", "[reduce]") {
+  // Runs of 70 channels (two whole blocks of columns and a partial one) and of 20 (a partial
+  // one only), over 6 x 5 positions of one image.
+  std::mt19937 rng(15);
+  for (int64_t channels : {70, 20}) {
+    const Shape shape{1, 6, 5, channels};
+    const int64_t outStrides[] = {0, 0, 0, 1}, positions = 30;
+    const std::vector<float> x = randomFloats(rng, numElements(shape), -3.0f, 3.0f);
+    std::vector<double> want(size_t(channels), 0.0), scale(want.size(), 0.0);
+    for (int64_t p = 0; p < positions; ++p)
+      for (int64_t c = 0; c < channels; ++c) {
+        want[size_t(c)] += x[size_t(p * channels + c)] / double(positions);
+        scale[size_t(c)] += std::fabs(x[size_t(p * channels + c)]) / double(positions);
+      }
+    std::vector<float> y(want.size(), std::numeric_limits<float>::quiet_NaN());
+    reduce(ReduceKind::Mean, x.data(), shape.data(), outStrides, 4, y.data(), channels, positions);
+    INFO("channels " << channels);
+    requireClose(y, want, 1e-5, 0.0, &scale);
+  }
+}
+
 TEST_CASE("max reduction propagates NaN, empty mean is NaN", "[reduce]") {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   std::vector<float> x = {1, 2, 3, 4, 5, 6, 7, 8, nan, 10, 11, 12, 13, 14, 15, 16, 17, 18};

@@ -11,6 +11,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <initializer_list>
 #include <limits>
 #include <random>
@@ -249,6 +250,33 @@ TEST_CASE("conv special shapes", "[conv]") {
     ConvParams grouped{window(1, 12, {5, 5}), 8, 4};
     CHECK(convWorkspaceBytes(grouped) == 0);
     checkConv(rng, grouped, noPad, false);
+  }
+  SECTION("a channels-last pointwise convolution scales its input per image and channel") {
+    // The fused Mul (squeeze-and-excitation's gate) gives the bits of the Mul then the
+    // convolution: through the pointwise kernel (40 channels) and the GEMM (300: packed rows,
+    // and one pixel per image: a row times the packed weights), two images, with an epilogue.
+    for (int64_t channels : {40, 300})
+      for (int64_t side : {1, 7}) {
+        ConvParams p{window(2, channels, {side, side}), 24, 1};
+        p.channelsLast = p.packedWeights = true;
+        p.epilogue = Epilogue{Activation::Silu, 0.0f, 0.0f, 0.0f};
+        const std::vector<float> x = randomFloats(rng, 2 * channels * side * side);
+        const std::vector<float> scale = randomFloats(rng, 2 * channels);
+        const std::vector<float> weight = randomFloats(rng, 24 * channels);
+        const std::vector<float> bias = randomFloats(rng, 24);
+        std::vector<float> packed(packedConvWeightBytes(p) / sizeof(float));
+        packConvWeights(p, weight.data(), packed.data());
+        std::vector<float> scaled(x.size());
+        for (size_t i = 0; i < x.size(); ++i)
+          scaled[i] = x[i] * scale[i / size_t(channels * side * side) * size_t(channels) +
+                                   i % size_t(channels)];
+        std::vector<float> fused(size_t(2 * 24 * side * side)), unfused(fused.size());
+        convF32(p, x.data(), packed.data(), bias.data(), nullptr, fused.data(), nullptr,
+                scale.data());
+        convF32(p, scaled.data(), packed.data(), bias.data(), nullptr, unfused.data(), nullptr);
+        INFO("channels " << channels << " side " << side);
+        REQUIRE(std::memcmp(fused.data(), unfused.data(), fused.size() * sizeof(float)) == 0);
+      }
   }
   SECTION("depthwise convolutions with short rows run channels-last in blocks of channels") {
     // 150 channels: two full blocks of 64 and a partial one; 5x5 taps on 7x7 maps padded by

@@ -107,3 +107,62 @@ func.func @used_outside(%x: tensor<1x4x5x5xf32>) -> (tensor<1x16x5x5xf32>, tenso
   %q = dlc.conv %d2, %wp {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x16x5x5xf32>, tensor<4x16x1x1xf32>) -> tensor<1x4x5x5xf32>
   return %d1, %q : tensor<1x16x5x5xf32>, tensor<1x4x5x5xf32>
 }
+
+// A block with squeeze-and-excitation (EfficientNet's, MobileNetV3's): the pool, the gate's
+// convolutions and activation and the Mul switch with the convolutions, so the block has no
+// transpose inside. The pool becomes a mean over the middle axes; the gate's [1, 1, 1, C]
+// vectors have a channels-first value's bytes.
+// CHECK-LABEL: func.func @squeeze_excitation
+// CHECK: %[[IN:.*]] = dlc.transpose %arg0 {perm = array<i64: 0, 2, 3, 1>}
+// CHECK: %[[E:.*]] = dlc.conv %[[IN]], {{.*}}channels_last{{.*}} -> tensor<1x6x6x32xf32>
+// CHECK-NEXT: %[[D:.*]] = dlc.conv %[[E]], {{.*}}channels_last{{.*}} -> tensor<1x6x6x32xf32>
+// CHECK-NEXT: %[[G:.*]] = dlc.reduce_mean %[[D]] {axes = array<i64: 1, 2>} : (tensor<1x6x6x32xf32>) -> tensor<1x1x1x32xf32>
+// CHECK-NEXT: %[[S1:.*]] = dlc.conv %[[G]], {{.*}}channels_last{{.*}} -> tensor<1x1x1x4xf32>
+// CHECK-NEXT: %[[S2:.*]] = dlc.conv %[[S1]], {{.*}}channels_last{{.*}} -> tensor<1x1x1x32xf32>
+// CHECK-NEXT: %[[GATE:.*]] = dlc.sigmoid %[[S2]] : (tensor<1x1x1x32xf32>) -> tensor<1x1x1x32xf32>
+// CHECK-NEXT: %[[M:.*]] = dlc.mul %[[D]], %[[GATE]] : (tensor<1x6x6x32xf32>, tensor<1x1x1x32xf32>) -> tensor<1x6x6x32xf32>
+// CHECK-NEXT: %[[P:.*]] = dlc.conv %[[M]], {{.*}}channels_last{{.*}} -> tensor<1x6x6x8xf32>
+// CHECK-NEXT: %[[OUT:.*]] = dlc.transpose %[[P]] {perm = array<i64: 0, 3, 1, 2>}
+// CHECK-NEXT: return %[[OUT]]
+func.func @squeeze_excitation(%x: tensor<1x8x6x6xf32>) -> tensor<1x8x6x6xf32> {
+  %we = dlc.constant dense<0.5> : tensor<32x8x1x1xf32>
+  %wd = dlc.constant dense<0.25> : tensor<32x1x3x3xf32>
+  %w1 = dlc.constant dense<0.125> : tensor<4x32x1x1xf32>
+  %w2 = dlc.constant dense<0.125> : tensor<32x4x1x1xf32>
+  %wp = dlc.constant dense<0.125> : tensor<8x32x1x1xf32>
+  %e = dlc.conv %x, %we {dilations = array<i64: 1, 1>, dlc.activation = "silu", group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x8x6x6xf32>, tensor<32x8x1x1xf32>) -> tensor<1x32x6x6xf32>
+  %d = dlc.conv %e, %wd {dilations = array<i64: 1, 1>, dlc.activation = "silu", group = 32 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x32x6x6xf32>, tensor<32x1x3x3xf32>) -> tensor<1x32x6x6xf32>
+  %g = dlc.global_avg_pool %d : (tensor<1x32x6x6xf32>) -> tensor<1x32x1x1xf32>
+  %s1 = dlc.conv %g, %w1 {dilations = array<i64: 1, 1>, dlc.activation = "relu", group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x32x1x1xf32>, tensor<4x32x1x1xf32>) -> tensor<1x4x1x1xf32>
+  %s2 = dlc.conv %s1, %w2 {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x4x1x1xf32>, tensor<32x4x1x1xf32>) -> tensor<1x32x1x1xf32>
+  %gate = dlc.sigmoid %s2 : (tensor<1x32x1x1xf32>) -> tensor<1x32x1x1xf32>
+  %m = dlc.mul %d, %gate : (tensor<1x32x6x6xf32>, tensor<1x32x1x1xf32>) -> tensor<1x32x6x6xf32>
+  %p = dlc.conv %m, %wp {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x32x6x6xf32>, tensor<8x32x1x1xf32>) -> tensor<1x8x6x6xf32>
+  return %p : tensor<1x8x6x6xf32>
+}
+
+// Around a convolution that stays channels-first (RegNetY's grouped 3x3), the gate's
+// pointwise convolutions over one position still switch: reshapes, no transposes, change
+// their layout; the Mul of the full map stays channels-first.
+// CHECK-LABEL: func.func @gate_of_channels_first_block
+// CHECK: %[[G:.*]] = dlc.global_avg_pool
+// CHECK-NEXT: %[[GL:.*]] = dlc.reshape %[[G]] : (tensor<1x16x1x1xf32>) -> tensor<1x1x1x16xf32>
+// CHECK-NEXT: %[[S1:.*]] = dlc.conv %[[GL]], {{.*}}channels_last{{.*}} -> tensor<1x1x1x4xf32>
+// CHECK-NEXT: %[[S2:.*]] = dlc.conv %[[S1]], {{.*}}channels_last{{.*}} -> tensor<1x1x1x16xf32>
+// CHECK-NEXT: %[[GATE:.*]] = dlc.sigmoid %[[S2]] : (tensor<1x1x1x16xf32>) -> tensor<1x1x1x16xf32>
+// CHECK-NEXT: %[[GF:.*]] = dlc.reshape %[[GATE]] : (tensor<1x1x1x16xf32>) -> tensor<1x16x1x1xf32>
+// CHECK-NEXT: dlc.mul %{{.*}}, %[[GF]] : (tensor<1x16x6x6xf32>, tensor<1x16x1x1xf32>)
+// CHECK-NOT: dlc.transpose
+// CHECK: return
+func.func @gate_of_channels_first_block(%x: tensor<1x16x6x6xf32>) -> tensor<1x16x6x6xf32> {
+  %wg = dlc.constant dense<0.5> : tensor<16x4x3x3xf32>
+  %w1 = dlc.constant dense<0.125> : tensor<4x16x1x1xf32>
+  %w2 = dlc.constant dense<0.125> : tensor<16x4x1x1xf32>
+  %c = dlc.conv %x, %wg {dilations = array<i64: 1, 1>, group = 4 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x16x6x6xf32>, tensor<16x4x3x3xf32>) -> tensor<1x16x6x6xf32>
+  %g = dlc.global_avg_pool %c : (tensor<1x16x6x6xf32>) -> tensor<1x16x1x1xf32>
+  %s1 = dlc.conv %g, %w1 {dilations = array<i64: 1, 1>, dlc.activation = "relu", group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x16x1x1xf32>, tensor<4x16x1x1xf32>) -> tensor<1x4x1x1xf32>
+  %s2 = dlc.conv %s1, %w2 {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x4x1x1xf32>, tensor<16x4x1x1xf32>) -> tensor<1x16x1x1xf32>
+  %gate = dlc.sigmoid %s2 : (tensor<1x16x1x1xf32>) -> tensor<1x16x1x1xf32>
+  %m = dlc.mul %c, %gate : (tensor<1x16x6x6xf32>, tensor<1x16x1x1xf32>) -> tensor<1x16x6x6xf32>
+  return %m : tensor<1x16x6x6xf32>
+}
