@@ -328,6 +328,11 @@ struct ConvParams {
 // Whether a channels-last kernel exists for p's shape: a 2-D depthwise convolution (one
 // output channel per input channel) or a 2-D pointwise one (1x1, unit stride, one group).
 bool channelsLastApplies(const ConvParams &p);
+// Whether convF32 runs p (with packed weights) as a product over zero-padded input planes: a
+// 2-d grouped convolution of stride 1 or 2, no dilation, up to 7x7, with at least 4 output
+// channels per group, two of whose groups' planes fit the workspace limit (RegNet's and
+// ResNeXt's).
+bool paddedPlanesApply(const ConvParams &p);
 // Bytes of scratch memory convF32 needs for these parameters (0 when it can skip im2col:
 // pointwise and depthwise convolutions), for im2col or Winograd, whichever packedWeights picks.
 size_t convWorkspaceBytes(const ConvParams &p);

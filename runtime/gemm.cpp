@@ -5,6 +5,7 @@
 #include "depthwise_kernel.h"
 #include "gemm_kernel.h"
 #include "parallel.h"
+#include "plane_conv_kernel.h"
 #include "pointwise_kernel.h"
 #include "pool_kernel.h"
 #include "vector_math.h"
@@ -55,6 +56,7 @@ struct IsaKernels {
   void (*softmaxRows)(const float *, float *, int64_t, int64_t, bool);
   void (*pointwiseNhwc)(const PointwiseNhwcArgs &);
   void (*maxPoolPlanes)(const MaxPoolPlanesArgs &);
+  void (*planeConv)(const PlaneConvArgs &);
   void (*winogradInput)(const WinogradInputArgs &);
   void (*winogradOutput)(const WinogradOutputArgs &);
 };
@@ -63,17 +65,17 @@ IsaKernels kernelsFor(CpuIsa isa) {
 #if defined(__x86_64__)
   if (isa == CpuIsa::Avx512)
     return {sgemmBlockedAvx512, depthwiseRowAvx512, depthwiseNhwcRowAvx512, mathAvx512,
-            softmaxRowsAvx512, pointwiseNhwcAvx512, maxPoolPlanesAvx512, winogradInputAvx512,
-            winogradOutputAvx512};
+            softmaxRowsAvx512, pointwiseNhwcAvx512, maxPoolPlanesAvx512, planeConvAvx512,
+            winogradInputAvx512, winogradOutputAvx512};
   if (isa == CpuIsa::Avx2)
     return {sgemmBlockedAvx2, depthwiseRowAvx2, depthwiseNhwcRowAvx2, mathAvx2,
-            softmaxRowsAvx2, pointwiseNhwcAvx2, maxPoolPlanesAvx2, winogradInputAvx2,
-            winogradOutputAvx2};
+            softmaxRowsAvx2, pointwiseNhwcAvx2, maxPoolPlanesAvx2, planeConvAvx2,
+            winogradInputAvx2, winogradOutputAvx2};
 #endif
   (void)isa;
   return {sgemmBlockedBaseline, depthwiseRowBaseline, depthwiseNhwcRowBaseline, mathBaseline,
-          softmaxRowsBaseline, pointwiseNhwcBaseline, maxPoolPlanesBaseline, winogradInputBaseline,
-          winogradOutputBaseline};
+          softmaxRowsBaseline, pointwiseNhwcBaseline, maxPoolPlanesBaseline, planeConvBaseline,
+          winogradInputBaseline, winogradOutputBaseline};
 }
 
 // Eight independent partial sums break the add dependency chain.
@@ -284,6 +286,9 @@ void pointwiseNhwcOn(CpuIsa isa, const PointwiseNhwcArgs &a) { kernelsFor(isa).p
 void maxPoolPlanesBaseline(const MaxPoolPlanesArgs &a) { MaxPoolPlanar<Portable>::run(a); }
 void maxPoolPlanes(const MaxPoolPlanesArgs &a) { selectedKernels().maxPoolPlanes(a); }
 void maxPoolPlanesOn(CpuIsa isa, const MaxPoolPlanesArgs &a) { kernelsFor(isa).maxPoolPlanes(a); }
+void planeConvBaseline(const PlaneConvArgs &a) { PlaneConv<Portable>::run(a); }
+void planeConv(const PlaneConvArgs &a) { selectedKernels().planeConv(a); }
+void planeConvOn(CpuIsa isa, const PlaneConvArgs &a) { kernelsFor(isa).planeConv(a); }
 void winogradInputBaseline(const WinogradInputArgs &a) { WinogradTiles<Portable>::run(a); }
 void winogradOutputBaseline(const WinogradOutputArgs &a) { WinogradTiles<Portable>::run(a); }
 void winogradInput(const WinogradInputArgs &a) { selectedKernels().winogradInput(a); }

@@ -180,6 +180,29 @@ void winogradOutputBaseline(const WinogradOutputArgs &a);
 void winogradOutputAvx2(const WinogradOutputArgs &a);
 void winogradOutputAvx512(const WinogradOutputArgs &a);
 
+// A convolution's product over zero-padded input planes (runtime/plane_conv_kernel.h): for
+// o < outChannels and p < positions, out[o * outStride + p] = the sum over c < channels and
+// t < taps of weight(o, c, t) * input[c * channelStride + tapOffsets[t] + p], the weights
+// packed in panels of kPlaneConvRows output channels, each stored k = c * taps + t major.
+// Positions are computed in whole vectors: input and out must hold kPlaneConvSlack floats
+// past `positions` (they get values nobody reads).
+constexpr int64_t kPlaneConvRows = 8, kPlaneConvSlack = 48;
+struct PlaneConvArgs {
+  const float *input;
+  int64_t channels, channelStride;
+  const int64_t *tapOffsets;
+  int64_t taps;
+  const float *packedWeights;
+  int64_t outChannels;
+  float *out;
+  int64_t outStride, positions;
+};
+void planeConv(const PlaneConvArgs &a);
+void planeConvOn(CpuIsa isa, const PlaneConvArgs &a);
+void planeConvBaseline(const PlaneConvArgs &a);
+void planeConvAvx2(const PlaneConvArgs &a);
+void planeConvAvx512(const PlaneConvArgs &a);
+
 // mathF32 (dlc_kernels.h) per instruction set (runtime/vector_math.h).
 void mathBaseline(MathFunction function, const float *x, float *y, int64_t n);
 void mathAvx2(MathFunction function, const float *x, float *y, int64_t n);

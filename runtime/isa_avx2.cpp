@@ -1,8 +1,8 @@
 // Kernels for AVX2 + FMA (x86-64-v3): the blocked GEMM (a 6 x 16 register tile), the
 // depthwise row kernels (four 8-float accumulators), the channels-last pointwise kernel,
-// planar max pooling, Winograd's tile transforms and the vector math (8 lanes). Their code
-// is compiled for that target (GCC and clang pragmas below); only the entry points and the
-// plain declarations included first are not.
+// planar max pooling, the padded-planes convolution, Winograd's tile transforms and the
+// vector math (8 lanes). Their code is compiled for that target (GCC and clang pragmas
+// below); only the entry points and the plain declarations included first are not.
 #if defined(__x86_64__)
 #include <immintrin.h>
 
@@ -20,6 +20,7 @@
 #endif
 #include "depthwise_kernel.h"
 #include "gemm_kernel.h"
+#include "plane_conv_kernel.h"
 #include "pointwise_kernel.h"
 #include "pool_kernel.h"
 #include "vector_math.h"
@@ -56,6 +57,7 @@ void depthwiseRunAvx2(const DepthwiseRowArgs &r) { DepthwiseRow<Avx2>::run(r); }
 void depthwiseNhwcRunAvx2(const DepthwiseNhwcRowArgs &r) { DepthwiseNhwcRow<Avx2>::run(r); }
 void pointwiseNhwcRunAvx2(const PointwiseNhwcArgs &a) { PointwiseNhwc<Avx2>::run(a); }
 void maxPoolPlanesRunAvx2(const MaxPoolPlanesArgs &a) { MaxPoolPlanar<Avx2>::run(a); }
+void planeConvRunAvx2(const PlaneConvArgs &a) { PlaneConv<Avx2>::run(a); }
 void winogradInputRunAvx2(const WinogradInputArgs &a) { WinogradTiles<Avx2>::run(a); }
 void winogradOutputRunAvx2(const WinogradOutputArgs &a) { WinogradTiles<Avx2>::run(a); }
 void mathRunAvx2(MathFunction function, const float *x, float *y, int64_t n) {
@@ -77,6 +79,7 @@ void depthwiseRowAvx2(const DepthwiseRowArgs &r) { depthwiseRunAvx2(r); }
 void depthwiseNhwcRowAvx2(const DepthwiseNhwcRowArgs &r) { depthwiseNhwcRunAvx2(r); }
 void pointwiseNhwcAvx2(const PointwiseNhwcArgs &a) { pointwiseNhwcRunAvx2(a); }
 void maxPoolPlanesAvx2(const MaxPoolPlanesArgs &a) { maxPoolPlanesRunAvx2(a); }
+void planeConvAvx2(const PlaneConvArgs &a) { planeConvRunAvx2(a); }
 void winogradInputAvx2(const WinogradInputArgs &a) { winogradInputRunAvx2(a); }
 void winogradOutputAvx2(const WinogradOutputArgs &a) { winogradOutputRunAvx2(a); }
 void mathAvx2(MathFunction function, const float *x, float *y, int64_t n) {

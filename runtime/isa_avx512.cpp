@@ -1,8 +1,8 @@
 // Kernels for AVX-512F (x86-64-v4): the blocked GEMM (a 12 x 32 register tile), the
 // depthwise row kernels (four 16-float accumulators), the channels-last pointwise kernel,
-// planar max pooling, Winograd's tile transforms and the vector math (16 lanes). Their code
-// is compiled for that target (GCC and clang pragmas below); only the entry points and the
-// plain declarations included first are not.
+// planar max pooling, the padded-planes convolution, Winograd's tile transforms and the
+// vector math (16 lanes). Their code is compiled for that target (GCC and clang pragmas
+// below); only the entry points and the plain declarations included first are not.
 #if defined(__x86_64__)
 #include <immintrin.h>
 
@@ -20,6 +20,7 @@
 #endif
 #include "depthwise_kernel.h"
 #include "gemm_kernel.h"
+#include "plane_conv_kernel.h"
 #include "pointwise_kernel.h"
 #include "pool_kernel.h"
 #include "vector_math.h"
@@ -59,6 +60,7 @@ void depthwiseRunAvx512(const DepthwiseRowArgs &r) { DepthwiseRow<Avx512>::run(r
 void depthwiseNhwcRunAvx512(const DepthwiseNhwcRowArgs &r) { DepthwiseNhwcRow<Avx512>::run(r); }
 void pointwiseNhwcRunAvx512(const PointwiseNhwcArgs &a) { PointwiseNhwc<Avx512>::run(a); }
 void maxPoolPlanesRunAvx512(const MaxPoolPlanesArgs &a) { MaxPoolPlanar<Avx512>::run(a); }
+void planeConvRunAvx512(const PlaneConvArgs &a) { PlaneConv<Avx512>::run(a); }
 void winogradInputRunAvx512(const WinogradInputArgs &a) { WinogradTiles<Avx512>::run(a); }
 void winogradOutputRunAvx512(const WinogradOutputArgs &a) { WinogradTiles<Avx512>::run(a); }
 void mathRunAvx512(MathFunction function, const float *x, float *y, int64_t n) {
@@ -80,6 +82,7 @@ void depthwiseRowAvx512(const DepthwiseRowArgs &r) { depthwiseRunAvx512(r); }
 void depthwiseNhwcRowAvx512(const DepthwiseNhwcRowArgs &r) { depthwiseNhwcRunAvx512(r); }
 void pointwiseNhwcAvx512(const PointwiseNhwcArgs &a) { pointwiseNhwcRunAvx512(a); }
 void maxPoolPlanesAvx512(const MaxPoolPlanesArgs &a) { maxPoolPlanesRunAvx512(a); }
+void planeConvAvx512(const PlaneConvArgs &a) { planeConvRunAvx512(a); }
 void winogradInputAvx512(const WinogradInputArgs &a) { winogradInputRunAvx512(a); }
 void winogradOutputAvx512(const WinogradOutputArgs &a) { winogradOutputRunAvx512(a); }
 void mathAvx512(MathFunction function, const float *x, float *y, int64_t n) {

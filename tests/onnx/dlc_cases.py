@@ -170,6 +170,44 @@ def silu_cases(rng):
         helper.make_node("Mul", ["g", "c"], ["y"], name="silu")], [f(5, 7), f(9, 7), f(9)]
 
 
+def block_cases(rng):
+    """Blocks of CNN families with constant weights, as shipped models have them, so that the
+    CPU target's layout and kernel choices apply (channels-last groups through
+    squeeze-and-excitation, the gate fused into the next pointwise conv, grouped convs over
+    padded planes): (name, nodes, graph inputs)."""
+    f = lambda *shape: (rng.standard_normal(shape) * 0.3).astype(np.float32)
+    conv = lambda x, w, b, y, **attrs: [constant(y + "_w", w), constant(y + "_b", b),
+                                        helper.make_node("Conv", [x, y + "_w", y + "_b"], [y],
+                                                         name=y, **attrs)]
+    silu = lambda x, y: [helper.make_node("Sigmoid", [x], [y + "_g"], name=y + "_g"),
+                         helper.make_node("Mul", [x, y + "_g"], [y], name=y)]
+
+    def squeeze_excitation(x, channels, reduced, y):
+        return ([helper.make_node("GlobalAveragePool", [x], [y + "_pool"], name=y + "_pool")] +
+                conv(y + "_pool", f(reduced, channels, 1, 1), f(reduced), y + "_fc1") +
+                silu(y + "_fc1", y + "_act") +
+                conv(y + "_act", f(channels, reduced, 1, 1), f(channels), y + "_fc2") +
+                [helper.make_node("Sigmoid", [y + "_fc2"], [y + "_gate"], name=y + "_gate"),
+                 helper.make_node("Mul", [x, y + "_gate"], [y], name=y)])
+
+    # EfficientNet's MBConv: expand, depthwise (5x5, stride 1), squeeze-and-excitation,
+    # project, residual; two images.
+    yield "block_mbconv_squeeze_excitation", (
+        conv("x0", f(32, 8, 1, 1), f(32), "expand") + silu("expand", "expand_act") +
+        conv("expand_act", f(32, 1, 5, 5), f(32), "dw", group=32, pads=[2, 2, 2, 2]) +
+        silu("dw", "dw_act") + squeeze_excitation("dw_act", 32, 4, "se") +
+        conv("se", f(8, 32, 1, 1), f(8), "project") +
+        [helper.make_node("Add", ["project", "x0"], ["y"], name="residual")]), [f(2, 8, 9, 11)]
+    # RegNetY's block: grouped 3x3 convs of 16 channels per group, stride 2 then 1, with
+    # squeeze-and-excitation between them, then a pointwise conv.
+    yield "block_grouped_squeeze_excitation", (
+        conv("x0", f(48, 16, 3, 3), f(48), "g1", group=3, strides=[2, 2], pads=[1, 1, 1, 1]) +
+        [helper.make_node("Relu", ["g1"], ["g1_act"], name="g1_act")] +
+        squeeze_excitation("g1_act", 48, 8, "se") +
+        conv("se", f(48, 16, 3, 3), f(48), "g2", group=3, pads=[1, 1, 1, 1]) +
+        conv("g2", f(24, 48, 1, 1), f(24), "y")), [f(1, 48, 15, 13)]
+
+
 def make_graph_model(nodes, inputs):
     """A model of `nodes` reading graph inputs x0, x1, ... and writing y."""
     names = ["x%d" % i for i in range(len(inputs))]
@@ -224,7 +262,7 @@ def main():
                 yield (name, inputs) + make_model(op, attrs, inputs, *constants)
 
     def pattern_cases():
-        for cases in (exported_pattern_cases, silu_cases):
+        for cases in (exported_pattern_cases, silu_cases, block_cases):
             for name, nodes, inputs in cases(rng):
                 yield (name, inputs) + make_graph_model(nodes, inputs)
 

@@ -278,6 +278,28 @@ TEST_CASE("conv special shapes", "[conv]") {
         REQUIRE(std::memcmp(fused.data(), unfused.data(), fused.size() * sizeof(float)) == 0);
       }
   }
+  SECTION("grouped convolutions run over padded input planes") {
+    // RegNet-like groups of 16 channels (two panels of output rows), then 6 (one partial
+    // panel): 3x3 with stride 1 and 2, 5x5 with stride 2 and uneven padding, on maps whose
+    // padded rows are not whole vectors, every epilogue (checkConv).
+    struct Case {
+      int64_t channels, groups, side, kernel, stride, padBegin, padEnd;
+    };
+    for (const Case &c : {Case{48, 3, 9, 3, 1, 1, 1}, Case{32, 2, 11, 3, 2, 1, 1},
+                          Case{18, 3, 13, 5, 2, 2, 1}, Case{12, 2, 7, 3, 1, 0, 0}}) {
+      ConvParams p{window(2, c.channels, {c.side, c.side}), c.channels, c.groups};
+      WindowParams &w = p.window;
+      for (int d = 1; d < 3; ++d) {
+        w.kernel[d] = c.kernel;
+        w.stride[d] = c.stride;
+        w.padBegin[d] = c.padBegin;
+        w.out[d] = (c.side + c.padBegin + c.padEnd - c.kernel) / c.stride + 1;
+      }
+      const int64_t padEnd[3] = {0, c.padEnd, c.padEnd};
+      CHECK(paddedPlanesApply(p));
+      checkConv(rng, p, padEnd, true);
+    }
+  }
   SECTION("depthwise convolutions with short rows run channels-last in blocks of channels") {
     // 150 channels: two full blocks of 64 and a partial one; 5x5 taps on 7x7 maps padded by
     // 2 (EfficientNet's last stages), then 3x3 with stride 2 on 14x14, two images each.
