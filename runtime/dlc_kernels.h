@@ -333,6 +333,10 @@ bool channelsLastApplies(const ConvParams &p);
 // channels per group, two of whose groups' planes fit the workspace limit (RegNet's and
 // ResNeXt's).
 bool paddedPlanesApply(const ConvParams &p);
+// Whether convF32 runs p (ungrouped, packed weights) as the transposed product, positions by
+// output channels, which suits a small map's positions better than the register tiles'
+// columns do (ResNet's 7x7 stage).
+bool transposedProductApplies(const ConvParams &p);
 // Bytes of scratch memory convF32 needs for these parameters (0 when it can skip im2col:
 // pointwise and depthwise convolutions), for im2col or Winograd, whichever packedWeights picks.
 size_t convWorkspaceBytes(const ConvParams &p);

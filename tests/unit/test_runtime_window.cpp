@@ -300,6 +300,27 @@ TEST_CASE("conv special shapes", "[conv]") {
       checkConv(rng, p, padEnd, true);
     }
   }
+  SECTION("convolutions over small maps run as the transposed product") {
+    // 7x7 maps (ResNet's last stage): 3x3 padded (one image: too few tiles for Winograd),
+    // 3x3 with stride 2 from 14x14 and pointwise, 64 output channels, sums over 1152 or 1024
+    // products (the transpose must pay), every epilogue (checkConv).
+    for (int64_t kernel : {3, 1})
+      for (int64_t stride : {1, 2}) {
+        ConvParams p{window(kernel == 3 && stride == 1 ? 1 : 2, kernel == 3 ? 128 : 1024,
+                            {7 * stride, 7 * stride}),
+                     64, 1};
+        for (int d = 1; d < 3; ++d) {
+          p.window.kernel[d] = kernel;
+          p.window.stride[d] = stride;
+          p.window.padBegin[d] = kernel / 2;
+          p.window.out[d] = 7;
+        }
+        const int64_t padEnd[3] = {0, kernel / 2 - (stride - 1), kernel / 2 - (stride - 1)};
+        INFO("kernel " << kernel << " stride " << stride);
+        CHECK(transposedProductApplies(p));
+        checkConv(rng, p, padEnd, true);
+      }
+  }
   SECTION("depthwise convolutions with short rows run channels-last in blocks of channels") {
     // 150 channels: two full blocks of 64 and a partial one; 5x5 taps on 7x7 maps padded by
     // 2 (EfficientNet's last stages), then 3x3 with stride 2 on 14x14, two images each.
