@@ -132,8 +132,10 @@ void pointwiseNhwcAvx2(const PointwiseNhwcArgs &a);
 void pointwiseNhwcAvx512(const PointwiseNhwcArgs &a);
 
 // Max pooling of planes [planeBegin, planeEnd) of a planar window (isPlanar, window.h) from x
-// to y (runtime/pool_kernel.h), in the caller's scratch (maxPoolScratch, pool.cpp): rows and
-// windows of the padded row's length, and a pointer per kernel row and column.
+// to y (runtime/pool_kernel.h), in the caller's scratch: rows and windows of the padded row's
+// length ((out[2] - 1) * stride[2] + (kernel[2] - 1) * dilation[2] + 1) plus
+// kMaxPoolRowSlack floats each, and a pointer per kernel row and column.
+constexpr int64_t kMaxPoolRowSlack = 64;
 struct MaxPoolPlanesArgs {
   const WindowParams *window;
   const float *x;

@@ -159,10 +159,10 @@ void maxPoolF32(const WindowParams &p, const float *x, float *y) {
       return;
     const int64_t padded = (p.out[2] - 1) * p.stride[2] + (p.kernel[2] - 1) * p.dilation[2] + 1;
     parallelFor(p.batch * p.channels, 1, [&](int64_t begin, int64_t end) {
-      std::vector<float> scratch(2 * padded);
+      std::vector<float> scratch(2 * (padded + kMaxPoolRowSlack));
       std::vector<const float *> sources(std::max(p.kernel[1], p.kernel[2]));
-      maxPoolPlanes({&p, x, y, begin, end, scratch.data(), scratch.data() + padded,
-                     sources.data()});
+      float *rows = scratch.data(), *windows = rows + padded + kMaxPoolRowSlack;
+      maxPoolPlanes({&p, x, y, begin, end, rows, windows, sources.data()});
     });
     return;
   }

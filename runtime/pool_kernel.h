@@ -34,10 +34,32 @@ template <typename V> struct MaxPoolPlanar {
     }
   }
 
+  // even[j] = row[2 j], odd[j] = row[2 j + 1] for 2 j < n, by shuffles of whole vectors: reads
+  // up to two vectors past n and writes up to one past n / 2, in the slack.
+  static void deinterleave(const float *row, int64_t n, float *even, float *odd) {
+    for (int64_t j = 0; 2 * j < n; j += kLanes) {
+      const Vec a = V::load(row + 2 * j), b = V::load(row + 2 * j + kLanes);
+      if constexpr (kLanes == 4) {
+        V::store(even + j, __builtin_shufflevector(a, b, 0, 2, 4, 6));
+        V::store(odd + j, __builtin_shufflevector(a, b, 1, 3, 5, 7));
+      } else if constexpr (kLanes == 8) {
+        V::store(even + j, __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14));
+        V::store(odd + j, __builtin_shufflevector(a, b, 1, 3, 5, 7, 9, 11, 13, 15));
+      } else {
+        static_assert(kLanes == 16, "4, 8 or 16 lanes");
+        V::store(even + j, __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20,
+                                                   22, 24, 26, 28, 30));
+        V::store(odd + j, __builtin_shufflevector(a, b, 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21,
+                                                  23, 25, 27, 29, 31));
+      }
+    }
+  }
+
   // Per output row: the element-wise maximum of its window's input rows, laid out on the
   // padded row (padding stays -inf, so it never wins); then for each window start on that
   // row the maximum of the kernel's columns from there, written straight to the output row
-  // at unit stride, otherwise every stride-th of them picked.
+  // at unit stride; at stride 2 from the row's even and odd columns (each window's taps then
+  // at unit stride again), otherwise every stride-th of them picked.
   static void run(const MaxPoolPlanesArgs &a) {
     const WindowParams &p = *a.window;
     const int64_t in2 = p.in[2], out2 = p.out[2], pad2 = p.padBegin[2];
@@ -72,6 +94,18 @@ template <typename V> struct MaxPoolPlanar {
         for (int64_t k2 = 0; k2 < p.kernel[2]; ++k2)
           sources[k2] = rows + k2 * p.dilation[2];
         if (p.stride[2] == 1) {
+          foldMax(sources, p.kernel[2], yrow, out2);
+          continue;
+        }
+        if (p.stride[2] == 2) {
+          // Tap k2 of window o2 reads padded column 2 o2 + k2 d: column o2 + k2 d / 2 of
+          // the even or the odd columns, which the row splits into.
+          float *even = windows, *odd = windows + (padded + kMaxPoolRowSlack) / 2;
+          deinterleave(rows, padded, even, odd);
+          for (int64_t k2 = 0; k2 < p.kernel[2]; ++k2) {
+            const int64_t column = k2 * p.dilation[2];
+            sources[k2] = (column % 2 ? odd : even) + column / 2;
+          }
           foldMax(sources, p.kernel[2], yrow, out2);
           continue;
         }
