@@ -450,8 +450,19 @@ void pointwiseChannelsLastF32(const ConvParams &p, const float *x, const float *
       float *yBlock = y + first * out;
       const float *residualBlock = residual ? residual + first * out : nullptr;
       if (in <= kPointwiseKernelMaxChannels) {
-        pointwiseNhwc({x + first * in, count, in, out, packedW, bias, residualBlock, yBlock,
-                       clamp, lo, hi, scale});
+        // A scaled input is scaled into a block on the stack first (in cache, vectorised;
+        // scaling each value as the tile broadcasts it cost a scalar product and a shuffle
+        // per multiply-add pair).
+        alignas(64) float scaled[kPointwisePixelBlock * kPointwiseKernelMaxChannels];
+        const float *xBlock = x + first * in;
+        if (scale) {
+          for (int64_t r = 0; r < count; ++r)
+            for (int64_t c = 0; c < in; ++c)
+              scaled[r * in + c] = xBlock[r * in + c] * scale[c];
+          xBlock = scaled;
+        }
+        pointwiseNhwc({xBlock, count, in, out, packedW, bias, residualBlock, yBlock, clamp, lo,
+                       hi});
       } else {
         const PackedOperand weights{packedW, (out + kPackCols - 1) / kPackCols * kPackCols, 0};
         GemmArgs product{false, false, count, out, in, 1.0f, x + first * in, in, nullptr, 0,

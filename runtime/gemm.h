@@ -123,7 +123,6 @@ struct PointwiseNhwcArgs {
   float *y;
   bool clamp;
   float lo, hi;
-  const float *inputScale = nullptr; // k factors of x's channels (a fused Mul), or null
 };
 void pointwiseNhwc(const PointwiseNhwcArgs &a);
 void pointwiseNhwcOn(CpuIsa isa, const PointwiseNhwcArgs &a);

@@ -22,24 +22,23 @@ template <class V> struct PointwiseNhwc {
   static_assert(kPackCols % kTileColumns == 0, "a tile lies inside one weight panel");
 
   // Pixels [row, row + Rows), output channels [column, column + columns), columns <=
-  // kTileColumns. The weight panel is zero-padded, so it is read whole. Scaled: each pixel's
-  // channel times its factor first (a fused Mul, rounded as the Mul rounds it).
-  template <int64_t Rows, bool Scaled>
+  // kTileColumns. The weight panel is zero-padded, so it is read whole.
+  template <int64_t Rows, int64_t Vectors>
   static void tile(const PointwiseNhwcArgs &a, int64_t row, int64_t column, int64_t columns) {
     const float *weights = a.packedWeights + column / kPackCols * kPackCols * a.k +
                            column % kPackCols;
-    Vec acc[Rows][kVectors];
+    Vec acc[Rows][Vectors];
     for (int64_t i = 0; i < Rows; ++i)
-      for (int64_t v = 0; v < kVectors; ++v)
+      for (int64_t v = 0; v < Vectors; ++v)
         acc[i][v] = V::zero();
     const float *x = a.x + row * a.k;
     for (int64_t p = 0; p < a.k; ++p) {
-      Vec w[kVectors];
-      for (int64_t v = 0; v < kVectors; ++v)
+      Vec w[Vectors];
+      for (int64_t v = 0; v < Vectors; ++v)
         w[v] = V::load(weights + p * kPackCols + v * kLanes);
       for (int64_t i = 0; i < Rows; ++i) {
-        const Vec xi = V::broadcast(Scaled ? x[i * a.k + p] * a.inputScale[p] : x[i * a.k + p]);
-        for (int64_t v = 0; v < kVectors; ++v)
+        const Vec xi = V::broadcast(x[i * a.k + p]);
+        for (int64_t v = 0; v < Vectors; ++v)
           acc[i][v] = V::fma(xi, w[v], acc[i][v]);
       }
     }
@@ -51,13 +50,13 @@ template <class V> struct PointwiseNhwc {
       return lanesOf(v) == kLanes ? V::load(p + v * kLanes)
                                   : V::loadPartial(p + v * kLanes, lanesOf(v));
     };
-    Vec bias[kVectors];
-    for (int64_t v = 0; v < kVectors; ++v)
+    Vec bias[Vectors];
+    for (int64_t v = 0; v < Vectors; ++v)
       bias[v] = a.bias && lanesOf(v) ? load(a.bias + column, v) : V::zero();
     const Vec lo = V::broadcast(a.lo), hi = V::broadcast(a.hi);
     for (int64_t i = 0; i < Rows; ++i) {
       const int64_t offset = (row + i) * a.n + column;
-      for (int64_t v = 0; v < kVectors && lanesOf(v); ++v) {
+      for (int64_t v = 0; v < Vectors && lanesOf(v); ++v) {
         Vec value = acc[i][v];
         if (a.bias)
           value = value + bias[v];
@@ -76,33 +75,36 @@ template <class V> struct PointwiseNhwc {
   }
 
   // The last rows, fewer than kRows.
-  template <int64_t Rows, bool Scaled>
+  template <int64_t Rows, int64_t Vectors>
   static void lastRows(const PointwiseNhwcArgs &a, int64_t row, int64_t rows, int64_t column,
                        int64_t columns) {
     if constexpr (Rows > 1)
       if (rows < Rows)
-        return lastRows<Rows - 1, Scaled>(a, row, rows, column, columns);
-    tile<Rows, Scaled>(a, row, column, columns);
+        return lastRows<Rows - 1, Vectors>(a, row, rows, column, columns);
+    tile<Rows, Vectors>(a, row, column, columns);
   }
 
-  template <bool Scaled> static void tiles(const PointwiseNhwcArgs &a) {
+  // Output channels [column, column + columns) of every pixel; a column tile of one vector
+  // where the rest fits one (16 of 16 or 80 channels), not two half empty.
+  template <int64_t Vectors>
+  static void columnTile(const PointwiseNhwcArgs &a, int64_t column, int64_t columns) {
+    int64_t row = 0;
+    for (; row + kRows <= a.rows; row += kRows)
+      tile<kRows, Vectors>(a, row, column, columns);
+    if (row < a.rows)
+      lastRows<kRows - 1, Vectors>(a, row, a.rows - row, column, columns);
+  }
+
+  static void run(const PointwiseNhwcArgs &a) {
     // Output channels outside: a tile's weights stay in the first-level cache while every
     // pixel passes.
     for (int64_t column = 0; column < a.n; column += kTileColumns) {
       const int64_t columns = std::min(kTileColumns, a.n - column);
-      int64_t row = 0;
-      for (; row + kRows <= a.rows; row += kRows)
-        tile<kRows, Scaled>(a, row, column, columns);
-      if (row < a.rows)
-        lastRows<kRows - 1, Scaled>(a, row, a.rows - row, column, columns);
+      if (columns <= kLanes)
+        columnTile<1>(a, column, columns);
+      else
+        columnTile<kVectors>(a, column, columns);
     }
-  }
-
-  static void run(const PointwiseNhwcArgs &a) {
-    if (a.inputScale)
-      tiles<true>(a);
-    else
-      tiles<false>(a);
   }
 };
 

@@ -235,10 +235,17 @@ public:
                       [&](int64_t first, int64_t end) {
                         for (int64_t block = first; block < end; ++block) {
                           const int64_t column = block * kColumns;
-                          if (column + kColumns <= innerLen)
-                            columnsOf<true>(x, y, positions, column, kColumns);
-                          else
-                            columnsOf<false>(x, y, positions, column, innerLen - column);
+                          const int64_t count = std::min(kColumns, innerLen - column);
+                          if (count == kColumns) {
+                            columnsOf<kColumns>(x, y, positions, column, count);
+                            continue;
+                          }
+                          // A last block of 16 (144 channels: 4 x 32 + 16) in registers too.
+                          const int64_t half = count >= kColumns / 2 ? kColumns / 2 : 0;
+                          if (half)
+                            columnsOf<kColumns / 2>(x, y, positions, column, half);
+                          if (count > half)
+                            columnsOf<0>(x, y, positions, column + half, count - half);
                         }
                       });
       return;
@@ -257,12 +264,12 @@ public:
 
 private:
   static constexpr int64_t kColumns = 32;
-  // Outputs [first, first + count) over every position: a whole block of kColumns takes a
-  // loop of constant length, which the compiler keeps in registers.
-  template <bool Whole>
+  // Outputs [first, first + count) over every position: a block of Width (32 or 16) takes a
+  // loop of constant length, which the compiler keeps in registers; Width 0, count of them.
+  template <int64_t Width>
   void columnsOf(const T *x, T *y, int64_t positions, int64_t first, int64_t count) const {
     T acc[kColumns];
-    const int64_t n = Whole ? kColumns : count;
+    const int64_t n = Width ? Width : count;
     for (int64_t j = 0; j < n; ++j)
       acc[j] = y[first + j];
     for (int64_t p = 0; p < positions; ++p) {
