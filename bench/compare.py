@@ -10,8 +10,9 @@ Run it with a Python that has numpy, onnx, onnxruntime, openvino and threadpoolc
 (scripts/bench_setup.sh makes build/bench-venv). Models are exported by
 scripts/export_models.py with /usr/bin/python3 (PyTorch). Prints per model and thread count:
 each engine's milliseconds (median of the rounds), dlc / the faster peer, dlc's GFLOP/s over
-the model's convolution and matrix-product FLOPs and that as % of the same run's sgemm peak
-(numpy's OpenBLAS on 2048^3 with as many threads), and each engine's peak RSS in MB (of a
+the model's convolution and matrix-product FLOPs and that as % of the same rounds' sgemm peak
+(numpy's OpenBLAS on 2048^3 with as many threads, the best of one product per round), and
+each engine's peak RSS in MB (of a
 Python process that loaded numpy and the engine and ran the model: the same interpreter
 overhead for all). Each timed batch starts after a 0.1 s pause and one untimed run, so no
 engine runs beside another's still-spinning idle threads. OpenVINO runs with
@@ -211,14 +212,14 @@ def model_gflop(path, shape):
     return flops / 1e9
 
 
-def sgemm_peak(threads):
-    """numpy's OpenBLAS on a 2048^3 product with `threads` threads: GFLOP/s, best of 3."""
+def sgemm_peak(threads, tries=3):
+    """numpy's OpenBLAS on a 2048^3 product with `threads` threads: GFLOP/s, best of `tries`."""
     import numpy as np
     from threadpoolctl import threadpool_limits
     a = np.random.default_rng(0).standard_normal((2048, 2048)).astype(np.float32)
     with threadpool_limits(limits=threads, user_api="blas"):
         a @ a
-        best = min(timed(lambda: a @ a, 1) for _ in range(3))
+        best = min(timed(lambda: a @ a, 1) for _ in range(tries))
     return 2 * 2048 ** 3 / (best * 1e-3) / 1e9
 
 
@@ -331,9 +332,9 @@ def main():
     print("ONNX Runtime %s (all graph optimizations, sequential), OpenVINO %s (f32, latency); "
           "%d rounds, interleaved" % (onnxruntime.__version__, openvino.__version__,
                                       args.rounds))
-    print("sgemm peak (numpy's OpenBLAS, 2048^3): " +
+    print("sgemm peak (numpy's OpenBLAS, 2048^3) at the start: " +
           ", ".join("%.1f GFLOP/s on %d thread%s" % (peaks[t], t, "s" * (t > 1))
-                    for t in thread_counts))
+                    for t in thread_counts) + "; each row's % peak is of its own rounds' peak")
     header = ("model", "thr", "dlc ms", "ORT ms", "OV ms", "dlc/best", "GFLOP", "dlc GF/s",
               "% peak")
     if args.baseline_dlc:
@@ -357,17 +358,22 @@ def main():
             # Repeats per round so that a round lasts about 0.2 s.
             repeats = max(1, int(0.2e3 / max(timed(runs["dlc"], 3), 1e-3)))
             times = {e: [] for e in runs}
+            # The peak is measured in the same rounds too: on a shared machine the speed the
+            # cores give changes over minutes (the start-of-run figure varied 80-128 GFLOP/s
+            # on one thread between runs), and a model's % of peak must compare like with like.
+            peak = 0.0
             for _ in range(args.rounds):
                 for engine, run in runs.items():
                     times[engine].append(settled_timed(run, repeats))
+                peak = max(peak, sgemm_peak(threads, tries=1))
             close()
             med = {e: statistics.median(v) for e, v in times.items()}
             best_peer = min(PEERS, key=lambda e: med[e])
             gflops = gflop / (med["dlc"] * 1e-3)
             row = {"model": name, "threads": threads, "gflop": gflop,
                    "ratio": med["dlc"] / med[best_peer], "best_peer": ENGINE_NAMES[best_peer],
-                   "dlc_gflops": gflops, "peak_fraction": gflops / peaks[threads],
-                   "sgemm_peak_gflops": peaks[threads]}
+                   "dlc_gflops": gflops, "peak_fraction": gflops / peak,
+                   "sgemm_peak_gflops": peak}
             for e in times:
                 row.update({e + "_ms": med[e], e + "_min_ms": min(times[e]),
                             e + "_rel_err": errs[e]})
