@@ -1,8 +1,9 @@
 #include "clamp.h"
+#include "conv_shape.h"
 #include "dlc_kernels.h"
 #include "gemm.h"
 #include "parallel.h"
-#include "scalar_ops.h"
+#include "plane_conv.h"
 #include "window.h"
 #include "winograd.h"
 
@@ -12,25 +13,6 @@ namespace dlc {
 namespace rt {
 
 namespace {
-
-int64_t product3(const int64_t *v) { return v[0] * v[1] * v[2]; }
-
-// A 1x1 window with unit stride and no padding reads each input pixel exactly once in order,
-// so the input itself is the im2col matrix.
-bool isPointwise(const WindowParams &w) {
-  for (int d = 0; d < 3; ++d)
-    if (w.kernel[d] != 1 || w.stride[d] != 1 || w.padBegin[d] != 0 || w.dilation[d] != 1 ||
-        w.out[d] != w.in[d])
-      return false;
-  return true;
-}
-
-// Each output channel reads one input channel over a 1-D or 2-D window: a direct loop beats
-// im2col plus a one-row product per channel.
-bool isDepthwise(const ConvParams &p) {
-  const WindowParams &w = p.window;
-  return p.groups == w.channels && p.outChannels % p.groups == 0 && isPlanar(w);
-}
 
 // Walks the im2col matrix of `channels` input planes for output rows [rowBegin, rowEnd) (a row
 // is one (o0, o1) pair, out[2] positions long), whose rows are (channel, k0, k1, k2) x output
@@ -110,10 +92,6 @@ void col2im(const WindowParams &w, const float *cols, int64_t channels, int64_t 
              });
 }
 
-int64_t workspaceLimitOf(const ConvParams &p) {
-  return p.workspaceLimit > 0 ? p.workspaceLimit : int64_t(1) << 20;
-}
-
 // Output rows per im2col chunk: as many as fit the workspace limit, at least one.
 int64_t rowsPerChunk(const ConvParams &p) {
   const WindowParams &w = p.window;
@@ -153,26 +131,6 @@ void finishRow(const Epilogue &epilogue, const float *bias, const float *residua
   applyEpilogue(epilogue, row, n);
 }
 
-// Per-group matrix shapes: the weights of a group are outPerGroup x k, its input planes
-// (im2col'ed) k x outPlane, its output outPerGroup x outPlane.
-struct GroupShape {
-  int64_t inPlane, outPlane, inPerGroup, outPerGroup, k;
-  bool pointwise;
-
-  explicit GroupShape(const ConvParams &p)
-      : inPlane(product3(p.window.in)), outPlane(product3(p.window.out)),
-        inPerGroup(p.window.channels / p.groups), outPerGroup(p.outChannels / p.groups),
-        k(inPerGroup * product3(p.window.kernel)), pointwise(isPointwise(p.window)) {}
-
-  // Offsets of group g of batch item n in x (or dx), y (or dy), and w (or dw).
-  int64_t xOffset(const ConvParams &p, int64_t n, int64_t g) const {
-    return (n * p.window.channels + g * inPerGroup) * inPlane;
-  }
-  int64_t yOffset(const ConvParams &p, int64_t n, int64_t g) const {
-    return (n * p.outChannels + g * outPerGroup) * outPlane;
-  }
-  int64_t wOffset(int64_t g) const { return g * outPerGroup * k; }
-};
 
 } // namespace
 
@@ -500,188 +458,6 @@ int64_t concurrentGroups(const ConvParams &p) {
 }
 } // namespace
 
-// Grouped convolutions of a few channels per group (RegNet's, ResNeXt's) as a product over
-// their zero-padded input planes (plane_conv_kernel.h): each tap's im2col row is the padded
-// plane shifted by the tap's offset, so the kernel reads it in place; the im2col matrix
-// (taps times the input) and the GEMM's packing of it are never built. Positions run over
-// the padded width (the last columns of each row are computed and dropped), and a stride-2
-// input is split into its four phases (even and odd rows by even and odd columns), in which
-// the taps are stride-1 again. A slot of the workspace holds one group's planes and one
-// panel's products; threads take whole groups, each working in its first group's slot.
-namespace {
-struct PlaneGeometry {
-  int64_t stride, phaseRows, phaseCols, positions, outStride, phaseFloats, channelFloats;
-  int64_t slotFloats;
-
-  explicit PlaneGeometry(const ConvParams &p) {
-    const WindowParams &w = p.window;
-    const GroupShape s(p);
-    stride = w.stride[1];
-    phaseRows = ((w.out[1] - 1) * stride + w.kernel[1] + stride - 1) / stride;
-    phaseCols = ((w.out[2] - 1) * stride + w.kernel[2] + stride - 1) / stride;
-    positions = w.out[1] * phaseCols;
-    outStride = (positions + kPlaneConvSlack - 1) / kPlaneConvSlack * kPlaneConvSlack;
-    const int64_t lastOffset = (w.kernel[1] - 1) / stride * phaseCols + (w.kernel[2] - 1) / stride;
-    phaseFloats = std::max(phaseRows * phaseCols, lastOffset + outStride);
-    channelFloats = stride * stride * phaseFloats;
-    slotFloats = s.inPerGroup * channelFloats + kPlaneConvRows * outStride;
-  }
-
-  int64_t tapOffset(int64_t k1, int64_t k2) const {
-    return (k1 % stride * stride + k2 % stride) * phaseFloats + k1 / stride * phaseCols +
-           k2 / stride;
-  }
-};
-
-constexpr int64_t kPlaneMaxKernel = 7;
-// Slots the workspace limit must hold (the im2col path's limit, so the arena does not grow):
-// with fewer, threads would have no whole groups to take, where im2col splits each group.
-constexpr int64_t kPlaneMinSlots = 2;
-} // namespace
-
-bool paddedPlanesApply(const ConvParams &p) {
-  const WindowParams &w = p.window;
-  if (!isPlanar(w) || p.groups < 2 || isDepthwise(p) || p.channelsLast || isPointwise(w) ||
-      w.dilation[1] != 1 || w.dilation[2] != 1 || w.stride[1] != w.stride[2] ||
-      w.stride[1] > 2 || w.kernel[1] > kPlaneMaxKernel || w.kernel[2] > kPlaneMaxKernel ||
-      p.outChannels / p.groups < kGemmFewRows)
-    return false;
-  return kPlaneMinSlots * PlaneGeometry(p).slotFloats * int64_t(sizeof(float)) <=
-         workspaceLimitOf(p);
-}
-
-namespace {
-int64_t planeSlots(const ConvParams &p) {
-  const int64_t slotBytes = PlaneGeometry(p).slotFloats * int64_t(sizeof(float));
-  return std::clamp<int64_t>(workspaceLimitOf(p) / slotBytes, 1, p.groups);
-}
-
-int64_t planePanelFloats(const ConvParams &p) {
-  const GroupShape s(p);
-  return s.k * kPlaneConvRows;
-}
-
-int64_t planeGroupWeightFloats(const ConvParams &p) {
-  const GroupShape s(p);
-  return (s.outPerGroup + kPlaneConvRows - 1) / kPlaneConvRows * planePanelFloats(p);
-}
-
-void packPlaneWeights(const ConvParams &p, const float *w, float *packed) {
-  const GroupShape s(p);
-  for (int64_t g = 0; g < p.groups; ++g)
-    for (int64_t o0 = 0; o0 < s.outPerGroup; o0 += kPlaneConvRows) {
-      float *panel = packed + g * planeGroupWeightFloats(p) +
-                     o0 / kPlaneConvRows * planePanelFloats(p);
-      for (int64_t k = 0; k < s.k; ++k)
-        for (int64_t r = 0; r < kPlaneConvRows; ++r)
-          panel[k * kPlaneConvRows + r] =
-              o0 + r < s.outPerGroup ? w[s.wOffset(g) + (o0 + r) * s.k + k] : 0.0f;
-    }
-}
-
-// The zero-padded phases of one input plane (in[1] x in[2]) into dst (channelFloats).
-// The phases of one input plane (in[1] x in[2]) into dst (channelFloats), whose padding is
-// already zero: only the positions that read the plane are written, so a slot's padding is
-// zeroed once for all the groups and channels it serves.
-void copyPhases(const WindowParams &w, const PlaneGeometry &geo, const float *plane,
-                float *dst) {
-  const int64_t s = geo.stride;
-  for (int64_t phase = 0; phase < s * s; ++phase) {
-    const int64_t py = phase / s, px = phase % s;
-    // Columns qx in [begin, end) read the row (ix = qx * s + first), rows qy in [top, bottom)
-    // read the plane (iy = qy * s + py - pad).
-    const int64_t first = px - w.padBegin[2], last = w.in[2] - 1 - first;
-    const int64_t begin = std::min(geo.phaseCols, first >= 0 ? 0 : (s - 1 - first) / s);
-    const int64_t end =
-        last < 0 ? begin : std::max(begin, std::min(geo.phaseCols, last / s + 1));
-    const int64_t firstRow = py - w.padBegin[1], lastRow = w.in[1] - 1 - firstRow;
-    const int64_t top = std::min(geo.phaseRows, firstRow >= 0 ? 0 : (s - 1 - firstRow) / s);
-    const int64_t bottom =
-        lastRow < 0 ? top : std::max(top, std::min(geo.phaseRows, lastRow / s + 1));
-    float *out = dst + phase * geo.phaseFloats;
-    for (int64_t qy = top; qy < bottom; ++qy) {
-      const float *row = plane + (qy * s + firstRow) * w.in[2] + first;
-      float *to = out + qy * geo.phaseCols;
-      if (s == 1)
-        std::copy(row + begin, row + end, to + begin);
-      else // stride 2: a constant step the compiler vectorises
-        for (int64_t qx = begin; qx < end; ++qx)
-          to[qx] = row[qx * 2];
-    }
-  }
-}
-
-// Output plane y (out[1] x out[2]) from its products over the padded width, in the GEMM
-// epilogue's order: the sum, plus the bias, plus the residual, then the activation (a clamp
-// on the way, others after). Row by row, loops the compiler vectorises.
-void finishPlane(const ConvParams &p, const PlaneGeometry &geo, const float *products,
-                 const float *bias, const float *residual, float *y) {
-  const WindowParams &w = p.window;
-  float lo, hi;
-  const bool clamp = epilogueClamp(p.epilogue, lo, hi);
-  const float biasValue = bias ? *bias : 0.0f;
-  for (int64_t oy = 0; oy < w.out[1]; ++oy) {
-    const float *src = products + oy * geo.phaseCols;
-    float *dst = y + oy * w.out[2];
-    const float *res = residual ? residual + oy * w.out[2] : nullptr;
-    if (bias)
-      for (int64_t ox = 0; ox < w.out[2]; ++ox)
-        dst[ox] = src[ox] + biasValue;
-    else
-      std::copy(src, src + w.out[2], dst);
-    if (res)
-      for (int64_t ox = 0; ox < w.out[2]; ++ox)
-        dst[ox] += res[ox];
-    if (clamp)
-      for (int64_t ox = 0; ox < w.out[2]; ++ox)
-        dst[ox] = scalar::clampValue(dst[ox], lo, hi);
-  }
-  if (!clamp)
-    applyEpilogue(p.epilogue, y, w.out[1] * w.out[2]);
-}
-
-void planeConvF32(const ConvParams &p, const float *x, const float *packedW, const float *bias,
-                  const float *residual, float *y, float *workspace) {
-  const WindowParams &w = p.window;
-  const GroupShape s(p);
-  const PlaneGeometry geo(p);
-  int64_t tapOffsets[kPlaneMaxKernel * kPlaneMaxKernel];
-  for (int64_t k1 = 0; k1 < w.kernel[1]; ++k1)
-    for (int64_t k2 = 0; k2 < w.kernel[2]; ++k2)
-      tapOffsets[k1 * w.kernel[2] + k2] = geo.tapOffset(k1, k2);
-  const int64_t slots = planeSlots(p), taps = w.kernel[1] * w.kernel[2];
-  for (int64_t n = 0; n < w.batch; ++n)
-    for (int64_t g0 = 0; g0 < p.groups; g0 += slots)
-      parallelForWork(std::min(slots, p.groups - g0), s.outPerGroup * s.k * s.outPlane,
-                      [&](int64_t first, int64_t end) {
-                        float *planes = workspace + first * geo.slotFloats;
-                        float *products = planes + s.inPerGroup * geo.channelFloats;
-                        std::fill(planes, products, 0.0f);
-                        for (int64_t slot = first; slot < end; ++slot) {
-                          const int64_t g = g0 + slot;
-                          const float *xg = x + s.xOffset(p, n, g);
-                          for (int64_t c = 0; c < s.inPerGroup; ++c)
-                            copyPhases(w, geo, xg + c * s.inPlane, planes + c * geo.channelFloats);
-                          // A panel of output channels at a time: the products of one
-                          // panel, not the group's, take room in the slot.
-                          const float *weights = packedW + g * planeGroupWeightFloats(p);
-                          for (int64_t o0 = 0; o0 < s.outPerGroup; o0 += kPlaneConvRows) {
-                            const int64_t rows = std::min(kPlaneConvRows, s.outPerGroup - o0);
-                            planeConv({planes, s.inPerGroup, geo.channelFloats, tapOffsets,
-                                       taps, weights + o0 / kPlaneConvRows * planePanelFloats(p),
-                                       rows, products, geo.outStride, geo.positions});
-                            for (int64_t o = o0; o < o0 + rows; ++o) {
-                              const int64_t offset = s.yOffset(p, n, g) + o * s.outPlane;
-                              finishPlane(p, geo, products + (o - o0) * geo.outStride,
-                                          bias ? bias + g * s.outPerGroup + o : nullptr,
-                                          residual ? residual + offset : nullptr, y + offset);
-                            }
-                          }
-                        }
-                      });
-}
-} // namespace
-
 // Convolutions over small maps (ResNet's last stage: 49 positions, 512 channels) as the
 // transposed product: (positions x k) times the weights packed as (k x out channels), where
 // the straight one, (out channels x k) times (k x positions), leaves its last column tile
@@ -777,9 +553,7 @@ size_t convWorkspaceBytes(const ConvParams &p) {
     return size_t(depthwiseBlockSlots(p) * depthwiseSlotFloats(p.window)) * sizeof(float);
   if (isDepthwise(p) || p.channelsLast)
     return 0;
-  const size_t planes = paddedPlanesApply(p) ? size_t(planeSlots(p) * PlaneGeometry(p).slotFloats) *
-                                             sizeof(float)
-                                       : 0;
+  const size_t planes = paddedPlanesApply(p) ? planeWorkspaceBytes(p) : 0;
   const size_t transposed =
       transposedProductApplies(p) ? transposedWorkspaceFloats(p) * sizeof(float) : 0;
   const size_t im2col =
@@ -805,7 +579,7 @@ size_t packedConvWeightBytes(const ConvParams &p) {
   if (winogradApplies(p))
     return winogradWeightBytes(p);
   if (paddedPlanesApply(p))
-    return size_t(p.groups * planeGroupWeightFloats(p)) * sizeof(float);
+    return planeWeightBytes(p);
   if (transposedProductApplies(p))
     return packedGemmBBytes(GroupShape(p).k, p.outChannels);
   const GroupShape s(p);
