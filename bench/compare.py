@@ -39,7 +39,7 @@ MODELS = ["mlp", "resnet18", "resnet50", "mobilenetv2", "squeezenet", "convnext"
 # Networks of the sizes users ship (scripts/export_models.py lists them): the speed goals are
 # judged on these beside the project's own models.
 FAMILIES = ["mobilenetv3_large", "efficientnet_b0", "convnext_tiny", "regnet", "deit_small",
-            "bert_encoder", "whisper_encoder"]
+            "bert_encoder", "whisper_encoder", "yolo_detector", "db_detector"]
 MODEL_SETS = {"project": MODELS, "families": FAMILIES, "all": MODELS + FAMILIES}
 TORCH_PYTHON = "/usr/bin/python3"
 

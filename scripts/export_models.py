@@ -36,6 +36,8 @@ Models (random weights, torch.manual_seed(0); no pretrained downloads):
                GELU), input [1,128,768]
   whisper_encoder  Whisper-tiny's encoder shape (two conv1d, 1500 positions, 4 pre-norm
                layers of width 384), input [1,80,3000]
+  yolo_detector, db_detector  YOLOv8n's and a PaddleOCR-style DB text detector's layouts
+               (scripts/detector_models.py), input [1,3,640,640]
   unet         a small UNet (3 levels, 16-32-64 channels): max-pool down, one level up by
                ConvTranspose, one by bilinear Resize (half-pixel), one by nearest Resize to
                the skip's size; skip connections concatenated; input [2,3,32,32]
@@ -200,6 +202,16 @@ def make_whisper_encoder():
     return AudioEncoder(), (1, 80, 3000)
 
 
+def make_yolo_detector():
+    import detector_models
+    return detector_models.make_yolo_detector()
+
+
+def make_db_detector():
+    import detector_models
+    return detector_models.make_db_detector()
+
+
 def make_unet():
     F = torch.nn.functional
 
@@ -280,6 +292,8 @@ MODELS = {
     "deit_small": make_deit_small,
     "bert_encoder": make_bert_encoder,
     "whisper_encoder": make_whisper_encoder,
+    "yolo_detector": make_yolo_detector,
+    "db_detector": make_db_detector,
     "lstm_tagger": make_lstm_tagger,
     "gru": make_gru,
 }
