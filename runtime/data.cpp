@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <cstring>
 #include <vector>
+#if defined(__SSE__)
+#include <xmmintrin.h>
+#endif
 
 namespace dlc {
 namespace rt {
@@ -174,6 +177,81 @@ void transposeBlock(const void *from, int64_t rows, int64_t cols, void *to, size
                    rows * bytes, std::min(block.colEnd, j0 + kTile) - j0, elemSize);
 }
 
+// to[j][i] = from[i][j] for a 4 x 4 tile of 4-byte elements.
+void transposeQuad(const char *from, int64_t fromStride, char *to, int64_t toStride) {
+#if defined(__SSE__)
+  __m128 r0 = _mm_loadu_ps(reinterpret_cast<const float *>(from));
+  __m128 r1 = _mm_loadu_ps(reinterpret_cast<const float *>(from + fromStride));
+  __m128 r2 = _mm_loadu_ps(reinterpret_cast<const float *>(from + 2 * fromStride));
+  __m128 r3 = _mm_loadu_ps(reinterpret_cast<const float *>(from + 3 * fromStride));
+  _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+  _mm_storeu_ps(reinterpret_cast<float *>(to), r0);
+  _mm_storeu_ps(reinterpret_cast<float *>(to + toStride), r1);
+  _mm_storeu_ps(reinterpret_cast<float *>(to + 2 * toStride), r2);
+  _mm_storeu_ps(reinterpret_cast<float *>(to + 3 * toStride), r3);
+#else
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 4; ++j)
+      std::memcpy(to + j * toStride + i * 4, from + i * fromStride + j * 4, 4);
+#endif
+}
+
+// transposeBlock for 4-byte elements (float, int32): 4 x 4 register transposes walking the
+// block's long side, so each of the few rows it writes (or reads) on the short side is one
+// run of consecutive lines. NHWC to NCHW writes planes whose stride is often a multiple of
+// 4 KiB; 16 x 16 tiles wrote 16 lines of one cache set at a time and ran 10x slower.
+void transposeBlock4(const void *from, int64_t rows, int64_t cols, void *to,
+                     const MatrixBlock &block) {
+  auto *src = static_cast<const char *>(from);
+  auto *dst = static_cast<char *>(to);
+  const int64_t srcStride = cols * 4, dstStride = rows * 4;
+  const int64_t rowQuadEnd = block.rowBegin + (block.rowEnd - block.rowBegin) / 4 * 4;
+  const int64_t colQuadEnd = block.colBegin + (block.colEnd - block.colBegin) / 4 * 4;
+  auto quad = [&](int64_t i, int64_t j) {
+    transposeQuad(src + i * srcStride + j * 4, srcStride, dst + j * dstStride + i * 4, dstStride);
+  };
+  if (block.rowEnd - block.rowBegin >= block.colEnd - block.colBegin) {
+    for (int64_t j = block.colBegin; j < colQuadEnd; j += 4)
+      for (int64_t i = block.rowBegin; i < rowQuadEnd; i += 4)
+        quad(i, j);
+  } else {
+    for (int64_t i = block.rowBegin; i < rowQuadEnd; i += 4)
+      for (int64_t j = block.colBegin; j < colQuadEnd; j += 4)
+        quad(i, j);
+  }
+  // The edges the quads leave: the last rows, then the last columns of the quads' rows.
+  if (rowQuadEnd < block.rowEnd)
+    transposeBlock(from, rows, cols, to, 4,
+                   {rowQuadEnd, block.rowEnd, block.colBegin, block.colEnd});
+  if (colQuadEnd < block.colEnd)
+    transposeBlock(from, rows, cols, to, 4, {block.rowBegin, rowQuadEnd, colQuadEnd, block.colEnd});
+}
+
+// A piece of a matrix transpose sized for threads and caches: for 4-byte elements a strip
+// kStripRun long on the matrix's long side and kStripWidth wide (consecutive strips share
+// the lines of their long rows), else a square for transposeBlock's tiles.
+struct MatrixBlocking {
+  int64_t blockRows, blockCols;
+
+  MatrixBlocking(int64_t rows, int64_t cols, size_t elemSize) {
+    constexpr int64_t kStripRun = 256, kStripWidth = 8, kSquare = 64;
+    if (elemSize != 4)
+      blockRows = blockCols = kSquare;
+    else if (rows >= cols)
+      blockRows = kStripRun, blockCols = kStripWidth;
+    else
+      blockRows = kStripWidth, blockCols = kStripRun;
+  }
+};
+
+void transposeMatrixBlock(const void *from, int64_t rows, int64_t cols, void *to, size_t elemSize,
+                          const MatrixBlock &block) {
+  if (elemSize == 4)
+    transposeBlock4(from, rows, cols, to, block);
+  else
+    transposeBlock(from, rows, cols, to, elemSize, block);
+}
+
 // A permutation that keeps `batch` leading dims and swaps the two groups of dims after them
 // ([batch..., A..., B...] to [batch..., B..., A...], NCHW to NHWC and back) is a batch of
 // matrix transposes: the sizes of batch, A and B, if so.
@@ -202,7 +280,7 @@ bool asMatrixTransposes(const int64_t *inShape, const int64_t *perm, int rank, i
 } // namespace
 
 void transposeMatrix(const void *x, int64_t rows, int64_t cols, void *y, size_t elemSize) {
-  transposeBlock(x, rows, cols, y, elemSize, {0, rows, 0, cols});
+  transposeMatrixBlock(x, rows, cols, y, elemSize, {0, rows, 0, cols});
 }
 
 void transpose(const void *x, void *y, size_t elemSize, const int64_t *inShape, const int64_t *perm,
@@ -210,25 +288,28 @@ void transpose(const void *x, void *y, size_t elemSize, const int64_t *inShape, 
   int64_t matrices, matrixRows, matrixCols;
   if (asMatrixTransposes(inShape, perm, rank, matrices, matrixRows, matrixCols) &&
       matrixRows > 1 && matrixCols > 1) {
-    // Threads take blocks of 64 x 64 elements (NCHW to NHWC with 16 channels is one strip of
-    // rows, so columns are split too).
-    constexpr int64_t kBlock = 64;
-    const int64_t rowBlocks = (matrixRows + kBlock - 1) / kBlock;
-    const int64_t colBlocks = (matrixCols + kBlock - 1) / kBlock;
+    const MatrixBlocking blocking(matrixRows, matrixCols, elemSize);
+    const int64_t rowBlocks = (matrixRows + blocking.blockRows - 1) / blocking.blockRows;
+    const int64_t colBlocks = (matrixCols + blocking.blockCols - 1) / blocking.blockCols;
     const int64_t matrixBytes = matrixRows * matrixCols * int64_t(elemSize);
-    parallelForWork(matrices * rowBlocks * colBlocks, kBlock * kBlock,
-                    [&](int64_t first, int64_t end) {
-                      for (int64_t part = first; part < end; ++part) {
-                        const int64_t n = part / (rowBlocks * colBlocks);
-                        const int64_t r0 = part / colBlocks % rowBlocks * kBlock;
-                        const int64_t c0 = part % colBlocks * kBlock;
-                        transposeBlock(static_cast<const char *>(x) + n * matrixBytes,
-                                       matrixRows, matrixCols,
-                                       static_cast<char *>(y) + n * matrixBytes, elemSize,
-                                       {r0, std::min(matrixRows, r0 + kBlock), c0,
-                                        std::min(matrixCols, c0 + kBlock)});
-                      }
-                    });
+    // Threads take runs of blocks; along the matrix's short side first, so a thread's
+    // consecutive blocks share the long rows' lines.
+    const bool rowsLong = matrixRows >= matrixCols;
+    parallelForWork(
+        matrices * rowBlocks * colBlocks, blocking.blockRows * blocking.blockCols,
+        [&](int64_t first, int64_t end) {
+          for (int64_t part = first; part < end; ++part) {
+            const int64_t n = part / (rowBlocks * colBlocks);
+            const int64_t inMatrix = part % (rowBlocks * colBlocks);
+            const int64_t rowBlock = rowsLong ? inMatrix / colBlocks : inMatrix % rowBlocks;
+            const int64_t colBlock = rowsLong ? inMatrix % colBlocks : inMatrix / rowBlocks;
+            const int64_t r0 = rowBlock * blocking.blockRows, c0 = colBlock * blocking.blockCols;
+            transposeMatrixBlock(static_cast<const char *>(x) + n * matrixBytes, matrixRows,
+                                 matrixCols, static_cast<char *>(y) + n * matrixBytes, elemSize,
+                                 {r0, std::min(matrixRows, r0 + blocking.blockRows), c0,
+                                  std::min(matrixCols, c0 + blocking.blockCols)});
+          }
+        });
     return;
   }
   // Trailing output dims that keep their input position form contiguous chunks.
@@ -296,6 +377,26 @@ void concat(const void *const *inputs, const int64_t *axisSizes, int count, void
                   });
 }
 
+// gather's copies, rows of kRowBytes (0: rowBytes) bytes; threads take runs of whole rows
+// of y, walked without a division per row.
+template <size_t kRowBytes, typename Index>
+void gatherRows(const char *src, const Index *indices, int64_t numIndices, char *dst,
+                int64_t outer, int64_t axisDim, int64_t inner, size_t rowBytes) {
+  const size_t bytes = kRowBytes ? kRowBytes : rowBytes;
+  parallelForWork(outer * numIndices, inner, [&](int64_t first, int64_t end) {
+    int64_t j = first % numIndices;
+    const char *from = src + static_cast<size_t>(first / numIndices * axisDim) * bytes;
+    char *to = dst + static_cast<size_t>(first) * bytes;
+    for (int64_t row = first; row < end; from += static_cast<size_t>(axisDim) * bytes, j = 0) {
+      const int64_t last = std::min(numIndices, j + (end - row));
+      for (int64_t k = j; k < last; ++k, to += bytes)
+        std::memcpy(to, from + static_cast<size_t>(wrapIndex(indices[k], axisDim)) * bytes,
+                    bytes);
+      row += last - j;
+    }
+  });
+}
+
 template <typename Index>
 bool gather(const void *x, const Index *indices, int64_t numIndices, void *y, int64_t outer,
             int64_t axisDim, int64_t inner, size_t elemSize) {
@@ -311,15 +412,17 @@ bool gather(const void *x, const Index *indices, int64_t numIndices, void *y, in
   char *dst = static_cast<char *>(y);
   if (rowBytes == 0)
     return true;
-  // Threads take whole rows of y.
-  parallelForWork(outer * numIndices, inner, [&](int64_t first, int64_t end) {
-    for (int64_t row = first; row < end; ++row) {
-      const int64_t o = row / numIndices, j = row % numIndices;
-      int64_t idx = wrapIndex(static_cast<int64_t>(indices[j]), axisDim);
-      std::memcpy(dst + static_cast<size_t>(row) * rowBytes,
-                  src + static_cast<size_t>(o * axisDim + idx) * rowBytes, rowBytes);
-    }
-  });
+  // Rows of one element (nearest Resize along the last axis) copy with a constant size.
+  switch (rowBytes) {
+  case 4:
+    gatherRows<4>(src, indices, numIndices, dst, outer, axisDim, inner, rowBytes);
+    break;
+  case 8:
+    gatherRows<8>(src, indices, numIndices, dst, outer, axisDim, inner, rowBytes);
+    break;
+  default:
+    gatherRows<0>(src, indices, numIndices, dst, outer, axisDim, inner, rowBytes);
+  }
   return true;
 }
 

@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <numeric>
 
 using namespace mlir;
 
@@ -209,13 +210,26 @@ Value resizeAxis(NodeImporter &n, Value x, int64_t axis, const AxisTaps &t,
   return sum;
 }
 
-// Resizes `x` along each of `axes` (in that order) to `sizes` with `scales` (per axis);
+// Resizes `x` along each of `axes` to `sizes` with `scales` (per axis);
 // `roi` holds [starts..., ends...] per axis for tf_crop_and_resize.
 Value resample(NodeImporter &n, Value x, const ResizeAttributes &a, ArrayRef<int64_t> axes,
                ArrayRef<int64_t> sizes, ArrayRef<double> scales, ArrayRef<double> roi) {
   if (a.mode != "nearest" && a.mode != "linear" && a.mode != "cubic")
     throw ImportError("unknown mode '" + a.mode + "'");
-  for (size_t i = 0; i < axes.size(); ++i) {
+  // Every order gives the same values (up to rounding when interpolating); each axis costs
+  // about its output's size, and a last-axis pass costs the most per element (one element
+  // per copy, where the others copy runs). So shrinking axes go first, then growing ones by
+  // growth, the innermost first among equals.
+  SmallVector<size_t> order(axes.size());
+  std::iota(order.begin(), order.end(), 0);
+  auto growth = [&](size_t i) {
+    return double(sizes[i]) / double(std::max<int64_t>(1, typeOf(x).getDimSize(axes[i])));
+  };
+  llvm::stable_sort(order, [&](size_t first, size_t second) {
+    return growth(first) != growth(second) ? growth(first) < growth(second)
+                                           : axes[first] > axes[second];
+  });
+  for (size_t i : order) {
     int64_t axis = axes[i], in = typeOf(x).getDimSize(axis);
     double start = roi.empty() ? 0.0 : roi[i], end = roi.empty() ? 1.0 : roi[axes.size() + i];
     if (sizes[i] == in && std::abs(scales[i] - 1.0) <= 1e-9 &&

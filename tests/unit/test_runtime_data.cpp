@@ -232,6 +232,29 @@ TEST_CASE("transpose permutes dims for any element size", "[data]") {
   }
 }
 
+// 4-byte elements take 4 x 4 register transposes in strips 256 long and 8 wide: sizes on
+// both sides of a quad, a strip's width and its length.
+TEST_CASE("4-byte matrix transposes cover every strip and quad edge", "[data]") {
+  std::mt19937 rng(17);
+  for (int64_t rows : {1, 3, 4, 8, 9, 255, 256, 261})
+    for (int64_t cols : {2, 5, 8, 12, 257, 300}) {
+      const Shape inShape = {2, rows, cols}, perm = {0, 2, 1};
+      INFO("rows " << rows << " cols " << cols);
+      std::vector<unsigned char> x = randomBytes(rng, numElements(inShape) * 4);
+      std::vector<unsigned char> y(x.size(), 0), want(x.size());
+      transpose(x.data(), y.data(), 4, inShape.data(), perm.data(), 3);
+      for (int64_t n = 0; n < 2; ++n)
+        for (int64_t i = 0; i < rows; ++i)
+          for (int64_t j = 0; j < cols; ++j)
+            std::memcpy(&want[((n * cols + j) * rows + i) * 4], &x[((n * rows + i) * cols + j) * 4],
+                        4);
+      requireEqual(y, want);
+      std::vector<unsigned char> matrix(static_cast<size_t>(rows * cols) * 4, 0);
+      transposeMatrix(x.data(), rows, cols, matrix.data(), 4);
+      requireEqual(matrix, std::vector<unsigned char>(want.begin(), want.begin() + matrix.size()));
+    }
+}
+
 TEST_CASE("concat along an axis", "[data]") {
   std::mt19937 rng(16);
   for (int trial = 0; trial < 30; ++trial) {
