@@ -225,7 +225,7 @@ Value resample(NodeImporter &n, Value x, const ResizeAttributes &a, ArrayRef<int
   auto growth = [&](size_t i) {
     return double(sizes[i]) / double(std::max<int64_t>(1, typeOf(x).getDimSize(axes[i])));
   };
-  llvm::stable_sort(order, [&](size_t first, size_t second) {
+  llvm::sort(order, [&](size_t first, size_t second) {
     return growth(first) != growth(second) ? growth(first) < growth(second)
                                            : axes[first] > axes[second];
   });
