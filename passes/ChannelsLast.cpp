@@ -50,9 +50,19 @@ bool isLayoutFree(Operation *op) {
          });
 }
 
+// A gather of rows or columns (nearest Resize, as the importer writes it): channels-last each
+// index copies a run of channels instead of one element.
+bool isSpatialGather(dlc::GatherOp gather) {
+  return tensorOf(gather.getInput()).getRank() == 4 &&
+         tensorOf(gather.getIndices()).getRank() == 1 &&
+         (gather.getAxis() == 2 || gather.getAxis() == 3);
+}
+
 bool isCandidate(Operation *op) {
   if (auto conv = dyn_cast<dlc::ConvOp>(op))
     return qualifies(conv);
+  if (auto gather = dyn_cast<dlc::GatherOp>(op))
+    return isSpatialGather(gather);
   // Channels-last, a global average pool is a mean over the middle axes.
   if (auto pool = dyn_cast<dlc::GlobalAvgPoolOp>(op))
     return tensorOf(pool.getInput()).getRank() == 4;
@@ -179,6 +189,8 @@ struct Group {
       result.setType(permuted(result.getType(), kToChannelsLast));
       if (auto conv = dyn_cast<dlc::ConvOp>(op)) {
         conv.setChannelsLast(true);
+      } else if (auto gather = dyn_cast<dlc::GatherOp>(op)) {
+        gather.setAxis(gather.getAxis() - 1); // H, W: dims 2, 3 channels-first, 1, 2 last
       } else if (auto pool = dyn_cast<dlc::GlobalAvgPoolOp>(op)) {
         b.setInsertionPoint(pool);
         Value mean = b.create<dlc::ReduceMeanOp>(pool.getLoc(), result.getType(), pool.getInput(),

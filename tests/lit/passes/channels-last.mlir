@@ -166,3 +166,26 @@ func.func @gate_of_channels_first_block(%x: tensor<1x16x6x6xf32>) -> tensor<1x16
   %m = dlc.mul %c, %gate : (tensor<1x16x6x6xf32>, tensor<1x16x1x1xf32>) -> tensor<1x16x6x6xf32>
   return %m : tensor<1x16x6x6xf32>
 }
+
+// Nearest upsampling before depthwise convolutions (the importer's gathers of columns and
+// of rows, as in FPN necks): the gathers switch with the convs, their axes becoming 2 and 1,
+// so the transpose moves the small input. A gather across channels stays channels-first.
+// CHECK-LABEL: func.func @upsample_then_depthwise
+// CHECK: dlc.transpose %arg0 {{.*}} -> tensor<1x4x4x16xf32>
+// CHECK: dlc.gather {{.*}}axis = 2 : i64{{.*}} -> tensor<1x4x8x16xf32>
+// CHECK-NEXT: dlc.gather {{.*}}axis = 1 : i64{{.*}} -> tensor<1x8x8x16xf32>
+// CHECK-NEXT: dlc.conv {{.*}}channels_last{{.*}} -> tensor<1x8x8x16xf32>
+// CHECK-NEXT: dlc.conv {{.*}}channels_last{{.*}} -> tensor<1x8x8x16xf32>
+// CHECK-NEXT: dlc.transpose
+// CHECK-NEXT: dlc.gather {{.*}}axis = 1 : i64{{.*}} -> tensor<1x2x8x8xf32>
+func.func @upsample_then_depthwise(%x: tensor<1x16x4x4xf32>) -> (tensor<1x16x8x8xf32>, tensor<1x2x8x8xf32>) {
+  %wd = dlc.constant dense<0.25> : tensor<16x1x3x3xf32>
+  %taps = dlc.constant dense<[0, 0, 1, 1, 2, 2, 3, 3]> : tensor<8xi64>
+  %channels = dlc.constant dense<[0, 5]> : tensor<2xi64>
+  %w = dlc.gather %x, %taps {axis = 3 : i64} : (tensor<1x16x4x4xf32>, tensor<8xi64>) -> tensor<1x16x4x8xf32>
+  %h = dlc.gather %w, %taps {axis = 2 : i64} : (tensor<1x16x4x8xf32>, tensor<8xi64>) -> tensor<1x16x8x8xf32>
+  %d = dlc.conv %h, %wd {dilations = array<i64: 1, 1>, group = 16 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x16x8x8xf32>, tensor<16x1x3x3xf32>) -> tensor<1x16x8x8xf32>
+  %e = dlc.conv %d, %wd {dilations = array<i64: 1, 1>, group = 16 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x16x8x8xf32>, tensor<16x1x3x3xf32>) -> tensor<1x16x8x8xf32>
+  %c = dlc.gather %e, %channels {axis = 1 : i64} : (tensor<1x16x8x8xf32>, tensor<2xi64>) -> tensor<1x2x8x8xf32>
+  return %e, %c : tensor<1x16x8x8xf32>, tensor<1x2x8x8xf32>
+}
