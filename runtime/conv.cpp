@@ -492,7 +492,7 @@ size_t transposedWorkspaceFloats(const ConvParams &p) {
 bool transposedProductApplies(const ConvParams &p) {
   const GroupShape s(p);
   if (p.groups != 1 || p.channelsLast || isDepthwise(p) || winogradApplies(p) ||
-      !isPlanar(p.window) || s.outPlane < 2)
+      paddedPlanesApply(p) || !isPlanar(p.window) || s.outPlane < 2)
     return false;
   const double straight = rowUse(p.outChannels) * columnUse(s.outPlane);
   const double transposed = rowUse(s.outPlane) * columnUse(p.outChannels);

@@ -329,9 +329,9 @@ struct ConvParams {
 // output channel per input channel) or a 2-D pointwise one (1x1, unit stride, one group).
 bool channelsLastApplies(const ConvParams &p);
 // Whether convF32 runs p (with packed weights) as a product over zero-padded input planes: a
-// 2-d grouped convolution of stride 1 or 2, no dilation, up to 7x7, with at least 4 output
-// channels per group, two of whose groups' planes fit the workspace limit (RegNet's and
-// ResNeXt's).
+// 2-d convolution of stride 1 or 2, no dilation, up to 7x7, with at least 4 output channels
+// per group, grouped (RegNet's, ResNeXt's) or with few channels (detectors' early layers),
+// whose planes fit the workspace limit in bands of output rows.
 bool paddedPlanesApply(const ConvParams &p);
 // Whether convF32 runs p (ungrouped, packed weights) as the transposed product, positions by
 // output channels, which suits a small map's positions better than the register tiles'

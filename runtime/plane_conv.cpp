@@ -11,32 +11,37 @@
 namespace dlc {
 namespace rt {
 
-// Grouped convolutions of a few channels per group (RegNet's, ResNeXt's) as a product over
-// their zero-padded input planes (plane_conv_kernel.h): each tap's im2col row is the padded
-// plane shifted by the tap's offset, so the kernel reads it in place; the im2col matrix
-// (taps times the input) and the GEMM's packing of it are never built. Positions run over
-// the padded width (the last columns of each row are computed and dropped), and a stride-2
-// input is split into its four phases (even and odd rows by even and odd columns), in which
-// the taps are stride-1 again. A slot of the workspace holds one group's planes and one
-// panel's products; threads take whole groups, each working in its first group's slot.
+// Convolutions of a few channels per group (RegNet's, ResNeXt's) or few channels at all
+// (detectors' early layers) as a product over their zero-padded input planes
+// (plane_conv_kernel.h): each tap's im2col row is the padded plane shifted by the tap's offset,
+// so the kernel reads it in place; the im2col matrix (taps times the input) and the GEMM's
+// packing of it are never built. Positions run over the padded width (the last columns of each
+// row are computed and dropped), and a stride-2 input is split into its four phases (even and
+// odd rows by even and odd columns), in which the taps are stride-1 again. The output is made
+// in bands of rows, each from the input rows it reads: a slot of the workspace holds one
+// group's band of planes and one panel's products; threads take whole (group, band) items,
+// each working in its first item's slot.
 namespace {
 struct PlaneGeometry {
-  int64_t stride, phaseRows, phaseCols, positions, outStride, phaseFloats, channelFloats;
-  int64_t slotFloats;
+  int64_t stride, bandRows, bands, phaseRows, phaseCols, positions, outStride, phaseFloats;
+  int64_t channelFloats, slotFloats;
 
-  explicit PlaneGeometry(const ConvParams &p) {
+  PlaneGeometry(const ConvParams &p, int64_t rowsPerBand) {
     const WindowParams &w = p.window;
     const GroupShape s(p);
     stride = w.stride[1];
-    phaseRows = ((w.out[1] - 1) * stride + w.kernel[1] + stride - 1) / stride;
+    bands = (w.out[1] + rowsPerBand - 1) / rowsPerBand;
+    bandRows = (w.out[1] + bands - 1) / bands; // the same rows, spread evenly
+    phaseRows = ((bandRows - 1) * stride + w.kernel[1] + stride - 1) / stride;
     phaseCols = ((w.out[2] - 1) * stride + w.kernel[2] + stride - 1) / stride;
-    positions = w.out[1] * phaseCols;
+    positions = bandRows * phaseCols;
     outStride = (positions + kPlaneConvSlack - 1) / kPlaneConvSlack * kPlaneConvSlack;
     const int64_t lastOffset = (w.kernel[1] - 1) / stride * phaseCols + (w.kernel[2] - 1) / stride;
     phaseFloats = std::max(phaseRows * phaseCols, lastOffset + outStride);
     channelFloats = stride * stride * phaseFloats;
     slotFloats = s.inPerGroup * channelFloats + kPlaneConvRows * outStride;
   }
+  explicit PlaneGeometry(const ConvParams &p);
 
   int64_t tapOffset(int64_t k1, int64_t k2) const {
     return (k1 % stride * stride + k2 % stride) * phaseFloats + k1 / stride * phaseCols +
@@ -46,25 +51,59 @@ struct PlaneGeometry {
 
 constexpr int64_t kPlaneMaxKernel = 7;
 // Slots the workspace limit must hold (the im2col path's limit, so the arena does not grow):
-// with fewer, threads would have no whole groups to take, where im2col splits each group.
+// with fewer, threads would have no whole items to take, where im2col splits each group.
 constexpr int64_t kPlaneMinSlots = 2;
+// Items (group, band) a convolution is cut into at least, where its rows allow: enough for
+// two threads to take equal shares.
+constexpr int64_t kPlaneMinItems = 8;
+
+// The band height: the whole plane where groups give the threads enough items (no input row
+// is then copied twice), else enough bands for kPlaneMinItems; in either case no taller than
+// kPlaneMinSlots slots in the workspace limit allow (0: not even one row fits).
+int64_t planeBandRows(const ConvParams &p) {
+  const int64_t rows = p.window.out[1];
+  const int64_t wantedBands = (kPlaneMinItems + p.groups - 1) / p.groups;
+  int64_t bandRows = std::max<int64_t>(1, (rows + wantedBands - 1) / wantedBands);
+  auto fits = [&](int64_t r) {
+    return kPlaneMinSlots * PlaneGeometry(p, r).slotFloats * int64_t(sizeof(float)) <=
+           workspaceLimitOf(p);
+  };
+  while (bandRows > 0 && !fits(bandRows))
+    bandRows /= 2;
+  return bandRows;
+}
+
+PlaneGeometry::PlaneGeometry(const ConvParams &p) : PlaneGeometry(p, planeBandRows(p)) {}
 } // namespace
+
+// Measured against the alternatives on ungrouped convolutions (1 thread, AVX-512): im2col's
+// GEMM gains on the planes from 128 input channels (k = 1152 fills its panels), Winograd's
+// F(4x4) on 3x3 stride-1 layers once the harmonic mean of the in and out channels reaches
+// 64 (its transforms cost per channel, its products per channel pair).
+constexpr int64_t kPlaneMaxChannels = 64, kPlaneMaxWinogradMean = 64;
 
 bool paddedPlanesApply(const ConvParams &p) {
   const WindowParams &w = p.window;
-  if (!isPlanar(w) || p.groups < 2 || isDepthwise(p) || p.channelsLast || isPointwise(w) ||
+  if (!isPlanar(w) || isDepthwise(p) || p.channelsLast || isPointwise(w) ||
       w.dilation[1] != 1 || w.dilation[2] != 1 || w.stride[1] != w.stride[2] ||
       w.stride[1] > 2 || w.kernel[1] > kPlaneMaxKernel || w.kernel[2] > kPlaneMaxKernel ||
       p.outChannels / p.groups < kGemmFewRows)
     return false;
-  return kPlaneMinSlots * PlaneGeometry(p).slotFloats * int64_t(sizeof(float)) <=
-         workspaceLimitOf(p);
+  if (p.groups == 1) {
+    const int64_t in = w.channels, out = p.outChannels;
+    const bool winogradShaped = w.kernel[1] == 3 && w.kernel[2] == 3 && w.stride[1] == 1;
+    if (winogradShaped ? 2 * in * out >= kPlaneMaxWinogradMean * (in + out)
+                       : in > kPlaneMaxChannels)
+      return false;
+  }
+  return planeBandRows(p) > 0;
 }
 
 namespace {
 int64_t planeSlots(const ConvParams &p) {
-  const int64_t slotBytes = PlaneGeometry(p).slotFloats * int64_t(sizeof(float));
-  return std::clamp<int64_t>(workspaceLimitOf(p) / slotBytes, 1, p.groups);
+  const PlaneGeometry geo(p);
+  const int64_t slotBytes = geo.slotFloats * int64_t(sizeof(float));
+  return std::clamp<int64_t>(workspaceLimitOf(p) / slotBytes, 1, p.groups * geo.bands);
 }
 
 int64_t planePanelFloats(const ConvParams &p) {
@@ -93,26 +132,29 @@ void packPlaneWeights(const ConvParams &p, const float *w, float *packed) {
 }
 
 namespace {
-// The zero-padded phases of one input plane (in[1] x in[2]) into dst (channelFloats).
-// The phases of one input plane (in[1] x in[2]) into dst (channelFloats), whose padding is
-// already zero: only the positions that read the plane are written, so a slot's padding is
-// zeroed once for all the groups and channels it serves.
-void copyPhases(const WindowParams &w, const PlaneGeometry &geo, const float *plane,
+// The phases of band `band` of one input plane (in[1] x in[2]) into dst (channelFloats),
+// whose padding columns are already zero: only the positions that read the plane are
+// written, so a slot's padding is zeroed once for all the items it serves, but for the rows
+// above and below the plane, which depend on the band.
+void copyPhases(const WindowParams &w, const PlaneGeometry &geo, int64_t band, const float *plane,
                 float *dst) {
   const int64_t s = geo.stride;
   for (int64_t phase = 0; phase < s * s; ++phase) {
     const int64_t py = phase / s, px = phase % s;
     // Columns qx in [begin, end) read the row (ix = qx * s + first), rows qy in [top, bottom)
-    // read the plane (iy = qy * s + py - pad).
+    // read the plane (iy = qy * s + firstRow).
     const int64_t first = px - w.padBegin[2], last = w.in[2] - 1 - first;
     const int64_t begin = std::min(geo.phaseCols, first >= 0 ? 0 : (s - 1 - first) / s);
     const int64_t end =
         last < 0 ? begin : std::max(begin, std::min(geo.phaseCols, last / s + 1));
-    const int64_t firstRow = py - w.padBegin[1], lastRow = w.in[1] - 1 - firstRow;
+    const int64_t firstRow = band * geo.bandRows * s + py - w.padBegin[1];
+    const int64_t lastRow = w.in[1] - 1 - firstRow;
     const int64_t top = std::min(geo.phaseRows, firstRow >= 0 ? 0 : (s - 1 - firstRow) / s);
     const int64_t bottom =
         lastRow < 0 ? top : std::max(top, std::min(geo.phaseRows, lastRow / s + 1));
     float *out = dst + phase * geo.phaseFloats;
+    std::fill(out, out + top * geo.phaseCols, 0.0f);
+    std::fill(out + bottom * geo.phaseCols, out + geo.phaseRows * geo.phaseCols, 0.0f);
     for (int64_t qy = top; qy < bottom; ++qy) {
       const float *row = plane + (qy * s + firstRow) * w.in[2] + first;
       float *to = out + qy * geo.phaseCols;
@@ -125,17 +167,17 @@ void copyPhases(const WindowParams &w, const PlaneGeometry &geo, const float *pl
   }
 }
 
-// Output plane y (out[1] x out[2]) from its products over the padded width, in the GEMM
-// epilogue's order: the sum, plus the bias, plus the residual, then the activation (a clamp
-// on the way, others after). Row by row, loops the compiler vectorises.
-void finishPlane(const ConvParams &p, const PlaneGeometry &geo, const float *products,
-                 const float *bias, const float *residual, float *y) {
+// Output rows [row0, row0 + rows) of plane y (out[1] x out[2]) from their products over the
+// padded width, in the GEMM epilogue's order: the sum, plus the bias, plus the residual, then
+// the activation (a clamp on the way, others after). Row by row, loops the compiler vectorises.
+void finishRows(const ConvParams &p, const PlaneGeometry &geo, const float *products,
+                const float *bias, const float *residual, float *y, int64_t row0, int64_t rows) {
   const WindowParams &w = p.window;
   float lo, hi;
   const bool clamp = epilogueClamp(p.epilogue, lo, hi);
   const float biasValue = bias ? *bias : 0.0f;
-  for (int64_t oy = 0; oy < w.out[1]; ++oy) {
-    const float *src = products + oy * geo.phaseCols;
+  for (int64_t oy = row0; oy < row0 + rows; ++oy) {
+    const float *src = products + (oy - row0) * geo.phaseCols;
     float *dst = y + oy * w.out[2];
     const float *res = residual ? residual + oy * w.out[2] : nullptr;
     if (bias)
@@ -151,7 +193,7 @@ void finishPlane(const ConvParams &p, const PlaneGeometry &geo, const float *pro
         dst[ox] = scalar::clampValue(dst[ox], lo, hi);
   }
   if (!clamp)
-    applyEpilogue(p.epilogue, y, w.out[1] * w.out[2]);
+    applyEpilogue(p.epilogue, y + row0 * w.out[2], rows * w.out[2]);
 }
 
 } // namespace
@@ -166,35 +208,39 @@ void planeConvF32(const ConvParams &p, const float *x, const float *packedW, con
     for (int64_t k2 = 0; k2 < w.kernel[2]; ++k2)
       tapOffsets[k1 * w.kernel[2] + k2] = geo.tapOffset(k1, k2);
   const int64_t slots = planeSlots(p), taps = w.kernel[1] * w.kernel[2];
+  const int64_t items = p.groups * geo.bands;
   for (int64_t n = 0; n < w.batch; ++n)
-    for (int64_t g0 = 0; g0 < p.groups; g0 += slots)
-      parallelForWork(std::min(slots, p.groups - g0), s.outPerGroup * s.k * s.outPlane,
-                      [&](int64_t first, int64_t end) {
-                        float *planes = workspace + first * geo.slotFloats;
-                        float *products = planes + s.inPerGroup * geo.channelFloats;
-                        std::fill(planes, products, 0.0f);
-                        for (int64_t slot = first; slot < end; ++slot) {
-                          const int64_t g = g0 + slot;
-                          const float *xg = x + s.xOffset(p, n, g);
-                          for (int64_t c = 0; c < s.inPerGroup; ++c)
-                            copyPhases(w, geo, xg + c * s.inPlane, planes + c * geo.channelFloats);
-                          // A panel of output channels at a time: the products of one
-                          // panel, not the group's, take room in the slot.
-                          const float *weights = packedW + g * planeGroupWeightFloats(p);
-                          for (int64_t o0 = 0; o0 < s.outPerGroup; o0 += kPlaneConvRows) {
-                            const int64_t rows = std::min(kPlaneConvRows, s.outPerGroup - o0);
-                            planeConv({planes, s.inPerGroup, geo.channelFloats, tapOffsets,
-                                       taps, weights + o0 / kPlaneConvRows * planePanelFloats(p),
-                                       rows, products, geo.outStride, geo.positions});
-                            for (int64_t o = o0; o < o0 + rows; ++o) {
-                              const int64_t offset = s.yOffset(p, n, g) + o * s.outPlane;
-                              finishPlane(p, geo, products + (o - o0) * geo.outStride,
-                                          bias ? bias + g * s.outPerGroup + o : nullptr,
-                                          residual ? residual + offset : nullptr, y + offset);
-                            }
-                          }
-                        }
-                      });
+    for (int64_t i0 = 0; i0 < items; i0 += slots)
+      parallelForWork(
+          std::min(slots, items - i0), s.outPerGroup * s.k * geo.bandRows * w.out[2],
+          [&](int64_t first, int64_t end) {
+            float *planes = workspace + first * geo.slotFloats;
+            float *products = planes + s.inPerGroup * geo.channelFloats;
+            std::fill(planes, products, 0.0f);
+            for (int64_t slot = first; slot < end; ++slot) {
+              const int64_t g = (i0 + slot) / geo.bands, band = (i0 + slot) % geo.bands;
+              const int64_t row0 = band * geo.bandRows;
+              const int64_t rows = std::min(geo.bandRows, w.out[1] - row0);
+              const float *xg = x + s.xOffset(p, n, g);
+              for (int64_t c = 0; c < s.inPerGroup; ++c)
+                copyPhases(w, geo, band, xg + c * s.inPlane, planes + c * geo.channelFloats);
+              // A panel of output channels at a time: the products of one panel, not the
+              // group's, take room in the slot.
+              const float *weights = packedW + g * planeGroupWeightFloats(p);
+              for (int64_t o0 = 0; o0 < s.outPerGroup; o0 += kPlaneConvRows) {
+                const int64_t panelRows = std::min(kPlaneConvRows, s.outPerGroup - o0);
+                planeConv({planes, s.inPerGroup, geo.channelFloats, tapOffsets, taps,
+                           weights + o0 / kPlaneConvRows * planePanelFloats(p), panelRows,
+                           products, geo.outStride, rows * geo.phaseCols});
+                for (int64_t o = o0; o < o0 + panelRows; ++o) {
+                  const int64_t offset = s.yOffset(p, n, g) + o * s.outPlane;
+                  finishRows(p, geo, products + (o - o0) * geo.outStride,
+                             bias ? bias + g * s.outPerGroup + o : nullptr,
+                             residual ? residual + offset : nullptr, y + offset, row0, rows);
+                }
+              }
+            }
+          });
 }
 
 size_t planeWeightBytes(const ConvParams &p) {

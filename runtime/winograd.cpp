@@ -61,7 +61,8 @@ bool winogradShape(const ConvParams &p) {
          w.channels >= kMinChannels && p.outChannels >= kMinChannels;
 }
 TileSize tileSizeOf(const ConvParams &p) {
-  if (!winogradShape(p))
+  // Few channels: the transforms outweigh the saved products, and the padded planes win.
+  if (!winogradShape(p) || paddedPlanesApply(p))
     return TileSize::None;
   if (p.window.out[2] >= kMinF4x4Columns && Tiling<F4x4>(p).tiles >= kMinTiles)
     return TileSize::F4x4;

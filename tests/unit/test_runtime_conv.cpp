@@ -297,6 +297,40 @@ TEST_CASE("conv special shapes", "[conv]") {
       checkConv(rng, p, padEnd, true);
     }
   }
+  SECTION("convolutions of few channels run over padded planes in bands of rows") {
+    // Ungrouped (detectors' early layers, ResNet's stem): 3x3 stride 1 and 2 and 7x7 stride 2
+    // with uneven padding; with the default limit (bands for the threads) and limits that
+    // leave bands of one or a few rows, the last one shorter; every epilogue (checkConv).
+    struct Case {
+      int64_t channels, outChannels, side, kernel, stride, padBegin, padEnd, workspaceLimit;
+    };
+    for (const Case &c :
+         {Case{16, 24, 21, 3, 1, 1, 1, 0}, Case{16, 24, 21, 3, 1, 1, 1, 40000},
+          Case{8, 16, 23, 3, 2, 1, 0, 0}, Case{8, 16, 23, 3, 2, 1, 0, 20000},
+          Case{3, 16, 19, 7, 2, 3, 3, 0}, Case{3, 16, 19, 7, 2, 3, 2, 12000}}) {
+      ConvParams p{window(2, c.channels, {c.side, c.side}), c.outChannels, 1};
+      p.workspaceLimit = c.workspaceLimit;
+      WindowParams &w = p.window;
+      for (int d = 1; d < 3; ++d) {
+        w.kernel[d] = c.kernel;
+        w.stride[d] = c.stride;
+        w.padBegin[d] = c.padBegin;
+        w.out[d] = (c.side + c.padBegin + c.padEnd - c.kernel) / c.stride + 1;
+      }
+      const int64_t padEnd[3] = {0, c.padEnd, c.padEnd};
+      CHECK(paddedPlanesApply(p));
+      CHECK_FALSE(winogradApplies(p));
+      checkConv(rng, p, padEnd, true);
+    }
+    // Channels enough for Winograd's F(4x4) (harmonic mean 64) or for im2col's panels keep them.
+    ConvParams wide = conv3x3(64, 64, 14);
+    CHECK_FALSE(paddedPlanesApply(wide));
+    wide.window.stride[1] = wide.window.stride[2] = 2;
+    wide.window.out[1] = wide.window.out[2] = 7;
+    CHECK(paddedPlanesApply(wide));
+    wide.window.channels = 128;
+    CHECK_FALSE(paddedPlanesApply(wide));
+  }
   SECTION("convolutions over small maps run as the transposed product") {
     // 7x7 maps (ResNet's last stage): 3x3 padded (one image: too few tiles for Winograd),
     // 3x3 with stride 2 from 14x14 and pointwise, 64 output channels, sums over 1152 or 1024
@@ -484,8 +518,9 @@ TEST_CASE("3x3 stride-1 convolutions with packed weights take Winograd F(2x2, 3x
     // enough tiles (32) for Winograd to apply.
     do {
       w.batch = randomInt(rng, 1, 4);
-      w.channels = randomInt(rng, 16, 40);
-      p.outChannels = randomInt(rng, 16, 40);
+      // Fewer channels take the padded planes (paddedPlanesApply).
+      w.channels = randomInt(rng, 64, 72);
+      p.outChannels = randomInt(rng, 64, 72);
       p.groups = 1;
       for (int d = 0; d < 3; ++d)
         w.in[d] = w.out[d] = w.kernel[d] = w.stride[d] = w.dilation[d] = 1;

@@ -149,6 +149,17 @@ TEST_CASE("threaded kernels: the serial bits on any thread count, every thread u
       checkThreadedConv(rng, "grouped conv", p);
     }
   }
+  SECTION("a convolution of few channels over padded planes (threads take bands of rows)") {
+    ConvParams p = conv3x3(16, 32, 40); // YOLO's early layers: 3x3 stride 2
+    for (int d = 1; d < 3; ++d) {
+      p.window.stride[d] = 2;
+      p.window.out[d] = 20;
+    }
+    p.packedWeights = true;
+    p.epilogue.activation = Activation::Silu;
+    REQUIRE(paddedPlanesApply(p));
+    checkThreadedConv(rng, "banded planes", p);
+  }
   SECTION("an im2col convolution whose chunks are narrow (threads split each chunk's columns)") {
     // ResNet-50's layer2.0 conv2: 3x3 stride 2, 56 -> 28; the 1 MiB workspace holds 8 output
     // rows, 224 columns of 1152 rows.
