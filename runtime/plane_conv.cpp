@@ -57,16 +57,24 @@ constexpr int64_t kPlaneMinSlots = 2;
 // two threads to take equal shares.
 constexpr int64_t kPlaneMinItems = 8;
 
+// The slots' budget: the workspace limit, and for an ungrouped convolution no more than its
+// whole im2col matrix (what im2col takes on a small map), so the planes never grow the arena.
+int64_t planeBudget(const ConvParams &p) {
+  const GroupShape s(p);
+  const int64_t limit = workspaceLimitOf(p);
+  return p.groups > 1 ? limit : std::min(limit, s.k * s.outPlane * int64_t(sizeof(float)));
+}
+
 // The band height: the whole plane where groups give the threads enough items (no input row
 // is then copied twice), else enough bands for kPlaneMinItems; in either case no taller than
-// kPlaneMinSlots slots in the workspace limit allow (0: not even one row fits).
+// kPlaneMinSlots slots in planeBudget allow (0: not even one row fits).
 int64_t planeBandRows(const ConvParams &p) {
   const int64_t rows = p.window.out[1];
   const int64_t wantedBands = (kPlaneMinItems + p.groups - 1) / p.groups;
   int64_t bandRows = std::max<int64_t>(1, (rows + wantedBands - 1) / wantedBands);
   auto fits = [&](int64_t r) {
     return kPlaneMinSlots * PlaneGeometry(p, r).slotFloats * int64_t(sizeof(float)) <=
-           workspaceLimitOf(p);
+           planeBudget(p);
   };
   while (bandRows > 0 && !fits(bandRows))
     bandRows /= 2;
@@ -103,7 +111,7 @@ namespace {
 int64_t planeSlots(const ConvParams &p) {
   const PlaneGeometry geo(p);
   const int64_t slotBytes = geo.slotFloats * int64_t(sizeof(float));
-  return std::clamp<int64_t>(workspaceLimitOf(p) / slotBytes, 1, p.groups * geo.bands);
+  return std::clamp<int64_t>(planeBudget(p) / slotBytes, 1, p.groups * geo.bands);
 }
 
 int64_t planePanelFloats(const ConvParams &p) {

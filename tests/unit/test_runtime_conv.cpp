@@ -323,11 +323,16 @@ TEST_CASE("conv special shapes", "[conv]") {
       checkConv(rng, p, padEnd, true);
     }
     // Channels enough for Winograd's F(4x4) (harmonic mean 64) or for im2col's panels keep them.
-    ConvParams wide = conv3x3(64, 64, 14);
+    ConvParams wide = conv3x3(64, 64, 28);
     CHECK_FALSE(paddedPlanesApply(wide));
     wide.window.stride[1] = wide.window.stride[2] = 2;
-    wide.window.out[1] = wide.window.out[2] = 7;
+    wide.window.out[1] = wide.window.out[2] = 14;
     CHECK(paddedPlanesApply(wide));
+    // Nor where two slots would outgrow the whole im2col matrix (a small map: the arena
+    // stays as im2col sized it).
+    wide.window.in[1] = wide.window.in[2] = 14;
+    wide.window.out[1] = wide.window.out[2] = 7;
+    CHECK_FALSE(paddedPlanesApply(wide));
     wide.window.channels = 128;
     CHECK_FALSE(paddedPlanesApply(wide));
   }
