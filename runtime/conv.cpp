@@ -81,15 +81,31 @@ void im2col(const WindowParams &w, const float *__restrict x, int64_t channels,
 }
 
 // Adds the im2col matrix of output rows [rowBegin, rowEnd) back onto the planes it was read
-// from; entries that read padding have nowhere to go.
+// from; entries that read padding have nowhere to go. Where the windows tile the planes
+// (readsEachOnce), each element gets exactly one entry, stored rather than added.
 void col2im(const WindowParams &w, const float *cols, int64_t channels, int64_t rowBegin,
-            int64_t rowEnd, float *x) {
+            int64_t rowEnd, float *x, bool store) {
   const int64_t stride2 = w.stride[2];
   walkIm2col(w, channels, rowBegin, rowEnd, cols,
              [=](const float *entries, int64_t base, int64_t lo, int64_t hi) {
-               for (int64_t o2 = lo; o2 < hi; ++o2)
-                 x[base + o2 * stride2] += entries[o2];
+               if (store)
+                 for (int64_t o2 = lo; o2 < hi; ++o2)
+                   x[base + o2 * stride2] = entries[o2];
+               else
+                 for (int64_t o2 = lo; o2 < hi; ++o2)
+                   x[base + o2 * stride2] += entries[o2];
              });
+}
+
+// Whether the windows tile the input, reading each element exactly once: kernel = stride, no
+// dilation or padding, nothing left over (a ConvTranspose of kernel 2 and stride 2, FPN and
+// UNet decoders' upsampling, is the gradient of such a convolution).
+bool readsEachOnce(const WindowParams &w) {
+  for (int d = 0; d < 3; ++d)
+    if (w.kernel[d] != w.stride[d] || w.dilation[d] != 1 || w.padBegin[d] != 0 ||
+        w.in[d] != w.out[d] * w.stride[d])
+      return false;
+  return true;
 }
 
 // Output rows per im2col chunk: as many as fit the workspace limit, at least one.
@@ -745,8 +761,10 @@ void convBackwardDataF32(const ConvParams &p, const float *dy, const float *w, f
                          float *workspace) {
   const GroupShape s(p);
   const int64_t out2 = p.window.out[2];
-  // col2im accumulates, and input elements no window reads get no gradient at all.
-  if (!s.pointwise)
+  // col2im accumulates, and input elements no window reads get no gradient at all; windows
+  // that tile the input store each element once instead.
+  const bool tiles = readsEachOnce(p.window);
+  if (!s.pointwise && !tiles)
     std::fill(dx, dx + p.window.batch * p.window.channels * s.inPlane, 0.0f);
   for (int64_t n = 0; n < p.window.batch; ++n) {
     for (int64_t g = 0; g < p.groups; ++g) {
@@ -762,7 +780,7 @@ void convBackwardDataF32(const ConvParams &p, const float *dy, const float *w, f
         const int64_t cols = (r1 - r0) * out2;
         sgemm(true, false, s.k, cols, s.outPerGroup, 1.0f, wg, s.k, dyg + r0 * out2, s.outPlane,
               0.0f, workspace, cols);
-        col2im(p.window, workspace, s.inPerGroup, r0, r1, dxg);
+        col2im(p.window, workspace, s.inPerGroup, r0, r1, dxg, tiles);
       });
     }
   }

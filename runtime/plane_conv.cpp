@@ -98,6 +98,10 @@ bool paddedPlanesApply(const ConvParams &p) {
       p.outChannels / p.groups < kGemmFewRows)
     return false;
   if (p.groups == 1) {
+    // A 1x1 window (a strided projection shortcut) has no taps to read in place: im2col is a
+    // plain subsample there, and its product's panels are fuller.
+    if (w.kernel[1] * w.kernel[2] == 1)
+      return false;
     const int64_t in = w.channels, out = p.outChannels;
     const bool winogradShaped = w.kernel[1] == 3 && w.kernel[2] == 3 && w.stride[1] == 1;
     if (winogradShaped ? 2 * in * out >= kPlaneMaxWinogradMean * (in + out)

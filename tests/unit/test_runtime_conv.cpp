@@ -333,6 +333,13 @@ TEST_CASE("conv special shapes", "[conv]") {
     wide.window.in[1] = wide.window.in[2] = 14;
     wide.window.out[1] = wide.window.out[2] = 7;
     CHECK_FALSE(paddedPlanesApply(wide));
+    // Nor a strided 1x1 window (ResNet's projection shortcuts): no taps to share.
+    ConvParams shortcut = conv3x3(64, 128, 56);
+    shortcut.window.kernel[1] = shortcut.window.kernel[2] = 1;
+    shortcut.window.padBegin[1] = shortcut.window.padBegin[2] = 0;
+    shortcut.window.stride[1] = shortcut.window.stride[2] = 2;
+    shortcut.window.out[1] = shortcut.window.out[2] = 28;
+    CHECK_FALSE(paddedPlanesApply(shortcut));
     wide.window.channels = 128;
     CHECK_FALSE(paddedPlanesApply(wide));
   }

@@ -187,6 +187,16 @@ TEST_CASE("conv backward: groups, stride 2, dilation 2, asymmetric pads", "[grad
   SECTION("stride larger than the window leaves inputs unread") {
     checkConvBackward(rng, convParams(1, 2, 3, 1, {10, 10}, 2, 3, 1, 0, 0));
   }
+  SECTION("windows that tile the input (ConvTranspose 2x2 stride 2) store each element once") {
+    // The input's NaN fill must be overwritten everywhere without the zero fill; in chunks of
+    // rows too; an odd size leaves a row unread, which takes the zero fill again.
+    checkConvBackward(rng, convParams(2, 3, 5, 1, {8, 6}, 2, 2, 1, 0, 0));
+    ConvParams chunked = convParams(1, 4, 6, 1, {12, 10}, 2, 2, 1, 0, 0);
+    chunked.workspaceLimit = 1024;
+    checkConvBackward(rng, chunked);
+    checkConvBackward(rng, convParams(1, 2, 4, 1, {4, 6, 2}, 2, 2, 1, 0, 0));
+    checkConvBackward(rng, convParams(1, 3, 4, 1, {7, 6}, 2, 2, 1, 0, 0));
+  }
 }
 
 TEST_CASE("conv backward is the gradient of convF32", "[grad][conv]") {
