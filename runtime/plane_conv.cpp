@@ -5,6 +5,7 @@
 #include "gemm.h"
 #include "parallel.h"
 #include "scalar_ops.h"
+#include "winograd.h"
 
 #include <algorithm>
 
@@ -84,12 +85,13 @@ int64_t planeBandRows(const ConvParams &p) {
 PlaneGeometry::PlaneGeometry(const ConvParams &p) : PlaneGeometry(p, planeBandRows(p)) {}
 } // namespace
 
-// Measured against the alternatives on ungrouped convolutions (1 thread, AVX-512): im2col's
-// GEMM gains on the planes from 128 input channels (k = 1152 fills its panels), Winograd's
-// F(4x4) on 3x3 stride-1 layers once the harmonic mean of the in and out channels reaches
-// 64 (its transforms cost per channel, its products per channel pair).
-constexpr int64_t kPlaneMaxChannels = 64, kPlaneMaxWinogradMean = 64;
-
+// Measured against the alternatives on ungrouped convolutions (1 thread, AVX-512): Winograd
+// wins on its shapes from 64 output channels (its GEMMs then fill their register tiles: 16 ->
+// 64 and 32 -> 128 channels ran 20-40% slower as planes, 16 -> 16 and 32 -> 32 ran 15-40%
+// faster); im2col's GEMM wins from 128 input channels (k = 1152 fills its panels), and where
+// a short k (a 3x3 stem of 3 channels: 27) meets many outputs (SqueezeNet's 64).
+constexpr int64_t kPlaneMaxChannels = 64, kPlaneMaxWinogradOutputs = 64;
+constexpr int64_t kPlaneShortK = 64, kPlaneMaxShortKOutputs = 32;
 bool paddedPlanesApply(const ConvParams &p) {
   const WindowParams &w = p.window;
   if (!isPlanar(w) || isDepthwise(p) || p.channelsLast || isPointwise(w) ||
@@ -102,10 +104,10 @@ bool paddedPlanesApply(const ConvParams &p) {
     // plain subsample there, and its product's panels are fuller.
     if (w.kernel[1] * w.kernel[2] == 1)
       return false;
-    const int64_t in = w.channels, out = p.outChannels;
-    const bool winogradShaped = w.kernel[1] == 3 && w.kernel[2] == 3 && w.stride[1] == 1;
-    if (winogradShaped ? 2 * in * out >= kPlaneMaxWinogradMean * (in + out)
-                       : in > kPlaneMaxChannels)
+    const GroupShape s(p);
+    if (winogradShaped(p) ? p.outChannels >= kPlaneMaxWinogradOutputs
+                          : w.channels > kPlaneMaxChannels ||
+                                (s.k < kPlaneShortK && p.outChannels > kPlaneMaxShortKOutputs))
       return false;
   }
   return planeBandRows(p) > 0;

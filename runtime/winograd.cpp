@@ -54,15 +54,9 @@ template <class F> struct Tiling {
 // weights for it), else F(2x2); either only with enough tiles to fill the GEMMs.
 enum class TileSize { None, F2x2, F4x4 };
 constexpr int64_t kMinF4x4Columns = 48;
-bool winogradShape(const ConvParams &p) {
-  const WindowParams &w = p.window;
-  return p.groups == 1 && isPlanar(w) && w.kernel[1] == 3 && w.kernel[2] == 3 &&
-         w.stride[1] == 1 && w.stride[2] == 1 && w.dilation[1] == 1 && w.dilation[2] == 1 &&
-         w.channels >= kMinChannels && p.outChannels >= kMinChannels;
-}
 TileSize tileSizeOf(const ConvParams &p) {
   // Few channels: the transforms outweigh the saved products, and the padded planes win.
-  if (!winogradShape(p) || paddedPlanesApply(p))
+  if (!winogradShaped(p) || paddedPlanesApply(p))
     return TileSize::None;
   if (p.window.out[2] >= kMinF4x4Columns && Tiling<F4x4>(p).tiles >= kMinTiles)
     return TileSize::F4x4;
@@ -206,6 +200,13 @@ void convolve(const ConvParams &p, const float *x, const float *packed, const fl
 }
 
 } // namespace
+
+bool winogradShaped(const ConvParams &p) {
+  const WindowParams &w = p.window;
+  return p.groups == 1 && isPlanar(w) && w.kernel[1] == 3 && w.kernel[2] == 3 &&
+         w.stride[1] == 1 && w.stride[2] == 1 && w.dilation[1] == 1 && w.dilation[2] == 1 &&
+         w.channels >= kMinChannels && p.outChannels >= kMinChannels;
+}
 
 bool winogradApplies(const ConvParams &p) { return tileSizeOf(p) != TileSize::None; }
 

@@ -13,7 +13,10 @@
 namespace dlc {
 namespace rt {
 
-// winogradApplies(p) (dlc_runtime.h): whether p takes this path when its weights are packed.
+// Whether p has the shape Winograd serves (3x3, stride 1, enough channels); winogradApplies(p)
+// (dlc_kernels.h) says whether it takes this path when its weights are packed, which the
+// padded planes may take instead.
+bool winogradShaped(const ConvParams &p);
 // Transformed positions per tile: 36 for F(4x4, 3x3), taken where its tiles fill the GEMMs,
 // 16 for F(2x2, 3x3) on smaller maps; 0 where Winograd does not apply.
 int64_t winogradPositions(const ConvParams &p);

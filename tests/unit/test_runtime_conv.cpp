@@ -322,7 +322,7 @@ TEST_CASE("conv special shapes", "[conv]") {
       CHECK_FALSE(winogradApplies(p));
       checkConv(rng, p, padEnd, true);
     }
-    // Channels enough for Winograd's F(4x4) (harmonic mean 64) or for im2col's panels keep them.
+    // Outputs enough for Winograd's GEMMs (64) or inputs enough for im2col's panels keep them.
     ConvParams wide = conv3x3(64, 64, 28);
     CHECK_FALSE(paddedPlanesApply(wide));
     wide.window.stride[1] = wide.window.stride[2] = 2;
