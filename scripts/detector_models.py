@@ -159,9 +159,9 @@ class DbDetector(nn.Module):
         return self.head(torch.cat(smoothed[::-1], 1))
 
 
-def make_yolo_detector():
-    return YoloDetector(640), (1, 3, 640, 640)
+def make_yolo_detector(size=640):
+    return YoloDetector(size), (1, 3, size, size)
 
 
-def make_db_detector():
-    return DbDetector(), (1, 3, 640, 640)
+def make_db_detector(size=640):
+    return DbDetector(), (1, 3, size, size)

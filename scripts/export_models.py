@@ -38,6 +38,7 @@ Models (random weights, torch.manual_seed(0); no pretrained downloads):
                layers of width 384), input [1,80,3000]
   yolo_detector, db_detector  YOLOv8n's and a PaddleOCR-style DB text detector's layouts
                (scripts/detector_models.py), input [1,3,640,640]
+  yolo_small, db_small  the same at [1,3,128,128] (exported by default: tests)
   unet         a small UNet (3 levels, 16-32-64 channels): max-pool down, one level up by
                ConvTranspose, one by bilinear Resize (half-pixel), one by nearest Resize to
                the skip's size; skip connections concatenated; input [2,3,32,32]
@@ -202,14 +203,14 @@ def make_whisper_encoder():
     return AudioEncoder(), (1, 80, 3000)
 
 
-def make_yolo_detector():
+def make_yolo_detector(size=640):
     import detector_models
-    return detector_models.make_yolo_detector()
+    return detector_models.make_yolo_detector(size)
 
 
-def make_db_detector():
+def make_db_detector(size=640):
     import detector_models
-    return detector_models.make_db_detector()
+    return detector_models.make_db_detector(size)
 
 
 def make_unet():
@@ -294,12 +295,14 @@ MODELS = {
     "whisper_encoder": make_whisper_encoder,
     "yolo_detector": make_yolo_detector,
     "db_detector": make_db_detector,
+    "yolo_small": lambda: make_yolo_detector(128),
+    "db_small": lambda: make_db_detector(128),
     "lstm_tagger": make_lstm_tagger,
     "gru": make_gru,
 }
 DEFAULT_MODELS = ["mlp", "resnet18", "resnet18_bn", "mobilenetv2", "squeezenet", "densenet121",
                   "shufflenetv2", "mobilenetv3", "convnext", "vit", "transformer", "unet", "lstm_tagger",
-                  "gru"]
+                  "gru", "yolo_small", "db_small"]
 # Exported with a symbolic batch dim named "batch".
 SYMBOLIC_BATCH = {"densenet121", "shufflenetv2", "mobilenetv3", "convnext", "vit", "transformer",
                   "unet", "lstm_tagger", "gru"}
