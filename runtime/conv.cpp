@@ -1,3 +1,4 @@
+#include "channels_last_conv.h"
 #include "clamp.h"
 #include "conv_shape.h"
 #include "dlc_kernels.h"
@@ -293,36 +294,6 @@ void depthwiseConvF32(const ConvParams &p, const float *x, const float *w, const
   });
 }
 
-// A channels-last depthwise convolution has one output channel per input channel (a 1-channel
-// pointwise one with several outputs counts as depthwise above, with a channel multiplier).
-bool isChannelsLastDepthwise(const ConvParams &p) {
-  return isDepthwise(p) && p.outChannels == p.groups;
-}
-
-// Channels-last depthwise: one task per output row (batch x height), each all channels of
-// all its columns. A fused Relu or Clip is applied in registers, another activation to the
-// row while it is in cache.
-void depthwiseChannelsLastF32(const ConvParams &p, const float *x, const float *packedW,
-                              const float *bias, const float *residual, float *y) {
-  const WindowParams &w = p.window;
-  const int64_t channels = w.channels, rowFloats = w.out[2] * channels;
-  const int64_t imageFloats = w.in[1] * w.in[2] * channels;
-  float lo, hi;
-  const bool clamp = epilogueClamp(p.epilogue, lo, hi);
-  parallelFor(w.batch * w.out[1], 1, [&](int64_t begin, int64_t end) {
-    for (int64_t row = begin; row < end; ++row) {
-      const int64_t n = row / w.out[1], o1 = row % w.out[1];
-      float *yRow = y + row * rowFloats;
-      depthwiseNhwcRow({x + n * imageFloats, w.in[1], w.in[2], channels, packedW, bias,
-                        residual ? residual + row * rowFloats : nullptr, yRow, w.out[2],
-                        w.kernel[1], w.kernel[2], o1 * w.stride[1] - w.padBegin[1], w.stride[2],
-                        w.padBegin[2], w.dilation[1], w.dilation[2], clamp, lo, hi});
-      if (!clamp)
-        applyEpilogue(p.epilogue, yRow, rowFloats);
-    }
-  });
-}
-
 // Planar depthwise convolutions with short rows (late MobileNet and EfficientNet stages, 28
 // columns or fewer) leave the planar row kernel mostly edges (4-6 GFLOP/s): they run in blocks
 // of channels instead, each block transposed channels-last into the workspace, computed by the
@@ -394,67 +365,7 @@ void depthwiseChannelBlocksF32(const ConvParams &p, const float *x, const float 
   }
 }
 
-// Pixels per product of a channels-last pointwise convolution: the GEMM's own row block, so
-// the block's output is still in cache when its bias, residual and activation are applied.
-constexpr int64_t kPointwisePixelBlock = 96;
-// Input channels up to which the pointwise kernel (pointwise_kernel.h) beats the GEMM: its
-// tiles read the pixels unpacked and finish bias, residual and clamp in registers, which
-// outweighs the GEMM's better reuse only while the sums are short.
-constexpr int64_t kPointwiseKernelMaxChannels = 256;
-
-// Channels-last pointwise: (pixels x in channels) times the packed (in x out channels)
-// weights, in blocks of one image's pixels split over the threads (each block's product on
-// one thread), the input's channels times the image's inputScale row where there is one.
-void pointwiseChannelsLastF32(const ConvParams &p, const float *x, const float *packedW,
-                              const float *bias, const float *residual, float *y,
-                              const float *inputScale) {
-  const WindowParams &w = p.window;
-  const int64_t plane = product3(w.out), in = w.channels, out = p.outChannels;
-  const int64_t imageBlocks = (plane + kPointwisePixelBlock - 1) / kPointwisePixelBlock;
-  float lo, hi;
-  const bool clamp = epilogueClamp(p.epilogue, lo, hi);
-  static_assert(kPointwiseKernelMaxChannels <= kMaxBlockDepth,
-                "the kernel reads one block of packed weights");
-  parallelFor(w.batch * imageBlocks, 1, [&](int64_t begin, int64_t end) {
-    for (int64_t block = begin; block < end; ++block) {
-      const int64_t image = block / imageBlocks;
-      const int64_t first = image * plane + block % imageBlocks * kPointwisePixelBlock;
-      const int64_t count = std::min(kPointwisePixelBlock, (image + 1) * plane - first);
-      const float *scale = inputScale ? inputScale + image * in : nullptr;
-      float *yBlock = y + first * out;
-      const float *residualBlock = residual ? residual + first * out : nullptr;
-      if (in <= kPointwiseKernelMaxChannels) {
-        // A scaled input is scaled into a block on the stack first (in cache, vectorised;
-        // scaling each value as the tile broadcasts it cost a scalar product and a shuffle
-        // per multiply-add pair).
-        alignas(64) float scaled[kPointwisePixelBlock * kPointwiseKernelMaxChannels];
-        const float *xBlock = x + first * in;
-        if (scale) {
-          for (int64_t r = 0; r < count; ++r)
-            for (int64_t c = 0; c < in; ++c)
-              scaled[r * in + c] = xBlock[r * in + c] * scale[c];
-          xBlock = scaled;
-        }
-        pointwiseNhwc({xBlock, count, in, out, packedW, bias, residualBlock, yBlock, clamp, lo,
-                       hi});
-      } else {
-        const PackedOperand weights{packedW, (out + kPackCols - 1) / kPackCols * kPackCols, 0};
-        GemmArgs product{false, false, count, out, in, 1.0f, x + first * in, in, nullptr, 0,
-                         0.0f, yBlock, out, {}, weights,
-                         {nullptr, bias, residualBlock, out, clamp, lo, hi}, scale};
-        sgemmOn(selectedCpuIsa(), product);
-      }
-      if (!clamp)
-        applyEpilogue(p.epilogue, yBlock, count * out);
-    }
-  });
-}
 } // namespace
-
-bool channelsLastApplies(const ConvParams &p) {
-  const WindowParams &w = p.window;
-  return isPlanar(w) && (isChannelsLastDepthwise(p) || (isPointwise(w) && p.groups == 1));
-}
 
 namespace {
 // Convolutions of many small groups (RegNet's, ResNeXt's, ShuffleNet's) run a batch of

@@ -114,8 +114,7 @@ bool paddedPlanesApply(const ConvParams &p) {
 }
 
 namespace {
-int64_t planeSlots(const ConvParams &p) {
-  const PlaneGeometry geo(p);
+int64_t planeSlots(const ConvParams &p, const PlaneGeometry &geo) {
   const int64_t slotBytes = geo.slotFloats * int64_t(sizeof(float));
   return std::clamp<int64_t>(planeBudget(p) / slotBytes, 1, p.groups * geo.bands);
 }
@@ -221,7 +220,7 @@ void planeConvF32(const ConvParams &p, const float *x, const float *packedW, con
   for (int64_t k1 = 0; k1 < w.kernel[1]; ++k1)
     for (int64_t k2 = 0; k2 < w.kernel[2]; ++k2)
       tapOffsets[k1 * w.kernel[2] + k2] = geo.tapOffset(k1, k2);
-  const int64_t slots = planeSlots(p), taps = w.kernel[1] * w.kernel[2];
+  const int64_t slots = planeSlots(p, geo), taps = w.kernel[1] * w.kernel[2];
   const int64_t items = p.groups * geo.bands;
   for (int64_t n = 0; n < w.batch; ++n)
     for (int64_t i0 = 0; i0 < items; i0 += slots)
@@ -262,7 +261,8 @@ size_t planeWeightBytes(const ConvParams &p) {
 }
 
 size_t planeWorkspaceBytes(const ConvParams &p) {
-  return size_t(planeSlots(p) * PlaneGeometry(p).slotFloats) * sizeof(float);
+  const PlaneGeometry geo(p);
+  return size_t(planeSlots(p, geo) * geo.slotFloats) * sizeof(float);
 }
 
 } // namespace rt

@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <numeric>
 #include <random>
 #include <sstream>
@@ -34,22 +35,35 @@ inline std::vector<dlc::rt::CpuIsa> runnableIsas() {
   return isas;
 }
 
-// A 3x3, stride-1, pad-1 convolution of one image of size x size (a Winograd candidate).
-inline dlc::rt::ConvParams conv3x3(int64_t channels, int64_t outChannels, int64_t size) {
+// A convolution window over the trailing in.size() dims, every one with the same kernel,
+// stride, dilation and (begin, end) pads; the rest are size 1.
+inline dlc::rt::ConvParams convParams(int64_t batch, int64_t channels, int64_t outChannels, int64_t groups,
+                      std::initializer_list<int64_t> in, int64_t kernel, int64_t stride,
+                      int64_t dilation, int64_t padBegin, int64_t padEnd) {
   dlc::rt::ConvParams p{};
-  p.window.batch = 1;
+  p.window.batch = batch;
   p.window.channels = channels;
   p.outChannels = outChannels;
-  p.groups = 1;
+  p.groups = groups;
+  dlc::rt::WindowParams &w = p.window;
   for (int d = 0; d < 3; ++d)
-    p.window.in[d] = p.window.out[d] = p.window.kernel[d] = p.window.stride[d] =
-        p.window.dilation[d] = 1;
-  for (int d = 1; d < 3; ++d) {
-    p.window.kernel[d] = 3;
-    p.window.padBegin[d] = 1;
-    p.window.in[d] = p.window.out[d] = size;
+    w.in[d] = w.out[d] = w.kernel[d] = w.stride[d] = w.dilation[d] = 1;
+  int d = 3 - static_cast<int>(in.size());
+  for (int64_t size : in) {
+    w.in[d] = size;
+    w.kernel[d] = kernel;
+    w.stride[d] = stride;
+    w.dilation[d] = dilation;
+    w.padBegin[d] = padBegin;
+    w.out[d] = (size + padBegin + padEnd - (kernel - 1) * dilation - 1) / stride + 1;
+    ++d;
   }
   return p;
+}
+
+// A 3x3, stride-1, pad-1 convolution of one image of size x size (a Winograd candidate).
+inline dlc::rt::ConvParams conv3x3(int64_t channels, int64_t outChannels, int64_t size) {
+  return convParams(1, channels, outChannels, 1, {size, size}, 3, 1, 1, 1, 1);
 }
 
 inline int64_t randomInt(std::mt19937 &rng, int64_t lo, int64_t hi) {

@@ -284,14 +284,8 @@ TEST_CASE("conv special shapes", "[conv]") {
     };
     for (const Case &c : {Case{48, 3, 9, 3, 1, 1, 1}, Case{32, 2, 11, 3, 2, 1, 1},
                           Case{18, 3, 13, 5, 2, 2, 1}, Case{12, 2, 7, 3, 1, 0, 0}}) {
-      ConvParams p{window(2, c.channels, {c.side, c.side}), c.channels, c.groups};
-      WindowParams &w = p.window;
-      for (int d = 1; d < 3; ++d) {
-        w.kernel[d] = c.kernel;
-        w.stride[d] = c.stride;
-        w.padBegin[d] = c.padBegin;
-        w.out[d] = (c.side + c.padBegin + c.padEnd - c.kernel) / c.stride + 1;
-      }
+      const ConvParams p = convParams(2, c.channels, c.channels, c.groups, {c.side, c.side},
+                                      c.kernel, c.stride, 1, c.padBegin, c.padEnd);
       const int64_t padEnd[3] = {0, c.padEnd, c.padEnd};
       CHECK(paddedPlanesApply(p));
       checkConv(rng, p, padEnd, true);
@@ -308,15 +302,9 @@ TEST_CASE("conv special shapes", "[conv]") {
          {Case{16, 24, 21, 3, 1, 1, 1, 0}, Case{16, 24, 21, 3, 1, 1, 1, 40000},
           Case{8, 16, 23, 3, 2, 1, 0, 0}, Case{8, 16, 23, 3, 2, 1, 0, 20000},
           Case{3, 16, 19, 7, 2, 3, 3, 0}, Case{3, 16, 19, 7, 2, 3, 2, 12000}}) {
-      ConvParams p{window(2, c.channels, {c.side, c.side}), c.outChannels, 1};
+      ConvParams p = convParams(2, c.channels, c.outChannels, 1, {c.side, c.side}, c.kernel,
+                                c.stride, 1, c.padBegin, c.padEnd);
       p.workspaceLimit = c.workspaceLimit;
-      WindowParams &w = p.window;
-      for (int d = 1; d < 3; ++d) {
-        w.kernel[d] = c.kernel;
-        w.stride[d] = c.stride;
-        w.padBegin[d] = c.padBegin;
-        w.out[d] = (c.side + c.padBegin + c.padEnd - c.kernel) / c.stride + 1;
-      }
       const int64_t padEnd[3] = {0, c.padEnd, c.padEnd};
       CHECK(paddedPlanesApply(p));
       CHECK_FALSE(winogradApplies(p));

@@ -120,32 +120,6 @@ void checkConvBackward(std::mt19937 &rng, const ConvParams &p) {
   requireClose(dw, want.dw, 1e-4, 1e-6, &want.dwScale);
 }
 
-// A convolution window over the trailing in.size() dims, every one with the same kernel,
-// stride, dilation and (begin, end) pads; the rest are size 1.
-ConvParams convParams(int64_t batch, int64_t channels, int64_t outChannels, int64_t groups,
-                      std::initializer_list<int64_t> in, int64_t kernel, int64_t stride,
-                      int64_t dilation, int64_t padBegin, int64_t padEnd) {
-  ConvParams p{};
-  p.window.batch = batch;
-  p.window.channels = channels;
-  p.outChannels = outChannels;
-  p.groups = groups;
-  WindowParams &w = p.window;
-  for (int d = 0; d < 3; ++d)
-    w.in[d] = w.out[d] = w.kernel[d] = w.stride[d] = w.dilation[d] = 1;
-  int d = 3 - static_cast<int>(in.size());
-  for (int64_t size : in) {
-    w.in[d] = size;
-    w.kernel[d] = kernel;
-    w.stride[d] = stride;
-    w.dilation[d] = dilation;
-    w.padBegin[d] = padBegin;
-    w.out[d] = (size + padBegin + padEnd - (kernel - 1) * dilation - 1) / stride + 1;
-    ++d;
-  }
-  return p;
-}
-
 } // namespace
 
 TEST_CASE("conv backward matches direct gradients (random windows)", "[grad][conv]") {
