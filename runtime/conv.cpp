@@ -385,94 +385,6 @@ int64_t concurrentGroups(const ConvParams &p) {
 }
 } // namespace
 
-// Convolutions over small maps (ResNet's last stage: 49 positions, 512 channels) as the
-// transposed product: (positions x k) times the weights packed as (k x out channels), where
-// the straight one, (out channels x k) times (k x positions), leaves its last column tile
-// mostly padding (49 = 32 + 17 columns of two 32-wide tiles) and the transposed one's rows
-// fit the register tiles (49 = 4 x 12 + 1, the one on a 4-row tile). The product goes to the
-// workspace and is transposed into y with the residual and activation. The choice follows
-// the AVX-512 kernel's tiles (12 rows by 32 columns; 4 and 8 rows for the last ones), so the
-// packed weights do not depend on the CPU. It pays where the tile share it saves, times k,
-// outweighs moving each output once more: measured, the transpose costs about what 128
-// multiply-adds per output do (SqueezeNet's 13x13 convs, k = 48 to 576, ran slower
-// transposed; ResNet's 7x7 ones, k = 2304 and 4608, 30% faster).
-namespace {
-constexpr int64_t kTileRows = 12, kTileColumns = 32, kTransposeCostInProducts = 128;
-
-// The share of the register tiles' rows (columns) that m rows (n columns) use.
-double rowUse(int64_t m) {
-  const int64_t rest = m % kTileRows;
-  const int64_t restRows = rest == 0 ? 0 : rest <= 4 ? 4 : rest <= 8 ? 8 : kTileRows;
-  return double(m) / double(m / kTileRows * kTileRows + restRows);
-}
-double columnUse(int64_t n) {
-  return double(n) / double((n + kTileColumns - 1) / kTileColumns * kTileColumns);
-}
-
-// The im2col matrix of the whole map (none for a pointwise conv) and the transposed product.
-size_t transposedWorkspaceFloats(const ConvParams &p) {
-  const GroupShape s(p);
-  return size_t((s.pointwise ? 0 : s.k * s.outPlane) + s.outPlane * p.outChannels);
-}
-} // namespace
-
-bool transposedProductApplies(const ConvParams &p) {
-  const GroupShape s(p);
-  if (p.groups != 1 || p.channelsLast || isDepthwise(p) || winogradApplies(p) ||
-      paddedPlanesApply(p) || !isPlanar(p.window) || s.outPlane < 2)
-    return false;
-  const double straight = rowUse(p.outChannels) * columnUse(s.outPlane);
-  const double transposed = rowUse(s.outPlane) * columnUse(p.outChannels);
-  if ((1.0 - straight / transposed) * double(s.k) < double(kTransposeCostInProducts))
-    return false;
-  return int64_t(transposedWorkspaceFloats(p) * sizeof(float)) <= workspaceLimitOf(p);
-}
-
-namespace {
-void transposedConvF32(const ConvParams &p, const float *x, const float *packedW,
-                       const float *bias, const float *residual, float *y, float *workspace) {
-  const GroupShape s(p);
-  const int64_t out = p.outChannels, positions = s.outPlane;
-  float *product = workspace + (s.pointwise ? 0 : s.k * positions);
-  for (int64_t n = 0; n < p.window.batch; ++n) {
-    const float *xn = x + s.xOffset(p, n, 0);
-    if (!s.pointwise) {
-      im2col(p.window, xn, s.inPerGroup, 0, positions / p.window.out[2], workspace);
-      xn = workspace;
-    }
-    // The bias is added by the product (the epilogue's order: sum, bias); the residual and
-    // the activation on the way back.
-    const PackedOperand weights{packedW, (out + kPackCols - 1) / kPackCols * kPackCols, 0};
-    const GemmEpilogue addBias{nullptr, bias, nullptr, 0, false, 0.0f, 0.0f};
-    GemmArgs transposed{true, false, positions, out, s.k, 1.0f, xn, positions, nullptr, 0,
-                        0.0f, product, out, {}, weights, addBias};
-    sgemmOn(selectedCpuIsa(), transposed);
-    float *yn = y + s.yOffset(p, n, 0);
-    const float *rn = residual ? residual + s.yOffset(p, n, 0) : nullptr;
-    // Blocks of 16 channels by 64 positions: the block's rows of the product (a cache line
-    // each) stay in L1 while its 16 planes take them column by column.
-    constexpr int64_t kChannels = 16, kPositions = 64;
-    parallelForWork((out + kChannels - 1) / kChannels, kChannels * positions,
-                    [&](int64_t begin, int64_t end) {
-                      const int64_t o0 = begin * kChannels, o1 = std::min(out, end * kChannels);
-                      for (int64_t q0 = 0; q0 < positions; q0 += kPositions) {
-                        const int64_t q1 = std::min(positions, q0 + kPositions);
-                        for (int64_t o = o0; o < o1; ++o)
-                          for (int64_t q = q0; q < q1; ++q)
-                            yn[o * positions + q] = product[q * out + o];
-                      }
-                      for (int64_t o = o0; o < o1; ++o) {
-                        float *plane = yn + o * positions;
-                        if (rn)
-                          for (int64_t q = 0; q < positions; ++q)
-                            plane[q] += rn[o * positions + q];
-                        applyEpilogue(p.epilogue, plane, positions);
-                      }
-                    });
-  }
-}
-} // namespace
-
 // Whether the compiler packs the weights decides between im2col and Winograd, and the
 // workspace serves both.
 size_t convWorkspaceBytes(const ConvParams &p) {
@@ -481,11 +393,9 @@ size_t convWorkspaceBytes(const ConvParams &p) {
   if (isDepthwise(p) || p.channelsLast)
     return 0;
   const size_t planes = paddedPlanesApply(p) ? planeWorkspaceBytes(p) : 0;
-  const size_t transposed =
-      transposedProductApplies(p) ? transposedWorkspaceFloats(p) * sizeof(float) : 0;
   const size_t im2col =
       im2colWorkspaceBytes(p) * size_t(isPointwise(p.window) ? 1 : concurrentGroups(p));
-  return std::max({im2col, planes, transposed,
+  return std::max({im2col, planes,
                    winogradApplies(p) ? winogradWorkspaceBytes(p) : 0});
 }
 
@@ -507,8 +417,6 @@ size_t packedConvWeightBytes(const ConvParams &p) {
     return winogradWeightBytes(p);
   if (paddedPlanesApply(p))
     return planeWeightBytes(p);
-  if (transposedProductApplies(p))
-    return packedGemmBBytes(GroupShape(p).k, p.outChannels);
   const GroupShape s(p);
   return size_t(p.groups) * packedGemmABytes(s.outPerGroup, s.k);
 }
@@ -533,12 +441,6 @@ void packConvWeights(const ConvParams &p, const float *w, float *packed) {
   }
   if (paddedPlanesApply(p)) {
     packPlaneWeights(p, w, packed);
-    return;
-  }
-  if (transposedProductApplies(p)) {
-    // The weights (out channels x k) are B transposed.
-    const int64_t k = GroupShape(p).k;
-    packGemmB(true, k, p.outChannels, w, k, packed);
     return;
   }
   const GroupShape s(p);
@@ -570,10 +472,6 @@ void convF32(const ConvParams &p, const float *x, const float *w, const float *b
   }
   if (p.packedWeights && paddedPlanesApply(p)) {
     planeConvF32(p, x, w, bias, residual, y, workspace);
-    return;
-  }
-  if (p.packedWeights && transposedProductApplies(p)) {
-    transposedConvF32(p, x, w, bias, residual, y, workspace);
     return;
   }
   const GroupShape s(p);

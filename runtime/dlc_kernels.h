@@ -333,10 +333,6 @@ bool channelsLastApplies(const ConvParams &p);
 // per group, grouped (RegNet's, ResNeXt's) or with few channels (detectors' early layers),
 // whose planes fit the workspace limit in bands of output rows.
 bool paddedPlanesApply(const ConvParams &p);
-// Whether convF32 runs p (ungrouped, packed weights) as the transposed product, positions by
-// output channels, which suits a small map's positions better than the register tiles'
-// columns do (ResNet's 7x7 stage).
-bool transposedProductApplies(const ConvParams &p);
 // Bytes of scratch memory convF32 needs for these parameters (0 when it can skip im2col:
 // pointwise and depthwise convolutions), for im2col or Winograd, whichever packedWeights picks.
 size_t convWorkspaceBytes(const ConvParams &p);
