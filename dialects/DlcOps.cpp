@@ -207,6 +207,32 @@ LogicalResult MatMulOp::verify() {
   return checkResultShape(*this, expected);
 }
 
+LogicalResult AttentionOp::verify() {
+  auto q = tensorType(getQuery()).getShape(), k = tensorType(getKeys()).getShape(),
+       v = tensorType(getValues()).getShape();
+  if (q.size() < 2 || k.size() != q.size() || v.size() != q.size())
+    return emitOpError("query, keys and values must have the same rank >= 2");
+  if (q.drop_back(2) != k.drop_back(2) || q.drop_back(2) != v.drop_back(2))
+    return emitOpError("query, keys and values must have the same leading dims");
+  if (q.back() != k[k.size() - 2])
+    return emitOpError("query and keys' depths differ: ") << q.back() << " vs " << k[k.size() - 2];
+  if (k.back() != v[v.size() - 2])
+    return emitOpError("keys and values differ in count: ") << k.back() << " vs "
+                                                            << v[v.size() - 2];
+  SmallVector<int64_t> scores(q.drop_back(1));
+  scores.push_back(k.back());
+  if (getBias()) {
+    auto bias = tensorType(getBias()).getShape();
+    auto joint = broadcastShapes(bias, scores);
+    if (failed(joint) || ArrayRef<int64_t>(*joint) != ArrayRef<int64_t>(scores))
+      return emitOpError("bias ") << dimsString(bias) << " does not broadcast to the scores "
+                                  << dimsString(scores);
+  }
+  SmallVector<int64_t> expected(q.drop_back(1));
+  expected.push_back(v.back());
+  return checkResultShape(*this, expected);
+}
+
 // A fused activation (dlc-fuse-epilogues) must be one the runtime has, with its parameters.
 static LogicalResult verifyEpilogue(Operation *op) {
   Attribute attr = op->getAttr(kActivationAttr);

@@ -206,6 +206,24 @@ def Dlc_MatMulOp : Dlc_TensorOp<"matmul", [Dlc_SameElementType]> {
   let hasVerifier = 1;
 }
 
+def Dlc_AttentionOp : Dlc_TensorOp<"attention"> {
+  let summary = "softmax(scale(query x keys) + bias) x values, the softmax over the last axis";
+  let description = [{
+    Scaled dot-product attention as the exporters write it, made by the CPU target's
+    dlc-fuse-attention from MatMul, an optional scalar Mul or Div (`scale`; `divide`: the
+    scores are divided by it), an optional Add of `bias` (a mask), Softmax over the last axis
+    and MatMul. `query` is [..., S, D], `keys` [..., D, T] (already transposed, as the first
+    MatMul takes them), `values` [..., T, E], all with the same leading dims; `bias`
+    broadcasts to the scores [..., S, T]; the result is [..., S, E]. Each step rounds as the
+    op it replaces; the scores exist only in the kernel's workspace, a block of query rows at
+    a time.
+  }];
+  let arguments = (ins Dlc_F32Tensor:$query, Dlc_F32Tensor:$keys, Dlc_F32Tensor:$values,
+                   Optional<Dlc_F32Tensor>:$bias, F32Attr:$scale, BoolAttr:$divide);
+  let results = (outs Dlc_F32Tensor:$output);
+  let hasVerifier = 1;
+}
+
 def Dlc_GemmOp : Dlc_TensorOp<"gemm"> {
   let summary = "alpha * op(a) * op(b) + beta * c, c broadcast to the result";
   let arguments = (ins Dlc_F32Tensor:$a, Dlc_F32Tensor:$b, Optional<Dlc_F32Tensor>:$c,

@@ -49,6 +49,20 @@ def ChannelsLast : Pass<"dlc-channels-last", "mlir::func::FuncOp"> {
   let dependentDialects = ["dlc::DlcDialect"];
 }
 
+def FuseAttention : Pass<"dlc-fuse-attention", "mlir::func::FuncOp"> {
+  let summary = "Compute scaled dot-product attention as one op, without its scores in memory";
+  let description = [{
+    A float32 `dlc.softmax` over the last axis between two `dlc.matmul`s, optionally after a
+    `dlc.mul` or `dlc.div` by a one-element constant and a `dlc.add` (a mask), in that order,
+    becomes one `dlc.attention` when each intermediate value has no other use (a training
+    step's backward reads the probabilities, so its forward stays as it is) and the three
+    matrices share their leading dims. The kernel computes the scores a block of query rows
+    at a time in its workspace: an encoder over 1500 positions no longer writes and reads
+    back 54 MB of scores per layer. Each step rounds as the op it replaces.
+  }];
+  let dependentDialects = ["dlc::DlcDialect"];
+}
+
 def FuseInputScale : Pass<"dlc-fuse-input-scale", "mlir::func::FuncOp"> {
   let summary = "Let channels-last pointwise convolutions scale their input per channel";
   let description = [{

@@ -294,6 +294,21 @@ void sgemmPackedB(bool transA, int64_t m, int64_t n, int64_t k, float alpha, con
 void batchedMatmulF32(const float *a, const int64_t *aOffsets, const float *b,
                       const int64_t *bOffsets, float *c, int64_t batch, int64_t m, int64_t n,
                       int64_t k);
+// Scaled dot-product attention (dlc.attention): for each of `batch` entries, out (S x E) =
+// softmax over each row of (query (S x D) x keys (D x T), multiplied or divided by scale,
+// plus bias) times values (T x E). Only a block of query rows' scores exists at a time, in
+// the workspace (attentionWorkspaceBytes).
+struct AttentionParams {
+  int64_t batch, queries, depth, keys, valueDepth;
+  float scale;
+  bool divide; // the scores are divided by scale; else multiplied (unless it is 1)
+  const float *bias;          // or null
+  const int64_t *biasOffsets; // bias's first element for each batch entry
+  int64_t biasRowStride, biasColumnStride;
+};
+size_t attentionWorkspaceBytes(int64_t batch, int64_t queries, int64_t keys);
+void attentionF32(const AttentionParams &p, const float *query, const float *keys,
+                  const float *values, float *out, float *workspace);
 // The same on int32 (MatMulInteger, QLinearMatMul): exact, sums wrap modulo 2^32.
 void batchedMatmulI32(const int32_t *a, const int64_t *aOffsets, const int32_t *b,
                       const int64_t *bOffsets, int32_t *c, int64_t batch, int64_t m, int64_t n,

@@ -1,4 +1,5 @@
 #include "dlc_kernels.h"
+#include "gemm.h"
 #include "parallel.h"
 
 #include <algorithm>
@@ -49,6 +50,76 @@ void batchedMatmulF32(const float *a, const int64_t *aOffsets, const float *b,
     parallelForWork(batch, m * n * k, products);
   else
     products(0, batch);
+}
+
+namespace {
+// A block of query rows' scores is at most this many floats (512 KB: in L2 beside the keys
+// and values it is multiplied with), and whole 12-row tiles of the GEMM.
+constexpr int64_t kAttentionBlockFloats = 128 * 1024, kAttentionRowMultiple = 12;
+// Blocks in the workspace at once: threads take whole blocks.
+constexpr int64_t kAttentionSlots = 8;
+
+int64_t attentionBlockRows(int64_t queries, int64_t keys) {
+  const int64_t fit = kAttentionBlockFloats / std::max<int64_t>(keys, 1) /
+                      kAttentionRowMultiple * kAttentionRowMultiple;
+  return std::min(queries, std::max(fit, kAttentionRowMultiple));
+}
+
+int64_t attentionSlots(int64_t batch, int64_t queries, int64_t keys) {
+  const int64_t rows = attentionBlockRows(queries, keys);
+  return std::min(kAttentionSlots, batch * ((queries + rows - 1) / rows));
+}
+
+// The steps between the product and the softmax, each rounding as the op it replaces does.
+void scaleAndBias(const AttentionParams &p, const float *bias, float *scores, int64_t rows) {
+  const int64_t n = p.keys;
+  for (int64_t r = 0; r < rows; ++r) {
+    float *row = scores + r * n;
+    if (p.divide)
+      for (int64_t j = 0; j < n; ++j)
+        row[j] /= p.scale;
+    else if (p.scale != 1.0f)
+      for (int64_t j = 0; j < n; ++j)
+        row[j] *= p.scale;
+    if (!bias)
+      continue;
+    const float *biasRow = bias + r * p.biasRowStride;
+    if (p.biasColumnStride == 1)
+      for (int64_t j = 0; j < n; ++j)
+        row[j] += biasRow[j];
+    else
+      for (int64_t j = 0; j < n; ++j)
+        row[j] += biasRow[j * p.biasColumnStride];
+  }
+}
+} // namespace
+
+size_t attentionWorkspaceBytes(int64_t batch, int64_t queries, int64_t keys) {
+  return size_t(attentionSlots(batch, queries, keys) * attentionBlockRows(queries, keys) * keys) *
+         sizeof(float);
+}
+
+void attentionF32(const AttentionParams &p, const float *query, const float *keys,
+                  const float *values, float *out, float *workspace) {
+  const int64_t rows = attentionBlockRows(p.queries, p.keys);
+  const int64_t blocks = (p.queries + rows - 1) / rows, items = p.batch * blocks;
+  const int64_t slots = attentionSlots(p.batch, p.queries, p.keys);
+  const int64_t s = p.queries, d = p.depth, t = p.keys, e = p.valueDepth;
+  for (int64_t i0 = 0; i0 < items; i0 += slots)
+    parallelFor(std::min(slots, items - i0), 1, [&](int64_t first, int64_t end) {
+      for (int64_t slot = first; slot < end; ++slot) {
+        const int64_t item = i0 + slot, b = item / blocks, r0 = item % blocks * rows;
+        const int64_t m = std::min(rows, s - r0);
+        float *scores = workspace + slot * rows * t;
+        sgemm(false, false, m, t, d, 1.0f, query + (b * s + r0) * d, d, keys + b * d * t, t,
+              0.0f, scores, t);
+        scaleAndBias(p, p.bias ? p.bias + p.biasOffsets[b] + r0 * p.biasRowStride : nullptr,
+                     scores, m);
+        softmaxRows(scores, scores, m, t, false);
+        sgemm(false, false, m, e, t, 1.0f, scores, t, values + b * t * e, e, 0.0f,
+              out + (b * s + r0) * e, e);
+      }
+    });
 }
 
 namespace {

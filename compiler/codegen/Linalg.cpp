@@ -55,6 +55,46 @@ LogicalResult emitMatMul(Operation *op, KernelEmitter &e) {
   return success();
 }
 
+LogicalResult emitAttention(Operation *op, KernelEmitter &e) {
+  auto attention = cast<AttentionOp>(op);
+  auto q = tensorType(attention.getQuery()).getShape();
+  auto keys = tensorType(attention.getKeys()).getShape();
+  auto out = tensorType(attention.getOutput()).getShape();
+  const int64_t s = q[q.size() - 2], d = q.back(), t = keys.back(), ev = out.back();
+  const int64_t batch = product(q.drop_back(2));
+  std::string bias = "nullptr", offsets = "nullptr";
+  int64_t rowStride = 0, columnStride = 0;
+  if (Value biasValue = attention.getBias()) {
+    SmallVector<int64_t> scores(q.drop_back(1));
+    scores.push_back(t);
+    SmallVector<int64_t> strides =
+        broadcastStrides(tensorType(biasValue).getShape(), scores);
+    rowStride = strides[strides.size() - 2];
+    columnStride = strides.back();
+    auto batchDims = ArrayRef<int64_t>(scores).drop_back(2);
+    SmallVector<int64_t> perEntry;
+    for (int64_t flat = 0; flat < batch; ++flat) {
+      int64_t rest = flat, offset = 0;
+      for (int64_t i = (int64_t)batchDims.size() - 1; i >= 0; --i) {
+        offset += rest % batchDims[i] * strides[i];
+        rest /= batchDims[i];
+      }
+      perEntry.push_back(offset);
+    }
+    bias = e.ptr(biasValue);
+    offsets = e.array(perEntry);
+  }
+  e.line("dlc::rt::attentionF32(dlc::rt::AttentionParams{" + std::to_string(batch) + ", " +
+         std::to_string(s) + ", " + std::to_string(d) + ", " + std::to_string(t) + ", " +
+         std::to_string(ev) + ", " + floatLiteral(attention.getScale().convertToFloat()) +
+         ", " + (attention.getDivide() ? "true" : "false") + ", " + bias + ", " + offsets +
+         ", " + std::to_string(rowStride) + ", " + std::to_string(columnStride) + "}, " +
+         e.ptr(attention.getQuery()) + ", " + e.ptr(attention.getKeys()) + ", " +
+         e.ptr(attention.getValues()) + ", " + e.ptr(attention.getOutput()) + ", " +
+         e.workspace(op) + ");");
+  return success();
+}
+
 LogicalResult emitGemm(Operation *op, KernelEmitter &e) {
   auto gemm = cast<GemmOp>(op);
   auto a = tensorType(gemm.getA()).getShape(), b = tensorType(gemm.getB()).getShape();
@@ -154,6 +194,7 @@ std::optional<WeightPacking> weightPacking(OpOperand &use) {
 void addLinalgEmitters(EmitterTable &table) {
   table.forOp<MatMulOp>() = emitMatMul;
   table.forOp<GemmOp>() = emitGemm;
+  table.forOp<AttentionOp>() = emitAttention;
   table.forOp<DetOp>() = [](Operation *op, KernelEmitter &e) {
     auto det = cast<DetOp>(op);
     auto shape = tensorType(det.getInput()).getShape();

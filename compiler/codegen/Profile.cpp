@@ -28,6 +28,13 @@ double multiplyAddsPerResult(Operation *op) {
     auto a = tensorType(gemm.getA()).getShape();
     return double(gemm.getTransA() ? a[0] : a[1]);
   }
+  // Both products: each query's T scores (depth D each) and its E outputs (T each).
+  if (auto attention = dyn_cast<AttentionOp>(op)) {
+    const double depth = double(tensorType(attention.getQuery()).getShape().back()),
+                 keys = double(tensorType(attention.getKeys()).getShape().back()),
+                 valueDepth = double(tensorType(attention.getValues()).getShape().back());
+    return keys * (depth + valueDepth) / valueDepth;
+  }
   // A weight of [out, in / group, spatial...]: each result sums in / group x spatial products.
   if (auto conv = dyn_cast<ConvOp>(op))
     return elements(conv.getWeight()) / double(tensorType(conv.getWeight()).getDimSize(0));

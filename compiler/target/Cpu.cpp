@@ -34,7 +34,8 @@ class CpuTarget final : public Target {
 public:
   CpuTarget()
       : Target({"cpu", "", ".cpp", /*packsWeights=*/true, /*poisonsDeadMemory=*/true,
-                /*needsNvcc=*/false, /*libraries=*/{}}) {}
+                /*needsNvcc=*/false, /*libraries=*/{},
+                /*ownOps=*/{AttentionOp::getOperationName().data()}}) {}
 
   std::optional<int64_t> workspaceBytes(Operation *op) const override {
     if (auto conv = dyn_cast<ConvOp>(op))
@@ -43,6 +44,11 @@ public:
       return convWorkspace(convParams(grad), rt::convBackwardDataWorkspaceBytes);
     if (auto grad = dyn_cast<ConvGradWeightOp>(op))
       return convWorkspace(convParams(grad), rt::convBackwardFilterWorkspaceBytes);
+    if (auto attention = dyn_cast<AttentionOp>(op)) {
+      auto q = tensorType(attention.getQuery()).getShape();
+      return int64_t(rt::attentionWorkspaceBytes(product(q.drop_back(2)), q[q.size() - 2],
+                                                 tensorType(attention.getKeys()).getShape().back()));
+    }
     // An LU copy of one matrix: the kernel factors the matrices one after another.
     if (auto det = dyn_cast<DetOp>(op)) {
       int64_t m = tensorType(det.getInput()).getShape().back();
@@ -79,6 +85,7 @@ protected:
   void addLayoutPasses(OpPassManager &pm) const override {
     pm.addNestedPass<func::FuncOp>(createChannelsLast());
     pm.addNestedPass<func::FuncOp>(createFuseInputScale());
+    pm.addNestedPass<func::FuncOp>(createFuseAttention());
   }
   LogicalResult checkAttributes(Operation *) const override { return success(); }
 };

@@ -137,6 +137,8 @@ LogicalResult Target::checkLegal(Operation *op) const {
   for (const auto &[name, reason] : opsWithoutEmitter())
     if (name == opName)
       return op->emitError("no target emits ") << opName << " (" << reason << ")";
+  if (const Target *owner = ownerOfOp(opName); owner && owner != this)
+    return op->emitError("only the ") << owner->name() << " target's passes make " << opName;
   if (!emitters().count(opName))
     return op->emitError("no ") << StringRef(name()).upper() << " kernel for op "
                                  << op->getName();
@@ -162,6 +164,20 @@ TargetTemplates Target::templates() const {
   return {model + ".h.tpl", model + facts.sourceExtension + ".tpl",
           std::string("codegen_templates/train") + facts.templateSuffix + ".tpl",
           cpu ? "codegen_templates/profile.tpl" : "", cpu ? "codegen_templates/dump.tpl" : ""};
+}
+
+bool Target::ownsOp(StringRef opName) const {
+  for (const char *own : facts.ownOps)
+    if (opName == own)
+      return true;
+  return false;
+}
+
+const Target *ownerOfOp(StringRef opName) {
+  for (const Target *target : allTargets())
+    if (target->ownsOp(opName))
+      return target;
+  return nullptr;
 }
 
 const std::vector<const Target *> &allTargets() {

@@ -71,6 +71,9 @@ struct TargetFacts {
   // The libraries (as -l names them) this target's runtime calls into, beyond what every
   // library's CPU runtime needs.
   std::vector<const char *> libraries;
+  // The ops only this target's own passes create (the CPU's dlc.attention): no other target
+  // meets them, so no other target has an emitter for them.
+  std::vector<const char *> ownOps = {};
 };
 
 class Target {
@@ -84,6 +87,7 @@ public:
   bool packsWeights() const { return facts.packsWeights; }
   bool poisonsDeadMemory() const { return facts.poisonsDeadMemory; }
   bool needsNvcc() const { return facts.needsNvcc; }
+  bool ownsOp(llvm::StringRef opName) const;
   // What a program linking a library of this target's models links besides it (as -l names
   // them): the CPU runtime's libraries, then the target's. `dlc link-libraries` prints them
   // for build systems (dlc_add_model).
@@ -134,8 +138,13 @@ private:
 
 // The ops no target has an emitter for, each with the reason (ONNX Dropout is lowered before
 // the pipeline; a constant's bytes are the weights, emitted as data). Every other op of the
-// dialect has an emitter on every target: a unit test holds each target to that.
+// dialect has an emitter on every target but those another target owns (TargetFacts::ownOps):
+// a unit test holds each target to that.
 const std::vector<std::pair<std::string, std::string>> &opsWithoutEmitter();
+
+// The target whose own passes alone create the op of this name (TargetFacts::ownOps), or
+// null: every target emits it.
+const Target *ownerOfOp(llvm::StringRef opName);
 
 // Every target, in --target order.
 const std::vector<const Target *> &allTargets();

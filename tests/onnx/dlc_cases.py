@@ -208,6 +208,47 @@ def block_cases(rng):
         conv("g2", f(24, 48, 1, 1), f(24), "y")), [f(1, 48, 15, 13)]
 
 
+def attention_cases(rng):
+    """Attention as exporters write it, which the CPU target computes as one op
+    (dlc-fuse-attention): (name, nodes, graph inputs)."""
+    f = lambda *shape: rng.standard_normal(shape).astype(np.float32)
+
+    def attention(scale_node, mask):
+        nodes = [helper.make_node("Transpose", ["x1"], ["kt"], name="kt", perm=[0, 1, 3, 2]),
+                 helper.make_node("MatMul", ["x0", "kt"], ["scores"], name="scores")]
+        last = "scores"
+        if scale_node:
+            nodes += [constant("scale", np.array(scale_node[1], np.float32)),
+                      helper.make_node(scale_node[0], ["scores", "scale"], ["scaled"],
+                                       name="scaled")]
+            last = "scaled"
+        if mask:
+            nodes.append(helper.make_node("Add", [last, "x3"], ["masked"], name="masked"))
+            last = "masked"
+        return nodes + [helper.make_node("Softmax", [last], ["probs"], name="probs", axis=-1),
+                        helper.make_node("MatMul", ["probs", "x2"], ["y"], name="y")]
+
+    # Hugging Face's BERT: scores / sqrt(depth) + a padding mask of 0 and finfo(float32).min;
+    # the second sequence's mask hides every key of its rows' last 5 (and the whole of a
+    # third sequence: uniform weights, as the unfused graph gives).
+    heads, queries, keys, depth = 4, 37, 37, 16
+    mask = np.zeros((3, 1, 1, keys), np.float32)
+    mask[1, ..., -5:] = np.finfo(np.float32).min
+    mask[2] = np.finfo(np.float32).min
+    yield "attention_bert_padding_mask", attention(("Div", 4.0), True), [
+        f(3, heads, queries, depth), f(3, heads, keys, depth), f(3, heads, keys, depth), mask]
+    # A scale by Mul and a causal mask per query row; 200 queries over 700 keys take two blocks
+    # of rows in the kernel's workspace.
+    queries, keys = 200, 700
+    causal = np.where(np.arange(keys)[None, :] <= np.arange(queries)[:, None] + 500, 0.0,
+                      np.finfo(np.float32).min).astype(np.float32)[None, None]
+    yield "attention_causal_mask_blocks", attention(("Mul", 0.35), True), [
+        f(1, 2, queries, 8), f(1, 2, keys, 8), f(1, 2, keys, 8), causal]
+    # No scale and no mask (the scale folded into the query, as torch's exporter writes it).
+    yield "attention_plain", attention(None, False), [f(2, 3, 10, 8), f(2, 3, 12, 8),
+                                                      f(2, 3, 12, 8)]
+
+
 def make_graph_model(nodes, inputs):
     """A model of `nodes` reading graph inputs x0, x1, ... and writing y."""
     names = ["x%d" % i for i in range(len(inputs))]
@@ -262,7 +303,7 @@ def main():
                 yield (name, inputs) + make_model(op, attrs, inputs, *constants)
 
     def pattern_cases():
-        for cases in (exported_pattern_cases, silu_cases, block_cases):
+        for cases in (exported_pattern_cases, silu_cases, block_cases, attention_cases):
             for name, nodes, inputs in cases(rng):
                 yield (name, inputs) + make_graph_model(nodes, inputs)
 

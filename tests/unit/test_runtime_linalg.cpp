@@ -482,3 +482,92 @@ TEST_CASE("detF32 matches cofactor expansion, singular and permuted matrices", "
   detF32(swapped, &det, 1, 3, workspace);
   CHECK(det == -1.0f);
 }
+
+namespace {
+struct AttentionCase {
+  int64_t batch, queries, depth, keys, valueDepth;
+  float scale;
+  bool divide;
+  int64_t biasEntries, biasRowStride, biasColumnStride; // biasEntries 0: no bias
+};
+
+// softmax(scale(q kᵀ) + bias) v in double, the bias entry of batch b being b % biasEntries.
+std::vector<double> attentionReference(const AttentionCase &c, const std::vector<float> &q,
+                                       const std::vector<float> &k, const std::vector<float> &v,
+                                       const std::vector<float> &bias,
+                                       const std::vector<int64_t> &biasOffsets) {
+  std::vector<double> out(size_t(c.batch * c.queries * c.valueDepth)), p(size_t(c.keys));
+  for (int64_t b = 0; b < c.batch; ++b)
+    for (int64_t i = 0; i < c.queries; ++i) {
+      double top = -INFINITY;
+      for (int64_t j = 0; j < c.keys; ++j) {
+        double s = 0;
+        for (int64_t x = 0; x < c.depth; ++x)
+          s += double(q[(b * c.queries + i) * c.depth + x]) * k[(b * c.depth + x) * c.keys + j];
+        s = c.divide ? s / c.scale : s * c.scale;
+        if (c.biasEntries)
+          s += bias[biasOffsets[b] + i * c.biasRowStride + j * c.biasColumnStride];
+        p[j] = s;
+        top = std::max(top, s);
+      }
+      double sum = 0;
+      for (double &x : p)
+        sum += (x = std::exp(x - top));
+      for (int64_t e = 0; e < c.valueDepth; ++e) {
+        double o = 0;
+        for (int64_t j = 0; j < c.keys; ++j)
+          o += p[j] / sum * v[(b * c.keys + j) * c.valueDepth + e];
+        out[(b * c.queries + i) * c.valueDepth + e] = o;
+      }
+    }
+  return out;
+}
+} // namespace
+
+TEST_CASE("attention matches softmax(scale(q k^T) + bias) v in double, on any thread count",
+          "[linalg]") {
+  std::mt19937 rng(29);
+  // 2000 keys: blocks of 60 query rows (130 = 60 + 60 + 10) and 27 blocks through 8
+  // workspace slots; masks shared across heads and rows (row stride 0), full (also across
+  // blocks), and one per row (column stride 0); a Mul, a Div and no scale.
+  for (const AttentionCase &c :
+       {AttentionCase{9, 130, 16, 2000, 8, 4.0f, true, 3, 0, 1},
+        AttentionCase{2, 70, 8, 2000, 4, 0.25f, false, 1, 2000, 1},
+        AttentionCase{2, 5, 7, 3, 5, 0.5f, false, 2, 3, 1},
+        AttentionCase{3, 4, 3, 6, 2, 1.0f, false, 3, 1, 0},
+        AttentionCase{4, 33, 64, 33, 64, 1.0f, false, 0, 0, 0}}) {
+    INFO("batch " << c.batch << " queries " << c.queries << " keys " << c.keys);
+    std::vector<float> q = randomFloats(rng, c.batch * c.queries * c.depth),
+                       k = randomFloats(rng, c.batch * c.depth * c.keys),
+                       v = randomFloats(rng, c.batch * c.keys * c.valueDepth);
+    const int64_t biasEntrySize =
+        std::max<int64_t>(1, (c.queries - 1) * c.biasRowStride + (c.keys - 1) * c.biasColumnStride + 1);
+    std::vector<float> bias = randomFloats(rng, c.biasEntries * biasEntrySize, -3.0f, 3.0f);
+    std::vector<int64_t> biasOffsets;
+    for (int64_t b = 0; b < c.batch; ++b)
+      biasOffsets.push_back(c.biasEntries ? b % c.biasEntries * biasEntrySize : 0);
+    const AttentionParams p{c.batch, c.queries, c.depth, c.keys, c.valueDepth, c.scale,
+                            c.divide, c.biasEntries ? bias.data() : nullptr, biasOffsets.data(),
+                            c.biasRowStride, c.biasColumnStride};
+    std::vector<float> workspace(attentionWorkspaceBytes(c.batch, c.queries, c.keys) /
+                                 sizeof(float));
+    auto run = [&] {
+      std::vector<float> out(size_t(c.batch * c.queries * c.valueDepth), NAN);
+      std::fill(workspace.begin(), workspace.end(), NAN);
+      attentionF32(p, q.data(), k.data(), v.data(), out.data(), workspace.data());
+      return out;
+    };
+    std::vector<float> serial = run();
+    requireClose(serial, attentionReference(c, q, k, v, bias, biasOffsets), 0.0, 2e-6);
+    ThreadPool *pool = createThreadPool(3);
+    REQUIRE(pool);
+    {
+      ThreadScope scope(pool);
+      CHECK(run() == serial);
+    }
+    destroyThreadPool(pool);
+  }
+  // The workspace holds at most 8 blocks of query rows, not the whole [heads, S, T] scores.
+  CHECK(attentionWorkspaceBytes(6, 1500, 1500) == 8 * 84 * 1500 * sizeof(float));
+  CHECK(attentionWorkspaceBytes(2, 128, 128) == 2 * 128 * 128 * sizeof(float));
+}

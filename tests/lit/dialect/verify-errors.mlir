@@ -298,3 +298,35 @@ func.func @roi_align_empty_map(%x: tensor<1x2x0x4xf32>, %rois: tensor<3x4xf32>, 
   %r = dlc.roi_align %x, %rois, %b {half_pixel = true, max = false, sampling_ratio = 0 : i64, spatial_scale = 1.0 : f32} : (tensor<1x2x0x4xf32>, tensor<3x4xf32>, tensor<3xi64>) -> tensor<3x2x2x2xf32>
   return %r : tensor<3x2x2x2xf32>
 }
+
+// -----
+
+func.func @attention_depths(%q: tensor<2x10x8xf32>, %k: tensor<2x6x12xf32>, %v: tensor<2x12x4xf32>) -> tensor<2x10x4xf32> {
+  // expected-error @+1 {{query and keys' depths differ: 8 vs 6}}
+  %r = dlc.attention %q, %k, %v {divide = false, scale = 1.0 : f32} : (tensor<2x10x8xf32>, tensor<2x6x12xf32>, tensor<2x12x4xf32>) -> tensor<2x10x4xf32>
+  return %r : tensor<2x10x4xf32>
+}
+
+// -----
+
+func.func @attention_heads(%q: tensor<2x10x8xf32>, %k: tensor<1x8x12xf32>, %v: tensor<2x12x4xf32>) -> tensor<2x10x4xf32> {
+  // expected-error @+1 {{query, keys and values must have the same leading dims}}
+  %r = dlc.attention %q, %k, %v {divide = false, scale = 1.0 : f32} : (tensor<2x10x8xf32>, tensor<1x8x12xf32>, tensor<2x12x4xf32>) -> tensor<2x10x4xf32>
+  return %r : tensor<2x10x4xf32>
+}
+
+// -----
+
+func.func @attention_bias(%q: tensor<2x10x8xf32>, %k: tensor<2x8x12xf32>, %v: tensor<2x12x4xf32>, %b: tensor<2x10x4xf32>) -> tensor<2x10x4xf32> {
+  // expected-error @+1 {{bias [2,10,4] does not broadcast to the scores [2,10,12]}}
+  %r = dlc.attention %q, %k, %v, %b {divide = false, scale = 1.0 : f32} : (tensor<2x10x8xf32>, tensor<2x8x12xf32>, tensor<2x12x4xf32>, tensor<2x10x4xf32>) -> tensor<2x10x4xf32>
+  return %r : tensor<2x10x4xf32>
+}
+
+// -----
+
+func.func @attention_result(%q: tensor<2x10x8xf32>, %k: tensor<2x8x12xf32>, %v: tensor<2x12x4xf32>) -> tensor<2x10x12xf32> {
+  // expected-error @+1 {{result shape [2,10,12] should be [2,10,4]}}
+  %r = dlc.attention %q, %k, %v {divide = false, scale = 1.0 : f32} : (tensor<2x10x8xf32>, tensor<2x8x12xf32>, tensor<2x12x4xf32>) -> tensor<2x10x12xf32>
+  return %r : tensor<2x10x12xf32>
+}
