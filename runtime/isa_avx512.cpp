@@ -48,6 +48,9 @@ struct Avx512 {
   // -Wmaybe-uninitialized reports.
   static Vec max(Vec a, Vec b) { return _mm512_maskz_max_ps(0xffff, a, b); }
   static Vec min(Vec a, Vec b) { return _mm512_maskz_min_ps(0xffff, a, b); }
+  // p * 2^n for integral n (vector_math.h's exp), rounded once.
+  static constexpr bool kScalesByPowerOf2 = true;
+  static Vec scaleByPowerOf2(Vec p, Vec n) { return _mm512_maskz_scalef_ps(0xffff, p, n); }
   // max(v, kept) keeps kept where either is NaN; a NaN v then replaces it.
   static Vec maxOrNan(Vec kept, Vec v) {
     return _mm512_mask_mov_ps(max(v, kept), _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), v);

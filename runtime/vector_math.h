@@ -8,6 +8,9 @@
 //
 // V provides Vec (a GCC vector of floats) and fma(a, b, c) = a * b + c. Comparisons of
 // vectors give int32 masks; `mask ? a : b` selects per lane; (I)f and (F)i reinterpret bits.
+// Where V also has scaleByPowerOf2(p, n) (AVX-512's vscalefps: p * 2^n for integral n, rounded
+// once; V::kScalesByPowerOf2 says so), exp uses it instead of building the power of 2 from integer bits: the same bits, a
+// third fewer instructions.
 //
 // The polynomials were fitted on this file's intervals (weighted least squares iterated toward
 // the minimax error, in double, then rounded to float): each approximates its function to a
@@ -18,10 +21,15 @@
 #include "dlc_kernels.h"
 
 #include <cstring>
+#include <type_traits>
 
 namespace dlc {
 namespace rt {
 namespace {
+
+template <class V, class = void> struct HasScaleByPowerOf2 : std::false_type {};
+template <class V>
+struct HasScaleByPowerOf2<V, std::void_t<decltype(V::kScalesByPowerOf2)>> : std::true_type {};
 
 template <class V> struct VectorMath {
   using F = typename V::Vec;
@@ -56,13 +64,17 @@ template <class V> struct VectorMath {
     const F kRound = splat(12582912.0f);
     F shifted = V::fma(x, splat(1.44269504f), kRound);
     F n = shifted - kRound;
-    I ni = (I)shifted - (I)kRound;
     F r = V::fma(n, splat(-kLn2Hi), x);
     r = V::fma(n, splat(-kLn2Lo), r);
     F p = V::fma(r * r, poly(r, kP), r) + 1.0f;
-    I half = ni >> 1;
-    F scaleA = (F)((half + 127) << 23), scaleB = (F)((ni - half + 127) << 23);
-    return p * scaleA * scaleB;
+    if constexpr (HasScaleByPowerOf2<V>::value) {
+      return V::scaleByPowerOf2(p, n);
+    } else {
+      I ni = (I)shifted - (I)kRound;
+      I half = ni >> 1;
+      F scaleA = (F)((half + 127) << 23), scaleB = (F)((ni - half + 127) << 23);
+      return p * scaleA * scaleB;
+    }
   }
 
   // log x = e ln 2 + log(1 + f) with x = 2^e (1 + f), sqrt(1/2) <= 1 + f < sqrt(2);
