@@ -8,6 +8,20 @@ using namespace mlir;
 
 namespace dlc {
 
+// For each entry of `dims` in row-major order, the sum of its indices times `strides`.
+static SmallVector<int64_t> flatOffsets(ArrayRef<int64_t> dims, ArrayRef<int64_t> strides) {
+  SmallVector<int64_t> offsets;
+  for (int64_t flat = 0, count = product(dims); flat < count; ++flat) {
+    int64_t rest = flat, offset = 0;
+    for (int64_t d = (int64_t)dims.size() - 1; d >= 0; --d) {
+      offset += rest % dims[d] * strides[d];
+      rest /= dims[d];
+    }
+    offsets.push_back(offset);
+  }
+  return offsets;
+}
+
 FailureOr<SmallVector<int64_t>> batchOffsets(Operation *op, ArrayRef<int64_t> operandShape,
                                              ArrayRef<int64_t> batch) {
   auto operandBatch = operandShape.drop_back(2);
@@ -21,15 +35,9 @@ FailureOr<SmallVector<int64_t>> batchOffsets(Operation *op, ArrayRef<int64_t> op
              << dimsString(batch) << " matrices is more than dlc's code generation supports ("
              << kMaxBatchMatrices << ")";
   }
-  SmallVector<int64_t> offsets;
-  for (int64_t flat = 0; flat < count; ++flat) {
-    int64_t rest = flat, offset = 0;
-    for (int64_t d = (int64_t)batch.size() - 1; d >= 0; --d) {
-      offset += (rest % batch[d]) * strides[d];
-      rest /= batch[d];
-    }
-    offsets.push_back(offset * matrix);
-  }
+  SmallVector<int64_t> offsets = flatOffsets(batch, strides);
+  for (int64_t &offset : offsets)
+    offset *= matrix;
   return offsets;
 }
 
@@ -71,18 +79,8 @@ LogicalResult emitAttention(Operation *op, KernelEmitter &e) {
         broadcastStrides(tensorType(biasValue).getShape(), scores);
     rowStride = strides[strides.size() - 2];
     columnStride = strides.back();
-    auto batchDims = ArrayRef<int64_t>(scores).drop_back(2);
-    SmallVector<int64_t> perEntry;
-    for (int64_t flat = 0; flat < batch; ++flat) {
-      int64_t rest = flat, offset = 0;
-      for (int64_t i = (int64_t)batchDims.size() - 1; i >= 0; --i) {
-        offset += rest % batchDims[i] * strides[i];
-        rest /= batchDims[i];
-      }
-      perEntry.push_back(offset);
-    }
     bias = e.ptr(biasValue);
-    offsets = e.array(perEntry);
+    offsets = e.array(flatOffsets(q.drop_back(2), strides));
   }
   e.line("dlc::rt::attentionF32(dlc::rt::AttentionParams{" + std::to_string(batch) + ", " +
          std::to_string(s) + ", " + std::to_string(d) + ", " + std::to_string(t) + ", " +

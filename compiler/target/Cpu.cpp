@@ -46,8 +46,8 @@ public:
       return convWorkspace(convParams(grad), rt::convBackwardFilterWorkspaceBytes);
     if (auto attention = dyn_cast<AttentionOp>(op)) {
       auto q = tensorType(attention.getQuery()).getShape();
-      return int64_t(rt::attentionWorkspaceBytes(product(q.drop_back(2)), q[q.size() - 2],
-                                                 tensorType(attention.getKeys()).getShape().back()));
+      const int64_t keys = tensorType(attention.getKeys()).getShape().back();
+      return int64_t(rt::attentionWorkspaceBytes(product(q.drop_back(2)), q[q.size() - 2], keys));
     }
     // An LU copy of one matrix: the kernel factors the matrices one after another.
     if (auto det = dyn_cast<DetOp>(op)) {
