@@ -1,5 +1,5 @@
-// Checks shared by the op verifiers of DlcOps.cpp (forward ops) and TrainingOps.cpp (gradient
-// and optimizer ops). Include only from those files.
+// Checks shared by the op verifiers of the dialect's translation units (DlcOps.cpp, WindowOps.cpp,
+// TrainingOps.cpp). Include only from those files.
 #ifndef DLC_DIALECTS_VERIFIERS_H
 #define DLC_DIALECTS_VERIFIERS_H
 
@@ -13,6 +13,8 @@ mlir::RankedTensorType tensorType(mlir::Value v);
 mlir::LogicalResult checkResultShape(mlir::Operation *op, llvm::ArrayRef<int64_t> expected);
 // Every value has the shape of `like`.
 mlir::LogicalResult sameShapes(mlir::Operation *op, mlir::ValueRange values, mlir::Value like);
+// A fused activation (dlc-fuse-epilogues) must be one the runtime has, with its parameters.
+mlir::LogicalResult verifyEpilogue(mlir::Operation *op);
 // Checks window attributes and returns the expected [N, C_out, spatial...] shape.
 mlir::FailureOr<llvm::SmallVector<int64_t>>
 verifyWindow(mlir::Operation *op, llvm::ArrayRef<int64_t> input, llvm::ArrayRef<int64_t> kernel,

@@ -29,6 +29,8 @@ namespace func = mlir::func;
 // Ops the importer evaluates itself instead of through the op table: sequence ops (their
 // sequences exist only at compile time) and control flow (unrolled).
 bool isSequenceOp(const std::string &op);
+// The sequence and Optional ops, for the list of supported ops.
+const std::set<std::string> &sequenceOps();
 // If, Loop, Scan and SequenceMap: their bodies are imported where they run.
 const std::set<std::string> &controlFlowOps();
 // A rank-0 int64 or bool constant.

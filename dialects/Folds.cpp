@@ -1,0 +1,141 @@
+// Folds and canonicalizations of the forward ops, and constants as bytes.
+#include "dialects/DlcDialect.h"
+#include "dialects/Sizes.h"
+#include "dialects/Verifiers.h"
+
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/PatternMatch.h"
+
+#include <cstring>
+
+using namespace mlir;
+
+namespace dlc {
+
+LogicalResult PowOp::canonicalize(PowOp op, PatternRewriter &rewriter) {
+  auto exponent = op.getRhs().getDefiningOp<ConstantOp>();
+  auto values = exponent ? dyn_cast<DenseFPElementsAttr>(exponent.getValue()) : nullptr;
+  if (!values || !values.isSplat() || !values.getSplatValue<APFloat>().isExactlyValue(2.0) ||
+      op.getLhs().getType() != op.getType())
+    return failure();
+  rewriter.replaceOpWithNewOp<MulOp>(op, op.getType(), op.getLhs(), op.getLhs());
+  return success();
+}
+
+namespace {
+
+// Whether the constant `attr` holds `value` in every element (bools never: they are not
+// arithmetic). Reads the stored bytes in place: a large weight is not copied to be checked.
+bool holdsOnly(Attribute attr, double value) {
+  auto elements = dyn_cast_or_null<ElementsAttr>(attr);
+  if (!elements || elements.getElementType().isInteger(1))
+    return false;
+  Type element = elements.getElementType();
+  ArrayRef<char> bytes;
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(elements))
+    bytes = resource.getRawHandle().getBlob()->getData();
+  else if (auto dense = dyn_cast<DenseElementsAttr>(elements))
+    bytes = dense.getRawData(); // one element when splat
+  int64_t width = elementBytes(element);
+  if (bytes.empty() || width <= 0 || bytes.size() % width)
+    return false;
+  auto all = [&](auto zero) {
+    using T = decltype(zero);
+    for (size_t at = 0; at < bytes.size(); at += sizeof(T)) {
+      T v;
+      std::memcpy(&v, bytes.data() + at, sizeof v);
+      if (v != T(value))
+        return false;
+    }
+    return true;
+  };
+  if (element.isF32())
+    return all(0.0f);
+  if (element.isF64())
+    return all(0.0);
+  if (!element.isInteger())
+    return false;
+  switch (width) {
+  case 1: return all(uint8_t(0));
+  case 2: return all(uint16_t(0));
+  case 4: return all(uint32_t(0));
+  case 8: return all(uint64_t(0));
+  }
+  return false;
+}
+
+// `x` when `other` (the other operand's constant, if any) is the identity and the result has
+// x's type; else no fold.
+OpFoldResult identityFold(Operation *op, Value x, Attribute other, double identity) {
+  return x.getType() == op->getResult(0).getType() && holdsOnly(other, identity)
+             ? OpFoldResult(x)
+             : OpFoldResult();
+}
+
+// The same for an op whose identity works on either side (add, mul); `lhs` and `rhs` are
+// the operands' constants, if any.
+OpFoldResult eitherSideIdentityFold(Operation *op, Attribute lhs, Attribute rhs,
+                                    double identity) {
+  if (OpFoldResult folded = identityFold(op, op->getOperand(0), rhs, identity))
+    return folded;
+  return identityFold(op, op->getOperand(1), lhs, identity);
+}
+
+} // namespace
+
+OpFoldResult AddOp::fold(FoldAdaptor adaptor) {
+  return eitherSideIdentityFold(*this, adaptor.getLhs(), adaptor.getRhs(), 0);
+}
+
+OpFoldResult SubOp::fold(FoldAdaptor adaptor) {
+  return identityFold(*this, getLhs(), adaptor.getRhs(), 0);
+}
+
+OpFoldResult MulOp::fold(FoldAdaptor adaptor) {
+  return eitherSideIdentityFold(*this, adaptor.getLhs(), adaptor.getRhs(), 1);
+}
+
+OpFoldResult DivOp::fold(FoldAdaptor adaptor) {
+  return identityFold(*this, getLhs(), adaptor.getRhs(), 1);
+}
+
+OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
+
+std::vector<char> elementsBytes(ElementsAttr value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  std::vector<char> bytes(tensorBytes(type));
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(value)) {
+    ArrayRef<char> data = resource.getRawHandle().getBlob()->getData();
+    std::memcpy(bytes.data(), data.data(), std::min(bytes.size(), data.size()));
+    return bytes;
+  }
+  auto dense = cast<DenseElementsAttr>(value);
+  if (type.getElementType().isInteger(1)) { // DenseElementsAttr packs bools as bits
+    for (auto [i, bit] : llvm::enumerate(dense.getValues<bool>()))
+      bytes[i] = bit;
+    return bytes;
+  }
+  ArrayRef<char> raw = dense.getRawData(); // one element when splat
+  for (size_t offset = 0; offset < bytes.size(); offset += raw.size())
+    std::memcpy(bytes.data() + offset, raw.data(), std::min(raw.size(), bytes.size() - offset));
+  return bytes;
+}
+
+std::vector<char> ConstantOp::getBytes() { return elementsBytes(getValue()); }
+
+ConstantOp ConstantOp::fromBytes(OpBuilder &builder, Location loc, RankedTensorType type,
+                                 ArrayRef<char> bytes, StringRef blobName) {
+  ElementsAttr value;
+  if (type.getElementType().isInteger(1)) {
+    SmallVector<bool> bits(bytes.begin(), bytes.end());
+    value = DenseElementsAttr::get(type, bits);
+  } else if (bytes.size() <= 64) {
+    value = DenseElementsAttr::getFromRawBuffer(type, bytes);
+  } else {
+    auto blob = HeapAsmResourceBlob::allocateAndCopyInferAlign(bytes);
+    value = DenseResourceElementsAttr::get(type, blobName, std::move(blob));
+  }
+  return builder.create<ConstantOp>(loc, type, value);
+}
+
+} // namespace dlc
