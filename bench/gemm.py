@@ -20,8 +20,17 @@ ROOT = os.path.dirname(HERE)
 ISAS = ["baseline", "avx2", "avx512"]
 # (label, m, n, k, transB, packed operand): square; ResNet convs as (out channels) x (pixels)
 # x (window) with the weights (A) packed ahead of time as compiled models have them; the
-# MLP's layers at batch 8 with the transposed weights (B) packed.
+# MLP's layers at batch 8 with the transposed weights (B) packed; linear layers (weights, B,
+# packed) of BERT-base on 128 tokens and of ConvNeXt-T's stages (pixels x channels).
 SHAPES = [("1024^3", 1024, 1024, 1024, False, None),
+          ("linear 128x3072x768", 128, 3072, 768, False, "B"),
+          ("linear 128x768x3072", 128, 768, 3072, False, "B"),
+          ("linear 128x2304x768", 128, 2304, 768, False, "B"),
+          ("linear 3136x96x384", 3136, 96, 384, False, "B"),
+          ("linear 3136x384x96", 3136, 384, 96, False, "B"),
+          ("linear 784x192x768", 784, 192, 768, False, "B"),
+          ("linear 196x384x1536", 196, 384, 1536, False, "B"),
+          ("linear 49x768x3072", 49, 768, 3072, False, "B"),
           ("conv 64x3136x576", 64, 3136, 576, False, "A"),
           ("conv 128x784x1152", 128, 784, 1152, False, "A"),
           ("conv 512x49x4608", 512, 49, 4608, False, "A"),

@@ -106,6 +106,8 @@ TEST_CASE("sgemm matches a naive product across block edges", "[linalg]") {
         // Several k blocks, row blocks and column blocks, with ragged edges everywhere.
         for (Packed packed : {Packed::None, Packed::A, Packed::B}) {
           checkGemm(rng, {transA, transB, 197, 261, 600, 1.0f, 0.0f}, isa, packed);
+          // C narrow enough that A's whole row tiles are read in place, its last 5 rows packed.
+          checkGemm(rng, {transA, transB, 197, 250, 600, 1.0f, 0.3f}, isa, packed);
           // Last row blocks of exactly 8 rows (the MLP's batch): AVX-512's 8-row tile.
           checkGemm(rng, {transA, transB, 8, 40, 70, 1.0f, 0.3f}, isa, packed);
           checkGemm(rng, {transA, transB, 20, 33, 300, -1.0f, 1.0f}, isa, packed);
