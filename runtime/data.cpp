@@ -1,12 +1,10 @@
 #include "dlc_kernels.h"
 #include "parallel.h"
+#include "transpose_quad.h"
 
 #include <algorithm>
 #include <cstring>
 #include <vector>
-#if defined(__SSE__)
-#include <xmmintrin.h>
-#endif
 
 namespace dlc {
 namespace rt {
@@ -175,25 +173,6 @@ void transposeBlock(const void *from, int64_t rows, int64_t cols, void *to, size
       for (int64_t i = i0; i < std::min(block.rowEnd, i0 + kTile); ++i)
         copyChunks(src + (i * cols + j0) * bytes, bytes, dst + (j0 * rows + i) * bytes,
                    rows * bytes, std::min(block.colEnd, j0 + kTile) - j0, elemSize);
-}
-
-// to[j][i] = from[i][j] for a 4 x 4 tile of 4-byte elements.
-void transposeQuad(const char *from, int64_t fromStride, char *to, int64_t toStride) {
-#if defined(__SSE__)
-  __m128 r0 = _mm_loadu_ps(reinterpret_cast<const float *>(from));
-  __m128 r1 = _mm_loadu_ps(reinterpret_cast<const float *>(from + fromStride));
-  __m128 r2 = _mm_loadu_ps(reinterpret_cast<const float *>(from + 2 * fromStride));
-  __m128 r3 = _mm_loadu_ps(reinterpret_cast<const float *>(from + 3 * fromStride));
-  _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
-  _mm_storeu_ps(reinterpret_cast<float *>(to), r0);
-  _mm_storeu_ps(reinterpret_cast<float *>(to + toStride), r1);
-  _mm_storeu_ps(reinterpret_cast<float *>(to + 2 * toStride), r2);
-  _mm_storeu_ps(reinterpret_cast<float *>(to + 3 * toStride), r3);
-#else
-  for (int i = 0; i < 4; ++i)
-    for (int j = 0; j < 4; ++j)
-      std::memcpy(to + j * toStride + i * 4, from + i * fromStride + j * 4, 4);
-#endif
 }
 
 // transposeBlock for 4-byte elements (float, int32): 4 x 4 register transposes walking the

@@ -12,6 +12,7 @@
 #define DLC_RUNTIME_GEMM_KERNEL_H
 
 #include "gemm.h"
+#include "transpose_quad.h"
 
 namespace dlc {
 namespace rt {
@@ -96,7 +97,20 @@ template <class V> struct BlockedGemm {
         }
         continue;
       }
-      for (int64_t i = 0; i < kMR; ++i) {
+      // Whole groups of four rows by register transposes, four k steps at a time; the
+      // element loops below take the rest (and a scaled A).
+      int64_t i = 0;
+      for (; !g.scaleA && i + 4 <= mr; i += 4) {
+        const float *src = g.a + (i0 + ir + i) * g.lda + p0;
+        int64_t p = 0;
+        for (; p + 4 <= kc; p += 4)
+          transposeQuad(reinterpret_cast<const char *>(src + p), g.lda * 4,
+                        reinterpret_cast<char *>(dst + p * kMR + i), kMR * 4);
+        for (; p < kc; ++p)
+          for (int64_t r = 0; r < 4; ++r)
+            dst[p * kMR + i + r] = src[r * g.lda + p];
+      }
+      for (; i < kMR; ++i) {
         const float *src = g.a + (i0 + ir + i) * g.lda + p0;
         if (i >= mr)
           for (int64_t p = 0; p < kc; ++p)

@@ -1,0 +1,40 @@
+// Internal to the runtime: a 4 x 4 register transpose of 4-byte elements, shared by the
+// transposes (data.cpp) and the GEMM's packing of A (gemm_kernel.h). Internal linkage, for
+// the reason gemm_kernel.h gives.
+#ifndef DLC_RUNTIME_TRANSPOSE_QUAD_H
+#define DLC_RUNTIME_TRANSPOSE_QUAD_H
+
+#include <cstdint>
+#include <cstring>
+#if defined(__SSE__)
+#include <xmmintrin.h>
+#endif
+
+namespace dlc {
+namespace rt {
+namespace {
+
+// to[j][i] = from[i][j] for a 4 x 4 tile of 4-byte elements; strides in bytes.
+inline void transposeQuad(const char *from, int64_t fromStride, char *to, int64_t toStride) {
+#if defined(__SSE__)
+  __m128 r0 = _mm_loadu_ps(reinterpret_cast<const float *>(from));
+  __m128 r1 = _mm_loadu_ps(reinterpret_cast<const float *>(from + fromStride));
+  __m128 r2 = _mm_loadu_ps(reinterpret_cast<const float *>(from + 2 * fromStride));
+  __m128 r3 = _mm_loadu_ps(reinterpret_cast<const float *>(from + 3 * fromStride));
+  _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+  _mm_storeu_ps(reinterpret_cast<float *>(to), r0);
+  _mm_storeu_ps(reinterpret_cast<float *>(to + toStride), r1);
+  _mm_storeu_ps(reinterpret_cast<float *>(to + 2 * toStride), r2);
+  _mm_storeu_ps(reinterpret_cast<float *>(to + 3 * toStride), r3);
+#else
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 4; ++j)
+      std::memcpy(to + j * toStride + i * 4, from + i * fromStride + j * 4, 4);
+#endif
+}
+
+} // namespace
+} // namespace rt
+} // namespace dlc
+
+#endif
