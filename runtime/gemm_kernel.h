@@ -390,8 +390,8 @@ template <class V> struct BlockedGemm {
       }
       return;
     }
-    // Each block of A is packed once (a gather when A is not transposed) and meets every block
-    // of B, which packs with plain vector copies.
+    // Each block of A is packed once (4x4 register transposes when A is not transposed), or read
+    // in place (readsRowsOfA), and meets every block of B, which packs with plain vector copies.
     for (int64_t pc = 0; pc < g.k; pc += depth) {
       const int64_t kc = smaller(depth, g.k - pc);
       for (int64_t ic = 0; ic < g.m; ic += kMC) {
