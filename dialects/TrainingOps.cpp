@@ -74,8 +74,7 @@ LogicalResult GlobalAvgPoolGradOp::verify() {
   auto x = tensorType(getOutput()).getShape();
   if (x.size() < 3)
     return emitOpError("result must have spatial dims");
-  SmallVector<int64_t> pooled(x.begin(), x.begin() + 2);
-  pooled.append(x.size() - 2, 1);
+  SmallVector<int64_t> pooled = globalPooledShape(x);
   if (tensorType(getGrad()).getShape() != ArrayRef<int64_t>(pooled))
     return emitOpError("gradient shape should be ") << dimsString(pooled);
   return success();

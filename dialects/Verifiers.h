@@ -20,6 +20,8 @@ mlir::FailureOr<llvm::SmallVector<int64_t>>
 verifyWindow(mlir::Operation *op, llvm::ArrayRef<int64_t> input, llvm::ArrayRef<int64_t> kernel,
              llvm::ArrayRef<int64_t> strides, llvm::ArrayRef<int64_t> pads,
              llvm::ArrayRef<int64_t> dilations, int64_t outChannels, bool ceilMode);
+// A global pool's result shape for input `x` (rank >= 3): [N, C, 1, ...].
+llvm::SmallVector<int64_t> globalPooledShape(llvm::ArrayRef<int64_t> x);
 // The gathered shape: `in` with its `axis` dim replaced by the indices' dims. Used for the
 // result of dlc.gather and for the gradient operand of dlc.gather_grad.
 mlir::FailureOr<llvm::SmallVector<int64_t>> gatheredShape(mlir::Operation *op,

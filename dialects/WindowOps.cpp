@@ -117,13 +117,17 @@ LogicalResult RoiAlignOp::verify() {
   return success();
 }
 
+SmallVector<int64_t> globalPooledShape(ArrayRef<int64_t> x) {
+  SmallVector<int64_t> pooled(x.begin(), x.begin() + 2);
+  pooled.append(x.size() - 2, 1);
+  return pooled;
+}
+
 LogicalResult GlobalAvgPoolOp::verify() {
   auto x = tensorType(getInput()).getShape();
   if (x.size() < 3)
     return emitOpError("input must have spatial dims");
-  SmallVector<int64_t> expected(x.begin(), x.begin() + 2);
-  expected.append(x.size() - 2, 1);
-  return checkResultShape(*this, expected);
+  return checkResultShape(*this, globalPooledShape(x));
 }
 
 static void fillWindow(dlc::rt::WindowParams &p, ArrayRef<int64_t> in, ArrayRef<int64_t> out,

@@ -330,3 +330,19 @@ func.func @attention_result(%q: tensor<2x10x8xf32>, %k: tensor<2x8x12xf32>, %v: 
   %r = dlc.attention %q, %k, %v {divide = false, scale = 1.0 : f32} : (tensor<2x10x8xf32>, tensor<2x8x12xf32>, tensor<2x12x4xf32>) -> tensor<2x10x12xf32>
   return %r : tensor<2x10x12xf32>
 }
+
+// -----
+
+func.func @global_pool_keeps_spatial_dims(%x: tensor<1x3x4x4xf32>) -> tensor<1x3x2x1xf32> {
+  // expected-error @+1 {{result shape [1,3,2,1] should be [1,3,1,1]}}
+  %g = dlc.global_avg_pool %x : (tensor<1x3x4x4xf32>) -> tensor<1x3x2x1xf32>
+  return %g : tensor<1x3x2x1xf32>
+}
+
+// -----
+
+func.func @global_pool_grad_of_unpooled(%g: tensor<1x3x2x1xf32>) -> tensor<1x3x4x4xf32> {
+  // expected-error @+1 {{gradient shape should be [1,3,1,1]}}
+  %x = dlc.global_avg_pool_grad %g : (tensor<1x3x2x1xf32>) -> tensor<1x3x4x4xf32>
+  return %x : tensor<1x3x4x4xf32>
+}
