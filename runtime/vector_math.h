@@ -9,8 +9,9 @@
 // V provides Vec (a GCC vector of floats) and fma(a, b, c) = a * b + c. Comparisons of
 // vectors give int32 masks; `mask ? a : b` selects per lane; (I)f and (F)i reinterpret bits.
 // Where V also has scaleByPowerOf2(p, n) (AVX-512's vscalefps: p * 2^n for integral n, rounded
-// once; V::kScalesByPowerOf2 says so), exp uses it instead of building the power of 2 from integer bits: the same bits, a
-// third fewer instructions.
+// once), exp uses it instead of building the power of 2 from integer bits: the same bits, a
+// third fewer instructions. V says so with kScalesByPowerOf2: detecting the function itself
+// names its vector types as template arguments, which GCC warns about (-Wignored-attributes).
 //
 // The polynomials were fitted on this file's intervals (weighted least squares iterated toward
 // the minimax error, in double, then rounded to float): each approximates its function to a
