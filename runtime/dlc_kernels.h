@@ -297,7 +297,7 @@ void batchedMatmulF32(const float *a, const int64_t *aOffsets, const float *b,
 // Scaled dot-product attention (dlc.attention): for each of `batch` entries, out (S x E) =
 // softmax over each row of (query (S x D) x keys (D x T), multiplied or divided by scale,
 // plus bias) times values (T x E). Only a block of query rows' scores exists at a time, in
-// the workspace (attentionWorkspaceBytes).
+// the workspace (attentionWorkspaceBytes), beside packed copies of some entries' keys and values.
 struct AttentionParams {
   int64_t batch, queries, depth, keys, valueDepth;
   float scale;
@@ -306,7 +306,8 @@ struct AttentionParams {
   const int64_t *biasOffsets; // bias's first element for each batch entry
   int64_t biasRowStride, biasColumnStride;
 };
-size_t attentionWorkspaceBytes(int64_t batch, int64_t queries, int64_t keys);
+size_t attentionWorkspaceBytes(int64_t batch, int64_t queries, int64_t depth, int64_t keys,
+                               int64_t valueDepth);
 void attentionF32(const AttentionParams &p, const float *query, const float *keys,
                   const float *values, float *out, float *workspace);
 // The same on int32 (MatMulInteger, QLinearMatMul): exact, sums wrap modulo 2^32.

@@ -53,7 +53,7 @@ struct IsaKernels {
   void (*depthwiseRow)(const DepthwiseRowArgs &);
   void (*depthwiseNhwcRow)(const DepthwiseNhwcRowArgs &);
   void (*math)(MathFunction, const float *, float *, int64_t);
-  void (*softmaxRows)(const float *, float *, int64_t, int64_t, bool);
+  void (*softmaxRows)(const float *, float *, int64_t, int64_t, bool, float *);
   void (*pointwiseNhwc)(const PointwiseNhwcArgs &);
   void (*maxPoolPlanes)(const MaxPoolPlanesArgs &);
   void (*planeConv)(const PlaneConvArgs &);
@@ -296,14 +296,16 @@ void winogradOutput(const WinogradOutputArgs &a) { selectedKernels().winogradOut
 void mathBaseline(MathFunction function, const float *x, float *y, int64_t n) {
   VectorMath<Portable>::run(function, x, y, n);
 }
-void softmaxRowsBaseline(const float *x, float *y, int64_t rows, int64_t n, bool log) {
-  VectorMath<Portable>::softmaxRows(x, y, rows, n, log);
+void softmaxRowsBaseline(const float *x, float *y, int64_t rows, int64_t n, bool log,
+                         float *sums) {
+  VectorMath<Portable>::softmaxRows(x, y, rows, n, log, sums);
 }
-void softmaxRows(const float *x, float *y, int64_t rows, int64_t n, bool log) {
-  selectedKernels().softmaxRows(x, y, rows, n, log);
+void softmaxRows(const float *x, float *y, int64_t rows, int64_t n, bool log, float *sums) {
+  selectedKernels().softmaxRows(x, y, rows, n, log, sums);
 }
-void softmaxRowsOn(CpuIsa isa, const float *x, float *y, int64_t rows, int64_t n, bool log) {
-  kernelsFor(isa).softmaxRows(x, y, rows, n, log);
+void softmaxRowsOn(CpuIsa isa, const float *x, float *y, int64_t rows, int64_t n, bool log,
+                   float *sums) {
+  kernelsFor(isa).softmaxRows(x, y, rows, n, log, sums);
 }
 
 namespace {
@@ -357,21 +359,29 @@ void sgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float alph
 namespace {
 int64_t roundUp(int64_t x, int64_t multiple) { return (x + multiple - 1) / multiple * multiple; }
 
-// Where element (row, p) of a packed operand lives, `width` being its panel width and
-// `padded` its rows (or columns) rounded up to that.
-int64_t packedIndex(int64_t row, int64_t p, int64_t k, int64_t width, int64_t padded) {
-  const int64_t blockDepth = gemmBlockDepth(k), block = p / blockDepth * blockDepth;
-  const int64_t depth = std::min(blockDepth, k - block);
-  return block * padded + row / width * width * depth + (p - block) * width + row % width;
-}
-
+// Packs `rows` rows by k of op(X) (element (r, p) is x[p * ld + r] when `trans`, else
+// x[r * ld + p]) in the layout of kPackRows / kPackCols (gemm.h), `width` wide. Packing runs
+// ahead of time for weights and at run time for attention's keys and values, so a transposed
+// X, whose panel rows are runs of memory, is copied a run at a time.
 void packOperand(bool trans, int64_t rows, int64_t k, const float *x, int64_t ld, int64_t width,
                  float *dst) {
-  const int64_t padded = roundUp(rows, width);
-  std::fill(dst, dst + padded * k, 0.0f);
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t p = 0; p < k; ++p)
-      dst[packedIndex(r, p, k, width, padded)] = trans ? x[p * ld + r] : x[r * ld + p];
+  const int64_t padded = roundUp(rows, width), blockDepth = gemmBlockDepth(k);
+  for (int64_t block = 0; block < k; block += blockDepth) {
+    const int64_t depth = std::min(blockDepth, k - block);
+    for (int64_t r0 = 0; r0 < padded; r0 += width) {
+      const int64_t count = std::min(width, rows - r0);
+      float *panel = dst + block * padded + r0 * depth;
+      for (int64_t p = 0; p < depth; ++p) {
+        float *out = panel + p * width;
+        if (trans)
+          std::copy(x + (block + p) * ld + r0, x + (block + p) * ld + r0 + count, out);
+        else
+          for (int64_t i = 0; i < count; ++i)
+            out[i] = x[(r0 + i) * ld + block + p];
+        std::fill(out + count, out + width, 0.0f);
+      }
+    }
+  }
 }
 } // namespace
 

@@ -210,12 +210,15 @@ void mathAvx2(MathFunction function, const float *x, float *y, int64_t n);
 void mathAvx512(MathFunction function, const float *x, float *y, int64_t n);
 
 // Softmax (or log-softmax) of `rows` contiguous float rows of n, serially, on the selected
-// instruction set (runtime/vector_math.h), and per instruction set.
-void softmaxRows(const float *x, float *y, int64_t rows, int64_t n, bool log);
-void softmaxRowsOn(CpuIsa isa, const float *x, float *y, int64_t rows, int64_t n, bool log);
-void softmaxRowsBaseline(const float *x, float *y, int64_t rows, int64_t n, bool log);
-void softmaxRowsAvx2(const float *x, float *y, int64_t rows, int64_t n, bool log);
-void softmaxRowsAvx512(const float *x, float *y, int64_t rows, int64_t n, bool log);
+// instruction set (runtime/vector_math.h), and per instruction set. With `sums` (not with
+// log), y gets the unnormalized exponentials exp(x - row max) and sums each row's sum.
+void softmaxRows(const float *x, float *y, int64_t rows, int64_t n, bool log, float *sums);
+void softmaxRowsOn(CpuIsa isa, const float *x, float *y, int64_t rows, int64_t n, bool log,
+                   float *sums);
+void softmaxRowsBaseline(const float *x, float *y, int64_t rows, int64_t n, bool log,
+                         float *sums);
+void softmaxRowsAvx2(const float *x, float *y, int64_t rows, int64_t n, bool log, float *sums);
+void softmaxRowsAvx512(const float *x, float *y, int64_t rows, int64_t n, bool log, float *sums);
 
 } // namespace rt
 } // namespace dlc

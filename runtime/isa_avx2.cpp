@@ -63,8 +63,9 @@ void winogradOutputRunAvx2(const WinogradOutputArgs &a) { WinogradTiles<Avx2>::r
 void mathRunAvx2(MathFunction function, const float *x, float *y, int64_t n) {
   VectorMath<Avx2>::run(function, x, y, n);
 }
-void softmaxRowsRunAvx2(const float *x, float *y, int64_t rows, int64_t n, bool log) {
-  VectorMath<Avx2>::softmaxRows(x, y, rows, n, log);
+void softmaxRowsRunAvx2(const float *x, float *y, int64_t rows, int64_t n, bool log,
+                         float *sums) {
+  VectorMath<Avx2>::softmaxRows(x, y, rows, n, log, sums);
 }
 } // namespace
 
@@ -85,8 +86,9 @@ void winogradOutputAvx2(const WinogradOutputArgs &a) { winogradOutputRunAvx2(a);
 void mathAvx2(MathFunction function, const float *x, float *y, int64_t n) {
   mathRunAvx2(function, x, y, n);
 }
-void softmaxRowsAvx2(const float *x, float *y, int64_t rows, int64_t n, bool log) {
-  softmaxRowsRunAvx2(x, y, rows, n, log);
+void softmaxRowsAvx2(const float *x, float *y, int64_t rows, int64_t n, bool log,
+                      float *sums) {
+  softmaxRowsRunAvx2(x, y, rows, n, log, sums);
 }
 
 } // namespace rt

@@ -69,8 +69,9 @@ void winogradOutputRunAvx512(const WinogradOutputArgs &a) { WinogradTiles<Avx512
 void mathRunAvx512(MathFunction function, const float *x, float *y, int64_t n) {
   VectorMath<Avx512>::run(function, x, y, n);
 }
-void softmaxRowsRunAvx512(const float *x, float *y, int64_t rows, int64_t n, bool log) {
-  VectorMath<Avx512>::softmaxRows(x, y, rows, n, log);
+void softmaxRowsRunAvx512(const float *x, float *y, int64_t rows, int64_t n, bool log,
+                         float *sums) {
+  VectorMath<Avx512>::softmaxRows(x, y, rows, n, log, sums);
 }
 } // namespace
 
@@ -91,8 +92,9 @@ void winogradOutputAvx512(const WinogradOutputArgs &a) { winogradOutputRunAvx512
 void mathAvx512(MathFunction function, const float *x, float *y, int64_t n) {
   mathRunAvx512(function, x, y, n);
 }
-void softmaxRowsAvx512(const float *x, float *y, int64_t rows, int64_t n, bool log) {
-  softmaxRowsRunAvx512(x, y, rows, n, log);
+void softmaxRowsAvx512(const float *x, float *y, int64_t rows, int64_t n, bool log,
+                      float *sums) {
+  softmaxRowsRunAvx512(x, y, rows, n, log, sums);
 }
 
 } // namespace rt

@@ -342,7 +342,7 @@ void softmax(const T *x, T *y, int64_t outer, int64_t n, int64_t inner, bool log
       // Over the last axis (attention's scores): whole rows a vector at a time.
       constexpr int64_t kWorkPerElement = 16;
       parallelForWork(outer, n * kWorkPerElement, [&](int64_t first, int64_t end) {
-        softmaxRows(x + first * n, y + first * n, end - first, n, log);
+        softmaxRows(x + first * n, y + first * n, end - first, n, log, nullptr);
       });
       return;
     }

@@ -164,28 +164,53 @@ template <class V> struct VectorMath {
   // Softmax, or log-softmax, of each of `rows` contiguous rows of n floats. A row's sum is
   // kept as kGroup partial sums (element i in partial i % kGroup) added up in a fixed order,
   // and its maximum is exact, so the result depends on the vector width no more than exp's
-  // does. NaN in a row makes the whole row NaN, through its sum.
+  // does. NaN in a row makes the whole row NaN, through its sum. With `sums`, y keeps the
+  // exponentials exp(x - row max) and sums[r] gets row r's sum: the reader normalizes (attention
+  // scales its output rows, a pass over the scores fewer).
   static constexpr int64_t kGroup = 16, kVectorsPerGroup = kGroup / kLanes;
-  static void softmaxRows(const float *x, float *y, int64_t rows, int64_t n, bool log) {
+  static void softmaxRows(const float *x, float *y, int64_t rows, int64_t n, bool log,
+                          float *sums) {
     for (int64_t r = 0; r < rows; ++r)
-      softmaxRow(x + r * n, y + r * n, n, log);
+      softmaxRow(x + r * n, y + r * n, n, log, sums ? sums + r : nullptr);
   }
+  // Four running maxima: one would wait on each max's latency (attention's long rows).
   static float rowMax(const float *x, int64_t n) {
     const float inf = __builtin_inff();
-    F vmax = splat(-inf);
+    constexpr int64_t kChains = 4;
+    F vmax[kChains];
+    for (F &chain : vmax)
+      chain = splat(-inf);
     int64_t i = 0;
+    for (; i + kChains * kLanes <= n; i += kChains * kLanes)
+      for (int64_t c = 0; c < kChains; ++c) {
+        F v;
+        std::memcpy(&v, x + i + c * kLanes, sizeof v);
+        vmax[c] = v > vmax[c] ? v : vmax[c];
+      }
     for (; i + kLanes <= n; i += kLanes) {
       F v;
       std::memcpy(&v, x + i, sizeof v);
-      vmax = v > vmax ? v : vmax;
+      vmax[0] = v > vmax[0] ? v : vmax[0];
     }
-    float lanes[kLanes], max = -inf;
-    std::memcpy(lanes, &vmax, sizeof lanes);
-    for (float lane : lanes)
-      max = lane > max ? lane : max;
-    for (; i < n; ++i)
-      max = x[i] > max ? x[i] : max;
-    return max;
+    if (i < n) {
+      // The last partial vector through a copy padded with -inf.
+      float part[kLanes];
+      for (int64_t l = 0; l < kLanes; ++l)
+        part[l] = i + l < n ? x[i + l] : -inf;
+      F v;
+      std::memcpy(&v, part, sizeof v);
+      vmax[0] = v > vmax[0] ? v : vmax[0];
+    }
+    // Chains, then lanes, combined pairwise: a serial scan of the lanes cost as much as a
+    // quarter of a 1500-float row's softmax.
+    for (int64_t c = 1; c < kChains; ++c)
+      vmax[0] = vmax[c] > vmax[0] ? vmax[c] : vmax[0];
+    float lanes[kLanes];
+    std::memcpy(lanes, vmax, sizeof lanes);
+    for (int64_t width = kLanes / 2; width > 0; width /= 2)
+      for (int64_t l = 0; l < width; ++l)
+        lanes[l] = lanes[l + width] > lanes[l] ? lanes[l + width] : lanes[l];
+    return lanes[0];
   }
   // e = exp(x[0, kGroup) - max) into `e` (when not null), added to `sums`.
   static void expGroup(const float *x, F shift, float *e, F (&sums)[kVectorsPerGroup]) {
@@ -198,7 +223,7 @@ template <class V> struct VectorMath {
       sums[j] += v;
     }
   }
-  static void softmaxRow(const float *x, float *y, int64_t n, bool log) {
+  static void softmaxRow(const float *x, float *y, int64_t n, bool log, float *sum) {
     const float max = rowMax(x, n);
     const F shift = splat(max);
     F sums[kVectorsPerGroup] = {};
@@ -232,6 +257,10 @@ template <class V> struct VectorMath {
       const float logSum = __builtin_logf(partial[0]);
       for (int64_t t = 0; t < n; ++t)
         y[t] = (x[t] - max) - logSum;
+      return;
+    }
+    if (sum) {
+      *sum = partial[0];
       return;
     }
     const float scale = 1.0f / partial[0];

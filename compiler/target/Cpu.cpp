@@ -47,7 +47,9 @@ public:
     if (auto attention = dyn_cast<AttentionOp>(op)) {
       auto q = tensorType(attention.getQuery()).getShape();
       const int64_t keys = tensorType(attention.getKeys()).getShape().back();
-      return int64_t(rt::attentionWorkspaceBytes(product(q.drop_back(2)), q[q.size() - 2], keys));
+      const int64_t valueDepth = tensorType(attention.getOutput()).getShape().back();
+      return int64_t(rt::attentionWorkspaceBytes(product(q.drop_back(2)), q[q.size() - 2],
+                                                 q.back(), keys, valueDepth));
     }
     // An LU copy of one matrix: the kernel factors the matrices one after another.
     if (auto det = dyn_cast<DetOp>(op)) {

@@ -551,8 +551,8 @@ TEST_CASE("attention matches softmax(scale(q k^T) + bias) v in double, on any th
     const AttentionParams p{c.batch, c.queries, c.depth, c.keys, c.valueDepth, c.scale,
                             c.divide, c.biasEntries ? bias.data() : nullptr, biasOffsets.data(),
                             c.biasRowStride, c.biasColumnStride};
-    std::vector<float> workspace(attentionWorkspaceBytes(c.batch, c.queries, c.keys) /
-                                 sizeof(float));
+    std::vector<float> workspace(
+        attentionWorkspaceBytes(c.batch, c.queries, c.depth, c.keys, c.valueDepth) / sizeof(float));
     auto run = [&] {
       std::vector<float> out(size_t(c.batch * c.queries * c.valueDepth), NAN);
       std::fill(workspace.begin(), workspace.end(), NAN);
@@ -569,7 +569,10 @@ TEST_CASE("attention matches softmax(scale(q k^T) + bias) v in double, on any th
     }
     destroyThreadPool(pool);
   }
-  // The workspace holds at most 8 blocks of query rows, not the whole [heads, S, T] scores.
-  CHECK(attentionWorkspaceBytes(6, 1500, 1500) == 8 * 84 * 1500 * sizeof(float));
-  CHECK(attentionWorkspaceBytes(2, 128, 128) == 2 * 128 * 128 * sizeof(float));
+  // The workspace holds at most 8 blocks of query rows, not the whole [heads, S, T] scores,
+  // and packed keys and values (columns padded to 32) of as many heads as give each a block.
+  CHECK(attentionWorkspaceBytes(6, 1500, 64, 1500, 64) ==
+        (8 * (84 * 1500 + 84) + 64 * 1504 + 1500 * 64) * sizeof(float));
+  CHECK(attentionWorkspaceBytes(12, 128, 64, 128, 64) ==
+        (8 * (128 * 128 + 128) + 8 * (64 * 128 + 128 * 64)) * sizeof(float));
 }

@@ -213,10 +213,10 @@ TEST_CASE("softmax rows: the same bits on AVX2 and AVX-512, NaN and infinities a
       std::vector<float> avx2(x.size()), avx512(x.size());
       for (CpuIsa isa : runnableIsas()) {
         std::vector<float> y(x.size());
-        softmaxRowsOn(isa, x.data(), y.data(), 3, n, log);
+        softmaxRowsOn(isa, x.data(), y.data(), 3, n, log, nullptr);
         // Rows are independent: a row alone gives the bits it gets among others.
         std::vector<float> second(size_t(n), 0.0f);
-        softmaxRowsOn(isa, x.data() + n, second.data(), 1, n, log);
+        softmaxRowsOn(isa, x.data() + n, second.data(), 1, n, log, nullptr);
         CHECK(std::memcmp(second.data(), y.data() + n, sizeof(float) * size_t(n)) == 0);
         (isa == CpuIsa::Avx512 ? avx512 : avx2) = y;
       }
@@ -234,8 +234,8 @@ TEST_CASE("softmax rows: the same bits on AVX2 and AVX-512, NaN and infinities a
                             -inf,  -inf, -inf,  -inf,  // nothing finite
                             1.0f,  inf,  2.0f,  3.0f}; // +inf
     std::vector<float> y(x.size()), logY(x.size());
-    softmaxRowsOn(isa, x.data(), y.data(), 4, 4, false);
-    softmaxRowsOn(isa, x.data(), logY.data(), 4, 4, true);
+    softmaxRowsOn(isa, x.data(), y.data(), 4, 4, false, nullptr);
+    softmaxRowsOn(isa, x.data(), logY.data(), 4, 4, true, nullptr);
     for (int64_t i = 0; i < 4; ++i) {
       CHECK(std::isnan(y[i]));
       CHECK(std::isnan(logY[i]));
