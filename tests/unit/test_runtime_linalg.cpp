@@ -529,15 +529,17 @@ std::vector<double> attentionReference(const AttentionCase &c, const std::vector
 TEST_CASE("attention matches softmax(scale(q k^T) + bias) v in double, on any thread count",
           "[linalg]") {
   std::mt19937 rng(29);
-  // 2000 keys: blocks of 60 query rows (130 = 60 + 60 + 10) and 27 blocks through 8
-  // workspace slots; masks shared across heads and rows (row stride 0), full (also across
-  // blocks), and one per row (column stride 0); a Mul, a Div and no scale.
+  // 2000 keys: blocks of 60 query rows (130 = 60 + 60 + 10), 27 of them through one workspace
+  // slot per thread; masks shared across heads and rows (row stride 0), full (also across
+  // blocks), and one per row (column stride 0); a Mul, a Div and no scale; powers of 2 (the
+  // product's alpha) and not (a pass of its own).
   for (const AttentionCase &c :
        {AttentionCase{9, 130, 16, 2000, 8, 4.0f, true, 3, 0, 1},
         AttentionCase{2, 70, 8, 2000, 4, 0.25f, false, 1, 2000, 1},
         AttentionCase{2, 5, 7, 3, 5, 0.5f, false, 2, 3, 1},
         AttentionCase{3, 4, 3, 6, 2, 1.0f, false, 3, 1, 0},
-        AttentionCase{4, 33, 64, 33, 64, 1.0f, false, 0, 0, 0}}) {
+        AttentionCase{4, 33, 64, 33, 64, 1.0f, false, 0, 0, 0},
+        AttentionCase{2, 20, 8, 50, 8, 0.3f, true, 1, 50, 1}}) {
     INFO("batch " << c.batch << " queries " << c.queries << " keys " << c.keys);
     std::vector<float> q = randomFloats(rng, c.batch * c.queries * c.depth),
                        k = randomFloats(rng, c.batch * c.depth * c.keys),
