@@ -58,7 +58,8 @@ def FuseAttention : Pass<"dlc-fuse-attention", "mlir::func::FuncOp"> {
     step's backward reads the probabilities, so its forward stays as it is) and the three
     matrices share their leading dims. The kernel computes the scores a block of query rows
     at a time in its workspace: an encoder over 1500 positions no longer writes and reads
-    back 54 MB of scores per layer. Each step rounds as the op it replaces.
+    back 54 MB of scores per layer. Each step rounds as the op it replaces, but for the
+    softmax's normalization, which the kernel applies to the output rows.
   }];
   let dependentDialects = ["dlc::DlcDialect"];
 }
