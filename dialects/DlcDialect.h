@@ -146,6 +146,9 @@ bool isFusedBinaryKind(llvm::StringRef kind);
 void registerGradients(mlir::DialectRegistry &registry);
 // The elements as dense little-endian bytes, bools one byte each (dlc's memory layout).
 std::vector<char> elementsBytes(mlir::ElementsAttr value);
+// The value of a one-element float32 dlc.constant (a scale or epsilon as exporters write
+// it); nullopt for anything else.
+std::optional<float> scalarF32Constant(mlir::Value v);
 // On state arguments: the initial value (absent: zeros).
 inline constexpr const char kInitialValueAttr[] = "dlc.initial_value";
 // On batch norms imported from ONNX: the running statistics' momentum, ONNX's convention

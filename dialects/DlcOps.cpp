@@ -231,6 +231,23 @@ LogicalResult AttentionOp::verify() {
   return checkResultShape(*this, expected);
 }
 
+LogicalResult LayerNormOp::verify() {
+  auto shape = tensorType(getInput()).getShape();
+  if (shape.empty())
+    return emitOpError("input must have rank >= 1");
+  for (Value v : {getScale(), getBias()}) {
+    if (!v)
+      continue;
+    auto type = tensorType(v);
+    if (type.getRank() == 0 || type.getShape().back() != shape.back() ||
+        type.getNumElements() != shape.back())
+      return emitOpError(v == getScale() ? "scale " : "bias ")
+             << dimsString(type.getShape()) << " must hold the last dim's " << shape.back()
+             << " elements";
+  }
+  return checkResultShape(*this, shape);
+}
+
 // A fused activation (dlc-fuse-epilogues) must be one the runtime has, with its parameters.
 LogicalResult verifyEpilogue(Operation *op) {
   Attribute attr = op->getAttr(kActivationAttr);

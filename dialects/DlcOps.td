@@ -215,11 +215,28 @@ def Dlc_AttentionOp : Dlc_TensorOp<"attention"> {
     and MatMul. `query` is [..., S, D], `keys` [..., D, T] (already transposed, as the first
     MatMul takes them), `values` [..., T, E], all with the same leading dims; `bias`
     broadcasts to the scores [..., S, T]; the result is [..., S, E]. Each step rounds as the
-    op it replaces; the scores exist only in the kernel's workspace, a block of query rows at
+    op it replaces, but the softmax's normalization divides the output rows rather than the
+    probabilities; the scores exist only in the kernel's workspace, a block of query rows at
     a time.
   }];
   let arguments = (ins Dlc_F32Tensor:$query, Dlc_F32Tensor:$keys, Dlc_F32Tensor:$values,
                    Optional<Dlc_F32Tensor>:$bias, F32Attr:$scale, BoolAttr:$divide);
+  let results = (outs Dlc_F32Tensor:$output);
+  let hasVerifier = 1;
+}
+
+def Dlc_LayerNormOp : Dlc_TensorOp<"layer_norm", [AttrSizedOperandSegments]> {
+  let summary = "(x - mean) / sqrt(variance + epsilon) over the last axis, times scale, plus bias";
+  let description = [{
+    Layer normalization over the last axis as exporters write it, made by the CPU target's
+    dlc-fuse-layer-norm from ReduceMean, Sub, the square (Pow 2 or a Mul by itself),
+    ReduceMean, Add of `epsilon`, Sqrt, Div (or Mul by the Reciprocal), then an optional Mul
+    by `scale` and Add of `bias`, each with the last dim's n elements. One pass over memory;
+    the kernel sums in vector partial sums where ReduceMean sums serially, so results differ
+    from the unfused ops by rounding (a few ulp).
+  }];
+  let arguments = (ins Dlc_F32Tensor:$input, Optional<Dlc_F32Tensor>:$scale,
+                   Optional<Dlc_F32Tensor>:$bias, F32Attr:$epsilon);
   let results = (outs Dlc_F32Tensor:$output);
   let hasVerifier = 1;
 }
@@ -402,11 +419,14 @@ def Dlc_TransposeOp : Dlc_TensorOp<"transpose"> {
   let description = [{
     Folds a transpose of a transpose into one (dlc-channels-last relies on this to cancel the
     layout changes it places between two channels-last convolutions) and drops the identity.
+    One that moves only dims of size 1 becomes a `dlc.reshape`: every element stays where it
+    is (PyTorch's multi-head attention turns [1, S, E] into [S, 1, E] and back).
   }];
   let arguments = (ins Dlc_AnyTensor:$input, DenseI64ArrayAttr:$perm);
   let results = (outs Dlc_AnyTensor:$output);
   let hasVerifier = 1;
   let hasFolder = 1;
+  let hasCanonicalizeMethod = 1;
 }
 
 def Dlc_ConcatOp : Dlc_TensorOp<"concat"> {

@@ -22,6 +22,21 @@ LogicalResult PowOp::canonicalize(PowOp op, PatternRewriter &rewriter) {
   return success();
 }
 
+LogicalResult TransposeOp::canonicalize(TransposeOp op, PatternRewriter &rewriter) {
+  // The dims larger than 1 must keep their order; those of size 1 may go anywhere.
+  ArrayRef<int64_t> shape = cast<RankedTensorType>(op.getInput().getType()).getShape();
+  int64_t previous = -1;
+  for (int64_t dim : op.getPerm()) {
+    if (shape[dim] == 1)
+      continue;
+    if (dim < previous)
+      return failure();
+    previous = dim;
+  }
+  rewriter.replaceOpWithNewOp<ReshapeOp>(op, op.getType(), op.getInput());
+  return success();
+}
+
 namespace {
 
 // Whether the constant `attr` holds `value` in every element (bools never: they are not
@@ -122,6 +137,19 @@ std::vector<char> elementsBytes(ElementsAttr value) {
 }
 
 std::vector<char> ConstantOp::getBytes() { return elementsBytes(getValue()); }
+
+std::optional<float> scalarF32Constant(Value v) {
+  auto constant = v.getDefiningOp<ConstantOp>();
+  if (!constant)
+    return std::nullopt;
+  auto type = cast<RankedTensorType>(constant.getType());
+  if (!type.getElementType().isF32() || type.getNumElements() != 1)
+    return std::nullopt;
+  std::vector<char> bytes = elementsBytes(constant.getValue());
+  float value;
+  std::memcpy(&value, bytes.data(), sizeof value);
+  return value;
+}
 
 ConstantOp ConstantOp::fromBytes(OpBuilder &builder, Location loc, RankedTensorType type,
                                  ArrayRef<char> bytes, StringRef blobName) {

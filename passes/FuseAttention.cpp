@@ -1,8 +1,6 @@
 #include "dialects/DlcDialect.h"
 #include "passes/Passes.h"
 
-#include <cstring>
-
 namespace dlc {
 #define GEN_PASS_DEF_FUSEATTENTION
 #include "passes/Passes.h.inc"
@@ -11,20 +9,6 @@ namespace dlc {
 using namespace mlir;
 
 namespace {
-
-// The value of a one-element float32 constant (the scale exporters write as a tensor).
-std::optional<float> scalarConstant(Value v) {
-  auto constant = v.getDefiningOp<dlc::ConstantOp>();
-  if (!constant)
-    return std::nullopt;
-  auto type = cast<RankedTensorType>(constant.getType());
-  if (!type.getElementType().isF32() || type.getNumElements() != 1)
-    return std::nullopt;
-  std::vector<char> bytes = dlc::elementsBytes(constant.getValue());
-  float value;
-  std::memcpy(&value, bytes.data(), sizeof value);
-  return value;
-}
 
 // The ops between the two products, from the softmax back to the first product; each but
 // the softmax feeds only the next.
@@ -57,7 +41,7 @@ bool findProduct(Value v, AttentionChain &chain) {
     const bool divide = isa<dlc::DivOp>(op);
     // A Mul's constant may be either operand; a Div's must be the divisor.
     for (unsigned i = 0; i < (divide ? 1u : 2u); ++i) {
-      std::optional<float> value = scalarConstant(op->getOperand(1 - i));
+      std::optional<float> value = dlc::scalarF32Constant(op->getOperand(1 - i));
       if (!value || op->getOperand(i).getType() != op->getResult(0).getType())
         continue;
       chain.scale = op;

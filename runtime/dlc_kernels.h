@@ -433,6 +433,11 @@ void batchNormRunningUpdateF32(float *runningMean, float *runningVar, const floa
 // Softmax over the middle dim of an [outer, n, inner] view.
 template <typename T>
 void softmax(const T *x, T *y, int64_t outer, int64_t n, int64_t inner, bool log);
+// Layer normalization (dlc.layer_norm) of `rows` contiguous rows of n floats:
+// (x - mean) / sqrt(variance + epsilon), times scale[j] and plus bias[j] where they are set.
+// Threads take whole rows.
+void layerNormF32(const float *x, const float *scale, const float *bias, float *y, int64_t rows,
+                  int64_t n, float epsilon);
 // dx from dy and softmax's output y (the log-softmax with `log`).
 void softmaxGradF32(const float *dy, const float *y, float *dx, int64_t outer, int64_t n,
                     int64_t inner, bool log);

@@ -59,6 +59,7 @@ struct IsaKernels {
   void (*planeConv)(const PlaneConvArgs &);
   void (*winogradInput)(const WinogradInputArgs &);
   void (*winogradOutput)(const WinogradOutputArgs &);
+  void (*layerNormRows)(const LayerNormRowsArgs &);
 };
 
 IsaKernels kernelsFor(CpuIsa isa) {
@@ -66,16 +67,16 @@ IsaKernels kernelsFor(CpuIsa isa) {
   if (isa == CpuIsa::Avx512)
     return {sgemmBlockedAvx512, depthwiseRowAvx512, depthwiseNhwcRowAvx512, mathAvx512,
             softmaxRowsAvx512, pointwiseNhwcAvx512, maxPoolPlanesAvx512, planeConvAvx512,
-            winogradInputAvx512, winogradOutputAvx512};
+            winogradInputAvx512, winogradOutputAvx512, layerNormRowsAvx512};
   if (isa == CpuIsa::Avx2)
     return {sgemmBlockedAvx2, depthwiseRowAvx2, depthwiseNhwcRowAvx2, mathAvx2,
             softmaxRowsAvx2, pointwiseNhwcAvx2, maxPoolPlanesAvx2, planeConvAvx2,
-            winogradInputAvx2, winogradOutputAvx2};
+            winogradInputAvx2, winogradOutputAvx2, layerNormRowsAvx2};
 #endif
   (void)isa;
   return {sgemmBlockedBaseline, depthwiseRowBaseline, depthwiseNhwcRowBaseline, mathBaseline,
           softmaxRowsBaseline, pointwiseNhwcBaseline, maxPoolPlanesBaseline, planeConvBaseline,
-          winogradInputBaseline, winogradOutputBaseline};
+          winogradInputBaseline, winogradOutputBaseline, layerNormRowsBaseline};
 }
 
 // Eight independent partial sums break the add dependency chain.
@@ -300,6 +301,9 @@ void softmaxRowsBaseline(const float *x, float *y, int64_t rows, int64_t n, bool
                          float *sums) {
   VectorMath<Portable>::softmaxRows(x, y, rows, n, log, sums);
 }
+void layerNormRowsBaseline(const LayerNormRowsArgs &a) { VectorMath<Portable>::layerNormRows(a); }
+void layerNormRows(const LayerNormRowsArgs &a) { selectedKernels().layerNormRows(a); }
+void layerNormRowsOn(CpuIsa isa, const LayerNormRowsArgs &a) { kernelsFor(isa).layerNormRows(a); }
 void softmaxRows(const float *x, float *y, int64_t rows, int64_t n, bool log, float *sums) {
   selectedKernels().softmaxRows(x, y, rows, n, log, sums);
 }

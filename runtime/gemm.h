@@ -220,6 +220,20 @@ void softmaxRowsBaseline(const float *x, float *y, int64_t rows, int64_t n, bool
 void softmaxRowsAvx2(const float *x, float *y, int64_t rows, int64_t n, bool log, float *sums);
 void softmaxRowsAvx512(const float *x, float *y, int64_t rows, int64_t n, bool log, float *sums);
 
+// Layer normalization of `rows` contiguous rows of n floats (layerNormF32, dlc_kernels.h),
+// serially, on the selected instruction set (runtime/vector_math.h), and per instruction set.
+struct LayerNormRowsArgs {
+  const float *x, *scale, *bias; // scale and bias: n floats each, or null
+  float *y;
+  int64_t rows, n;
+  float epsilon;
+};
+void layerNormRows(const LayerNormRowsArgs &a);
+void layerNormRowsOn(CpuIsa isa, const LayerNormRowsArgs &a);
+void layerNormRowsBaseline(const LayerNormRowsArgs &a);
+void layerNormRowsAvx2(const LayerNormRowsArgs &a);
+void layerNormRowsAvx512(const LayerNormRowsArgs &a);
+
 } // namespace rt
 } // namespace dlc
 

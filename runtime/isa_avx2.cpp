@@ -63,6 +63,7 @@ void winogradOutputRunAvx2(const WinogradOutputArgs &a) { WinogradTiles<Avx2>::r
 void mathRunAvx2(MathFunction function, const float *x, float *y, int64_t n) {
   VectorMath<Avx2>::run(function, x, y, n);
 }
+void layerNormRowsRunAvx2(const LayerNormRowsArgs &a) { VectorMath<Avx2>::layerNormRows(a); }
 void softmaxRowsRunAvx2(const float *x, float *y, int64_t rows, int64_t n, bool log,
                          float *sums) {
   VectorMath<Avx2>::softmaxRows(x, y, rows, n, log, sums);
@@ -86,6 +87,7 @@ void winogradOutputAvx2(const WinogradOutputArgs &a) { winogradOutputRunAvx2(a);
 void mathAvx2(MathFunction function, const float *x, float *y, int64_t n) {
   mathRunAvx2(function, x, y, n);
 }
+void layerNormRowsAvx2(const LayerNormRowsArgs &a) { layerNormRowsRunAvx2(a); }
 void softmaxRowsAvx2(const float *x, float *y, int64_t rows, int64_t n, bool log,
                       float *sums) {
   softmaxRowsRunAvx2(x, y, rows, n, log, sums);

@@ -69,6 +69,7 @@ void winogradOutputRunAvx512(const WinogradOutputArgs &a) { WinogradTiles<Avx512
 void mathRunAvx512(MathFunction function, const float *x, float *y, int64_t n) {
   VectorMath<Avx512>::run(function, x, y, n);
 }
+void layerNormRowsRunAvx512(const LayerNormRowsArgs &a) { VectorMath<Avx512>::layerNormRows(a); }
 void softmaxRowsRunAvx512(const float *x, float *y, int64_t rows, int64_t n, bool log,
                          float *sums) {
   VectorMath<Avx512>::softmaxRows(x, y, rows, n, log, sums);
@@ -92,6 +93,7 @@ void winogradOutputAvx512(const WinogradOutputArgs &a) { winogradOutputRunAvx512
 void mathAvx512(MathFunction function, const float *x, float *y, int64_t n) {
   mathRunAvx512(function, x, y, n);
 }
+void layerNormRowsAvx512(const LayerNormRowsArgs &a) { layerNormRowsRunAvx512(a); }
 void softmaxRowsAvx512(const float *x, float *y, int64_t rows, int64_t n, bool log,
                       float *sums) {
   softmaxRowsRunAvx512(x, y, rows, n, log, sums);

@@ -19,7 +19,7 @@
 #ifndef DLC_RUNTIME_VECTOR_MATH_H
 #define DLC_RUNTIME_VECTOR_MATH_H
 
-#include "dlc_kernels.h"
+#include "gemm.h"
 
 #include <cstring>
 #include <type_traits>
@@ -266,6 +266,73 @@ template <class V> struct VectorMath {
     const float scale = 1.0f / partial[0];
     for (int64_t t = 0; t < n; ++t)
       y[t] *= scale;
+  }
+
+  // The sum over a row of x - shift, or (Squares) of its squares, in kGroup partial sums
+  // added pairwise, as softmax's; the last partial group is padded with `shift`, which adds 0.
+  template <bool Squares> static float shiftedSum(const float *x, int64_t n, float shift) {
+    const F s = splat(shift);
+    F sums[kVectorsPerGroup] = {};
+    float padded[kGroup];
+    for (int64_t i = 0; i < n; i += kGroup) {
+      const float *group = x + i;
+      if (i + kGroup > n) {
+        for (int64_t t = 0; t < kGroup; ++t)
+          padded[t] = i + t < n ? x[i + t] : shift;
+        group = padded;
+      }
+      for (int64_t j = 0; j < kVectorsPerGroup; ++j) {
+        F v;
+        std::memcpy(&v, group + j * kLanes, sizeof v);
+        v -= s;
+        sums[j] += Squares ? v * v : v;
+      }
+    }
+    float partial[kGroup];
+    std::memcpy(partial, sums, sizeof partial);
+    for (int64_t width = kGroup / 2; width > 0; width /= 2)
+      for (int64_t t = 0; t < width; ++t)
+        partial[t] += partial[t + width];
+    return partial[0];
+  }
+
+  // Layer normalization, a row at a time: the mean, then the variance of the centered values
+  // (two passes, so a large mean costs no precision), then y, all over a row in L1.
+  static void layerNormRows(const LayerNormRowsArgs &a) {
+    const float inverseCount = 1.0f / float(a.n);
+    for (int64_t r = 0; r < a.rows; ++r) {
+      const float *x = a.x + r * a.n;
+      float *y = a.y + r * a.n;
+      const float mean = shiftedSum<false>(x, a.n, 0.0f) * inverseCount;
+      const float variance = shiftedSum<true>(x, a.n, mean) * inverseCount;
+      const float inverseDeviation = 1.0f / __builtin_sqrtf(variance + a.epsilon);
+      const F m = splat(mean), d = splat(inverseDeviation);
+      int64_t i = 0;
+      for (; i + kLanes <= a.n; i += kLanes) {
+        F v;
+        std::memcpy(&v, x + i, sizeof v);
+        v = (v - m) * d;
+        if (a.scale) {
+          F scale;
+          std::memcpy(&scale, a.scale + i, sizeof scale);
+          v *= scale;
+        }
+        if (a.bias) {
+          F bias;
+          std::memcpy(&bias, a.bias + i, sizeof bias);
+          v += bias;
+        }
+        std::memcpy(y + i, &v, sizeof v);
+      }
+      for (; i < a.n; ++i) {
+        float v = (x[i] - mean) * inverseDeviation;
+        if (a.scale)
+          v *= a.scale[i];
+        if (a.bias)
+          v += a.bias[i];
+        y[i] = v;
+      }
+    }
   }
 
   static void run(MathFunction function, const float *x, float *y, int64_t n) {

@@ -1,4 +1,4 @@
-// Softmax and reductions.
+// Softmax, layer normalization and reductions.
 #include "compiler/codegen/Emitter.h"
 #include "dialects/DlcDialect.h"
 
@@ -20,6 +20,17 @@ LogicalResult emitSoftmax(Operation *op, KernelEmitter &e) {
   e.line("dlc::rt::softmax(" + e.ptr(softmax.getInput()) + ", " + e.ptr(softmax.getOutput()) +
          aroundAxis(softmax.getInput(), softmax.getAxis()) + ", " +
          (softmax.getLog() ? "true" : "false") + ");");
+  return success();
+}
+
+LogicalResult emitLayerNorm(Operation *op, KernelEmitter &e) {
+  auto norm = cast<LayerNormOp>(op);
+  auto shape = tensorType(norm.getInput()).getShape();
+  auto optional = [&](Value v) { return v ? e.ptr(v) : std::string("nullptr"); };
+  e.line("dlc::rt::layerNormF32(" + e.ptr(norm.getInput()) + ", " + optional(norm.getScale()) +
+         ", " + optional(norm.getBias()) + ", " + e.ptr(norm.getOutput()) + ", " +
+         std::to_string(product(shape.drop_back())) + ", " + std::to_string(shape.back()) + ", " +
+         floatLiteral(norm.getEpsilon().convertToFloat()) + ");");
   return success();
 }
 
@@ -95,6 +106,7 @@ void addReductionEmitters(EmitterTable &table) {
   table.forOp<CumSumOp>() = emitRunning;
   table.forOp<CumProdOp>() = emitRunning;
   table.forOp<SoftmaxOp>() = emitSoftmax;
+  table.forOp<LayerNormOp>() = emitLayerNorm;
   table.forOp<SoftmaxGradOp>() = emitSoftmaxGrad;
   table.forOp<NllLossOp>() = emitNllLoss;
   table.forOp<NllLossGradOp>() = emitNllLoss;

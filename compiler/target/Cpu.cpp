@@ -35,7 +35,8 @@ public:
   CpuTarget()
       : Target({"cpu", "", ".cpp", /*packsWeights=*/true, /*poisonsDeadMemory=*/true,
                 /*needsNvcc=*/false, /*libraries=*/{},
-                /*ownOps=*/{AttentionOp::getOperationName().data()}}) {}
+                /*ownOps=*/{AttentionOp::getOperationName().data(),
+                            LayerNormOp::getOperationName().data()}}) {}
 
   std::optional<int64_t> workspaceBytes(Operation *op) const override {
     if (auto conv = dyn_cast<ConvOp>(op))
@@ -88,6 +89,7 @@ protected:
     pm.addNestedPass<func::FuncOp>(createChannelsLast());
     pm.addNestedPass<func::FuncOp>(createFuseInputScale());
     pm.addNestedPass<func::FuncOp>(createFuseAttention());
+    pm.addNestedPass<func::FuncOp>(createFuseLayerNorm());
   }
   LogicalResult checkAttributes(Operation *) const override { return success(); }
 };

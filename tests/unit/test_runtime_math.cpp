@@ -203,6 +203,49 @@ TEST_CASE("vector math: SiLU is x times the sigmoid, bit for bit, and the conv e
   CHECK(std::memcmp(epilogue.data(), silu.data(), sizeof(float) * x.size()) == 0);
 }
 
+TEST_CASE("layer norm rows match the formula in double on every instruction set",
+          "[math][reduce]") {
+  std::mt19937 rng(37);
+  // Row lengths around the vector widths and groups, a transformer's 384; rows offset by a
+  // large mean (two passes keep the variance's precision) and rows with no spread at all.
+  for (int64_t n : {1, 3, 16, 17, 40, 384}) {
+    const int64_t rows = 4;
+    std::vector<float> x = randomFloats(rng, rows * n, -2.0f, 2.0f);
+    for (int64_t j = 0; j < n; ++j) {
+      x[size_t(n + j)] += 1000.0f;
+      x[size_t(2 * n + j)] = 3.0f;
+    }
+    std::vector<float> scale = randomFloats(rng, n, 0.5f, 1.5f), bias = randomFloats(rng, n);
+    for (bool affine : {false, true}) {
+      std::vector<double> expected(x.size());
+      for (int64_t r = 0; r < rows; ++r) {
+        double mean = 0, variance = 0;
+        for (int64_t j = 0; j < n; ++j)
+          mean += x[size_t(r * n + j)];
+        mean /= double(n);
+        for (int64_t j = 0; j < n; ++j)
+          variance += (x[size_t(r * n + j)] - mean) * (x[size_t(r * n + j)] - mean);
+        variance /= double(n);
+        for (int64_t j = 0; j < n; ++j) {
+          double v = (x[size_t(r * n + j)] - mean) / std::sqrt(variance + 1e-5);
+          expected[size_t(r * n + j)] = affine ? v * scale[size_t(j)] + bias[size_t(j)] : v;
+        }
+      }
+      // Normalized values are O(1) and a few roundings off; the offset row's mean carries
+      // the rounding of sums near 1000 n, so its values are ten times less close.
+      std::vector<double> tolerance(x.size(), 1.0);
+      std::fill(tolerance.begin() + n, tolerance.begin() + 2 * n, 10.0);
+      for (CpuIsa isa : runnableIsas()) {
+        INFO("n " << n << " affine " << affine << " " << cpuIsaName(isa));
+        std::vector<float> y(x.size(), NAN);
+        layerNormRowsOn(isa, {x.data(), affine ? scale.data() : nullptr,
+                              affine ? bias.data() : nullptr, y.data(), rows, n, 1e-5f});
+        requireClose(y, expected, 2e-5, 0.0, &tolerance);
+      }
+    }
+  }
+}
+
 TEST_CASE("softmax rows: the same bits on AVX2 and AVX-512, NaN and infinities as the formula",
           "[math][reduce]") {
   std::mt19937 rng(21);

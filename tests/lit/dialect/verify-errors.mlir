@@ -333,6 +333,30 @@ func.func @attention_result(%q: tensor<2x10x8xf32>, %k: tensor<2x8x12xf32>, %v: 
 
 // -----
 
+func.func @layer_norm_scale(%x: tensor<5x8xf32>, %g: tensor<5x1xf32>) -> tensor<5x8xf32> {
+  // expected-error @+1 {{scale [5,1] must hold the last dim's 8 elements}}
+  %r = dlc.layer_norm %x, %g {epsilon = 1.0e-5 : f32, operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<5x8xf32>, tensor<5x1xf32>) -> tensor<5x8xf32>
+  return %r : tensor<5x8xf32>
+}
+
+// -----
+
+func.func @layer_norm_bias(%x: tensor<5x8xf32>, %b: tensor<2x8xf32>) -> tensor<5x8xf32> {
+  // expected-error @+1 {{bias [2,8] must hold the last dim's 8 elements}}
+  %r = dlc.layer_norm %x, %b {epsilon = 1.0e-5 : f32, operandSegmentSizes = array<i32: 1, 0, 1>} : (tensor<5x8xf32>, tensor<2x8xf32>) -> tensor<5x8xf32>
+  return %r : tensor<5x8xf32>
+}
+
+// -----
+
+func.func @layer_norm_result(%x: tensor<5x8xf32>) -> tensor<5x4xf32> {
+  // expected-error @+1 {{result shape [5,4] should be [5,8]}}
+  %r = dlc.layer_norm %x {epsilon = 1.0e-5 : f32, operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<5x8xf32>) -> tensor<5x4xf32>
+  return %r : tensor<5x4xf32>
+}
+
+// -----
+
 func.func @global_pool_keeps_spatial_dims(%x: tensor<1x3x4x4xf32>) -> tensor<1x3x2x1xf32> {
   // expected-error @+1 {{result shape [1,3,2,1] should be [1,3,1,1]}}
   %g = dlc.global_avg_pool %x : (tensor<1x3x4x4xf32>) -> tensor<1x3x2x1xf32>

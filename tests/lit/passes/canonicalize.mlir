@@ -43,6 +43,20 @@ func.func @transposes(%x: tensor<2x3x4x5xf32>) -> (tensor<2x3x4x5xf32>, tensor<4
   return %back, %other, %same : tensor<2x3x4x5xf32>, tensor<4x2x5x3xf32>, tensor<2x3x4x5xf32>
 }
 
+// A transpose that moves only dims of size 1 is a reshape (PyTorch attention's [1, S, E] to
+// [S, 1, E]); one that also reorders dims larger than 1 stays a transpose.
+// CHECK-LABEL: func.func @unit_dim_transposes
+func.func @unit_dim_transposes(%x: tensor<1x6x4xf32>, %y: tensor<6x1x4x1xf32>) -> (tensor<6x1x4xf32>, tensor<1x6x1x4xf32>, tensor<1x4x6xf32>) {
+  // CHECK-NEXT: %[[A:.*]] = dlc.reshape %arg0 : (tensor<1x6x4xf32>) -> tensor<6x1x4xf32>
+  // CHECK-NEXT: %[[B:.*]] = dlc.reshape %arg1 : (tensor<6x1x4x1xf32>) -> tensor<1x6x1x4xf32>
+  // CHECK-NEXT: %[[C:.*]] = dlc.transpose %arg0 {perm = array<i64: 0, 2, 1>}
+  // CHECK-NEXT: return %[[A]], %[[B]], %[[C]]
+  %a = dlc.transpose %x {perm = array<i64: 1, 0, 2>} : (tensor<1x6x4xf32>) -> tensor<6x1x4xf32>
+  %b = dlc.transpose %y {perm = array<i64: 3, 0, 1, 2>} : (tensor<6x1x4x1xf32>) -> tensor<1x6x1x4xf32>
+  %c = dlc.transpose %x {perm = array<i64: 0, 2, 1>} : (tensor<1x6x4xf32>) -> tensor<1x4x6xf32>
+  return %a, %b, %c : tensor<6x1x4xf32>, tensor<1x6x1x4xf32>, tensor<1x4x6xf32>
+}
+
 // x + 0, 0 + x, x - 0, x * 1, 1 * x and x / 1 are x (floats and integers; zeros held in a
 // resource as Paddle's loop state assignments hold them too). An identity that broadcasts x to
 // a bigger shape, 0 - x, x * 0 and a constant that is not all identities stay.
