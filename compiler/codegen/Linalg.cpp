@@ -100,6 +100,24 @@ LogicalResult emitGemm(Operation *op, KernelEmitter &e) {
   int64_t k = gemm.getTransA() ? a[0] : a[1];
   float beta = gemm.getBeta().convertToFloat();
   bool accumulate = gemm.getC() && beta != 0.0f;
+  OpOperand &bUse = gemm.getBMutable();
+  std::optional<WeightPacking> packing = weightPacking(bUse);
+  // A bias (C of one value per column or per row, beta 1) is added by the packed product as
+  // it finishes each tile: no pass writing C broadcast over Y first (a linear layer's 1500 x
+  // 1536 output: 9 MB written and read back). The product is summed before the bias is
+  // added, as ONNX defines it; Y accumulating onto C added it before the last k blocks.
+  std::string biasEpilogue;
+  if (accumulate && beta == 1.0f && packing) {
+    SmallVector<int64_t> strides = broadcastStrides(tensorType(gemm.getC()).getShape(), out);
+    const int64_t count = tensorType(gemm.getC()).getNumElements();
+    if (count == out[1] && strides[1] == 1 && (strides[0] == 0 || out[0] == 1))
+      biasEpilogue = "dlc::rt::GemmEpilogue{nullptr, " + e.ptr(gemm.getC()) +
+                     ", nullptr, 0, false, 0.0f, 0.0f}";
+    else if (count == out[0] && strides[0] == 1 && (strides[1] == 0 || out[1] == 1))
+      biasEpilogue = "dlc::rt::GemmEpilogue{" + e.ptr(gemm.getC()) +
+                     ", nullptr, nullptr, 0, false, 0.0f, 0.0f}";
+    accumulate = biasEpilogue.empty();
+  }
   if (accumulate) {
     // Y = beta * C broadcast, then the product accumulates into Y.
     std::string cStrides = e.array(broadcastStrides(tensorType(gemm.getC()).getShape(), out));
@@ -116,14 +134,13 @@ LogicalResult emitGemm(Operation *op, KernelEmitter &e) {
           ? ""
           : "dlc::rt::applyEpilogue(" + epilogueLiteral(epilogue) + ", " +
                 e.ptr(gemm.getOutput()) + ", " + std::to_string(out[0] * out[1]) + ");";
-  OpOperand &bUse = gemm.getBMutable();
-  if (std::optional<WeightPacking> packing = weightPacking(bUse)) {
+  if (packing) {
     e.line(std::string("dlc::rt::sgemmPackedB(") + (gemm.getTransA() ? "true" : "false") + ", " +
            std::to_string(out[0]) + ", " + std::to_string(out[1]) + ", " + std::to_string(k) +
            ", " + floatLiteral(gemm.getAlpha().convertToFloat()) + ", " + e.ptr(gemm.getA()) +
            ", " + std::to_string(a[1]) + ", " + e.packedWeight(bUse, *packing) + ", " +
            (accumulate ? "1.0f" : "0.0f") + ", " + e.ptr(gemm.getOutput()) + ", " +
-           std::to_string(out[1]) + ");");
+           std::to_string(out[1]) + (biasEpilogue.empty() ? "" : ", " + biasEpilogue) + ");");
     if (!applyEpilogue.empty())
       e.line(applyEpilogue);
     return success();

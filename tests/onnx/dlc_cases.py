@@ -170,6 +170,24 @@ def silu_cases(rng):
         helper.make_node("Mul", ["g", "c"], ["y"], name="silu")], [f(5, 7), f(9, 7), f(9)]
 
 
+def gemm_bias_cases(rng):
+    """Gemm with constant weights (packed at compile time) and a bias C, which the packed product
+    adds as it finishes each tile when beta is 1 and C holds one value per column or per row;
+    other betas and full C take the pass that writes C first: (name, nodes, graph inputs). K 300
+    spans two k blocks."""
+    f = lambda *shape: rng.standard_normal(shape).astype(np.float32)
+    x = f(13, 300)
+    for name, c, attrs in (("column_bias", f(20), dict(transB=1)),
+                           ("row_of_column_bias", f(1, 20), dict(alpha=0.5)),
+                           ("row_bias", f(13, 1), dict(transB=1)),
+                           ("column_bias_beta_half", f(20), dict(beta=0.5)),
+                           ("full_c", f(13, 20), {})):
+        w = f(20, 300) if attrs.get("transB") else f(300, 20)
+        yield "pattern_gemm_constant_b_" + name, [
+            constant("w", w), constant("c", c),
+            helper.make_node("Gemm", ["x0", "w", "c"], ["y"], name="gemm", **attrs)], [x]
+
+
 def block_cases(rng):
     """Blocks of CNN families with constant weights, as shipped models have them, so that the
     CPU target's layout and kernel choices apply (channels-last groups through
@@ -303,7 +321,8 @@ def main():
                 yield (name, inputs) + make_model(op, attrs, inputs, *constants)
 
     def pattern_cases():
-        for cases in (exported_pattern_cases, silu_cases, block_cases, attention_cases):
+        for cases in (exported_pattern_cases, silu_cases, gemm_bias_cases, block_cases,
+                      attention_cases):
             for name, nodes, inputs in cases(rng):
                 yield (name, inputs) + make_graph_model(nodes, inputs)
 
