@@ -6,10 +6,10 @@ RSS measured in a fresh process of its own.
 usage: bench/compare.py [--dlc build/tools/dlc] [--models all|project|families|mlp,vit,...]
                         [--rounds 7] [--baseline-dlc OLD/build/tools/dlc]
                         [--threads 1,2] [--work build/bench] [--no-rss]
-Run it with a Python that has numpy, onnx, onnxruntime, openvino and threadpoolctl
+Run it with a Python that has numpy, onnx, onnxruntime, openvino, threadpoolctl and sympy
 (scripts/bench_setup.sh makes build/bench-venv). Models are exported by
-scripts/export_models.py with /usr/bin/python3 (PyTorch). Prints per model and thread count:
-each engine's milliseconds (median of the rounds), dlc / the faster peer, dlc's GFLOP/s over
+scripts/export_models.py with build/export-venv (the system's PyTorch and transformers).
+Prints per model and thread count: each engine's milliseconds (median of the rounds), dlc / the faster peer, dlc's GFLOP/s over
 the model's convolution and matrix-product FLOPs and that as % of the same rounds' sgemm peak
 (the faster of numpy's OpenBLAS and dlc's own GEMM on 2048^3 with as many threads, the best of
 one product per round), and
@@ -40,9 +40,11 @@ MODELS = ["mlp", "resnet18", "resnet50", "mobilenetv2", "squeezenet", "convnext"
 # Networks of the sizes users ship (scripts/export_models.py lists them): the speed goals are
 # judged on these beside the project's own models.
 FAMILIES = ["mobilenetv3_large", "efficientnet_b0", "convnext_tiny", "regnet", "deit_small",
-            "bert_encoder", "whisper_encoder", "yolo_detector", "db_detector"]
+            "bert_encoder", "whisper_encoder", "yolo_detector", "db_detector", "hf_bert_128",
+            "hf_bert_512", "hf_gpt2", "hf_llama"]
 MODEL_SETS = {"project": MODELS, "families": FAMILIES, "all": MODELS + FAMILIES}
-TORCH_PYTHON = "/usr/bin/python3"
+# The system's PyTorch with transformers beside it (scripts/bench_setup.sh).
+TORCH_PYTHON = os.path.join(ROOT, "build", "export-venv", "bin", "python")
 
 
 class DlcOptions(ctypes.Structure):
@@ -178,14 +180,16 @@ def model_gflop(path, shape):
     Gemm nodes at the input shape, in GFLOP: the work the sgemm peak measures."""
     import numpy as np
     import onnx
-    from onnx import shape_inference
+    from onnxruntime.tools.symbolic_shape_infer import SymbolicShapeInference
     model = onnx.load(path)
     initializers = {i.name for i in model.graph.initializer}
     graph_input = [i for i in model.graph.input if i.name not in initializers][0]
     for dim, size in zip(graph_input.type.tensor_type.shape.dim, shape):
         dim.ClearField("dim_param")
         dim.dim_value = size
-    model = shape_inference.infer_shapes(model)
+    # ONNX Runtime's symbolic inference follows the shape arithmetic of Hugging Face exports
+    # (Shape, Gather, Concat into Reshape, Expand), where onnx's leaves MatMul shapes unknown.
+    model = SymbolicShapeInference.infer_shapes(model, auto_merge=True)
     shapes = {}
     for v in list(model.graph.value_info) + list(model.graph.input) + list(model.graph.output):
         dims = v.type.tensor_type.shape.dim

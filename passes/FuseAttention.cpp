@@ -1,6 +1,8 @@
 #include "dialects/DlcDialect.h"
 #include "passes/Passes.h"
 
+#include <cstring>
+
 namespace dlc {
 #define GEN_PASS_DEF_FUSEATTENTION
 #include "passes/Passes.h.inc"
@@ -19,7 +21,25 @@ struct AttentionChain {
   bool divide = false;
   dlc::AddOp add;
   Value bias;
+  // A causal mask as GPT-2 writes it: where(condition, scores, fill), the condition constant.
+  dlc::WhereOp where;
+  float fill = 0.0f;
 };
+
+// where(condition, scores, fill) as the bias condition ? 0 : fill, a constant: scores + fill
+// rounds to fill exactly for |scores| below half an ulp of fill (2^103 for finfo(float).min,
+// GPT-2's fill), so the masked scores are fill as Where makes them.
+Value whereAsBias(OpBuilder &b, dlc::WhereOp where, float fill) {
+  auto condition = where.getCondition().getDefiningOp<dlc::ConstantOp>();
+  std::vector<char> keep = condition.getBytes();
+  std::vector<float> bias(keep.size());
+  for (size_t i = 0; i < keep.size(); ++i)
+    bias[i] = keep[i] ? 0.0f : fill;
+  std::vector<char> bytes(bias.size() * sizeof(float));
+  std::memcpy(bytes.data(), bias.data(), bytes.size());
+  auto type = cast<RankedTensorType>(condition.getType()).clone(b.getF32Type());
+  return dlc::ConstantOp::fromBytes(b, where.getLoc(), type, bytes, "attention_mask");
+}
 
 bool sameLeadingDims(ArrayRef<Value> values) {
   auto first = cast<RankedTensorType>(values[0].getType()).getShape();
@@ -79,6 +99,15 @@ std::optional<AttentionChain> matchChain(dlc::SoftmaxOp softmax) {
     }
     return std::nullopt;
   }
+  if (auto where = scores.getDefiningOp<dlc::WhereOp>()) {
+    std::optional<float> fill = dlc::scalarF32Constant(where.getRhs());
+    if (!where.getCondition().getDefiningOp<dlc::ConstantOp>() || !fill ||
+        where.getLhs().getType() != type || !findProduct(where.getLhs(), chain))
+      return std::nullopt;
+    chain.where = where;
+    chain.fill = *fill;
+    return chain;
+  }
   if (!findProduct(scores, chain))
     return std::nullopt;
   return chain;
@@ -101,6 +130,8 @@ struct FuseAttentionPass : dlc::impl::FuseAttentionBase<FuseAttentionPass> {
         continue;
       // Every operand is defined before the second product, which the fused op replaces.
       OpBuilder b(weighted);
+      if (chain->where)
+        chain->bias = whereAsBias(b, chain->where, chain->fill);
       auto attention = b.create<dlc::AttentionOp>(
           weighted.getLoc(), weighted.getType(), chain->scores.getLhs(), chain->scores.getRhs(),
           weighted.getRhs(), chain->bias, b.getF32FloatAttr(chain->scaleValue),
@@ -110,6 +141,8 @@ struct FuseAttentionPass : dlc::impl::FuseAttentionBase<FuseAttentionPass> {
       softmax.erase();
       if (chain->add)
         chain->add.erase();
+      if (chain->where)
+        chain->where.erase();
       if (chain->scale)
         chain->scale->erase();
       chain->scores.erase();

@@ -53,8 +53,9 @@ def FuseAttention : Pass<"dlc-fuse-attention", "mlir::func::FuncOp"> {
   let summary = "Compute scaled dot-product attention as one op, without its scores in memory";
   let description = [{
     A float32 `dlc.softmax` over the last axis between two `dlc.matmul`s, optionally after a
-    `dlc.mul` or `dlc.div` by a one-element constant and a `dlc.add` (a mask), in that order,
-    becomes one `dlc.attention` when each intermediate value has no other use (a training
+    `dlc.mul` or `dlc.div` by a one-element constant and a `dlc.add` (a mask) or a `dlc.where`
+    of a constant condition with a one-element constant fill (GPT-2's causal mask, which
+    becomes the bias condition ? 0 : fill), in that order, becomes one `dlc.attention` when each intermediate value has no other use (a training
     step's backward reads the probabilities, so its forward stays as it is) and the three
     matrices share their leading dims. The kernel computes the scores a block of query rows
     at a time in its workspace: an encoder over 1500 positions no longer writes and reads

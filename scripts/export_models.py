@@ -36,6 +36,12 @@ Models (random weights, torch.manual_seed(0); no pretrained downloads):
                GELU), input [1,128,768]
   whisper_encoder  Whisper-tiny's encoder shape (two conv1d, 1500 positions, 4 pre-norm
                layers of width 384), input [1,80,3000]
+  hf_bert_128, hf_bert_512, hf_gpt2, hf_llama  Hugging Face transformers (4.36, from
+               configs, random weights; scripts/bench_setup.sh installs it) fed embeddings
+               instead of token ids: BERT-base (12 layers) at 128 and 512 tokens, GPT-2
+               (width 768, 6 layers, causal) at 128, a LLaMA-style decoder (width 768, 6
+               layers, RMSNorm, rotary embeddings, 12 query and 4 key/value heads) at 256;
+               output the last hidden state
   yolo_detector, db_detector  YOLOv8n's and a PaddleOCR-style DB text detector's layouts
                (scripts/detector_models.py), input [1,3,640,640]
   yolo_small, db_small  the same at [1,3,128,128] (exported by default: tests)
@@ -179,6 +185,45 @@ def make_bert_encoder():
     return nn.TransformerEncoder(layer, num_layers=6), (1, 128, 768)
 
 
+class _HiddenStates(object):
+    """A Hugging Face model fed embeddings (float, [1, S, width]) in place of token ids,
+    returning its last hidden state: the exported graph is the transformer stack as
+    transformers writes it (masks, rotary embeddings, grouped-query attention), without the
+    embedding lookup."""
+
+    @staticmethod
+    def wrap(model):
+        class Wrapped(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.model = model
+
+            def forward(self, embeddings):
+                return self.model(inputs_embeds=embeddings).last_hidden_state
+        return Wrapped()
+
+
+def make_hf_bert(seq):
+    from transformers import BertConfig, BertModel
+    config = BertConfig(hidden_size=768, num_hidden_layers=12, num_attention_heads=12,
+                        intermediate_size=3072, attn_implementation="eager")
+    return _HiddenStates.wrap(BertModel(config, add_pooling_layer=False)), (1, seq, 768)
+
+
+def make_hf_gpt2():
+    from transformers import GPT2Config, GPT2Model
+    config = GPT2Config(n_embd=768, n_layer=6, n_head=12, attn_implementation="eager")
+    return _HiddenStates.wrap(GPT2Model(config)), (1, 128, 768)
+
+
+def make_hf_llama():
+    from transformers import LlamaConfig, LlamaModel
+    config = LlamaConfig(hidden_size=768, intermediate_size=2048, num_hidden_layers=6,
+                         num_attention_heads=12, num_key_value_heads=4,
+                         attn_implementation="eager")
+    return _HiddenStates.wrap(LlamaModel(config)), (1, 256, 768)
+
+
 def make_whisper_encoder():
     class AudioEncoder(nn.Module):
         """Whisper-tiny's encoder shape: two conv1d over 80 mel bins (the second halves 3000
@@ -293,6 +338,10 @@ MODELS = {
     "deit_small": make_deit_small,
     "bert_encoder": make_bert_encoder,
     "whisper_encoder": make_whisper_encoder,
+    "hf_bert_128": lambda: make_hf_bert(128),
+    "hf_bert_512": lambda: make_hf_bert(512),
+    "hf_gpt2": make_hf_gpt2,
+    "hf_llama": make_hf_llama,
     "yolo_detector": make_yolo_detector,
     "db_detector": make_db_detector,
     "yolo_small": lambda: make_yolo_detector(128),

@@ -231,7 +231,7 @@ def attention_cases(rng):
     (dlc-fuse-attention): (name, nodes, graph inputs)."""
     f = lambda *shape: rng.standard_normal(shape).astype(np.float32)
 
-    def attention(scale_node, mask):
+    def attention(scale_node, mask, where=None):
         nodes = [helper.make_node("Transpose", ["x1"], ["kt"], name="kt", perm=[0, 1, 3, 2]),
                  helper.make_node("MatMul", ["x0", "kt"], ["scores"], name="scores")]
         last = "scores"
@@ -240,6 +240,11 @@ def attention_cases(rng):
                       helper.make_node(scale_node[0], ["scores", "scale"], ["scaled"],
                                        name="scaled")]
             last = "scaled"
+        if where is not None:
+            nodes += [constant("keep", where),
+                      constant("fill", np.array(np.finfo(np.float32).min, np.float32)),
+                      helper.make_node("Where", ["keep", last, "fill"], ["kept"], name="kept")]
+            last = "kept"
         if mask:
             nodes.append(helper.make_node("Add", [last, "x3"], ["masked"], name="masked"))
             last = "masked"
@@ -262,6 +267,11 @@ def attention_cases(rng):
                       np.finfo(np.float32).min).astype(np.float32)[None, None]
     yield "attention_causal_mask_blocks", attention(("Mul", 0.35), True), [
         f(1, 2, queries, 8), f(1, 2, keys, 8), f(1, 2, keys, 8), causal]
+    # GPT-2's causal mask: Where(a constant lower triangle, scores, finfo(float32).min).
+    queries = keys = 130
+    lower = (np.arange(keys)[None, :] <= np.arange(queries)[:, None])[None, None]
+    yield "attention_gpt2_causal_where", attention(("Div", 4.0), False, lower), [
+        f(1, 3, queries, 16), f(1, 3, keys, 16), f(1, 3, keys, 16)]
     # No scale and no mask (the scale folded into the query, as torch's exporter writes it).
     yield "attention_plain", attention(None, False), [f(2, 3, 10, 8), f(2, 3, 12, 8),
                                                       f(2, 3, 12, 8)]

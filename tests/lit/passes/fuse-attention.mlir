@@ -59,3 +59,32 @@ func.func @left_alone(%q: tensor<6x10x8xf32>, %kt: tensor<6x8x10xf32>, %v: tenso
   %g = dlc.matmul %w, %p6 : (tensor<6x10x10xf32>, tensor<6x10x10xf32>) -> tensor<6x10x10xf32>
   return %p0, %a, %s1, %b, %c, %d, %e, %f, %g : tensor<6x10x10xf32>, tensor<6x10x4xf32>, tensor<6x10x10xf32>, tensor<6x10x4xf32>, tensor<6x10x4xf32>, tensor<6x10x4xf32>, tensor<6x10x4xf32>, tensor<6x10x4xf32>, tensor<6x10x10xf32>
 }
+
+// GPT-2's causal mask: where(constant condition, scaled scores, finfo(float32).min) becomes
+// the bias condition ? 0 : fill, a constant. A condition computed at run time, or a fill
+// that is not a one-element constant, leaves the chain alone.
+// CHECK-LABEL: func.func @causal_where
+// CHECK: %[[MASK:.*]] = dlc.constant dense<{{\[}}[0.000000e+00, -3.40282347E+38], [0.000000e+00, 0.000000e+00]]> : tensor<2x2xf32>
+// CHECK: %[[A:.*]] = dlc.attention %arg0, %arg1, %arg2, %[[MASK]] {divide = true, scale = 8.000000e+00 : f32}
+// CHECK: dlc.where %arg3
+// CHECK: dlc.where
+// CHECK: return %[[A]]
+func.func @causal_where(%q: tensor<3x2x8xf32>, %kt: tensor<3x8x2xf32>, %v: tensor<3x2x4xf32>, %runtime: tensor<2x2xi1>, %fill: tensor<f32>) -> (tensor<3x2x4xf32>, tensor<3x2x4xf32>, tensor<3x2x4xf32>) {
+  %causal = dlc.constant dense<[[true, false], [true, true]]> : tensor<2x2xi1>
+  %min = dlc.constant dense<-3.40282347E+38> : tensor<f32>
+  %c8 = dlc.constant dense<8.0> : tensor<f32>
+  %s0 = dlc.matmul %q, %kt : (tensor<3x2x8xf32>, tensor<3x8x2xf32>) -> tensor<3x2x2xf32>
+  %d0 = dlc.div %s0, %c8 : (tensor<3x2x2xf32>, tensor<f32>) -> tensor<3x2x2xf32>
+  %m0 = dlc.where %causal, %d0, %min : (tensor<2x2xi1>, tensor<3x2x2xf32>, tensor<f32>) -> tensor<3x2x2xf32>
+  %p0 = dlc.softmax %m0 {axis = 2 : i64, log = false} : (tensor<3x2x2xf32>) -> tensor<3x2x2xf32>
+  %a = dlc.matmul %p0, %v : (tensor<3x2x2xf32>, tensor<3x2x4xf32>) -> tensor<3x2x4xf32>
+  %s1 = dlc.matmul %q, %kt : (tensor<3x2x8xf32>, tensor<3x8x2xf32>) -> tensor<3x2x2xf32>
+  %m1 = dlc.where %runtime, %s1, %min : (tensor<2x2xi1>, tensor<3x2x2xf32>, tensor<f32>) -> tensor<3x2x2xf32>
+  %p1 = dlc.softmax %m1 {axis = 2 : i64, log = false} : (tensor<3x2x2xf32>) -> tensor<3x2x2xf32>
+  %b = dlc.matmul %p1, %v : (tensor<3x2x2xf32>, tensor<3x2x4xf32>) -> tensor<3x2x4xf32>
+  %s2 = dlc.matmul %q, %kt : (tensor<3x2x8xf32>, tensor<3x8x2xf32>) -> tensor<3x2x2xf32>
+  %m2 = dlc.where %causal, %s2, %fill : (tensor<2x2xi1>, tensor<3x2x2xf32>, tensor<f32>) -> tensor<3x2x2xf32>
+  %p2 = dlc.softmax %m2 {axis = 2 : i64, log = false} : (tensor<3x2x2xf32>) -> tensor<3x2x2xf32>
+  %c = dlc.matmul %p2, %v : (tensor<3x2x2xf32>, tensor<3x2x4xf32>) -> tensor<3x2x4xf32>
+  return %a, %b, %c : tensor<3x2x4xf32>, tensor<3x2x4xf32>, tensor<3x2x4xf32>
+}
