@@ -231,12 +231,13 @@ def Dlc_LayerNormOp : Dlc_TensorOp<"layer_norm", [AttrSizedOperandSegments]> {
     Layer normalization over the last axis as exporters write it, made by the CPU target's
     dlc-fuse-layer-norm from ReduceMean, Sub, the square (Pow 2 or a Mul by itself),
     ReduceMean, Add of `epsilon`, Sqrt, Div (or Mul by the Reciprocal), then an optional Mul
-    by `scale` and Add of `bias`, each with the last dim's n elements. One pass over memory;
+    by `scale` and Add of `bias`, each with the last dim's n elements. With `rms`, RMSNorm
+    (LLaMA): no mean is subtracted, x / sqrt(mean(x^2) + epsilon). One pass over memory;
     the kernel sums in vector partial sums where ReduceMean sums serially, so results differ
     from the unfused ops by rounding (a few ulp).
   }];
   let arguments = (ins Dlc_F32Tensor:$input, Optional<Dlc_F32Tensor>:$scale,
-                   Optional<Dlc_F32Tensor>:$bias, F32Attr:$epsilon);
+                   Optional<Dlc_F32Tensor>:$bias, F32Attr:$epsilon, UnitAttr:$rms);
   let results = (outs Dlc_F32Tensor:$output);
   let hasVerifier = 1;
 }

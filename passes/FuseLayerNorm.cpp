@@ -46,11 +46,14 @@ bool holdsLastDim(Value v, int64_t n) {
 struct LayerNormChain {
   SmallVector<Operation *> ops;
   Value input, scale, bias;
+  Operation *normalize = nullptr; // the division by the deviation
   float epsilon = 0.0f;
+  bool rms = false;
 };
 
 // The variance's ops from the square of `centered` on, through the standard deviation; the
-// square is `square` (Pow 2 or Mul by itself).
+// square is `square` (Pow 2 or Mul by itself), and the variance's mean must match `mean` in
+// type and axes (for RMSNorm it is `mean` itself).
 Value standardDeviation(Operation *square, Value centered, dlc::ReduceMeanOp mean,
                         LayerNormChain &chain) {
   bool isSquare = false;
@@ -78,7 +81,56 @@ Value standardDeviation(Operation *square, Value centered, dlc::ReduceMeanOp mea
   return sqrt.getResult();
 }
 
-std::optional<LayerNormChain> matchChain(dlc::ReduceMeanOp mean) {
+// The op dividing `x` by `deviation`: a Div, or a Mul by its Reciprocal or by 1 / it (a
+// reciprocal then joins the chain); null if none.
+Operation *normalization(Value x, Value deviation, LayerNormChain &chain) {
+  Operation *user = soleUser(deviation);
+  if (!user || !deviation.hasOneUse())
+    return nullptr;
+  if (auto div = dyn_cast<dlc::DivOp>(user)) {
+    if (div.getLhs() == x && div.getRhs() == deviation)
+      return div;
+    if (div.getRhs() != deviation || dlc::scalarF32Constant(div.getLhs()) != 1.0f)
+      return nullptr;
+  } else if (!isa<dlc::ReciprocalOp>(user)) {
+    return nullptr;
+  }
+  Value reciprocal = user->getResult(0);
+  auto mul = dyn_cast_or_null<dlc::MulOp>(soleUser(reciprocal));
+  if (reciprocal.getType() != deviation.getType() || !mul ||
+      otherOperand(mul, reciprocal) != x)
+    return nullptr;
+  chain.ops.push_back(user);
+  return mul;
+}
+
+// The rest of the chain from the division by the deviation on: the affine part, where present
+// (a Mul by the scale, an Add of the bias). False if there is no division of `x`.
+bool finishChain(Value x, Value deviation, RankedTensorType type, LayerNormChain &chain) {
+  Operation *normalize = normalization(x, deviation, chain);
+  if (!normalize || normalize->getResult(0).getType() != type)
+    return false;
+  chain.ops.push_back(normalize);
+  chain.normalize = normalize;
+  Value y = normalize->getResult(0);
+  const int64_t n = type.getShape().back();
+  auto affine = [&](auto opType, Value &operand) {
+    using Op = decltype(opType);
+    auto op = dyn_cast_or_null<Op>(soleUser(y));
+    Value other = op ? otherOperand(op, y) : Value();
+    if (!op || op.getType() != type || !other || other == y || !holdsLastDim(other, n))
+      return;
+    operand = other;
+    chain.ops.push_back(op);
+    y = op.getResult();
+  };
+  affine(dlc::MulOp(), chain.scale);
+  affine(dlc::AddOp(), chain.bias);
+  return true;
+}
+
+// LayerNorm: `mean` is x's, and the centered values feed the square and the division only.
+std::optional<LayerNormChain> matchLayerNorm(dlc::ReduceMeanOp mean) {
   Value x = mean.getInput();
   auto type = cast<RankedTensorType>(x.getType());
   if (!type.getElementType().isF32() || !isMeanOverLastAxis(mean, type))
@@ -86,7 +138,6 @@ std::optional<LayerNormChain> matchChain(dlc::ReduceMeanOp mean) {
   auto sub = dyn_cast_or_null<dlc::SubOp>(soleUser(mean.getResult()));
   if (!sub || sub.getLhs() != x || sub.getRhs() != mean.getResult() || sub.getType() != type)
     return std::nullopt;
-  // The centered values feed the square and the division, nothing else.
   Value centered = sub.getResult();
   SmallVector<Operation *> users;
   for (Operation *user : centered.getUsers())
@@ -94,49 +145,34 @@ std::optional<LayerNormChain> matchChain(dlc::ReduceMeanOp mean) {
       users.push_back(user);
   if (users.size() != 2)
     return std::nullopt;
-  for (int squareIndex : {0, 1}) {
+  for (Operation *square : users) {
     LayerNormChain chain;
     chain.ops = {mean, sub};
     chain.input = x;
-    Value deviation = standardDeviation(users[squareIndex], centered, mean, chain);
-    if (!deviation)
-      continue;
-    Operation *normalize = users[1 - squareIndex];
-    if (!deviation.hasOneUse())
-      continue;
-    if (auto div = dyn_cast<dlc::DivOp>(normalize)) {
-      if (div.getLhs() != centered || div.getRhs() != deviation)
-        continue;
-    } else if (isa<dlc::MulOp>(normalize)) {
-      auto reciprocal = dyn_cast<dlc::ReciprocalOp>(*deviation.getUsers().begin());
-      if (!reciprocal || !reciprocal.getResult().hasOneUse() ||
-          otherOperand(normalize, centered) != reciprocal.getResult())
-        continue;
-      chain.ops.push_back(reciprocal);
-    } else {
-      continue;
-    }
-    if (normalize->getResult(0).getType() != type)
-      continue;
-    chain.ops.push_back(normalize);
-    // Then the affine part, where present: a Mul by the scale, an Add of the bias.
-    Value y = normalize->getResult(0);
-    const int64_t n = type.getShape().back();
-    auto affine = [&](auto opType, Value &operand) {
-      using Op = decltype(opType);
-      auto op = dyn_cast_or_null<Op>(soleUser(y));
-      Value other = op ? otherOperand(op, y) : Value();
-      if (!op || op.getType() != type || !other || other == y || !holdsLastDim(other, n))
-        return;
-      operand = other;
-      chain.ops.push_back(op);
-      y = op.getResult();
-    };
-    affine(dlc::MulOp(), chain.scale);
-    affine(dlc::AddOp(), chain.bias);
-    return chain;
+    Value deviation = standardDeviation(square, centered, mean, chain);
+    if (deviation && finishChain(centered, deviation, type, chain) &&
+        llvm::is_contained(users, chain.normalize))
+      return chain;
   }
   return std::nullopt;
+}
+
+// RMSNorm (LLaMA): `meanSquare` is the mean of x's squares; x may have other readers.
+std::optional<LayerNormChain> matchRmsNorm(dlc::ReduceMeanOp meanSquare) {
+  Operation *square = meanSquare.getInput().getDefiningOp();
+  if (!square || !isa<dlc::MulOp, dlc::PowOp>(square))
+    return std::nullopt;
+  Value x = square->getOperand(0);
+  auto type = cast<RankedTensorType>(x.getType());
+  if (!type.getElementType().isF32() || !isMeanOverLastAxis(meanSquare, type))
+    return std::nullopt;
+  LayerNormChain chain;
+  chain.input = x;
+  chain.rms = true;
+  Value deviation = standardDeviation(square, x, meanSquare, chain);
+  if (!deviation || !finishChain(x, deviation, type, chain))
+    return std::nullopt;
+  return chain;
 }
 
 struct FuseLayerNormPass : dlc::impl::FuseLayerNormBase<FuseLayerNormPass> {
@@ -148,7 +184,9 @@ struct FuseLayerNormPass : dlc::impl::FuseLayerNormBase<FuseLayerNormPass> {
     for (dlc::ReduceMeanOp mean : means) {
       if (erased.contains(mean))
         continue;
-      std::optional<LayerNormChain> chain = matchChain(mean);
+      std::optional<LayerNormChain> chain = matchLayerNorm(mean);
+      if (!chain)
+        chain = matchRmsNorm(mean);
       if (!chain)
         continue;
       // The input, scale and bias are operands of the chain, so the last op sees them all.
@@ -156,7 +194,8 @@ struct FuseLayerNormPass : dlc::impl::FuseLayerNormBase<FuseLayerNormPass> {
       OpBuilder b(last);
       auto norm = b.create<dlc::LayerNormOp>(last->getLoc(), last->getResult(0).getType(),
                                              chain->input, chain->scale, chain->bias,
-                                             b.getF32FloatAttr(chain->epsilon));
+                                             b.getF32FloatAttr(chain->epsilon),
+                                             chain->rms ? b.getUnitAttr() : nullptr);
       last->getResult(0).replaceAllUsesWith(norm.getResult());
       for (Operation *op : llvm::reverse(chain->ops)) {
         erased.insert(op);

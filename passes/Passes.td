@@ -74,7 +74,10 @@ def FuseLayerNorm : Pass<"dlc-fuse-layer-norm", "mlir::func::FuncOp"> {
     one-element constant (epsilon), `dlc.sqrt`, `dlc.div` (or `dlc.mul` by its
     `dlc.reciprocal`), then an optional `dlc.mul` by a scale and `dlc.add` of a bias, each
     holding the last dim's elements, becomes one `dlc.layer_norm` when each intermediate
-    value has no other use (the centered values: the square and the division). The kernel
+    value has no other use (the centered values: the square and the division). RMSNorm as
+    LLaMA exports it (the square of x, `dlc.reduce_mean`, Add epsilon, Sqrt, a division of x
+    by it or a Mul by its reciprocal or 1 / it, the weight's Mul) becomes one with `rms`; its
+    x may have other readers (the residual stream). The kernel
     reads each row once and writes it once where the ops made seven passes over memory (a
     1500 x 384 norm: 2.3 MB, past L2); its statistics are summed in vector partial sums, so
     results differ from the ops' by rounding. A training step keeps the ops: its backward

@@ -434,10 +434,10 @@ void batchNormRunningUpdateF32(float *runningMean, float *runningVar, const floa
 template <typename T>
 void softmax(const T *x, T *y, int64_t outer, int64_t n, int64_t inner, bool log);
 // Layer normalization (dlc.layer_norm) of `rows` contiguous rows of n floats:
-// (x - mean) / sqrt(variance + epsilon), times scale[j] and plus bias[j] where they are set.
-// Threads take whole rows.
+// (x - mean) / sqrt(variance + epsilon), times scale[j] and plus bias[j] where they are set;
+// with `rms` (RMSNorm) x / sqrt(mean(x^2) + epsilon). Threads take whole rows.
 void layerNormF32(const float *x, const float *scale, const float *bias, float *y, int64_t rows,
-                  int64_t n, float epsilon);
+                  int64_t n, float epsilon, bool rms);
 // dx from dy and softmax's output y (the log-softmax with `log`).
 void softmaxGradF32(const float *dy, const float *y, float *dx, int64_t outer, int64_t n,
                     int64_t inner, bool log);

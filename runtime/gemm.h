@@ -227,6 +227,7 @@ struct LayerNormRowsArgs {
   float *y;
   int64_t rows, n;
   float epsilon;
+  bool rms; // RMSNorm: no mean subtracted
 };
 void layerNormRows(const LayerNormRowsArgs &a);
 void layerNormRowsOn(CpuIsa isa, const LayerNormRowsArgs &a);

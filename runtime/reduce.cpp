@@ -353,11 +353,11 @@ void softmax(const T *x, T *y, int64_t outer, int64_t n, int64_t inner, bool log
 }
 
 void layerNormF32(const float *x, const float *scale, const float *bias, float *y, int64_t rows,
-                  int64_t n, float epsilon) {
+                  int64_t n, float epsilon, bool rms) {
   // Three vector passes over a row in L1, the first from memory.
   constexpr int64_t kWorkPerElement = 4;
   parallelForWork(rows, n * kWorkPerElement, [&](int64_t first, int64_t end) {
-    layerNormRows({x + first * n, scale, bias, y + first * n, end - first, n, epsilon});
+    layerNormRows({x + first * n, scale, bias, y + first * n, end - first, n, epsilon, rms});
   });
 }
 

@@ -297,13 +297,14 @@ template <class V> struct VectorMath {
   }
 
   // Layer normalization, a row at a time: the mean, then the variance of the centered values
-  // (two passes, so a large mean costs no precision), then y, all over a row in L1.
+  // (two passes, so a large mean costs no precision), then y, all over a row in L1. RMSNorm
+  // takes the mean of the squares of x itself.
   static void layerNormRows(const LayerNormRowsArgs &a) {
     const float inverseCount = 1.0f / float(a.n);
     for (int64_t r = 0; r < a.rows; ++r) {
       const float *x = a.x + r * a.n;
       float *y = a.y + r * a.n;
-      const float mean = shiftedSum<false>(x, a.n, 0.0f) * inverseCount;
+      const float mean = a.rms ? 0.0f : shiftedSum<false>(x, a.n, 0.0f) * inverseCount;
       const float variance = shiftedSum<true>(x, a.n, mean) * inverseCount;
       const float inverseDeviation = 1.0f / __builtin_sqrtf(variance + a.epsilon);
       const F m = splat(mean), d = splat(inverseDeviation);

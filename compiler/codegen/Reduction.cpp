@@ -30,7 +30,8 @@ LogicalResult emitLayerNorm(Operation *op, KernelEmitter &e) {
   e.line("dlc::rt::layerNormF32(" + e.ptr(norm.getInput()) + ", " + optional(norm.getScale()) +
          ", " + optional(norm.getBias()) + ", " + e.ptr(norm.getOutput()) + ", " +
          std::to_string(product(shape.drop_back())) + ", " + std::to_string(shape.back()) + ", " +
-         floatLiteral(norm.getEpsilon().convertToFloat()) + ");");
+         floatLiteral(norm.getEpsilon().convertToFloat()) + ", " +
+         (norm.getRms() ? "true" : "false") + ");");
   return success();
 }
 

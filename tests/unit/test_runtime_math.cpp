@@ -203,7 +203,7 @@ TEST_CASE("vector math: SiLU is x times the sigmoid, bit for bit, and the conv e
   CHECK(std::memcmp(epilogue.data(), silu.data(), sizeof(float) * x.size()) == 0);
 }
 
-TEST_CASE("layer norm rows match the formula in double on every instruction set",
+TEST_CASE("layer norm and RMSNorm rows match the formula in double on every instruction set",
           "[math][reduce]") {
   std::mt19937 rng(37);
   // Row lengths around the vector widths and groups, a transformer's 384; rows offset by a
@@ -216,11 +216,12 @@ TEST_CASE("layer norm rows match the formula in double on every instruction set"
       x[size_t(2 * n + j)] = 3.0f;
     }
     std::vector<float> scale = randomFloats(rng, n, 0.5f, 1.5f), bias = randomFloats(rng, n);
-    for (bool affine : {false, true}) {
+    for (auto [affine, rms] : {std::pair{false, false}, {true, false}, {false, true}, {true, true}}) {
       std::vector<double> expected(x.size());
       for (int64_t r = 0; r < rows; ++r) {
+        // RMSNorm: the "variance" is the mean square of x itself.
         double mean = 0, variance = 0;
-        for (int64_t j = 0; j < n; ++j)
+        for (int64_t j = 0; j < n && !rms; ++j)
           mean += x[size_t(r * n + j)];
         mean /= double(n);
         for (int64_t j = 0; j < n; ++j)
@@ -236,10 +237,10 @@ TEST_CASE("layer norm rows match the formula in double on every instruction set"
       std::vector<double> tolerance(x.size(), 1.0);
       std::fill(tolerance.begin() + n, tolerance.begin() + 2 * n, 10.0);
       for (CpuIsa isa : runnableIsas()) {
-        INFO("n " << n << " affine " << affine << " " << cpuIsaName(isa));
+        INFO("n " << n << " affine " << affine << " rms " << rms << " " << cpuIsaName(isa));
         std::vector<float> y(x.size(), NAN);
         layerNormRowsOn(isa, {x.data(), affine ? scale.data() : nullptr,
-                              affine ? bias.data() : nullptr, y.data(), rows, n, 1e-5f});
+                              affine ? bias.data() : nullptr, y.data(), rows, n, 1e-5f, rms});
         requireClose(y, expected, 2e-5, 0.0, &tolerance);
       }
     }

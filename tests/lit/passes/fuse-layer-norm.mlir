@@ -62,10 +62,17 @@ func.func @scale_per_row(%x: tensor<5x8xf32>, %rows: tensor<5x1xf32>, %beta: ten
   return %y : tensor<5x8xf32>
 }
 
-// Left alone: the mean also returned (LayerNormalization's Mean output, a training step), the
-// centered values read a third time, a mean over another axis, an epsilon that is not a
-// constant, a square by another exponent, a normalization of another value.
+// Not LayerNorm: the mean also returned (LayerNormalization's Mean output, a training step),
+// the centered values read a third time; the division of the centered values by the root of
+// their mean square is still an RMSNorm of them, which fuses. Left alone: a mean over another
+// axis, an epsilon that is not a constant, a square by another exponent, a normalization of
+// another value.
 // CHECK-LABEL: func.func @left_alone
+// CHECK: %[[M0:.*]] = dlc.reduce_mean %arg0
+// CHECK: %[[D0:.*]] = dlc.sub %arg0, %[[M0]]
+// CHECK: dlc.layer_norm %[[D0]] {{.*}}, rms}
+// CHECK: %[[D1:.*]] = dlc.sub
+// CHECK: dlc.layer_norm %[[D1]] {{.*}}, rms}
 // CHECK-NOT: dlc.layer_norm
 // CHECK: return
 func.func @left_alone(%x: tensor<4x8xf32>, %t: tensor<f32>, %w: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x1xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<1x8xf32>, tensor<4x8xf32>) {
@@ -109,4 +116,33 @@ func.func @left_alone(%x: tensor<4x8xf32>, %t: tensor<f32>, %w: tensor<4x8xf32>)
   %extra = dlc.add %d4, %w : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
   %m5 = dlc.reduce_mean %x {axes = array<i64: 0>} : (tensor<4x8xf32>) -> tensor<1x8xf32>
   return %a, %m0, %b, %d1, %c, %d, %m5, %e : tensor<4x8xf32>, tensor<4x1xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<1x8xf32>, tensor<4x8xf32>
+}
+
+// RMSNorm as LLaMA exports it (Pow 2, ReduceMean, Add, Sqrt, Div 1 by it, Mul, the weight's
+// Mul) and with a Reciprocal: x is also read elsewhere (the residual stream), which the
+// input of a norm may be.
+// CHECK-LABEL: func.func @rms_norm_forms
+// CHECK: %[[A:.*]] = dlc.layer_norm %arg0, %arg1 {epsilon = 9.99999997E-7 : f32, operandSegmentSizes = array<i32: 1, 1, 0>, rms}
+// CHECK: %[[B:.*]] = dlc.layer_norm %arg0 {epsilon = 9.99999997E-7 : f32, operandSegmentSizes = array<i32: 1, 0, 0>, rms}
+// CHECK-NOT: dlc.reduce_mean
+// CHECK: dlc.add %arg0, %[[A]]
+func.func @rms_norm_forms(%x: tensor<3x8xf32>, %w: tensor<8xf32>) -> (tensor<3x8xf32>, tensor<3x8xf32>) {
+  %two = dlc.constant dense<2.0> : tensor<f32>
+  %one = dlc.constant dense<1.0> : tensor<f32>
+  %eps = dlc.constant dense<1.0e-6> : tensor<f32>
+  %q0 = dlc.pow %x, %two : (tensor<3x8xf32>, tensor<f32>) -> tensor<3x8xf32>
+  %v0 = dlc.reduce_mean %q0 {axes = array<i64: 1>} : (tensor<3x8xf32>) -> tensor<3x1xf32>
+  %e0 = dlc.add %v0, %eps : (tensor<3x1xf32>, tensor<f32>) -> tensor<3x1xf32>
+  %s0 = dlc.sqrt %e0 : (tensor<3x1xf32>) -> tensor<3x1xf32>
+  %r0 = dlc.div %one, %s0 : (tensor<f32>, tensor<3x1xf32>) -> tensor<3x1xf32>
+  %n0 = dlc.mul %x, %r0 : (tensor<3x8xf32>, tensor<3x1xf32>) -> tensor<3x8xf32>
+  %a = dlc.mul %w, %n0 : (tensor<8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32>
+  %q1 = dlc.mul %x, %x : (tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32>
+  %v1 = dlc.reduce_mean %q1 {axes = array<i64: 1>} : (tensor<3x8xf32>) -> tensor<3x1xf32>
+  %e1 = dlc.add %v1, %eps : (tensor<3x1xf32>, tensor<f32>) -> tensor<3x1xf32>
+  %s1 = dlc.sqrt %e1 : (tensor<3x1xf32>) -> tensor<3x1xf32>
+  %r1 = dlc.reciprocal %s1 : (tensor<3x1xf32>) -> tensor<3x1xf32>
+  %b = dlc.mul %r1, %x : (tensor<3x1xf32>, tensor<3x8xf32>) -> tensor<3x8xf32>
+  %sum = dlc.add %x, %a : (tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32>
+  return %sum, %b : tensor<3x8xf32>, tensor<3x8xf32>
 }
