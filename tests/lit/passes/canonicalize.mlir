@@ -12,22 +12,27 @@ func.func @reshapes(%x: tensor<2x3x4xf32>) -> (tensor<6x4xf32>, tensor<2x3x4xf32
   return %b, %same : tensor<6x4xf32>, tensor<2x3x4xf32>
 }
 
-// x^2 is x * x; other exponents, and an exponent that broadcasts x to a bigger shape, stay.
+// x^2 is x * x and x^3 is (x * x) * x; other exponents, and an exponent that broadcasts x to
+// a bigger shape, stay.
 // CHECK-LABEL: func.func @square
-func.func @square(%x: tensor<2x3xf32>, %v: tensor<3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>) {
+func.func @square(%x: tensor<2x3xf32>, %v: tensor<3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>) {
   // CHECK-DAG: %[[TWO:.*]] = dlc.constant dense<2.000000e+00> : tensor<2x3xf32>
-  // CHECK-DAG: %[[THREE:.*]] = dlc.constant dense<3.000000e+00> : tensor<f32>
+  // CHECK-DAG: %[[FOUR:.*]] = dlc.constant dense<4.000000e+00> : tensor<f32>
   // CHECK: %[[SQ:.*]] = dlc.mul %arg0, %arg0 : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
-  // CHECK: %[[CUBE:.*]] = dlc.pow %arg0, %[[THREE]]
+  // CHECK: %[[XX:.*]] = dlc.mul %arg0, %arg0
+  // CHECK: %[[CUBE:.*]] = dlc.mul %[[XX]], %arg0
+  // CHECK: %[[FOURTH:.*]] = dlc.pow %arg0, %[[FOUR]]
   // CHECK: %[[WIDE:.*]] = dlc.pow %arg1, %[[TWO]]
-  // CHECK: return %[[SQ]], %[[CUBE]], %[[WIDE]]
+  // CHECK: return %[[SQ]], %[[CUBE]], %[[FOURTH]], %[[WIDE]]
   %two = dlc.constant dense<2.0> : tensor<f32>
   %three = dlc.constant dense<3.0> : tensor<f32>
+  %four = dlc.constant dense<4.0> : tensor<f32>
   %twos = dlc.constant dense<2.0> : tensor<2x3xf32>
   %sq = dlc.pow %x, %two : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
   %cube = dlc.pow %x, %three : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
+  %fourth = dlc.pow %x, %four : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
   %wide = dlc.pow %v, %twos : (tensor<3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
-  return %sq, %cube, %wide : tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>
+  return %sq, %cube, %fourth, %wide : tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>
 }
 
 // A transpose of a transpose is one transpose (perms composed); one that restores the order
