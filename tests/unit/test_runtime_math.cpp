@@ -216,7 +216,8 @@ TEST_CASE("layer norm and RMSNorm rows match the formula in double on every inst
       x[size_t(2 * n + j)] = 3.0f;
     }
     std::vector<float> scale = randomFloats(rng, n, 0.5f, 1.5f), bias = randomFloats(rng, n);
-    for (auto [affine, rms] : {std::pair{false, false}, {true, false}, {false, true}, {true, true}}) {
+    for (auto [affine, rms] : {std::pair{false, false}, std::pair{true, false},
+                               std::pair{false, true}, std::pair{true, true}}) {
       std::vector<double> expected(x.size());
       for (int64_t r = 0; r < rows; ++r) {
         // RMSNorm: the "variance" is the mean square of x itself.
