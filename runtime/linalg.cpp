@@ -56,7 +56,7 @@ namespace {
 // A block of query rows' scores is at most this many floats (512 KB: in L2 beside the keys
 // and values it is multiplied with), and whole 12-row tiles of the GEMM.
 constexpr int64_t kAttentionBlockFloats = 128 * 1024, kAttentionRowMultiple = 12;
-// Blocks in the workspace at once: each thread works through whole blocks in its slots.
+// Score slots in the workspace: one per thread, for at most this many threads.
 constexpr int64_t kAttentionSlots = 8;
 
 // Each batch entry's keys and values are packed once (packGemmB) and read by all its blocks of
@@ -124,7 +124,8 @@ void attentionF32(const AttentionParams &p, const float *query, const float *key
   // A power-of-2 scale multiplies exactly, so the product's alpha gives the bits of the
   // unfused Mul or Div, and a bias whose rows are contiguous is the product's residual.
   int exponent = 0;
-  const bool exactScale = std::frexp(p.scale, &exponent) == 0.5f;
+  const bool exactScale =
+      std::frexp(p.scale, &exponent) == 0.5f && std::isfinite(1.0f / p.scale);
   const bool fusedScaleAndBias = exactScale && (!p.bias || p.biasColumnStride == 1);
   const float alpha = !fusedScaleAndBias ? 1.0f : p.divide ? 1.0f / p.scale : p.scale;
   for (int64_t b0 = 0; b0 < p.batch; b0 += plan.group) {
