@@ -56,6 +56,7 @@ template <class V> struct BlockedGemm {
   // broadcast A value fill the register file (15 of 16, or 27 of 32 with AVX-512).
   static constexpr int64_t kMR = V::kRows;
   static constexpr int64_t kNR = 2 * V::kLanes;
+  static constexpr int64_t kFloatsPerLine = 64 / sizeof(float);
   // Shorter tiles for a last block of few rows: m = 8 takes one 8-row tile on AVX-512 rather
   // than a 12-row one a third padding (the MLP's batch), and one 6-row and one 4-row on AVX2.
   static constexpr int64_t kSmallRows = 4, kMidRows = 8;
@@ -77,6 +78,8 @@ template <class V> struct BlockedGemm {
   // 10% on Sapphire Rapids, 9% through the AVX2 kernels; 512 or 2048 floats ahead gained less.
   // A packed at run time is in cache, where the extra load only slowed BERT.
   static constexpr int64_t kPrefetchAhead = 1024;
+  // What a tile asks the memory for besides its own operands (see microTile).
+  enum class Prefetch { None, AheadInA, NextPanelOfB };
   // C at most this wide reads A in place (readsRowsOfA). One thread, weights (B) packed,
   // against packing A: ConvNeXt-T's 3136x96x384 product 25% faster with AVX-512 (16% with
   // AVX2), 784x192x768 15% (11%); from 384 columns on no gain, from 768 a few % slower.
@@ -189,24 +192,35 @@ template <class V> struct BlockedGemm {
   }
 
   // `epilogue` (or null: none) is the tile's part of the product's, applied once the tile
-  // holds its last k block's sums. PrefetchA: A is packed ahead of time (a layer's weights),
-  // and read from memory rather than cache (see kPrefetchAhead). RowsOfA: A is read where it
-  // lies, the tile's row i at a + i * lda and its k steps aStep = 1 apart, not from a panel.
-  template <int64_t R, bool PrefetchA, bool RowsOfA>
+  // holds its last k block's sums. Prefetch::AheadInA: A is packed ahead of time (a layer's
+  // weights), and read from memory rather than cache (see kPrefetchAhead).
+  // Prefetch::NextPanelOfB: B is packed ahead of time and the tile, the first of its panel,
+  // brings the panel the next column tile reads (kc steps bStep apart from nextB) into L2.
+  // Weights outgrow the caches (BERT-base's 340 MB), and that panel's first tile would wait
+  // on memory at each k step (the panel's other tiles read it from L1): the hardware
+  // prefetcher alone did not hide it. One thread, weights from memory (bench/gemm.py --cold):
+  // BERT-base's 128x3072x768 product 111 -> 138 GFLOP/s, 128x768x3072 and DeiT-S's
+  // 197x1536x384 5-12% faster; with the weights in cache no change. RowsOfA: A is read where
+  // it lies, the tile's row i at a + i * lda and its k steps aStep = 1 apart, not from a panel.
+  template <int64_t R, Prefetch Ahead, bool RowsOfA>
   __attribute__((noinline)) static void microTile(int64_t kc, const float *__restrict a,
                                                   int64_t aStep, int64_t lda,
                                                   const float *__restrict b, int64_t bStep,
                                                   float *c, int64_t ldc, int64_t mr, int64_t nr,
                                                   const float *alphaBeta,
-                                                  const GemmEpilogue *epilogue) {
+                                                  const GemmEpilogue *epilogue,
+                                                  const float *nextB) {
     Vec acc[R][2];
 #pragma GCC unroll 16
     for (int64_t i = 0; i < R; ++i)
       acc[i][0] = acc[i][1] = V::zero();
 #pragma GCC unroll 4
     for (int64_t p = 0; p < kc; ++p, a += aStep, b += bStep) {
-      if constexpr (PrefetchA)
+      if constexpr (Ahead == Prefetch::AheadInA)
         __builtin_prefetch(a + kPrefetchAhead);
+      if constexpr (Ahead == Prefetch::NextPanelOfB)
+        for (int64_t line = 0; line < kNR; line += kFloatsPerLine)
+          __builtin_prefetch(nextB + p * bStep + line, 0, 2);
       const Vec b0 = V::load(b), b1 = V::load(b + V::kLanes);
 #pragma GCC unroll 16
       for (int64_t i = 0; i < R; ++i) {
@@ -258,17 +272,25 @@ template <class V> struct BlockedGemm {
   // The shortest register tile that holds mr rows.
   using MicroTile = void (*)(int64_t, const float *, int64_t, int64_t, const float *, int64_t,
                              float *, int64_t, int64_t, int64_t, const float *,
-                             const GemmEpilogue *);
-  template <bool PrefetchA> static MicroTile tileFor(int64_t mr) {
+                             const GemmEpilogue *, const float *);
+  template <Prefetch Ahead> static MicroTile tileFor(int64_t mr) {
     if (kMR > kSmallRows && mr <= kSmallRows)
-      return microTile<kSmallRows, PrefetchA, false>;
+      return microTile<kSmallRows, Ahead, false>;
     if constexpr (kMR > kMidRows)
       if (mr <= kMidRows)
-        return microTile<kMidRows, PrefetchA, false>;
-    return microTile<kMR, PrefetchA, false>;
+        return microTile<kMidRows, Ahead, false>;
+    return microTile<kMR, Ahead, false>;
   }
-  static MicroTile tileFor(int64_t mr, bool prefetchA) {
-    return prefetchA ? tileFor<true>(mr) : tileFor<false>(mr);
+  static MicroTile tileFor(int64_t mr, Prefetch ahead) {
+    switch (ahead) {
+    case Prefetch::AheadInA:
+      return tileFor<Prefetch::AheadInA>(mr);
+    case Prefetch::NextPanelOfB:
+      return tileFor<Prefetch::NextPanelOfB>(mr);
+    case Prefetch::None:
+      break;
+    }
+    return tileFor<Prefetch::None>(mr);
   }
 
   // Whether the row tiles read A where it lies instead of packing it: a packing pass costs a
@@ -298,6 +320,11 @@ template <class V> struct BlockedGemm {
                            ? packedPanel(g.packedB, kPackCols, pc, kc, g.packedB.first + jc + jr)
                            : bufferB + jr * kc;
       const int64_t bStep = g.packedB.data ? kPackCols : kNR;
+      // The first tile of each panel of weights prefetches the next one's (microTile).
+      const float *nextB = g.packedB.data && jc + jr + kNR < g.n
+                               ? packedPanel(g.packedB, kPackCols, pc, kc,
+                                             g.packedB.first + jc + jr + kNR)
+                               : nullptr;
       for (int64_t ir = 0; ir < mc; ir += kMR) {
         const int64_t mr = smaller(kMR, mc - ir);
         const bool inPlace = rowsOfA && mr == kMR;
@@ -309,10 +336,16 @@ template <class V> struct BlockedGemm {
         const int64_t aStep = g.packedA.data ? kPackRows : inPlace ? 1 : kMR;
         const GemmEpilogue tileEpilogue =
             finishes ? epilogueFrom(g.epilogue, ic + ir, jc + jr) : GemmEpilogue{};
-        const MicroTile tile = inPlace ? microTile<kMR, false, true>
-                                       : tileFor(mr, g.packedA.data != nullptr);
+        const Prefetch ahead = g.packedA.data ? Prefetch::AheadInA
+                               : nextB        ? Prefetch::NextPanelOfB
+                                              : Prefetch::None;
+        const MicroTile tile =
+            !inPlace ? tileFor(mr, ahead)
+            : ahead == Prefetch::NextPanelOfB ? microTile<kMR, Prefetch::NextPanelOfB, true>
+                                              : microTile<kMR, Prefetch::None, true>;
         tile(kc, a, aStep, g.lda, b, bStep, g.c + (ic + ir) * g.ldc + jc + jr, g.ldc, mr,
-             smaller(kNR, nc - jr), alphaBeta, finishes ? &tileEpilogue : nullptr);
+             smaller(kNR, nc - jr), alphaBeta, finishes ? &tileEpilogue : nullptr, nextB);
+        nextB = nullptr;
       }
     }
   }
