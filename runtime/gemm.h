@@ -30,6 +30,10 @@ constexpr int64_t gemmBlockDepth(int64_t k) {
 }
 } // namespace
 
+// The blocked kernels pack A (or read it in place) at most this many rows at a time and walk
+// the k block of B once per such block of rows (a multiple of every kernel's tile rows).
+constexpr int64_t kGemmRowBlock = 96;
+
 // Fewer rows than this (of an unpacked A) take row-by-row loops instead of the tiled kernel,
 // which would mostly multiply padding.
 constexpr int64_t kGemmFewRows = 4;

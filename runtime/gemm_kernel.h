@@ -64,7 +64,8 @@ template <class V> struct BlockedGemm {
   // L2); the packed kKC x kNC block of B is reused by every block of A. The buffers live on
   // the stack (at most 224 KiB) because kernels do not allocate.
   static constexpr int64_t kKC = kMaxBlockDepth;
-  static constexpr int64_t kMC = (96 / kMR) * kMR;
+  static constexpr int64_t kMC = kGemmRowBlock;
+  static_assert(kMC % kMR == 0, "row blocks are whole tiles");
   static constexpr int64_t kNC = 128;
   static_assert(kNC % kNR == 0, "column blocks are whole panels");
   static_assert(kPackRows % kMR == 0 && kPackCols % kNR == 0,

@@ -9,14 +9,15 @@ using namespace dlc::rt;
 
 namespace {
 
-// Runs `kernel` (which writes `out`) on one thread, then on 2 and 3; compares bits (NaNs
-// included).
+// Runs `kernel` (which writes `out`) on one thread, then on each of `threadCounts`; compares
+// bits (NaNs included).
 template <typename T, typename Kernel>
-void checkThreaded(const std::string &what, std::vector<T> &out, Kernel kernel) {
+void checkThreaded(const std::string &what, std::vector<T> &out, Kernel kernel,
+                   std::initializer_list<int> threadCounts = {2, 3}) {
   std::fill(out.begin(), out.end(), T(-7));
   kernel();
   const std::vector<T> serial = out;
-  for (int threads : {2, 3}) {
+  for (int threads : threadCounts) {
     INFO(what << " on " << threads << " threads");
     std::fill(out.begin(), out.end(), T(-7));
     ThreadPool *pool = createThreadPool(threads);
@@ -129,6 +130,25 @@ TEST_CASE("threaded kernels: the serial bits on any thread count, every thread u
     });
     CHECK(reversed[0] == qkv[510 * 2304]);
     CHECK(reversed[254 * 1000 + 999] == qkv[2 * 2304 + 999]);
+  }
+  SECTION("products with packed weights: by rows, by columns, and a grid of both") {
+    // 200 rows are three blocks of rows: 2 or 3 threads take rows, 4 a 2 x 2 grid; 64 rows
+    // are one block, split by columns. The epilogue's bias and residual follow each part.
+    for (int64_t m : {200, 64}) {
+      const int64_t n = 300, k = 300;
+      std::vector<float> a = randomFloats(rng, m * k), b = randomFloats(rng, k * n),
+                         bias = randomFloats(rng, n), residual = randomFloats(rng, m * n),
+                         packed(packedGemmBBytes(k, n) / sizeof(float)), c(size_t(m * n));
+      packGemmB(false, k, n, b.data(), n, packed.data());
+      const GemmEpilogue epilogue{nullptr, bias.data(), residual.data(), n, false, 0.0f, 0.0f};
+      checkThreaded(
+          "gemm of " + std::to_string(m) + " rows", c,
+          [&] {
+            sgemmPackedB(false, m, n, k, 1.0f, a.data(), k, packed.data(), 0.0f, c.data(), n,
+                         epilogue);
+          },
+          {2, 3, 4});
+    }
   }
   SECTION("a Winograd convolution with few tiles (its positions' GEMMs split)") {
     ConvParams p = conv3x3(64, 128, 13); // 49 tiles
