@@ -24,11 +24,14 @@ ISAS = ["baseline", "avx2", "avx512"]
 # (label, m, n, k, transB, packed operand): square; ResNet convs as (out channels) x (pixels)
 # x (window) with the weights (A) packed ahead of time as compiled models have them; the
 # MLP's layers at batch 8 with the transposed weights (B) packed; linear layers (weights, B,
-# packed) of BERT-base on 128 tokens and of ConvNeXt-T's stages (pixels x channels).
+# packed) of BERT-base on 128 tokens, a LLaMA-style MLP on 256 and ConvNeXt-T's stages
+# (pixels x channels).
 SHAPES = [("1024^3", 1024, 1024, 1024, False, None),
           ("linear 128x3072x768", 128, 3072, 768, False, "B"),
           ("linear 128x768x3072", 128, 768, 3072, False, "B"),
           ("linear 128x2304x768", 128, 2304, 768, False, "B"),
+          ("linear 256x2048x768", 256, 2048, 768, False, "B"),
+          ("linear 256x768x2048", 256, 768, 2048, False, "B"),
           ("linear 3136x96x384", 3136, 96, 384, False, "B"),
           ("linear 3136x384x96", 3136, 384, 96, False, "B"),
           ("linear 784x192x768", 784, 192, 768, False, "B"),
