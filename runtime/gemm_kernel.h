@@ -196,7 +196,9 @@ template <class V> struct BlockedGemm {
   // holds its last k block's sums. Prefetch::AheadInA: A is packed ahead of time (a layer's
   // weights), and read from memory rather than cache (see kPrefetchAhead).
   // Prefetch::NextPanelOfB: B is packed ahead of time and the tile, the first of its panel,
-  // brings the panel the next column tile reads (kc steps bStep apart from nextB) into L2.
+  // brings the next packed panel (kPackCols wide: the next column tile's, or with narrower
+  // tiles the next few's, whose halves the hardware's adjacent-line prefetch would already
+  // fetch with the current one; kc steps bStep apart from nextB) into L2.
   // Weights outgrow the caches (BERT-base's 340 MB), and that panel's first tile would wait
   // on memory at each k step (the panel's other tiles read it from L1): the hardware
   // prefetcher alone did not hide it. One thread, weights from memory (bench/gemm.py --cold):
@@ -220,7 +222,7 @@ template <class V> struct BlockedGemm {
       if constexpr (Ahead == Prefetch::AheadInA)
         __builtin_prefetch(a + kPrefetchAhead);
       if constexpr (Ahead == Prefetch::NextPanelOfB)
-        for (int64_t line = 0; line < kNR; line += kFloatsPerLine)
+        for (int64_t line = 0; line < kPackCols; line += kFloatsPerLine)
           __builtin_prefetch(nextB + p * bStep + line, 0, 2);
       const Vec b0 = V::load(b), b1 = V::load(b + V::kLanes);
 #pragma GCC unroll 16
@@ -321,10 +323,10 @@ template <class V> struct BlockedGemm {
                            ? packedPanel(g.packedB, kPackCols, pc, kc, g.packedB.first + jc + jr)
                            : bufferB + jr * kc;
       const int64_t bStep = g.packedB.data ? kPackCols : kNR;
-      // The first tile of each panel of weights prefetches the next one's (microTile).
-      const float *nextB = g.packedB.data && jc + jr + kNR < g.n
-                               ? packedPanel(g.packedB, kPackCols, pc, kc,
-                                             g.packedB.first + jc + jr + kNR)
+      // The first tile of each packed panel of weights prefetches the next one (microTile).
+      const int64_t column = g.packedB.first + jc + jr;
+      const float *nextB = g.packedB.data && column % kPackCols == 0 && jc + jr + kPackCols < g.n
+                               ? packedPanel(g.packedB, kPackCols, pc, kc, column + kPackCols)
                                : nullptr;
       for (int64_t ir = 0; ir < mc; ir += kMR) {
         const int64_t mr = smaller(kMR, mc - ir);
