@@ -140,6 +140,32 @@ llvm::SmallVector<int64_t> stridesOf(llvm::ArrayRef<int64_t> shape);
 // Element strides of a tensor of `shape` read as broadcast to `outShape`.
 llvm::SmallVector<int64_t> broadcastStrides(llvm::ArrayRef<int64_t> shape,
                                             llvm::ArrayRef<int64_t> outShape);
+// How dlc.attention reads each operand and writes its result (DlcOps.td): for each matrix,
+// element offset + sum of index * stride over [batch..., rows, columns] of its tensor's
+// row-major buffer. Without the view attributes, the contiguous layout of the shapes.
+struct AttentionView {
+  int64_t offset = 0;
+  llvm::SmallVector<int64_t> strides;
+};
+struct AttentionGeometry {
+  llvm::SmallVector<int64_t> batch;
+  int64_t queries = 0, depth = 0, keys = 0, valueDepth = 0;
+  // The keys' view is of [batch..., D, T]; the bias's strides are empty without a bias.
+  AttentionView query, keyMatrix, values, bias, output;
+  // The logical dims of each matrix: [rows, columns].
+  std::pair<int64_t, int64_t> queryDims() const { return {queries, depth}; }
+  std::pair<int64_t, int64_t> keyDims() const { return {depth, keys}; }
+  std::pair<int64_t, int64_t> valueDims() const { return {keys, valueDepth}; }
+  std::pair<int64_t, int64_t> scoreDims() const { return {queries, keys}; }
+  std::pair<int64_t, int64_t> outputDims() const { return {queries, valueDepth}; }
+};
+// Fails (without a diagnostic) where the views are missing or malformed; the verifier says why.
+mlir::FailureOr<AttentionGeometry> attentionGeometry(AttentionOp op);
+// dlc.rotary's x: the input transposed by its perm (verified).
+mlir::FailureOr<llvm::SmallVector<int64_t>> rotaryInputShape(RotaryOp op);
+// For each entry of `dims` in row-major order, `base` plus the sum of its indices times `strides`.
+llvm::SmallVector<int64_t> flatOffsets(llvm::ArrayRef<int64_t> dims,
+                                       llvm::ArrayRef<int64_t> strides, int64_t base = 0);
 // A tensor seen as [outer, shape[axis], inner]: the products of the dims before and after.
 std::pair<int64_t, int64_t> outerInner(llvm::ArrayRef<int64_t> shape, int64_t axis);
 bool isFusedBinaryKind(llvm::StringRef kind);

@@ -218,9 +218,25 @@ def Dlc_AttentionOp : Dlc_TensorOp<"attention"> {
     op it replaces, but the softmax's normalization divides the output rows rather than the
     probabilities; the scores exist only in the kernel's workspace, a block of query rows at
     a time.
+
+    With views, the operands are read where the split-heads transposes, slices and
+    broadcasts around the attention would have put them, and the result is written so: the
+    matrices are [batch..., S, D] (query), [batch..., D, T] (keys), [batch..., T, E]
+    (values), [batch..., S, T] (bias) and [batch..., S, E] (result), `batch` and
+    `sizes` = [S, D, T, E] giving their dims; each `*_view` is [offset, stride per dim] in
+    elements of that operand's (or the result's) row-major buffer. The query's, values' and
+    result's rows, and the keys' rows or columns, are contiguous; the result's view covers
+    each of its elements once. All view attributes or none.
   }];
   let arguments = (ins Dlc_F32Tensor:$query, Dlc_F32Tensor:$keys, Dlc_F32Tensor:$values,
-                   Optional<Dlc_F32Tensor>:$bias, F32Attr:$scale, BoolAttr:$divide);
+                   Optional<Dlc_F32Tensor>:$bias, F32Attr:$scale, BoolAttr:$divide,
+                   OptionalAttr<DenseI64ArrayAttr>:$batch,
+                   OptionalAttr<DenseI64ArrayAttr>:$sizes,
+                   OptionalAttr<DenseI64ArrayAttr>:$query_view,
+                   OptionalAttr<DenseI64ArrayAttr>:$keys_view,
+                   OptionalAttr<DenseI64ArrayAttr>:$values_view,
+                   OptionalAttr<DenseI64ArrayAttr>:$bias_view,
+                   OptionalAttr<DenseI64ArrayAttr>:$output_view);
   let results = (outs Dlc_F32Tensor:$output);
   let hasVerifier = 1;
 }
@@ -238,6 +254,22 @@ def Dlc_LayerNormOp : Dlc_TensorOp<"layer_norm", [AttrSizedOperandSegments]> {
   }];
   let arguments = (ins Dlc_F32Tensor:$input, Optional<Dlc_F32Tensor>:$scale,
                    Optional<Dlc_F32Tensor>:$bias, F32Attr:$epsilon, UnitAttr:$rms);
+  let results = (outs Dlc_F32Tensor:$output);
+  let hasVerifier = 1;
+}
+
+def Dlc_RotaryOp : Dlc_TensorOp<"rotary"> {
+  let summary = "x * cos + rotate_half(x) * sin over the last axis (rotary position embedding)";
+  let description = [{
+    Rotary position embedding as Hugging Face's LLaMA, Mistral, Qwen and GPT-NeoX export it,
+    made by the CPU target's dlc-fuse-rotary from Slice, Slice, Neg, Concat, Mul, Mul and Add:
+    rotate_half(x) is [-x[..., n/2:], x[..., :n/2]] (n, the last dim, even). x is the input
+    read as transpose(input, perm) where `perm` is set (the split-heads transpose, which keeps
+    the last axis last); cos and sin broadcast to x. Each step rounds as the op it replaces
+    (two products and their sum, no fused multiply-add): the same bits.
+  }];
+  let arguments = (ins Dlc_F32Tensor:$input, Dlc_F32Tensor:$cos, Dlc_F32Tensor:$sin,
+                   OptionalAttr<DenseI64ArrayAttr>:$perm);
   let results = (outs Dlc_F32Tensor:$output);
   let hasVerifier = 1;
 }

@@ -49,6 +49,20 @@ def ChannelsLast : Pass<"dlc-channels-last", "mlir::func::FuncOp"> {
   let dependentDialects = ["dlc::DlcDialect"];
 }
 
+def FuseRotary : Pass<"dlc-fuse-rotary", "mlir::func::FuncOp"> {
+  let summary = "Compute rotary position embedding as one op, reading split heads in place";
+  let description = [{
+    Rotary position embedding as Hugging Face writes it (LLaMA, Mistral, Qwen, GPT-NeoX):
+    x * cos + rotate_half(x) * sin, rotate_half(x) = Concat(Neg(x[..., n/2:]), x[..., :n/2])
+    over the last axis (float32 `dlc.slice`, `dlc.slice`, `dlc.neg`, `dlc.concat`, `dlc.mul`,
+    `dlc.mul`, `dlc.add`, each intermediate read once) becomes one `dlc.rotary`; a transpose
+    that only it reads and that keeps the last axis last (the split heads) becomes its `perm`.
+    Five passes over the heads and two copies become one pass; the same bits (each step
+    rounds as the op it replaces).
+  }];
+  let dependentDialects = ["dlc::DlcDialect"];
+}
+
 def FuseAttention : Pass<"dlc-fuse-attention", "mlir::func::FuncOp"> {
   let summary = "Compute scaled dot-product attention as one op, without its scores in memory";
   let description = [{
@@ -60,7 +74,10 @@ def FuseAttention : Pass<"dlc-fuse-attention", "mlir::func::FuncOp"> {
     matrices share their leading dims. The kernel computes the scores a block of query rows
     at a time in its workspace: an encoder over 1500 positions no longer writes and reads
     back 54 MB of scores per layer. Each step rounds as the op it replaces, but for the
-    softmax's normalization, which the kernel applies to the output rows.
+    softmax's normalization, which the kernel applies to the output rows. The split-heads
+    reshapes, transposes, slices and broadcasts that only the matrices read (and the
+    transpose that alone reads the result) become the op's views: the heads are read and
+    written in place. A query scaled by a power of 2 joins a power-of-2 scale of the scores.
   }];
   let dependentDialects = ["dlc::DlcDialect"];
 }

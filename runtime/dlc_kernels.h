@@ -174,14 +174,17 @@ const char *cpuIsaName(CpuIsa isa);
 // name_versions) from `static DLC_CHAIN_BODY void name(...)`: the body is inlined into a
 // copy compiled for each target. DLC_NO_CONTRACT starts the body: its steps round one at a
 // time, as the unfused ops' kernels do.
+// DLC_NO_CONTRACT_FUNCTION marks any other function whose body starts with DLC_NO_CONTRACT.
 #if defined(__clang__)
 #define DLC_CHAIN_BODY inline __attribute__((always_inline))
 #define DLC_NO_CONTRACT _Pragma("clang fp contract(off)")
 #define DLC_CHAIN_TARGET(isa) __attribute__((target(isa)))
+#define DLC_NO_CONTRACT_FUNCTION
 #elif defined(__GNUC__)
 #define DLC_CHAIN_BODY inline __attribute__((always_inline, optimize("fp-contract=off")))
 #define DLC_NO_CONTRACT
 #define DLC_CHAIN_TARGET(isa) __attribute__((target(isa), optimize("fp-contract=off")))
+#define DLC_NO_CONTRACT_FUNCTION __attribute__((optimize("fp-contract=off")))
 #endif
 #if defined(__x86_64__) && defined(__GNUC__)
 #define DLC_FUSED_CHAIN(name)                                                                  \
@@ -298,10 +301,20 @@ void batchedMatmulF32(const float *a, const int64_t *aOffsets, const float *b,
 // softmax over each row of (query (S x D) x keys (D x T), multiplied or divided by scale,
 // plus bias) times values (T x E). Only a block of query rows' scores exists at a time, in
 // the workspace (attentionWorkspaceBytes), beside packed copies of some entries' keys and values.
+// Each matrix of entry b starts at its offsets[b] (elements) and has contiguous rows `rowStride`
+// apart, but for the keys, which are either [D, T] (rows T-contiguous) or, `keysByRow`, [T, D]
+// (each key's D contiguous): split heads read in place. Entries with the same keys and values
+// (grouped-query attention) are packed once.
+struct AttentionMatrix {
+  const int64_t *offsets;
+  int64_t rowStride;
+};
 struct AttentionParams {
   int64_t batch, queries, depth, keys, valueDepth;
   float scale;
   bool divide; // the scores are divided by scale; else multiplied (unless it is 1)
+  AttentionMatrix query, keyMatrix, values, output;
+  bool keysByRow;
   const float *bias;          // or null
   const int64_t *biasOffsets; // bias's first element for each batch entry
   int64_t biasRowStride, biasColumnStride;
@@ -310,6 +323,18 @@ size_t attentionWorkspaceBytes(int64_t batch, int64_t queries, int64_t depth, in
                                int64_t valueDepth);
 void attentionF32(const AttentionParams &p, const float *query, const float *keys,
                   const float *values, float *out, float *workspace);
+// Rotary position embedding (dlc.rotary): each row of n (even) floats of x becomes
+// x * cos + rotate_half(x) * sin, rotate_half(x) = [-x[n/2:], x[:n/2]], each step rounded as
+// the unfused ops round it. The rows of y are contiguous; row `index` (over `dims`, row-major)
+// of x, cos and sin starts at the sum of its indices times their strides. cos's and sin's
+// elements are `cosStep` and `sinStep` apart in a row (0: one value, broadcast).
+struct RotaryParams {
+  int64_t rank;
+  const int64_t *dims, *inputStrides, *cosStrides, *sinStrides;
+  int64_t n, cosStep, sinStep;
+};
+void rotaryF32(const RotaryParams &p, const float *x, const float *cos, const float *sin,
+               float *y);
 // The same on int32 (MatMulInteger, QLinearMatMul): exact, sums wrap modulo 2^32.
 void batchedMatmulI32(const int32_t *a, const int64_t *aOffsets, const int32_t *b,
                       const int64_t *bOffsets, int32_t *c, int64_t batch, int64_t m, int64_t n,

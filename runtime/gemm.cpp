@@ -384,7 +384,8 @@ int64_t roundUp(int64_t x, int64_t multiple) { return (x + multiple - 1) / multi
 // Packs `rows` rows by k of op(X) (element (r, p) is x[p * ld + r] when `trans`, else
 // x[r * ld + p]) in the layout of kPackRows / kPackCols (gemm.h), `width` wide. Packing runs
 // ahead of time for weights and at run time for attention's keys and values, so a transposed
-// X, whose panel rows are runs of memory, is copied a run at a time.
+// X, whose panel rows are runs of memory, is copied a run at a time, and an X whose rows are
+// the panel's columns (keys read in place from split heads) by 4 x 4 register transposes.
 void packOperand(bool trans, int64_t rows, int64_t k, const float *x, int64_t ld, int64_t width,
                  float *dst) {
   const int64_t padded = roundUp(rows, width), blockDepth = gemmBlockDepth(k);
@@ -393,15 +394,28 @@ void packOperand(bool trans, int64_t rows, int64_t k, const float *x, int64_t ld
     for (int64_t r0 = 0; r0 < padded; r0 += width) {
       const int64_t count = std::min(width, rows - r0);
       float *panel = dst + block * padded + r0 * depth;
-      for (int64_t p = 0; p < depth; ++p) {
-        float *out = panel + p * width;
-        if (trans)
+      if (trans) {
+        for (int64_t p = 0; p < depth; ++p) {
+          float *out = panel + p * width;
           std::copy(x + (block + p) * ld + r0, x + (block + p) * ld + r0 + count, out);
-        else
-          for (int64_t i = 0; i < count; ++i)
-            out[i] = x[(r0 + i) * ld + block + p];
-        std::fill(out + count, out + width, 0.0f);
+          std::fill(out + count, out + width, 0.0f);
+        }
+        continue;
       }
+      int64_t i = 0;
+      for (; i + 4 <= count; i += 4) {
+        const float *src = x + (r0 + i) * ld + block;
+        int64_t p = 0;
+        for (; p + 4 <= depth; p += 4)
+          transposeQuad(reinterpret_cast<const char *>(src + p), ld * 4,
+                        reinterpret_cast<char *>(panel + p * width + i), width * 4);
+        for (; p < depth; ++p)
+          for (int64_t r = 0; r < 4; ++r)
+            panel[p * width + i + r] = src[r * ld + p];
+      }
+      for (; i < width; ++i)
+        for (int64_t p = 0; p < depth; ++p)
+          panel[p * width + i] = i < count ? x[(r0 + i) * ld + block + p] : 0.0f;
     }
   }
 }

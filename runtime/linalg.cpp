@@ -128,16 +128,28 @@ void attentionF32(const AttentionParams &p, const float *query, const float *key
       std::frexp(p.scale, &exponent) == 0.5f && std::isfinite(1.0f / p.scale);
   const bool fusedScaleAndBias = exactScale && (!p.bias || p.biasColumnStride == 1);
   const float alpha = !fusedScaleAndBias ? 1.0f : p.divide ? 1.0f / p.scale : p.scale;
+  // packedFrom[i]: the entry of the group whose packed keys and values entry i reads.
+  int64_t packedFrom[kAttentionSlots];
   for (int64_t b0 = 0; b0 < p.batch; b0 += plan.group) {
     const int64_t entries = std::min(plan.group, p.batch - b0);
+    for (int64_t i = 0; i < entries; ++i) {
+      const int64_t b = b0 + i, previous = i ? packedFrom[i - 1] : 0;
+      const bool shared = i && p.keyMatrix.offsets[b] == p.keyMatrix.offsets[b0 + previous] &&
+                          p.values.offsets[b] == p.values.offsets[b0 + previous];
+      packedFrom[i] = shared ? previous : i;
+    }
     parallelForWork(2 * entries, d * t, [&](int64_t first, int64_t end) {
       for (int64_t i = first; i < end; ++i) {
-        const int64_t b = b0 + i / 2;
-        float *entry = packed + i / 2 * packedEntryFloats;
+        const int64_t entry = i / 2, b = b0 + entry;
+        if (packedFrom[entry] != entry)
+          continue;
+        float *packedKeys = packed + entry * packedEntryFloats;
         if (i % 2 == 0)
-          packGemmB(false, d, t, keys + b * d * t, t, entry);
+          packGemmB(p.keysByRow, d, t, keys + p.keyMatrix.offsets[b], p.keyMatrix.rowStride,
+                    packedKeys);
         else
-          packGemmB(false, t, e, values + b * t * e, e, entry + plan.packedKeysFloats);
+          packGemmB(false, t, e, values + p.values.offsets[b], p.values.rowStride,
+                    packedKeys + plan.packedKeysFloats);
       }
     });
     // One slot per thread, reused block after block so that the scores stay in its cache.
@@ -148,7 +160,7 @@ void attentionF32(const AttentionParams &p, const float *query, const float *key
         for (int64_t item = items * slot / slots; item < items * (slot + 1) / slots; ++item) {
           const int64_t entry = item / plan.blocks, b = b0 + entry;
           const int64_t r0 = item % plan.blocks * rows, m = std::min(rows, s - r0);
-          const float *packedKeys = packed + entry * packedEntryFloats;
+          const float *packedKeys = packed + packedFrom[entry] * packedEntryFloats;
           const float *bias = p.bias ? p.bias + p.biasOffsets[b] + r0 * p.biasRowStride : nullptr;
           float *scores = workspace + slot * rows * t, *sums = rowSums + slot * rows;
           GemmEpilogue epilogue{};
@@ -156,22 +168,61 @@ void attentionF32(const AttentionParams &p, const float *query, const float *key
             epilogue.residual = bias;
             epilogue.ldr = p.biasRowStride;
           }
-          sgemmPackedB(false, m, t, d, alpha, query + (b * s + r0) * d, d, packedKeys, 0.0f,
-                       scores, t, epilogue);
+          sgemmPackedB(false, m, t, d, alpha,
+                       query + p.query.offsets[b] + r0 * p.query.rowStride, p.query.rowStride,
+                       packedKeys, 0.0f, scores, t, epilogue);
           if (!fusedScaleAndBias)
             scaleAndBias(p, bias, scores, m);
           softmaxRows(scores, scores, m, t, false, sums);
-          float *outRows = out + (b * s + r0) * e;
+          const int64_t ldo = p.output.rowStride;
+          float *outRows = out + p.output.offsets[b] + r0 * ldo;
           sgemmPackedB(false, m, e, t, 1.0f, scores, t, packedKeys + plan.packedKeysFloats, 0.0f,
-                       outRows, e);
+                       outRows, ldo);
           for (int64_t r = 0; r < m; ++r) {
             const float normalize = 1.0f / sums[r];
             for (int64_t j = 0; j < e; ++j)
-              outRows[r * e + j] *= normalize;
+              outRows[r * ldo + j] *= normalize;
           }
         }
     });
   }
+}
+
+namespace {
+DLC_NO_CONTRACT_FUNCTION void rotaryRow(const float *x, const float *cos, const float *sin,
+                                        float *y, int64_t n, int64_t cosStep, int64_t sinStep) {
+  DLC_NO_CONTRACT
+  const int64_t half = n / 2;
+  if (cosStep == 1 && sinStep == 1) {
+    for (int64_t j = 0; j < half; ++j)
+      y[j] = x[j] * cos[j] + -x[j + half] * sin[j];
+    for (int64_t j = half; j < n; ++j)
+      y[j] = x[j] * cos[j] + x[j - half] * sin[j];
+    return;
+  }
+  for (int64_t j = 0; j < n; ++j)
+    y[j] = x[j] * cos[j * cosStep] + (j < half ? -x[j + half] : x[j - half]) * sin[j * sinStep];
+}
+} // namespace
+
+void rotaryF32(const RotaryParams &p, const float *x, const float *cos, const float *sin,
+               float *y) {
+  int64_t rows = 1;
+  for (int64_t d = 0; d < p.rank; ++d)
+    rows *= p.dims[d];
+  parallelForWork(rows, 2 * p.n, [&](int64_t first, int64_t end) {
+    for (int64_t row = first; row < end; ++row) {
+      int64_t rest = row, xAt = 0, cosAt = 0, sinAt = 0;
+      for (int64_t d = p.rank - 1; d >= 0; --d) {
+        const int64_t index = rest % p.dims[d];
+        rest /= p.dims[d];
+        xAt += index * p.inputStrides[d];
+        cosAt += index * p.cosStrides[d];
+        sinAt += index * p.sinStrides[d];
+      }
+      rotaryRow(x + xAt, cos + cosAt, sin + sinAt, y + row * p.n, p.n, p.cosStep, p.sinStep);
+    }
+  });
 }
 
 namespace {

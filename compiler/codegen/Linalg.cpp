@@ -8,20 +8,6 @@ using namespace mlir;
 
 namespace dlc {
 
-// For each entry of `dims` in row-major order, the sum of its indices times `strides`.
-static SmallVector<int64_t> flatOffsets(ArrayRef<int64_t> dims, ArrayRef<int64_t> strides) {
-  SmallVector<int64_t> offsets;
-  for (int64_t flat = 0, count = product(dims); flat < count; ++flat) {
-    int64_t rest = flat, offset = 0;
-    for (int64_t d = (int64_t)dims.size() - 1; d >= 0; --d) {
-      offset += rest % dims[d] * strides[d];
-      rest /= dims[d];
-    }
-    offsets.push_back(offset);
-  }
-  return offsets;
-}
-
 FailureOr<SmallVector<int64_t>> batchOffsets(Operation *op, ArrayRef<int64_t> operandShape,
                                              ArrayRef<int64_t> batch) {
   auto operandBatch = operandShape.drop_back(2);
@@ -65,31 +51,58 @@ LogicalResult emitMatMul(Operation *op, KernelEmitter &e) {
 
 LogicalResult emitAttention(Operation *op, KernelEmitter &e) {
   auto attention = cast<AttentionOp>(op);
-  auto q = tensorType(attention.getQuery()).getShape();
-  auto keys = tensorType(attention.getKeys()).getShape();
-  auto out = tensorType(attention.getOutput()).getShape();
-  const int64_t s = q[q.size() - 2], d = q.back(), t = keys.back(), ev = out.back();
-  const int64_t batch = product(q.drop_back(2));
+  const AttentionGeometry g = *attentionGeometry(attention); // verified
+  if (product(g.batch) > kMaxBatchMatrices)
+    return op->emitError("a batch of ")
+           << dimsString(g.batch) << " attention heads is more than dlc's code generation supports ("
+           << kMaxBatchMatrices << ")";
+  // Each entry's first element, and the rows' stride (the next-to-last dim's).
+  auto matrix = [&](const AttentionView &view) {
+    return "dlc::rt::AttentionMatrix{" + e.array(flatOffsets(g.batch, view.strides, view.offset)) +
+           ", " + std::to_string(view.strides[view.strides.size() - 2]) + "}";
+  };
+  // Keys [D, T] with contiguous rows, or read as rows of D (the transpose of split heads).
+  const bool keysByRow = g.keyMatrix.strides.back() != 1;
+  AttentionView keys = g.keyMatrix;
+  if (keysByRow)
+    std::swap(keys.strides[keys.strides.size() - 1], keys.strides[keys.strides.size() - 2]);
   std::string bias = "nullptr", offsets = "nullptr";
   int64_t rowStride = 0, columnStride = 0;
   if (Value biasValue = attention.getBias()) {
-    SmallVector<int64_t> scores(q.drop_back(1));
-    scores.push_back(t);
-    SmallVector<int64_t> strides =
-        broadcastStrides(tensorType(biasValue).getShape(), scores);
-    rowStride = strides[strides.size() - 2];
-    columnStride = strides.back();
+    rowStride = g.bias.strides[g.bias.strides.size() - 2];
+    columnStride = g.bias.strides.back();
     bias = e.ptr(biasValue);
-    offsets = e.array(flatOffsets(q.drop_back(2), strides));
+    offsets = e.array(flatOffsets(g.batch, g.bias.strides, g.bias.offset));
   }
-  e.line("dlc::rt::attentionF32(dlc::rt::AttentionParams{" + std::to_string(batch) + ", " +
-         std::to_string(s) + ", " + std::to_string(d) + ", " + std::to_string(t) + ", " +
-         std::to_string(ev) + ", " + floatLiteral(attention.getScale().convertToFloat()) +
-         ", " + (attention.getDivide() ? "true" : "false") + ", " + bias + ", " + offsets +
-         ", " + std::to_string(rowStride) + ", " + std::to_string(columnStride) + "}, " +
+  e.line("dlc::rt::attentionF32(dlc::rt::AttentionParams{" + std::to_string(product(g.batch)) +
+         ", " + std::to_string(g.queries) + ", " + std::to_string(g.depth) + ", " +
+         std::to_string(g.keys) + ", " + std::to_string(g.valueDepth) + ", " +
+         floatLiteral(attention.getScale().convertToFloat()) + ", " +
+         (attention.getDivide() ? "true" : "false") + ", " + matrix(g.query) + ", " +
+         matrix(keys) + ", " + matrix(g.values) + ", " + matrix(g.output) + ", " +
+         (keysByRow ? "true" : "false") + ", " + bias + ", " + offsets + ", " +
+         std::to_string(rowStride) + ", " + std::to_string(columnStride) + "}, " +
          e.ptr(attention.getQuery()) + ", " + e.ptr(attention.getKeys()) + ", " +
          e.ptr(attention.getValues()) + ", " + e.ptr(attention.getOutput()) + ", " +
          e.workspace(op) + ");");
+  return success();
+}
+
+LogicalResult emitRotary(Operation *op, KernelEmitter &e) {
+  auto rotary = cast<RotaryOp>(op);
+  const SmallVector<int64_t> x = *rotaryInputShape(rotary); // verified
+  SmallVector<int64_t> stored = stridesOf(tensorType(rotary.getInput()).getShape()), input;
+  for (size_t i = 0; i < x.size(); ++i)
+    input.push_back(rotary.getPerm() ? stored[(*rotary.getPerm())[i]] : stored[i]);
+  SmallVector<int64_t> cos = broadcastStrides(tensorType(rotary.getCos()).getShape(), x),
+                       sin = broadcastStrides(tensorType(rotary.getSin()).getShape(), x);
+  auto leading = [&](ArrayRef<int64_t> strides) { return e.array(strides.drop_back()); };
+  e.line("dlc::rt::rotaryF32(dlc::rt::RotaryParams{" + std::to_string(x.size() - 1) + ", " +
+         leading(x) + ", " + leading(input) + ", " + leading(cos) + ", " + leading(sin) + ", " +
+         std::to_string(x.back()) + ", " + std::to_string(cos.back()) + ", " +
+         std::to_string(sin.back()) + "}, " + e.ptr(rotary.getInput()) + ", " +
+         e.ptr(rotary.getCos()) + ", " + e.ptr(rotary.getSin()) + ", " +
+         e.ptr(rotary.getOutput()) + ");");
   return success();
 }
 
@@ -210,6 +223,7 @@ void addLinalgEmitters(EmitterTable &table) {
   table.forOp<MatMulOp>() = emitMatMul;
   table.forOp<GemmOp>() = emitGemm;
   table.forOp<AttentionOp>() = emitAttention;
+  table.forOp<RotaryOp>() = emitRotary;
   table.forOp<DetOp>() = [](Operation *op, KernelEmitter &e) {
     auto det = cast<DetOp>(op);
     auto shape = tensorType(det.getInput()).getShape();

@@ -30,10 +30,8 @@ double multiplyAddsPerResult(Operation *op) {
   }
   // Both products: each query's T scores (depth D each) and its E outputs (T each).
   if (auto attention = dyn_cast<AttentionOp>(op)) {
-    const double depth = double(tensorType(attention.getQuery()).getShape().back()),
-                 keys = double(tensorType(attention.getKeys()).getShape().back()),
-                 valueDepth = double(tensorType(attention.getValues()).getShape().back());
-    return keys * (depth + valueDepth) / valueDepth;
+    const AttentionGeometry g = *attentionGeometry(attention); // verified
+    return double(g.keys) * double(g.depth + g.valueDepth) / double(g.valueDepth);
   }
   // A weight of [out, in / group, spatial...]: each result sums in / group x spatial products.
   if (auto conv = dyn_cast<ConvOp>(op))

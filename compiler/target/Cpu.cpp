@@ -36,7 +36,8 @@ public:
       : Target({"cpu", "", ".cpp", /*packsWeights=*/true, /*poisonsDeadMemory=*/true,
                 /*needsNvcc=*/false, /*libraries=*/{},
                 /*ownOps=*/{AttentionOp::getOperationName().data(),
-                            LayerNormOp::getOperationName().data()}}) {}
+                            LayerNormOp::getOperationName().data(),
+                            RotaryOp::getOperationName().data()}}) {}
 
   std::optional<int64_t> workspaceBytes(Operation *op) const override {
     if (auto conv = dyn_cast<ConvOp>(op))
@@ -46,11 +47,9 @@ public:
     if (auto grad = dyn_cast<ConvGradWeightOp>(op))
       return convWorkspace(convParams(grad), rt::convBackwardFilterWorkspaceBytes);
     if (auto attention = dyn_cast<AttentionOp>(op)) {
-      auto q = tensorType(attention.getQuery()).getShape();
-      const int64_t keys = tensorType(attention.getKeys()).getShape().back();
-      const int64_t valueDepth = tensorType(attention.getOutput()).getShape().back();
-      return int64_t(rt::attentionWorkspaceBytes(product(q.drop_back(2)), q[q.size() - 2],
-                                                 q.back(), keys, valueDepth));
+      const AttentionGeometry g = *attentionGeometry(attention); // verified
+      return int64_t(rt::attentionWorkspaceBytes(product(g.batch), g.queries, g.depth, g.keys,
+                                                 g.valueDepth));
     }
     // An LU copy of one matrix: the kernel factors the matrices one after another.
     if (auto det = dyn_cast<DetOp>(op)) {
@@ -88,6 +87,7 @@ protected:
   void addLayoutPasses(OpPassManager &pm) const override {
     pm.addNestedPass<func::FuncOp>(createChannelsLast());
     pm.addNestedPass<func::FuncOp>(createFuseInputScale());
+    pm.addNestedPass<func::FuncOp>(createFuseRotary());
     pm.addNestedPass<func::FuncOp>(createFuseAttention());
     pm.addNestedPass<func::FuncOp>(createFuseLayerNorm());
   }

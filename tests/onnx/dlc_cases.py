@@ -276,6 +276,107 @@ def attention_cases(rng):
     yield "attention_plain", attention(None, False), [f(2, 3, 10, 8), f(2, 3, 12, 8),
                                                       f(2, 3, 12, 8)]
 
+    i64 = lambda *values: np.array(values, np.int64)
+    node = helper.make_node
+
+    def split_heads(x, name, perm, heads, depth):
+        return [constant(name + "_shape", i64(1, -1, heads, depth)),
+                node("Reshape", [x, name + "_shape"], [name + "_heads"], name=name + "_heads"),
+                node("Transpose", [name + "_heads"], [name], name=name, perm=perm)]
+
+    def merged_heads(heads, depth):
+        return [node("Transpose", ["weighted"], ["merged"], name="merged", perm=[0, 2, 1, 3]),
+                constant("merged_shape", i64(1, -1, heads * depth)),
+                node("Reshape", ["merged", "merged_shape"], ["y"], name="y")]
+
+    # GPT-2 and timm: query, keys and values as slices of one projection, split into heads
+    # (the keys transposed by (0, 2, 3, 1)), the query scaled by a power of 2 before the
+    # product, a padding mask; the heads merged back: the fused op reads and writes in place.
+    heads, depth, seq = 3, 8, 20
+    slices = []
+    for i, part in enumerate(["qs", "ks", "vs"]):
+        slices += [constant(part + "_start", i64(i * heads * depth)),
+                   constant(part + "_end", i64((i + 1) * heads * depth)),
+                   constant(part + "_axis", i64(2)),
+                   node("Slice", ["x0", part + "_start", part + "_end", part + "_axis"], [part],
+                        name=part)]
+    padding = np.zeros((1, 1, 1, seq), np.float32)
+    padding[..., -3:] = np.finfo(np.float32).min
+    yield "attention_fused_projection_in_place", slices + \
+        split_heads("qs", "qh", [0, 2, 1, 3], heads, depth) + \
+        [constant("half", np.array(0.5, np.float32)),
+         node("Mul", ["qh", "half"], ["q"], name="q")] + \
+        split_heads("ks", "kt", [0, 2, 3, 1], heads, depth) + \
+        split_heads("vs", "v", [0, 2, 1, 3], heads, depth) + \
+        [node("MatMul", ["q", "kt"], ["scores"], name="scores"),
+         constant("scale", np.array(4.0, np.float32)),
+         node("Div", ["scores", "scale"], ["scaled"], name="scaled"),
+         node("Add", ["scaled", "x1"], ["masked"], name="masked"),
+         node("Softmax", ["masked"], ["probs"], name="probs", axis=-1),
+         node("MatMul", ["probs", "v"], ["weighted"], name="weighted")] + \
+        merged_heads(heads, depth), [f(1, seq, 3 * heads * depth), padding]
+    # LLaMA's grouped-query attention: 4 query heads over 2 key/value heads, repeated by
+    # Unsqueeze, Expand and Reshape; a causal mask; the heads merged back.
+    kv_heads, heads, depth, seq = 2, 4, 8, 9
+    repeat = []
+    for x, name in (("x1", "kr"), ("x2", "v")):
+        repeat += [constant(name + "_axes", i64(2)),
+                   node("Unsqueeze", [x, name + "_axes"], [name + "_1"], name=name + "_1"),
+                   constant(name + "_expand", i64(1, kv_heads, heads // kv_heads, seq, depth)),
+                   node("Expand", [name + "_1", name + "_expand"], [name + "_2"],
+                        name=name + "_2"),
+                   constant(name + "_shape", i64(1, heads, seq, depth)),
+                   node("Reshape", [name + "_2", name + "_shape"], [name], name=name)]
+    causal = np.where(np.arange(seq)[None, :] <= np.arange(seq)[:, None], 0.0,
+                      np.finfo(np.float32).min).astype(np.float32)[None, None]
+    yield "attention_grouped_query_in_place", repeat + \
+        [node("Transpose", ["kr"], ["kt"], name="kt", perm=[0, 1, 3, 2]),
+         node("MatMul", ["x0", "kt"], ["scores"], name="scores"),
+         constant("scale", np.array(np.sqrt(depth), np.float32)),
+         node("Div", ["scores", "scale"], ["scaled"], name="scaled"),
+         constant("causal", causal),
+         node("Add", ["scaled", "causal"], ["masked"], name="masked"),
+         node("Softmax", ["masked"], ["probs"], name="probs", axis=-1),
+         node("MatMul", ["probs", "v"], ["weighted"], name="weighted")] + \
+        merged_heads(heads, depth), [f(1, heads, seq, depth), f(1, kv_heads, seq, depth),
+                                     f(1, kv_heads, seq, depth)]
+
+
+def rotary_cases(rng):
+    """Rotary position embedding as Hugging Face's LLaMA writes it, which the CPU target
+    computes as one op (dlc-fuse-rotary): (name, nodes, graph inputs)."""
+    f = lambda *shape: rng.standard_normal(shape).astype(np.float32)
+    i64 = lambda *values: np.array(values, np.int64)
+    node = helper.make_node
+    heads, seq, depth = 3, 7, 8
+
+    def rotary(x, cos, sin):
+        half = depth // 2
+        return [constant("lo_start", i64(0)), constant("half", i64(half)),
+                constant("end", i64(depth)), constant("last", i64(-1)),
+                node("Slice", [x, "lo_start", "half", "last"], ["lo"], name="lo"),
+                node("Slice", [x, "half", "end", "last"], ["hi"], name="hi"),
+                node("Neg", ["hi"], ["neg"], name="neg"),
+                node("Concat", ["neg", "lo"], ["rotated"], name="rotated", axis=-1),
+                node("Mul", [x, cos], ["x_cos"], name="x_cos"),
+                node("Mul", ["rotated", sin], ["rotated_sin"], name="rotated_sin"),
+                node("Add", ["x_cos", "rotated_sin"], ["y"], name="y")]
+
+    # The heads split from a [1, S, heads x D] projection (the transpose becomes the op's
+    # read order), cos and sin [1, 1, S, D] graph inputs as position ids make them.
+    yield "rotary_split_heads", [
+        constant("heads_shape", i64(1, seq, heads, depth)),
+        node("Reshape", ["x0", "heads_shape"], ["heads"], name="heads"),
+        node("Transpose", ["heads"], ["x"], name="x", perm=[0, 2, 1, 3])] + \
+        rotary("x", "x1", "x2"), [f(1, seq, heads * depth), f(1, 1, seq, depth),
+                                  f(1, 1, seq, depth)]
+    # Constant tables broadcast over the heads, as a fixed sequence length folds them.
+    angles = np.arange(seq)[:, None] * (10000.0 ** (-np.arange(depth // 2) * 2 / depth))
+    table = np.concatenate([angles, angles], axis=-1).astype(np.float32)
+    yield "rotary_constant_tables", [
+        constant("cos", np.cos(table)[None, None]), constant("sin", np.sin(table)[None, None])] + \
+        rotary("x0", "cos", "sin"), [f(2, heads, seq, depth)]
+
 
 def make_graph_model(nodes, inputs):
     """A model of `nodes` reading graph inputs x0, x1, ... and writing y."""
@@ -332,7 +433,7 @@ def main():
 
     def pattern_cases():
         for cases in (exported_pattern_cases, silu_cases, gemm_bias_cases, block_cases,
-                      attention_cases):
+                      attention_cases, rotary_cases):
             for name, nodes, inputs in cases(rng):
                 yield (name, inputs) + make_graph_model(nodes, inputs)
 

@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -526,6 +527,15 @@ std::vector<double> attentionReference(const AttentionCase &c, const std::vector
 }
 } // namespace
 
+namespace {
+std::vector<int64_t> contiguousOffsets(int64_t entries, int64_t matrixElements) {
+  std::vector<int64_t> offsets;
+  for (int64_t b = 0; b < entries; ++b)
+    offsets.push_back(b * matrixElements);
+  return offsets;
+}
+} // namespace
+
 TEST_CASE("attention matches softmax(scale(q k^T) + bias) v in double, on any thread count",
           "[linalg]") {
   std::mt19937 rng(29);
@@ -550,8 +560,14 @@ TEST_CASE("attention matches softmax(scale(q k^T) + bias) v in double, on any th
     std::vector<int64_t> biasOffsets;
     for (int64_t b = 0; b < c.batch; ++b)
       biasOffsets.push_back(c.biasEntries ? b % c.biasEntries * biasEntrySize : 0);
-    const AttentionParams p{c.batch, c.queries, c.depth, c.keys, c.valueDepth, c.scale,
-                            c.divide, c.biasEntries ? bias.data() : nullptr, biasOffsets.data(),
+    const std::vector<int64_t> queryOffsets = contiguousOffsets(c.batch, c.queries * c.depth),
+                               keyOffsets = contiguousOffsets(c.batch, c.depth * c.keys),
+                               valueOffsets = contiguousOffsets(c.batch, c.keys * c.valueDepth),
+                               outputOffsets = contiguousOffsets(c.batch, c.queries * c.valueDepth);
+    const AttentionParams p{c.batch, c.queries, c.depth, c.keys, c.valueDepth, c.scale, c.divide,
+                            {queryOffsets.data(), c.depth}, {keyOffsets.data(), c.keys},
+                            {valueOffsets.data(), c.valueDepth}, {outputOffsets.data(), c.valueDepth},
+                            false, c.biasEntries ? bias.data() : nullptr, biasOffsets.data(),
                             c.biasRowStride, c.biasColumnStride};
     std::vector<float> workspace(
         attentionWorkspaceBytes(c.batch, c.queries, c.depth, c.keys, c.valueDepth) / sizeof(float));
@@ -577,4 +593,80 @@ TEST_CASE("attention matches softmax(scale(q k^T) + bias) v in double, on any th
         (8 * (84 * 1500 + 84) + 64 * 1504 + 1500 * 64) * sizeof(float));
   CHECK(attentionWorkspaceBytes(12, 128, 64, 128, 64) ==
         (8 * (128 * 128 + 128) + 8 * (64 * 128 + 128 * 64)) * sizeof(float));
+}
+
+TEST_CASE("attention reads split heads in place: strided rows, keys by row, shared key heads",
+          "[linalg]") {
+  // Hugging Face's layouts: the projections [S, heads x D] read per head (row stride heads x D),
+  // keys [T, kv heads x D] as rows of D (no K^T), each key/value head serving `group` query
+  // heads (grouped-query attention, packed once), the result written as [S, heads x E].
+  std::mt19937 rng(31);
+  for (auto [heads, kvHeads, queries, keys, depth] :
+       {std::array<int64_t, 5>{12, 4, 37, 50, 16}, {6, 6, 130, 130, 8}, {8, 1, 5, 300, 12}}) {
+    INFO("heads " << heads << " kv heads " << kvHeads << " queries " << queries);
+    const int64_t group = heads / kvHeads, e = depth;
+    std::vector<float> q = randomFloats(rng, queries * heads * depth),
+                       k = randomFloats(rng, keys * kvHeads * depth),
+                       v = randomFloats(rng, keys * kvHeads * e);
+    std::vector<int64_t> queryOffsets, keyOffsets, valueOffsets, outputOffsets;
+    for (int64_t h = 0; h < heads; ++h) {
+      queryOffsets.push_back(h * depth);
+      keyOffsets.push_back(h / group * depth);
+      valueOffsets.push_back(h / group * e);
+      outputOffsets.push_back(h * e);
+    }
+    const AttentionParams strided{heads, queries, depth, keys, e, 0.25f, false,
+                                  {queryOffsets.data(), heads * depth},
+                                  {keyOffsets.data(), kvHeads * depth},
+                                  {valueOffsets.data(), kvHeads * e},
+                                  {outputOffsets.data(), heads * e}, true, nullptr, nullptr, 0, 0};
+    // The same heads gathered into contiguous [heads, S, D], [heads, D, T], [heads, T, E].
+    std::vector<float> qc(size_t(heads * queries * depth)), kc(size_t(heads * depth * keys)),
+        vc(size_t(heads * keys * e));
+    for (int64_t h = 0; h < heads; ++h) {
+      for (int64_t i = 0; i < queries; ++i)
+        for (int64_t x = 0; x < depth; ++x)
+          qc[size_t((h * queries + i) * depth + x)] = q[size_t(i * heads * depth + h * depth + x)];
+      for (int64_t j = 0; j < keys; ++j)
+        for (int64_t x = 0; x < depth; ++x) {
+          kc[size_t((h * depth + x) * keys + j)] = k[size_t(j * kvHeads * depth + keyOffsets[h] + x)];
+          vc[size_t((h * keys + j) * e + x)] = v[size_t(j * kvHeads * e + valueOffsets[h] + x)];
+        }
+    }
+    const AttentionCase c{heads, queries, depth, keys, e, 0.25f, false, 0, 0, 0};
+    const std::vector<int64_t> cq = contiguousOffsets(heads, queries * depth),
+                               ck = contiguousOffsets(heads, depth * keys),
+                               cv = contiguousOffsets(heads, keys * e),
+                               co = contiguousOffsets(heads, queries * e);
+    const AttentionParams contiguous{heads, queries, depth, keys, e, 0.25f, false,
+                                     {cq.data(), depth}, {ck.data(), keys}, {cv.data(), e},
+                                     {co.data(), e}, false, nullptr, nullptr, 0, 0};
+    std::vector<float> workspace(attentionWorkspaceBytes(heads, queries, depth, keys, e) /
+                                 sizeof(float));
+    auto run = [&](const AttentionParams &p, const std::vector<float> &qs,
+                   const std::vector<float> &ks, const std::vector<float> &vs) {
+      std::vector<float> out(size_t(heads * queries * e), NAN);
+      std::fill(workspace.begin(), workspace.end(), NAN);
+      attentionF32(p, qs.data(), ks.data(), vs.data(), out.data(), workspace.data());
+      return out;
+    };
+    const std::vector<float> expected = run(contiguous, qc, kc, vc);
+    requireClose(expected, attentionReference(c, qc, kc, vc, {}, {}), 0.0, 2e-6);
+    auto inPlace = [&] {
+      std::vector<float> out = run(strided, q, k, v), heads_(out.size());
+      for (int64_t h = 0; h < heads; ++h)
+        for (int64_t i = 0; i < queries; ++i)
+          for (int64_t x = 0; x < e; ++x)
+            heads_[size_t((h * queries + i) * e + x)] = out[size_t(i * heads * e + h * e + x)];
+      return heads_;
+    };
+    CHECK(inPlace() == expected);
+    ThreadPool *pool = createThreadPool(3);
+    REQUIRE(pool);
+    {
+      ThreadScope scope(pool);
+      CHECK(inPlace() == expected);
+    }
+    destroyThreadPool(pool);
+  }
 }

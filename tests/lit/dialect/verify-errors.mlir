@@ -370,3 +370,59 @@ func.func @global_pool_grad_of_unpooled(%g: tensor<1x3x2x1xf32>) -> tensor<1x3x4
   %x = dlc.global_avg_pool_grad %g : (tensor<1x3x2x1xf32>) -> tensor<1x3x4x4xf32>
   return %x : tensor<1x3x4x4xf32>
 }
+
+// -----
+
+func.func @attention_view_missing(%q: tensor<2x10x8xf32>, %k: tensor<2x8x12xf32>, %v: tensor<2x12x4xf32>) -> tensor<2x10x4xf32> {
+  // expected-error @+1 {{views need `sizes` [S, D, T, E], a view of batch rank + 3 entries for query, keys, values and output, and one for the bias exactly when there is a bias}}
+  %r = dlc.attention %q, %k, %v {batch = array<i64: 2>, sizes = array<i64: 10, 8, 12, 4>, query_view = array<i64: 0, 80, 8, 1>, keys_view = array<i64: 0, 96, 12, 1>, values_view = array<i64: 0, 48, 4, 1>, divide = false, scale = 1.0 : f32} : (tensor<2x10x8xf32>, tensor<2x8x12xf32>, tensor<2x12x4xf32>) -> tensor<2x10x4xf32>
+  return %r : tensor<2x10x4xf32>
+}
+
+// -----
+
+func.func @attention_view_bounds(%q: tensor<2x10x8xf32>, %k: tensor<2x8x12xf32>, %v: tensor<2x12x4xf32>) -> tensor<2x10x4xf32> {
+  // expected-error @+1 {{keys view reaches past its 192 elements}}
+  %r = dlc.attention %q, %k, %v {batch = array<i64: 2>, sizes = array<i64: 10, 8, 12, 4>, query_view = array<i64: 0, 80, 8, 1>, keys_view = array<i64: 1, 96, 12, 1>, values_view = array<i64: 0, 48, 4, 1>, output_view = array<i64: 0, 40, 4, 1>, divide = false, scale = 1.0 : f32} : (tensor<2x10x8xf32>, tensor<2x8x12xf32>, tensor<2x12x4xf32>) -> tensor<2x10x4xf32>
+  return %r : tensor<2x10x4xf32>
+}
+
+// -----
+
+func.func @attention_view_rows(%q: tensor<2x10x8xf32>, %k: tensor<2x8x12xf32>, %v: tensor<2x12x4xf32>) -> tensor<2x10x4xf32> {
+  // expected-error @+1 {{the query's, values' and result's rows must be contiguous}}
+  %r = dlc.attention %q, %k, %v {batch = array<i64: 2>, sizes = array<i64: 10, 8, 12, 4>, query_view = array<i64: 0, 80, 1, 10>, keys_view = array<i64: 0, 96, 12, 1>, values_view = array<i64: 0, 48, 4, 1>, output_view = array<i64: 0, 40, 4, 1>, divide = false, scale = 1.0 : f32} : (tensor<2x10x8xf32>, tensor<2x8x12xf32>, tensor<2x12x4xf32>) -> tensor<2x10x4xf32>
+  return %r : tensor<2x10x4xf32>
+}
+
+// -----
+
+func.func @attention_view_output(%q: tensor<2x10x8xf32>, %k: tensor<2x8x12xf32>, %v: tensor<2x12x4xf32>) -> tensor<2x10x4xf32> {
+  // expected-error @+1 {{the result's view must cover each of its elements once}}
+  %r = dlc.attention %q, %k, %v {batch = array<i64: 2>, sizes = array<i64: 10, 8, 12, 4>, query_view = array<i64: 0, 80, 8, 1>, keys_view = array<i64: 0, 96, 12, 1>, values_view = array<i64: 0, 48, 4, 1>, output_view = array<i64: 0, 0, 4, 1>, divide = false, scale = 1.0 : f32} : (tensor<2x10x8xf32>, tensor<2x8x12xf32>, tensor<2x12x4xf32>) -> tensor<2x10x4xf32>
+  return %r : tensor<2x10x4xf32>
+}
+
+// -----
+
+func.func @rotary_odd(%x: tensor<2x7xf32>, %c: tensor<7xf32>) -> tensor<2x7xf32> {
+  // expected-error @+1 {{the last dim must be even, to rotate its halves}}
+  %r = dlc.rotary %x, %c, %c : (tensor<2x7xf32>, tensor<7xf32>, tensor<7xf32>) -> tensor<2x7xf32>
+  return %r : tensor<2x7xf32>
+}
+
+// -----
+
+func.func @rotary_perm(%x: tensor<2x3x8xf32>, %c: tensor<8xf32>) -> tensor<2x8x3xf32> {
+  // expected-error @+1 {{perm must be a permutation of the input's dims keeping the last last}}
+  %r = dlc.rotary %x, %c, %c {perm = array<i64: 0, 2, 1>} : (tensor<2x3x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<2x8x3xf32>
+  return %r : tensor<2x8x3xf32>
+}
+
+// -----
+
+func.func @rotary_cos(%x: tensor<2x8xf32>, %c: tensor<3x8xf32>) -> tensor<2x8xf32> {
+  // expected-error @+1 {{cos [3,8] does not broadcast to [2,8]}}
+  %r = dlc.rotary %x, %c, %c : (tensor<2x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<2x8xf32>
+  return %r : tensor<2x8xf32>
+}

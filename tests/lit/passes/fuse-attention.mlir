@@ -88,3 +88,99 @@ func.func @causal_where(%q: tensor<3x2x8xf32>, %kt: tensor<3x8x2xf32>, %v: tenso
   %c = dlc.matmul %p2, %v : (tensor<3x2x2xf32>, tensor<3x2x4xf32>) -> tensor<3x2x4xf32>
   return %a, %b, %c : tensor<3x2x4xf32>, tensor<3x2x4xf32>, tensor<3x2x4xf32>
 }
+
+// Hugging Face's split heads: each projection [S, heads x D] is read in place (rows 6 apart,
+// heads 3 apart; the keys as rows of D, without K^T), the result written as [S, heads, D]
+// for the reshape back; no transpose is left.
+// CHECK-LABEL: func.func @split_heads
+// CHECK-NOT: dlc.transpose
+// CHECK: %[[A:.*]] = dlc.attention %arg0, %arg1, %arg2, %arg3 {batch = array<i64: 1, 2>, bias_view = array<i64: 0, 0, 0, 0, 1>, divide = true, keys_view = array<i64: 0, 0, 3, 1, 6>, output_view = array<i64: 0, 0, 3, 6, 1>, query_view = array<i64: 0, 0, 3, 6, 1>, scale = 8.000000e+00 : f32, sizes = array<i64: 4, 3, 4, 3>, values_view = array<i64: 0, 0, 3, 6, 1>} : {{.*}} -> tensor<1x4x2x3xf32>
+// CHECK-NOT: dlc.transpose
+// CHECK: dlc.reshape %[[A]]
+func.func @split_heads(%qp: tensor<4x6xf32>, %kp: tensor<4x6xf32>, %vp: tensor<4x6xf32>, %mask: tensor<1x1x1x4xf32>) -> tensor<4x6xf32> {
+  %c8 = dlc.constant dense<8.0> : tensor<f32>
+  %q4 = dlc.reshape %qp : (tensor<4x6xf32>) -> tensor<1x4x2x3xf32>
+  %q = dlc.transpose %q4 {perm = array<i64: 0, 2, 1, 3>} : (tensor<1x4x2x3xf32>) -> tensor<1x2x4x3xf32>
+  %k4 = dlc.reshape %kp : (tensor<4x6xf32>) -> tensor<1x4x2x3xf32>
+  %kt = dlc.transpose %k4 {perm = array<i64: 0, 2, 3, 1>} : (tensor<1x4x2x3xf32>) -> tensor<1x2x3x4xf32>
+  %v4 = dlc.reshape %vp : (tensor<4x6xf32>) -> tensor<1x4x2x3xf32>
+  %v = dlc.transpose %v4 {perm = array<i64: 0, 2, 1, 3>} : (tensor<1x4x2x3xf32>) -> tensor<1x2x4x3xf32>
+  %s = dlc.matmul %q, %kt : (tensor<1x2x4x3xf32>, tensor<1x2x3x4xf32>) -> tensor<1x2x4x4xf32>
+  %d = dlc.div %s, %c8 : (tensor<1x2x4x4xf32>, tensor<f32>) -> tensor<1x2x4x4xf32>
+  %m = dlc.add %d, %mask : (tensor<1x2x4x4xf32>, tensor<1x1x1x4xf32>) -> tensor<1x2x4x4xf32>
+  %p = dlc.softmax %m {axis = 3 : i64, log = false} : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %a = dlc.matmul %p, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x3xf32>) -> tensor<1x2x4x3xf32>
+  %o = dlc.transpose %a {perm = array<i64: 0, 2, 1, 3>} : (tensor<1x2x4x3xf32>) -> tensor<1x4x2x3xf32>
+  %r = dlc.reshape %o : (tensor<1x4x2x3xf32>) -> tensor<4x6xf32>
+  return %r : tensor<4x6xf32>
+}
+
+// GPT-2's and timm's fused projection: query, keys and values are slices of one [S, 3 x 6]
+// product (offsets 0, 6 and 12); the query's scale by 1/2, a power of 2, joins the scores'
+// division by 8 exactly.
+// CHECK-LABEL: func.func @fused_projection
+// CHECK-NOT: dlc.slice
+// CHECK-NOT: dlc.transpose
+// CHECK-NOT: dlc.mul
+// CHECK: %[[X:.*]] = dlc.reshape %arg0
+// CHECK: dlc.attention %[[X]], %[[X]], %[[X]] {batch = array<i64: 2>, divide = false, keys_view = array<i64: 6, 3, 1, 18>, output_view = array<i64: 0, 12, 3, 1>, query_view = array<i64: 0, 3, 18, 1>, scale = 6.250000e-02 : f32, sizes = array<i64: 4, 3, 4, 3>, values_view = array<i64: 12, 3, 18, 1>}
+func.func @fused_projection(%qkv: tensor<4x18xf32>) -> tensor<2x4x3xf32> {
+  %half = dlc.constant dense<0.5> : tensor<f32>
+  %c8 = dlc.constant dense<8.0> : tensor<f32>
+  %x = dlc.reshape %qkv : (tensor<4x18xf32>) -> tensor<4x1x18xf32>
+  %qs = dlc.slice %x {starts = array<i64: 0, 0, 0>, steps = array<i64: 1, 1, 1>} : (tensor<4x1x18xf32>) -> tensor<4x1x6xf32>
+  %ks = dlc.slice %x {starts = array<i64: 0, 0, 6>, steps = array<i64: 1, 1, 1>} : (tensor<4x1x18xf32>) -> tensor<4x1x6xf32>
+  %vs = dlc.slice %x {starts = array<i64: 0, 0, 12>, steps = array<i64: 1, 1, 1>} : (tensor<4x1x18xf32>) -> tensor<4x1x6xf32>
+  %q3 = dlc.reshape %qs : (tensor<4x1x6xf32>) -> tensor<4x2x3xf32>
+  %qt = dlc.transpose %q3 {perm = array<i64: 1, 0, 2>} : (tensor<4x2x3xf32>) -> tensor<2x4x3xf32>
+  %q = dlc.mul %qt, %half : (tensor<2x4x3xf32>, tensor<f32>) -> tensor<2x4x3xf32>
+  %k3 = dlc.reshape %ks : (tensor<4x1x6xf32>) -> tensor<4x2x3xf32>
+  %kt = dlc.transpose %k3 {perm = array<i64: 1, 2, 0>} : (tensor<4x2x3xf32>) -> tensor<2x3x4xf32>
+  %v3 = dlc.reshape %vs : (tensor<4x1x6xf32>) -> tensor<4x2x3xf32>
+  %v = dlc.transpose %v3 {perm = array<i64: 1, 0, 2>} : (tensor<4x2x3xf32>) -> tensor<2x4x3xf32>
+  %s = dlc.matmul %q, %kt : (tensor<2x4x3xf32>, tensor<2x3x4xf32>) -> tensor<2x4x4xf32>
+  %d = dlc.div %s, %c8 : (tensor<2x4x4xf32>, tensor<f32>) -> tensor<2x4x4xf32>
+  %p = dlc.softmax %d {axis = 2 : i64, log = false} : (tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %a = dlc.matmul %p, %v : (tensor<2x4x4xf32>, tensor<2x4x3xf32>) -> tensor<2x4x3xf32>
+  return %a : tensor<2x4x3xf32>
+}
+
+// LLaMA's grouped-query attention: each key/value head repeated for two query heads by
+// Unsqueeze, Expand and Reshape; the heads split into [kv heads, group], the keys' and
+// values' group stride 0 (read, and packed, once).
+// CHECK-LABEL: func.func @grouped_query
+// CHECK-NOT: dlc.broadcast
+// CHECK: dlc.attention %arg0, %arg1, %arg2 {batch = array<i64: 1, 2, 2>, divide = false, keys_view = array<i64: 0, 0, 15, 0, 1, 3>, output_view = array<i64: 0, 60, 30, 15, 3, 1>, query_view = array<i64: 0, 60, 30, 15, 3, 1>, scale = 1.000000e+00 : f32, sizes = array<i64: 5, 3, 5, 3>, values_view = array<i64: 0, 0, 15, 0, 3, 1>}
+func.func @grouped_query(%q: tensor<1x4x5x3xf32>, %k: tensor<1x2x5x3xf32>, %v: tensor<1x2x5x3xf32>) -> tensor<1x4x5x3xf32> {
+  %k5 = dlc.reshape %k : (tensor<1x2x5x3xf32>) -> tensor<1x2x1x5x3xf32>
+  %kb = dlc.broadcast %k5 : (tensor<1x2x1x5x3xf32>) -> tensor<1x2x2x5x3xf32>
+  %kr = dlc.reshape %kb : (tensor<1x2x2x5x3xf32>) -> tensor<1x4x5x3xf32>
+  %kt = dlc.transpose %kr {perm = array<i64: 0, 1, 3, 2>} : (tensor<1x4x5x3xf32>) -> tensor<1x4x3x5xf32>
+  %v5 = dlc.reshape %v : (tensor<1x2x5x3xf32>) -> tensor<1x2x1x5x3xf32>
+  %vb = dlc.broadcast %v5 : (tensor<1x2x1x5x3xf32>) -> tensor<1x2x2x5x3xf32>
+  %vr = dlc.reshape %vb : (tensor<1x2x2x5x3xf32>) -> tensor<1x4x5x3xf32>
+  %s = dlc.matmul %q, %kt : (tensor<1x4x5x3xf32>, tensor<1x4x3x5xf32>) -> tensor<1x4x5x5xf32>
+  %p = dlc.softmax %s {axis = 3 : i64, log = false} : (tensor<1x4x5x5xf32>) -> tensor<1x4x5x5xf32>
+  %a = dlc.matmul %p, %vr : (tensor<1x4x5x5xf32>, tensor<1x4x5x3xf32>) -> tensor<1x4x5x3xf32>
+  return %a : tensor<1x4x5x3xf32>
+}
+
+// Stay: a transpose something else reads too, and a slice whose rows are not contiguous
+// (step 2): the attention reads their results (the values' transpose above the slice still
+// becomes a view).
+// CHECK-LABEL: func.func @stay
+// CHECK: %[[Q:.*]] = dlc.transpose
+// CHECK: %[[V:.*]] = dlc.slice
+// CHECK-NOT: dlc.transpose
+// CHECK: dlc.attention %[[Q]], %arg1, %[[V]] {{.*}}values_view = array<i64: 0, 0, 3, 6, 1>}
+func.func @stay(%qp: tensor<4x6xf32>, %kt: tensor<1x2x3x4xf32>, %vp: tensor<4x12xf32>) -> (tensor<1x2x4x3xf32>, tensor<1x2x4x3xf32>) {
+  %q4 = dlc.reshape %qp : (tensor<4x6xf32>) -> tensor<1x4x2x3xf32>
+  %q = dlc.transpose %q4 {perm = array<i64: 0, 2, 1, 3>} : (tensor<1x4x2x3xf32>) -> tensor<1x2x4x3xf32>
+  %vs = dlc.slice %vp {starts = array<i64: 0, 0>, steps = array<i64: 1, 2>} : (tensor<4x12xf32>) -> tensor<4x6xf32>
+  %v4 = dlc.reshape %vs : (tensor<4x6xf32>) -> tensor<1x4x2x3xf32>
+  %v = dlc.transpose %v4 {perm = array<i64: 0, 2, 1, 3>} : (tensor<1x4x2x3xf32>) -> tensor<1x2x4x3xf32>
+  %s = dlc.matmul %q, %kt : (tensor<1x2x4x3xf32>, tensor<1x2x3x4xf32>) -> tensor<1x2x4x4xf32>
+  %p = dlc.softmax %s {axis = 3 : i64, log = false} : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %a = dlc.matmul %p, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x3xf32>) -> tensor<1x2x4x3xf32>
+  return %a, %q : tensor<1x2x4x3xf32>, tensor<1x2x4x3xf32>
+}
