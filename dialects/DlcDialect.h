@@ -161,6 +161,9 @@ struct AttentionGeometry {
 };
 // Fails (without a diagnostic) where the views are missing or malformed; the verifier says why.
 mlir::FailureOr<AttentionGeometry> attentionGeometry(AttentionOp op);
+// Per query row of dlc.attention, the keys from which on its constant mask, shared by every
+// entry, hides all scores (a causal mask); nothing when it hides none that way.
+std::optional<llvm::SmallVector<int64_t>> attentionVisibleKeys(AttentionOp op);
 // dlc.rotary's x: the input transposed by its perm (verified).
 mlir::FailureOr<llvm::SmallVector<int64_t>> rotaryInputShape(RotaryOp op);
 // For each entry of `dims` in row-major order, `base` plus the sum of its indices times `strides`.

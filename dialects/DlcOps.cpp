@@ -10,6 +10,8 @@
 
 #include "llvm/ADT/STLExtras.h"
 
+#include <cstring>
+
 using namespace mlir;
 
 namespace dlc {
@@ -279,6 +281,43 @@ FailureOr<AttentionGeometry> attentionGeometry(AttentionOp op) {
   if (bias && g.bias.strides.size() != rank)
     return failure();
   return g;
+}
+
+std::optional<SmallVector<int64_t>> attentionVisibleKeys(AttentionOp op) {
+  // A score plus a mask of at most this has an exponential that rounds to 0 beside any
+  // unmasked score below 1e29 in magnitude: Hugging Face's finfo(float32).min, -inf.
+  constexpr float kMaskedScore = -1e30f;
+  auto constant = op.getBias() ? op.getBias().getDefiningOp<ConstantOp>() : ConstantOp();
+  FailureOr<AttentionGeometry> geometry = attentionGeometry(op);
+  if (!constant || failed(geometry))
+    return std::nullopt;
+  const AttentionGeometry &g = *geometry;
+  const AttentionView &view = g.bias;
+  for (auto [n, stride] : llvm::zip(g.batch, view.strides))
+    if (n > 1 && stride != 0)
+      return std::nullopt; // a mask per entry (padding): nothing shared to skip
+  const std::vector<char> bytes = constant.getBytes();
+  auto at = [&](int64_t element) {
+    float v;
+    std::memcpy(&v, bytes.data() + element * sizeof(float), sizeof v);
+    return v;
+  };
+  const int64_t rowStride = view.strides[view.strides.size() - 2],
+                columnStride = view.strides.back();
+  SmallVector<int64_t> visible;
+  bool skips = false;
+  for (int64_t r = 0; r < g.queries; ++r) {
+    int64_t last = -1;
+    for (int64_t j = g.keys - 1; j >= 0 && last < 0; --j)
+      if (!(at(view.offset + r * rowStride + j * columnStride) <= kMaskedScore))
+        last = j;
+    // A row masked whole keeps all its keys: uniform weights, as the unfused ops give.
+    visible.push_back(last < 0 ? g.keys : last + 1);
+    skips |= visible.back() < g.keys;
+  }
+  if (!skips)
+    return std::nullopt;
+  return visible;
 }
 
 namespace {

@@ -318,9 +318,13 @@ struct AttentionParams {
   const float *bias;          // or null
   const int64_t *biasOffsets; // bias's first element for each batch entry
   int64_t biasRowStride, biasColumnStride;
+  // Or null: per query row, the keys from which on a mask shared by every entry hides all
+  // (a causal mask). Their scores are not computed: probability 0, as the masked scores'
+  // exponentials round to. Blocks of rows are then smaller (workspace: `skipsMaskedKeys`).
+  const int64_t *visibleKeys;
 };
 size_t attentionWorkspaceBytes(int64_t batch, int64_t queries, int64_t depth, int64_t keys,
-                               int64_t valueDepth);
+                               int64_t valueDepth, bool skipsMaskedKeys);
 void attentionF32(const AttentionParams &p, const float *query, const float *keys,
                   const float *values, float *out, float *workspace);
 // Rotary position embedding (dlc.rotary): each row of n (even) floats of x becomes

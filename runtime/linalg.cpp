@@ -56,6 +56,9 @@ namespace {
 // A block of query rows' scores is at most this many floats (512 KB: in L2 beside the keys
 // and values it is multiplied with), and whole 12-row tiles of the GEMM.
 constexpr int64_t kAttentionBlockFloats = 128 * 1024, kAttentionRowMultiple = 12;
+// With a causal mask, blocks of this many query rows: each computes the scores of the keys up
+// to its last row's, a block of rows at the start few of them.
+constexpr int64_t kMaskedKeysBlockRows = 48;
 // Score slots in the workspace: one per thread, for at most this many threads.
 constexpr int64_t kAttentionSlots = 8;
 
@@ -68,10 +71,12 @@ struct AttentionPlan {
 };
 
 AttentionPlan attentionPlan(int64_t batch, int64_t queries, int64_t depth, int64_t keys,
-                            int64_t valueDepth) {
+                            int64_t valueDepth, bool skipsMaskedKeys) {
   AttentionPlan plan;
-  const int64_t fit = kAttentionBlockFloats / std::max<int64_t>(keys, 1) /
-                      kAttentionRowMultiple * kAttentionRowMultiple;
+  int64_t fit = kAttentionBlockFloats / std::max<int64_t>(keys, 1) / kAttentionRowMultiple *
+                kAttentionRowMultiple;
+  if (skipsMaskedKeys)
+    fit = std::min(fit, kMaskedKeysBlockRows);
   plan.rows = std::max<int64_t>(1, std::min(queries, std::max(fit, kAttentionRowMultiple)));
   plan.blocks = (queries + plan.rows - 1) / plan.rows;
   plan.group = std::max<int64_t>(
@@ -82,11 +87,12 @@ AttentionPlan attentionPlan(int64_t batch, int64_t queries, int64_t depth, int64
   return plan;
 }
 
-// The steps between the product and the softmax, each rounding as the op it replaces does.
-void scaleAndBias(const AttentionParams &p, const float *bias, float *scores, int64_t rows) {
-  const int64_t n = p.keys;
+// The steps between the product and the softmax, each rounding as the op it replaces does,
+// on the first n scores of each row.
+void scaleAndBias(const AttentionParams &p, const float *bias, float *scores, int64_t rows,
+                  int64_t n) {
   for (int64_t r = 0; r < rows; ++r) {
-    float *row = scores + r * n;
+    float *row = scores + r * p.keys;
     if (p.divide)
       for (int64_t j = 0; j < n; ++j)
         row[j] /= p.scale;
@@ -107,8 +113,9 @@ void scaleAndBias(const AttentionParams &p, const float *bias, float *scores, in
 } // namespace
 
 size_t attentionWorkspaceBytes(int64_t batch, int64_t queries, int64_t depth, int64_t keys,
-                               int64_t valueDepth) {
-  const AttentionPlan plan = attentionPlan(batch, queries, depth, keys, valueDepth);
+                               int64_t valueDepth, bool skipsMaskedKeys) {
+  const AttentionPlan plan =
+      attentionPlan(batch, queries, depth, keys, valueDepth, skipsMaskedKeys);
   return size_t(plan.slots * (plan.rows * keys + plan.rows) +
                 plan.group * (plan.packedKeysFloats + plan.packedValuesFloats)) *
          sizeof(float);
@@ -116,7 +123,8 @@ size_t attentionWorkspaceBytes(int64_t batch, int64_t queries, int64_t depth, in
 
 void attentionF32(const AttentionParams &p, const float *query, const float *keys,
                   const float *values, float *out, float *workspace) {
-  const AttentionPlan plan = attentionPlan(p.batch, p.queries, p.depth, p.keys, p.valueDepth);
+  const AttentionPlan plan = attentionPlan(p.batch, p.queries, p.depth, p.keys, p.valueDepth,
+                                           p.visibleKeys != nullptr);
   const int64_t s = p.queries, d = p.depth, t = p.keys, e = p.valueDepth, rows = plan.rows;
   float *rowSums = workspace + plan.slots * rows * t;
   float *packed = rowSums + plan.slots * rows;
@@ -168,12 +176,24 @@ void attentionF32(const AttentionParams &p, const float *query, const float *key
             epilogue.residual = bias;
             epilogue.ldr = p.biasRowStride;
           }
-          sgemmPackedB(false, m, t, d, alpha,
+          // The keys the block's rows may see: the packed keys' first columns (a prefix of
+          // their panels where the depth is one block).
+          int64_t visible = t;
+          if (p.visibleKeys && d <= kMaxBlockDepth)
+            visible = *std::max_element(p.visibleKeys + r0, p.visibleKeys + r0 + m);
+          sgemmPackedB(false, m, visible, d, alpha,
                        query + p.query.offsets[b] + r0 * p.query.rowStride, p.query.rowStride,
                        packedKeys, 0.0f, scores, t, epilogue);
           if (!fusedScaleAndBias)
-            scaleAndBias(p, bias, scores, m);
-          softmaxRows(scores, scores, m, t, false, sums);
+            scaleAndBias(p, bias, scores, m, visible);
+          if (visible == t) {
+            softmaxRows(scores, scores, m, t, false, sums);
+          } else {
+            for (int64_t r = 0; r < m; ++r) {
+              softmaxRows(scores + r * t, scores + r * t, 1, visible, false, sums + r);
+              std::fill(scores + r * t + visible, scores + (r + 1) * t, 0.0f);
+            }
+          }
           const int64_t ldo = p.output.rowStride;
           float *outRows = out + p.output.offsets[b] + r0 * ldo;
           sgemmPackedB(false, m, e, t, 1.0f, scores, t, packedKeys + plan.packedKeysFloats, 0.0f,

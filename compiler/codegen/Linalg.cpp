@@ -74,6 +74,8 @@ LogicalResult emitAttention(Operation *op, KernelEmitter &e) {
     bias = e.ptr(biasValue);
     offsets = e.array(flatOffsets(g.batch, g.bias.strides, g.bias.offset));
   }
+  std::optional<SmallVector<int64_t>> visible = attentionVisibleKeys(attention);
+  const std::string visibleKeys = visible ? e.array(*visible) : "nullptr";
   e.line("dlc::rt::attentionF32(dlc::rt::AttentionParams{" + std::to_string(product(g.batch)) +
          ", " + std::to_string(g.queries) + ", " + std::to_string(g.depth) + ", " +
          std::to_string(g.keys) + ", " + std::to_string(g.valueDepth) + ", " +
@@ -81,8 +83,8 @@ LogicalResult emitAttention(Operation *op, KernelEmitter &e) {
          (attention.getDivide() ? "true" : "false") + ", " + matrix(g.query) + ", " +
          matrix(keys) + ", " + matrix(g.values) + ", " + matrix(g.output) + ", " +
          (keysByRow ? "true" : "false") + ", " + bias + ", " + offsets + ", " +
-         std::to_string(rowStride) + ", " + std::to_string(columnStride) + "}, " +
-         e.ptr(attention.getQuery()) + ", " + e.ptr(attention.getKeys()) + ", " +
+         std::to_string(rowStride) + ", " + std::to_string(columnStride) + ", " + visibleKeys +
+         "}, " + e.ptr(attention.getQuery()) + ", " + e.ptr(attention.getKeys()) + ", " +
          e.ptr(attention.getValues()) + ", " + e.ptr(attention.getOutput()) + ", " +
          e.workspace(op) + ");");
   return success();

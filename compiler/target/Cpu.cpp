@@ -49,7 +49,8 @@ public:
     if (auto attention = dyn_cast<AttentionOp>(op)) {
       const AttentionGeometry g = *attentionGeometry(attention); // verified
       return int64_t(rt::attentionWorkspaceBytes(product(g.batch), g.queries, g.depth, g.keys,
-                                                 g.valueDepth));
+                                                 g.valueDepth,
+                                                 attentionVisibleKeys(attention).has_value()));
     }
     // An LU copy of one matrix: the kernel factors the matrices one after another.
     if (auto det = dyn_cast<DetOp>(op)) {

@@ -568,9 +568,10 @@ TEST_CASE("attention matches softmax(scale(q k^T) + bias) v in double, on any th
                             {queryOffsets.data(), c.depth}, {keyOffsets.data(), c.keys},
                             {valueOffsets.data(), c.valueDepth}, {outputOffsets.data(), c.valueDepth},
                             false, c.biasEntries ? bias.data() : nullptr, biasOffsets.data(),
-                            c.biasRowStride, c.biasColumnStride};
+                            c.biasRowStride, c.biasColumnStride, nullptr};
     std::vector<float> workspace(
-        attentionWorkspaceBytes(c.batch, c.queries, c.depth, c.keys, c.valueDepth) / sizeof(float));
+        attentionWorkspaceBytes(c.batch, c.queries, c.depth, c.keys, c.valueDepth, false) /
+        sizeof(float));
     auto run = [&] {
       std::vector<float> out(size_t(c.batch * c.queries * c.valueDepth), NAN);
       std::fill(workspace.begin(), workspace.end(), NAN);
@@ -589,10 +590,68 @@ TEST_CASE("attention matches softmax(scale(q k^T) + bias) v in double, on any th
   }
   // The workspace holds at most 8 blocks of query rows, not the whole [heads, S, T] scores,
   // and packed keys and values (columns padded to 32) of as many heads as give each a block.
-  CHECK(attentionWorkspaceBytes(6, 1500, 64, 1500, 64) ==
+  CHECK(attentionWorkspaceBytes(6, 1500, 64, 1500, 64, false) ==
         (8 * (84 * 1500 + 84) + 64 * 1504 + 1500 * 64) * sizeof(float));
-  CHECK(attentionWorkspaceBytes(12, 128, 64, 128, 64) ==
+  CHECK(attentionWorkspaceBytes(12, 128, 64, 128, 64, false) ==
         (8 * (128 * 128 + 128) + 8 * (64 * 128 + 128 * 64)) * sizeof(float));
+}
+
+TEST_CASE("attention skips the keys a causal mask hides: the same bits", "[linalg]") {
+  // A causal mask of finfo(float32).min as Hugging Face writes it, shared by every head, the
+  // first query rows seeing 40 keys more (a cache of past keys); -inf hides a few keys of some
+  // rows too, and the last row sees none (uniform weights, its keys all kept).
+  std::mt19937 rng(37);
+  const int64_t heads = 5, queries = 130, keys = 170, depth = 16, past = 40;
+  const float masked = -std::numeric_limits<float>::max();
+  std::vector<float> mask(size_t(queries * keys), 0.0f);
+  std::vector<int64_t> visible;
+  for (int64_t i = 0; i < queries; ++i) {
+    for (int64_t j = i + past + 1; j < keys; ++j)
+      mask[size_t(i * keys + j)] = masked;
+    if (i % 7 == 0)
+      mask[size_t(i * keys)] = -INFINITY;
+    visible.push_back(std::min(keys, i + past + 1));
+  }
+  for (int64_t j = 0; j < keys; ++j)
+    mask[size_t((queries - 1) * keys + j)] = masked;
+  visible.back() = keys;
+  std::vector<float> q = randomFloats(rng, heads * queries * depth),
+                     k = randomFloats(rng, heads * depth * keys),
+                     v = randomFloats(rng, heads * keys * depth);
+  const std::vector<int64_t> cq = contiguousOffsets(heads, queries * depth),
+                             ck = contiguousOffsets(heads, depth * keys),
+                             cv = contiguousOffsets(heads, keys * depth),
+                             co = contiguousOffsets(heads, queries * depth),
+                             biasOffsets(size_t(heads), 0);
+  for (float scale : {0.25f, 0.3f}) { // the mask as the product's residual, and a pass of its own
+    AttentionParams p{heads, queries, depth, keys, depth, scale, false, {cq.data(), depth},
+                      {ck.data(), keys}, {cv.data(), depth}, {co.data(), depth}, false,
+                      mask.data(), biasOffsets.data(), keys, 1, nullptr};
+    auto run = [&](const int64_t *visibleKeys) {
+      p.visibleKeys = visibleKeys;
+      std::vector<float> workspace(
+          attentionWorkspaceBytes(heads, queries, depth, keys, depth, visibleKeys != nullptr) /
+              sizeof(float),
+          NAN);
+      std::vector<float> out(size_t(heads * queries * depth), NAN);
+      attentionF32(p, q.data(), k.data(), v.data(), out.data(), workspace.data());
+      return out;
+    };
+    const std::vector<float> whole = run(nullptr);
+    const AttentionCase c{heads, queries, depth, keys, depth, scale, false, 1, keys, 1};
+    requireClose(whole, attentionReference(c, q, k, v, mask, biasOffsets), 0.0, 2e-6);
+    CHECK(run(visible.data()) == whole);
+    ThreadPool *pool = createThreadPool(2);
+    REQUIRE(pool);
+    {
+      ThreadScope scope(pool);
+      CHECK(run(visible.data()) == whole);
+    }
+    destroyThreadPool(pool);
+  }
+  // Blocks of 48 query rows, so that the first ones compute few keys' scores.
+  CHECK(attentionWorkspaceBytes(12, 256, 64, 256, 64, true) ==
+        (8 * (48 * 256 + 48) + 2 * (64 * 256 + 256 * 64)) * sizeof(float));
 }
 
 TEST_CASE("attention reads split heads in place: strided rows, keys by row, shared key heads",
@@ -619,7 +678,8 @@ TEST_CASE("attention reads split heads in place: strided rows, keys by row, shar
                                   {queryOffsets.data(), heads * depth},
                                   {keyOffsets.data(), kvHeads * depth},
                                   {valueOffsets.data(), kvHeads * e},
-                                  {outputOffsets.data(), heads * e}, true, nullptr, nullptr, 0, 0};
+                                  {outputOffsets.data(), heads * e}, true, nullptr, nullptr, 0, 0,
+                                  nullptr};
     // The same heads gathered into contiguous [heads, S, D], [heads, D, T], [heads, T, E].
     std::vector<float> qc(size_t(heads * queries * depth)), kc(size_t(heads * depth * keys)),
         vc(size_t(heads * keys * e));
@@ -640,8 +700,8 @@ TEST_CASE("attention reads split heads in place: strided rows, keys by row, shar
                                co = contiguousOffsets(heads, queries * e);
     const AttentionParams contiguous{heads, queries, depth, keys, e, 0.25f, false,
                                      {cq.data(), depth}, {ck.data(), keys}, {cv.data(), e},
-                                     {co.data(), e}, false, nullptr, nullptr, 0, 0};
-    std::vector<float> workspace(attentionWorkspaceBytes(heads, queries, depth, keys, e) /
+                                     {co.data(), e}, false, nullptr, nullptr, 0, 0, nullptr};
+    std::vector<float> workspace(attentionWorkspaceBytes(heads, queries, depth, keys, e, false) /
                                  sizeof(float));
     auto run = [&](const AttentionParams &p, const std::vector<float> &qs,
                    const std::vector<float> &ks, const std::vector<float> &vs) {
