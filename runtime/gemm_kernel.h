@@ -195,16 +195,20 @@ template <class V> struct BlockedGemm {
   // `epilogue` (or null: none) is the tile's part of the product's, applied once the tile
   // holds its last k block's sums. Prefetch::AheadInA: A is packed ahead of time (a layer's
   // weights), and read from memory rather than cache (see kPrefetchAhead).
-  // Prefetch::NextPanelOfB: B is packed ahead of time and the tile, the first of its panel,
-  // brings the next packed panel (kPackCols wide: the next column tile's, or with narrower
-  // tiles the next few's, whose halves the hardware's adjacent-line prefetch would already
-  // fetch with the current one; kc steps bStep apart from nextB) into L2.
+  // Prefetch::NextPanelOfB: B is packed ahead of time and the tiles of a panel bring the next
+  // packed panel (kPackCols wide: the next column tile's, or with narrower tiles the next
+  // few's) into L2, each tile a slice of its k rows: from nextB, one row (kPackCols floats, the
+  // panel's rows are contiguous) every `prefetchEvery` k steps.
   // Weights outgrow the caches (BERT-base's 340 MB), and that panel's first tile would wait
   // on memory at each k step (the panel's other tiles read it from L1): the hardware
   // prefetcher alone did not hide it. One thread, weights from memory (bench/gemm.py --cold):
   // BERT-base's 128x3072x768 product 111 -> 138 GFLOP/s, 128x768x3072 and DeiT-S's
-  // 197x1536x384 5-12% faster; with the weights in cache no change. RowsOfA: A is read where
-  // it lies, the tile's row i at a + i * lda and its k steps aStep = 1 apart, not from a panel.
+  // 197x1536x384 5-12% faster; with the weights in cache no change. The first tile alone
+  // bringing the whole next panel asked for two lines every k step, more misses than a core
+  // keeps in flight: spread over the panel's tiles, the same products ran another 5-20%
+  // faster (128x3072x768 138 -> 155 GFLOP/s; AVX2 2-7%), and one thread of HF BERT-base on
+  // 128 tokens 16%, GPT-2 10%. RowsOfA: A is read where it lies, the tile's row i at
+  // a + i * lda and its k steps aStep = 1 apart, not from a panel.
   template <int64_t R, Prefetch Ahead, bool RowsOfA>
   __attribute__((noinline)) static void microTile(int64_t kc, const float *__restrict a,
                                                   int64_t aStep, int64_t lda,
@@ -212,18 +216,23 @@ template <class V> struct BlockedGemm {
                                                   float *c, int64_t ldc, int64_t mr, int64_t nr,
                                                   const float *alphaBeta,
                                                   const GemmEpilogue *epilogue,
-                                                  const float *nextB) {
+                                                  const float *nextB, int64_t prefetchEvery) {
     Vec acc[R][2];
 #pragma GCC unroll 16
     for (int64_t i = 0; i < R; ++i)
       acc[i][0] = acc[i][1] = V::zero();
+    int64_t countdown = 1;
 #pragma GCC unroll 4
     for (int64_t p = 0; p < kc; ++p, a += aStep, b += bStep) {
       if constexpr (Ahead == Prefetch::AheadInA)
         __builtin_prefetch(a + kPrefetchAhead);
       if constexpr (Ahead == Prefetch::NextPanelOfB)
-        for (int64_t line = 0; line < kPackCols; line += kFloatsPerLine)
-          __builtin_prefetch(nextB + p * bStep + line, 0, 2);
+        if (--countdown == 0) {
+          countdown = prefetchEvery;
+          for (int64_t line = 0; line < kPackCols; line += kFloatsPerLine)
+            __builtin_prefetch(nextB + line, 0, 2);
+          nextB += kPackCols;
+        }
       const Vec b0 = V::load(b), b1 = V::load(b + V::kLanes);
 #pragma GCC unroll 16
       for (int64_t i = 0; i < R; ++i) {
@@ -275,7 +284,7 @@ template <class V> struct BlockedGemm {
   // The shortest register tile that holds mr rows.
   using MicroTile = void (*)(int64_t, const float *, int64_t, int64_t, const float *, int64_t,
                              float *, int64_t, int64_t, int64_t, const float *,
-                             const GemmEpilogue *, const float *);
+                             const GemmEpilogue *, const float *, int64_t);
   template <Prefetch Ahead> static MicroTile tileFor(int64_t mr) {
     if (kMR > kSmallRows && mr <= kSmallRows)
       return microTile<kSmallRows, Ahead, false>;
@@ -323,13 +332,17 @@ template <class V> struct BlockedGemm {
                            ? packedPanel(g.packedB, kPackCols, pc, kc, g.packedB.first + jc + jr)
                            : bufferB + jr * kc;
       const int64_t bStep = g.packedB.data ? kPackCols : kNR;
-      // The first tile of each packed panel of weights prefetches the next one (microTile).
+      // The tiles of each packed panel of weights prefetch the next one (microTile), a slice
+      // of its kc rows each.
       const int64_t column = g.packedB.first + jc + jr;
       const float *nextB = g.packedB.data && column % kPackCols == 0 && jc + jr + kPackCols < g.n
                                ? packedPanel(g.packedB, kPackCols, pc, kc, column + kPackCols)
                                : nullptr;
+      const int64_t tileCount = (mc + kMR - 1) / kMR;
       for (int64_t ir = 0; ir < mc; ir += kMR) {
-        const int64_t mr = smaller(kMR, mc - ir);
+        const int64_t mr = smaller(kMR, mc - ir), tile = ir / kMR;
+        const int64_t sliceFirst = kc * tile / tileCount;
+        const int64_t sliceRows = kc * (tile + 1) / tileCount - sliceFirst;
         const bool inPlace = rowsOfA && mr == kMR;
         const float *a = g.packedA.data
                              ? packedPanel(g.packedA, kPackRows, pc, kc, g.packedA.first + ic + ir)
@@ -339,16 +352,17 @@ template <class V> struct BlockedGemm {
         const int64_t aStep = g.packedA.data ? kPackRows : inPlace ? 1 : kMR;
         const GemmEpilogue tileEpilogue =
             finishes ? epilogueFrom(g.epilogue, ic + ir, jc + jr) : GemmEpilogue{};
-        const Prefetch ahead = g.packedA.data ? Prefetch::AheadInA
-                               : nextB        ? Prefetch::NextPanelOfB
-                                              : Prefetch::None;
-        const MicroTile tile =
+        const Prefetch ahead = g.packedA.data           ? Prefetch::AheadInA
+                               : nextB && sliceRows > 0 ? Prefetch::NextPanelOfB
+                                                        : Prefetch::None;
+        const MicroTile microTileOf =
             !inPlace ? tileFor(mr, ahead)
             : ahead == Prefetch::NextPanelOfB ? microTile<kMR, Prefetch::NextPanelOfB, true>
                                               : microTile<kMR, Prefetch::None, true>;
-        tile(kc, a, aStep, g.lda, b, bStep, g.c + (ic + ir) * g.ldc + jc + jr, g.ldc, mr,
-             smaller(kNR, nc - jr), alphaBeta, finishes ? &tileEpilogue : nullptr, nextB);
-        nextB = nullptr;
+        microTileOf(kc, a, aStep, g.lda, b, bStep, g.c + (ic + ir) * g.ldc + jc + jr, g.ldc, mr,
+                    smaller(kNR, nc - jr), alphaBeta, finishes ? &tileEpilogue : nullptr,
+                    nextB ? nextB + sliceFirst * kPackCols : nullptr,
+                    sliceRows > 0 ? kc / sliceRows : 0);
       }
     }
   }
