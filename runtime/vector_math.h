@@ -6,7 +6,8 @@
 // same bits. docs/kernels.md ("Transcendental functions") states the accuracy the unit tests
 // hold them to.
 //
-// V provides Vec (a GCC vector of floats) and fma(a, b, c) = a * b + c. Comparisons of
+// V provides Vec (a GCC vector of floats), fma(a, b, c) = a * b + c and loadPartial(p, n) /
+// storePartial(p, v, n) (the first n lanes; gemm_kernel.h). Comparisons of
 // vectors give int32 masks; `mask ? a : b` selects per lane; (I)f and (F)i reinterpret bits.
 // Where V also has scaleByPowerOf2(p, n) (AVX-512's vscalefps: p * 2^n for integral n, rounded
 // once), exp uses it instead of building the power of 2 from integer bits: the same bits, a
@@ -42,6 +43,17 @@ template <class V> struct VectorMath {
     return (F)((I)magnitude | ((I)sign & int32_t(0x80000000u)));
   }
   static F abs(F x) { return (F)((I)x & 0x7fffffff); }
+  // v in its first `count` lanes (0 <= count <= kLanes), `fill` in the others: a partial
+  // vector (V::loadPartial) made whole without a round trip through memory, which stalled
+  // each softmax row of DeiT's 197 keys on a store forwarding and two memcpy calls.
+  static F firstLanesOr(F v, int64_t count, F fill) {
+    static constexpr float kLaneIndices[16] = {0, 1, 2,  3,  4,  5,  6,  7,
+                                               8, 9, 10, 11, 12, 13, 14, 15};
+    static_assert(kLanes <= 16, "a lane index for every lane");
+    F lane;
+    std::memcpy(&lane, kLaneIndices, sizeof lane);
+    return lane < float(count) ? v : fill;
+  }
   // Horner's rule, highest coefficient last: c[0] + x * (c[1] + x * (...)).
   template <size_t N> static F poly(F x, const float (&c)[N]) {
     F acc = splat(c[N - 1]);
@@ -199,12 +211,7 @@ template <class V> struct VectorMath {
       vmax[0] = v > vmax[0] ? v : vmax[0];
     }
     if (i < n) {
-      // The last partial vector through a copy padded with -inf.
-      float part[kLanes];
-      for (int64_t l = 0; l < kLanes; ++l)
-        part[l] = i + l < n ? x[i + l] : -inf;
-      F v;
-      std::memcpy(&v, part, sizeof v);
+      const F v = firstLanesOr(V::loadPartial(x + i, n - i), n - i, splat(-inf));
       vmax[0] = v > vmax[0] ? v : vmax[0];
     }
     // Chains, then lanes, combined pairwise: a serial scan of the lanes cost as much as a
@@ -236,21 +243,14 @@ template <class V> struct VectorMath {
     int64_t i = 0;
     for (; i + kGroup <= n; i += kGroup)
       expGroup(x + i, shift, log ? nullptr : y + i, sums);
-    if (i < n) {
-      // The last partial group through a padded copy whose extra exponentials count as 0.
-      float in[kGroup] = {}, e[kGroup];
-      std::memcpy(in, x + i, sizeof(float) * (n - i));
-      F tailSums[kVectorsPerGroup] = {};
-      expGroup(in, shift, e, tailSums);
-      for (int64_t t = n - i; t < kGroup; ++t)
-        e[t] = 0.0f;
-      for (int64_t j = 0; j < kVectorsPerGroup; ++j) {
-        F v;
-        std::memcpy(&v, e + j * kLanes, sizeof v);
-        sums[j] += v;
-      }
-      if (!log)
-        std::memcpy(y + i, e, sizeof(float) * (n - i));
+    // The last partial group by partial vectors, whose missing lanes' exponentials count as 0.
+    for (int64_t j = 0; i < n && j < kVectorsPerGroup; ++j) {
+      const int64_t first = i + j * kLanes;
+      const int64_t count = first >= n ? 0 : n - first < kLanes ? n - first : kLanes;
+      const F v = firstLanesOr(exp(V::loadPartial(x + first, count) - shift), count, F{});
+      sums[j] += v;
+      if (!log && count)
+        V::storePartial(y + first, v, count);
     }
     float partial[kGroup];
     std::memcpy(partial, sums, sizeof partial);
