@@ -9,10 +9,13 @@ usage: bench/compare.py [--dlc build/tools/dlc] [--models all|project|families|m
 Run it with a Python that has numpy, onnx, onnxruntime, openvino, threadpoolctl and sympy
 (scripts/bench_setup.sh makes build/bench-venv). Models are exported by
 scripts/export_models.py with build/export-venv (the system's PyTorch and transformers).
-Prints per model and thread count: each engine's milliseconds (median of the rounds), dlc / the faster peer, dlc's GFLOP/s over
-the model's convolution and matrix-product FLOPs and that as % of the same rounds' sgemm peak
-(the faster of numpy's OpenBLAS and dlc's own GEMM on 2048^3 with as many threads, the best of
-one product per round), and
+Prints per model and thread count: each engine's milliseconds (median of the rounds), dlc / the
+faster peer, dlc's GFLOP/s over the model's convolution and matrix-product FLOPs and that as %
+of the same rounds' sgemm peak (the faster of numpy's OpenBLAS and dlc's own GEMM on 2048^3
+with as many threads, the best of one product per round; the best round's); then the same two
+figures taken round by round, each round's dlc time against the peers' and the peak measured in
+that round, and their medians ("rnd"): the machine's speed drifts by a third over minutes, and a
+drift between one engine's rounds and another's moves the medians' ratio but not a round's; and
 each engine's peak RSS in MB (of a
 Python process that loaded numpy and the engine and ran the model: the same interpreter
 overhead for all). Each timed batch starts after a 0.1 s pause and one untimed run, so no
@@ -377,10 +380,11 @@ def main():
           ", ".join("%.1f GFLOP/s on %d thread%s" % (peaks[t], t, "s" * (t > 1))
                     for t in thread_counts) + "; each row's % peak is of its own rounds' peak")
     header = ("model", "thr", "dlc ms", "ORT ms", "OV ms", "dlc/best", "GFLOP", "dlc GF/s",
-              "% peak")
+              "% peak", "rnd d/b", "rnd %pk")
     if args.baseline_dlc:
         header += ("dlc/base",)
-    print(("%-12s %3s %9s %9s %9s %8s %6s %8s %6s" + " %8s" * bool(args.baseline_dlc)) % header)
+    print(("%-12s %3s %9s %9s %9s %8s %6s %8s %6s %7s %7s" + " %8s" * bool(args.baseline_dlc)) %
+          header)
     results = []
     for name in names:
         model_dir = os.path.join(args.work, "models", name)
@@ -402,11 +406,16 @@ def main():
             # The peak is measured in the same rounds too: on a shared machine the speed the
             # cores give changes over minutes (the start-of-run figure varied 80-128 GFLOP/s
             # on one thread between runs), and a model's % of peak must compare like with like.
-            peak = 0.0
+            round_peaks = []
             for _ in range(args.rounds):
                 for engine, run in runs.items():
                     times[engine].append(settled_timed(run, repeats))
-                peak = max(peak, peak_meter.gflops(threads, tries=1))
+                round_peaks.append(peak_meter.gflops(threads, tries=1))
+            peak = max(round_peaks)
+            round_ratios = [times["dlc"][r] / min(times[e][r] for e in PEERS)
+                            for r in range(args.rounds)]
+            round_fractions = [gflop / (times["dlc"][r] * 1e-3) / round_peaks[r]
+                               for r in range(args.rounds)]
             close()
             med = {e: statistics.median(v) for e, v in times.items()}
             best_peer = min(PEERS, key=lambda e: med[e])
@@ -414,21 +423,25 @@ def main():
             row = {"model": name, "threads": threads, "gflop": gflop,
                    "ratio": med["dlc"] / med[best_peer], "best_peer": ENGINE_NAMES[best_peer],
                    "dlc_gflops": gflops, "peak_fraction": gflops / peak,
-                   "sgemm_peak_gflops": peak}
+                   "sgemm_peak_gflops": peak,
+                   "round_ratio": statistics.median(round_ratios),
+                   "round_peak_fraction": statistics.median(round_fractions)}
             for e in times:
                 row.update({e + "_ms": med[e], e + "_min_ms": min(times[e]),
                             e + "_rel_err": errs[e]})
             results.append(row)
             if "base" in med:
                 row["baseline_ratio"] = med["dlc"] / med["base"]
-            print("%-12s %3d %9.3f %9.3f %9.3f %8.2f %6.2f %8.1f %5.0f%%" %
+            print("%-12s %3d %9.3f %9.3f %9.3f %8.2f %6.2f %8.1f %5.0f%% %7.2f %6.0f%%" %
                   (name, threads, med["dlc"], med["ort"], med["ov"], row["ratio"], gflop, gflops,
-                   100 * row["peak_fraction"]) +
+                   100 * row["peak_fraction"], row["round_ratio"],
+                   100 * row["round_peak_fraction"]) +
                   (" %8.2f" % row["baseline_ratio"] if "base" in med else ""), flush=True)
-    ratios = {t: [r["ratio"] for r in results if r["threads"] == t] for t in thread_counts}
     for t in thread_counts:
-        print("geomean dlc / faster peer on %d thread%s: %.2f" %
-              (t, "s" * (t > 1), statistics.geometric_mean(ratios[t])))
+        rows = [r for r in results if r["threads"] == t]
+        print("geomean dlc / faster peer on %d thread%s: %.2f (round by round: %.2f)" %
+              (t, "s" * (t > 1), statistics.geometric_mean([r["ratio"] for r in rows]),
+               statistics.geometric_mean([r["round_ratio"] for r in rows])))
     if args.baseline_dlc:
         for t in thread_counts:
             against = [r["baseline_ratio"] for r in results if r["threads"] == t]
