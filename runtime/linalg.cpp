@@ -61,6 +61,11 @@ constexpr int64_t kAttentionBlockFloats = 128 * 1024, kAttentionRowMultiple = 12
 constexpr int64_t kMaskedKeysBlockRows = 48;
 // Score slots in the workspace: one per thread, for at most this many threads.
 constexpr int64_t kAttentionSlots = 8;
+// Packing moves each float of the keys and values by a gather or a register transpose
+// (packGemmB), the time of several element operations: counted as one, GPT-2's 64 x 128 heads
+// were packed by one thread while the other waited (two threads: its attention 10% faster
+// counted as four).
+constexpr int64_t kPackWorkPerFloat = 4;
 
 // Each batch entry's keys and values are packed once (packGemmB) and read by all its blocks of
 // queries: packing them per product cost a third of the time of Whisper's 1500-key heads.
@@ -146,7 +151,7 @@ void attentionF32(const AttentionParams &p, const float *query, const float *key
                           p.values.offsets[b] == p.values.offsets[b0 + previous];
       packedFrom[i] = shared ? previous : i;
     }
-    parallelForWork(2 * entries, d * t, [&](int64_t first, int64_t end) {
+    parallelForWork(2 * entries, kPackWorkPerFloat * d * t, [&](int64_t first, int64_t end) {
       for (int64_t i = first; i < end; ++i) {
         const int64_t entry = i / 2, b = b0 + entry;
         if (packedFrom[entry] != entry)
