@@ -403,16 +403,8 @@ void packOperand(bool trans, int64_t rows, int64_t k, const float *x, int64_t ld
         continue;
       }
       int64_t i = 0;
-      for (; i + 4 <= count; i += 4) {
-        const float *src = x + (r0 + i) * ld + block;
-        int64_t p = 0;
-        for (; p + 4 <= depth; p += 4)
-          transposeQuad(reinterpret_cast<const char *>(src + p), ld * 4,
-                        reinterpret_cast<char *>(panel + p * width + i), width * 4);
-        for (; p < depth; ++p)
-          for (int64_t r = 0; r < 4; ++r)
-            panel[p * width + i + r] = src[r * ld + p];
-      }
+      for (; i + 4 <= count; i += 4)
+        packFourRows(x + (r0 + i) * ld + block, ld, depth, panel + i, width);
       for (; i < width; ++i)
         for (int64_t p = 0; p < depth; ++p)
           panel[p * width + i] = i < count ? x[(r0 + i) * ld + block + p] : 0.0f;

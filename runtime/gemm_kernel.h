@@ -104,16 +104,8 @@ template <class V> struct BlockedGemm {
       // Whole groups of four rows by register transposes, four k steps at a time; the
       // element loops below take the rest (and a scaled A).
       int64_t i = 0;
-      for (; !g.scaleA && i + 4 <= mr; i += 4) {
-        const float *src = g.a + (i0 + ir + i) * g.lda + p0;
-        int64_t p = 0;
-        for (; p + 4 <= kc; p += 4)
-          transposeQuad(reinterpret_cast<const char *>(src + p), g.lda * 4,
-                        reinterpret_cast<char *>(dst + p * kMR + i), kMR * 4);
-        for (; p < kc; ++p)
-          for (int64_t r = 0; r < 4; ++r)
-            dst[p * kMR + i + r] = src[r * g.lda + p];
-      }
+      for (; !g.scaleA && i + 4 <= mr; i += 4)
+        packFourRows(g.a + (i0 + ir + i) * g.lda + p0, g.lda, kc, dst + i, kMR);
       for (; i < kMR; ++i) {
         const float *src = g.a + (i0 + ir + i) * g.lda + p0;
         if (i >= mr)

@@ -1,5 +1,5 @@
 // Internal to the runtime: a 4 x 4 register transpose of 4-byte elements, shared by the
-// transposes (data.cpp) and the GEMM's packing of A (gemm_kernel.h). Internal linkage, for
+// transposes (data.cpp) and the GEMM's packing (gemm_kernel.h, gemm.cpp). Internal linkage, for
 // the reason gemm_kernel.h gives.
 #ifndef DLC_RUNTIME_TRANSPOSE_QUAD_H
 #define DLC_RUNTIME_TRANSPOSE_QUAD_H
@@ -31,6 +31,20 @@ inline void transposeQuad(const char *from, int64_t fromStride, char *to, int64_
     for (int j = 0; j < 4; ++j)
       std::memcpy(to + j * toStride + i * 4, from + i * fromStride + j * 4, 4);
 #endif
+}
+
+// Four rows of `depth` floats (`ld` apart from `rows`) into four columns of a panel `width`
+// floats wide (row p of the panel at panel + p * width): the GEMM's packing of a row-major
+// operand into column panels (gemm_kernel.h's A, gemm.cpp's keys read by row).
+inline void packFourRows(const float *rows, int64_t ld, int64_t depth, float *panel,
+                         int64_t width) {
+  int64_t p = 0;
+  for (; p + 4 <= depth; p += 4)
+    transposeQuad(reinterpret_cast<const char *>(rows + p), ld * 4,
+                  reinterpret_cast<char *>(panel + p * width), width * 4);
+  for (; p < depth; ++p)
+    for (int64_t r = 0; r < 4; ++r)
+      panel[p * width + r] = rows[r * ld + p];
 }
 
 } // namespace
