@@ -246,6 +246,19 @@ std::optional<dlc::AttentionView> moveView(Layout &layout, Matrix m, ArrayRef<in
   }
 }
 
+// The matrix's operand moved through `step` to the tensor step.next, or, where its view
+// cannot follow, `layout` left as it was.
+bool moveOperand(Layout &layout, Matrix m, const Step &step) {
+  Layout candidate = layout;
+  std::optional<dlc::AttentionView> moved = moveView(
+      candidate, m, cast<RankedTensorType>(layout.operands[m].source.getType()).getShape(), step);
+  if (!moved)
+    return false;
+  layout = candidate;
+  layout.operands[m] = {step.next, *moved};
+  return true;
+}
+
 // A power of 2 and its reciprocal are exact: scaling the query by one scales each score by it.
 bool isPowerOfTwo(float x) {
   int exponent = 0;
@@ -337,15 +350,8 @@ void lookBack(Layout &layout, Matrix m, Operation *reader, SmallVectorImpl<Opera
       operand.source = producer->getOperand(scaled);
     } else {
       std::optional<Step> step = stepBack(producer);
-      if (!step)
+      if (!step || !moveOperand(layout, m, *step))
         return;
-      Layout candidate = layout;
-      std::optional<dlc::AttentionView> moved = moveView(
-          candidate, m, cast<RankedTensorType>(operand.source.getType()).getShape(), *step);
-      if (!moved)
-        return;
-      layout = candidate;
-      layout.operands[m] = {step->next, *moved};
     }
     passed.push_back(producer);
     layout.moved = true;
@@ -368,13 +374,8 @@ Operation *lookForward(Layout &layout) {
   step.base.assign(perm.size(), 0);
   for (size_t k = 0; k < perm.size(); ++k)
     step.unit[perm[k]] = strides[k];
-  Layout candidate = layout;
-  std::optional<dlc::AttentionView> moved = moveView(
-      candidate, kOutput, cast<RankedTensorType>(output.source.getType()).getShape(), step);
-  if (!moved)
+  if (!moveOperand(layout, kOutput, step))
     return nullptr;
-  layout = candidate;
-  layout.operands[kOutput] = {step.next, *moved};
   layout.moved = true;
   return transpose;
 }
