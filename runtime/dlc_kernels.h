@@ -259,7 +259,8 @@ private:
   dlc_op_profile &op_;
 };
 // Runs task(context, part) for every part in [0, parts), part 0 on the calling thread, and
-// returns when all have finished. Parts must not depend on each other.
+// returns when all have finished. Parts must not depend on each other; which thread runs a
+// part past the first one each is decided at run time (the first thread free claims it).
 void parallelRun(int parts, void (*task)(void *context, int part), void *context);
 
 // ---- linear algebra ----------------------------------------------------------------------

@@ -141,40 +141,55 @@ void gemmFewRows(const GemmArgs &g) {
   }
 }
 
-// A grid of rowParts x columnParts contiguous parts of C, one per thread. Every element of C
-// sees the same products in the same order whatever the split, so results do not depend on
-// the thread count.
+// A grid of rowParts x columnParts contiguous parts of C. Every element of C sees the same
+// products in the same order whatever the split, so results do not depend on the thread
+// count. Where more parts cost no extra packing, there are at least two per thread: the
+// threads claim them as they finish (parallelRun), so a faster core takes more.
 struct GemmSplit {
   const GemmArgs *whole;
   BlockedFn blocked;
   int rowParts, columnParts;
   // Parts start at multiples of every kernel's tile, so no part begins with an edge tile.
   static constexpr int64_t kColumnAlign = 32, kRowAlign = 12;
+  static constexpr int kPartsPerThread = 2;
+  // A column part narrower than this packs its rows of A for too few columns (DeiT-S's
+  // 197x1536x384 10% slower in two parts of 192 than in one).
+  static constexpr int64_t kMinPartColumns = 256;
 
   // Weights packed ahead of time (B) are split by rows until each part has at most one block
   // of rows, then by columns: a part of more rows walks its columns of the weights once per
   // block of rows, and each column part packs all of its rows of A. Two threads, weights from
   // memory: BERT-base's 128x3072x768 and 128x768x3072 17-20% faster by rows (each walking all
   // the weights, which the other then finds in L3) than by columns, Whisper-size 1500x1536x384
-  // 20%; 64 rows 14% slower by rows. (Row parts divide the thread count, so that every thread
-  // has a part.) Otherwise one dimension: columns when C is wide.
+  // 20%; 64 rows 14% slower by rows. Row parts come in multiples of the thread count, so that
+  // equally fast threads get equal shares. Weights packed ahead as A (convolutions) split
+  // B's columns, which each part packs for itself. Otherwise one part per thread along the
+  // longer dimension: any other split packs an operand twice.
   static GemmSplit of(const GemmArgs *g, BlockedFn blocked, int threads) {
+    const int wanted = threads * kPartsPerThread;
+    const int columnsFit = int(std::max<int64_t>(1, g->n / kMinPartColumns));
     if (g->packedB.data && !g->packedA.data) {
       const int64_t rowBlocks = (g->m + kGemmRowBlock - 1) / kGemmRowBlock;
+      if (rowBlocks >= wanted)
+        return {g, blocked, int((rowBlocks + threads - 1) / threads * threads), 1};
       int rows = int(std::min<int64_t>(threads, rowBlocks));
       while (threads % rows)
         --rows;
-      return {g, blocked, rows, threads / rows};
+      const int columns = threads / rows;
+      return {g, blocked, rows,
+              std::max(columns, std::min(wanted / rows, columnsFit) / columns * columns)};
     }
+    if (g->packedA.data && g->n >= g->m)
+      return {g, blocked, 1, std::max(threads, std::min(wanted, columnsFit) / threads * threads)};
     return g->n >= g->m ? GemmSplit{g, blocked, 1, threads} : GemmSplit{g, blocked, threads, 1};
   }
 
-  // [begin, end) of `total` in part `part` of `parts`, aligned.
+  // [begin, end) of `total` in part `part` of `parts`: equal shares, rounded down to `align`.
   static std::pair<int64_t, int64_t> range(int64_t total, int parts, int part, int64_t align) {
-    int64_t chunk = (total + parts - 1) / parts;
-    chunk = (chunk + align - 1) / align * align;
-    const int64_t begin = std::min(total, part * chunk);
-    return {begin, std::min(total, begin + chunk)};
+    auto boundary = [&](int index) {
+      return index == parts ? total : total * index / parts / align * align;
+    };
+    return {boundary(part), boundary(part + 1)};
   }
 
   static void runPart(void *context, int part) {

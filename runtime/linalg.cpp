@@ -166,13 +166,22 @@ void attentionF32(const AttentionParams &p, const float *query, const float *key
       }
     });
     // One slot per thread, reused block after block so that the scores stay in its cache.
+    // Each slot works through its share of the blocks, then takes over the rest of the
+    // others' (a faster core does more). Blocks go entry by entry (the same threads packed
+    // the entry's keys and values), but under a causal mask the costliest blocks (the last
+    // rows, which see the most keys) of every entry first.
     const int64_t items = entries * plan.blocks;
     const int64_t slots = std::min({plan.slots, items, int64_t(activeThreadCount())});
+    ClaimedRanges claims;
+    claims.reset(items, int(slots));
     parallelFor(slots, 1, [&](int64_t firstSlot, int64_t endSlot) {
       for (int64_t slot = firstSlot; slot < endSlot; ++slot)
-        for (int64_t item = items * slot / slots; item < items * (slot + 1) / slots; ++item) {
-          const int64_t entry = item / plan.blocks, b = b0 + entry;
-          const int64_t r0 = item % plan.blocks * rows, m = std::min(rows, s - r0);
+        for (int64_t item; (item = claims.claim(int(slot))) >= 0;) {
+          const int64_t entry = p.visibleKeys ? item % entries : item / plan.blocks;
+          const int64_t block =
+              p.visibleKeys ? plan.blocks - 1 - item / entries : item % plan.blocks;
+          const int64_t b = b0 + entry;
+          const int64_t r0 = block * rows, m = std::min(rows, s - r0);
           const float *packedKeys = packed + packedFrom[entry] * packedEntryFloats;
           const float *bias = p.bias ? p.bias + p.biasOffsets[b] + r0 * p.biasRowStride : nullptr;
           float *scores = workspace + slot * rows * t, *sums = rowSums + slot * rows;

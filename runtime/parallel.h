@@ -4,19 +4,63 @@
 
 #include "dlc_kernels.h"
 
+#include <atomic>
+#include <cstdint>
 #include <type_traits>
 #include <utility>
 
 namespace dlc {
 namespace rt {
 
-// Calls f(begin, end) on contiguous, disjoint ranges covering [0, count), one per thread, each
-// at least `grain` long (fewer parts when count is small). The ranges depend only on count
-// and the thread count.
-template <typename F> void parallelFor(int64_t count, int64_t grain, F &&f) {
+// Items [0, count) dealt out as `owners` contiguous ranges. An owner claims its own range's
+// items front to back, then takes the others' from their backs: equally fast threads each
+// work through their own range (the data they touched last stays in their caches), and a
+// faster one also takes over the end of a slower one's.
+class ClaimedRanges {
+public:
+  void reset(int64_t count, int owners) {
+    owners_ = owners;
+    for (int o = 0; o < owners; ++o)
+      ranges_[o].frontBack.store(pack(count * o / owners, count * (o + 1) / owners));
+  }
+  // The next item for `owner`, or -1 when none is left.
+  int64_t claim(int owner) {
+    for (int i = 0; i < owners_; ++i) {
+      const int from = (owner + i) % owners_;
+      std::atomic<uint64_t> &range = ranges_[from].frontBack;
+      uint64_t bounds = range.load();
+      for (;;) {
+        const int64_t front = int64_t(bounds >> 32), back = int64_t(bounds & 0xffffffffu);
+        if (front >= back)
+          break;
+        const bool own = from == owner;
+        if (range.compare_exchange_weak(bounds, own ? pack(front + 1, back)
+                                                    : pack(front, back - 1)))
+          return own ? front : back - 1;
+      }
+    }
+    return -1;
+  }
+
+private:
+  static uint64_t pack(int64_t front, int64_t back) {
+    return uint64_t(front) << 32 | uint64_t(back);
+  }
+  struct alignas(64) Range {
+    std::atomic<uint64_t> frontBack{0};
+  };
+  Range ranges_[kMaxThreads];
+  int owners_ = 0;
+};
+
+// Calls f(begin, end) on contiguous, disjoint ranges covering [0, count), partsPerThread per
+// thread, each at least `grain` long (fewer parts when count is small). The ranges depend
+// only on count and the thread count; which thread runs a range, on the threads' speed.
+template <typename F>
+void parallelFor(int64_t count, int64_t grain, F &&f, int64_t partsPerThread = 1) {
   if (count <= 0)
     return;
-  int64_t parts = activeThreadCount();
+  int64_t parts = activeThreadCount() * partsPerThread;
   if (grain > 0 && count / grain < parts)
     parts = count / grain;
   if (parts < 1)
@@ -40,6 +84,9 @@ template <typename F> void parallelFor(int64_t count, int64_t grain, F &&f) {
 
 // Below this much work (element operations) a part is not worth waking a thread for.
 constexpr int64_t kMinWorkPerPart = 32768;
+// Independent items come in this many parts per thread, so that a thread on a faster core
+// takes more of them.
+constexpr int64_t kItemPartsPerThread = 4;
 
 // The runtime's one partitioning rule for kernels whose items are independent: parallelFor
 // over `count` items of `workPerItem` element operations each, every part at least
@@ -47,7 +94,8 @@ constexpr int64_t kMinWorkPerPart = 32768;
 // do not depend on the thread count.
 template <typename F> void parallelForWork(int64_t count, int64_t workPerItem, F &&f) {
   const int64_t work = workPerItem > 0 ? workPerItem : 1;
-  parallelFor(count, (kMinWorkPerPart + work - 1) / work, std::forward<F>(f));
+  parallelFor(count, (kMinWorkPerPart + work - 1) / work, std::forward<F>(f),
+              kItemPartsPerThread);
 }
 
 // f(begin, end) over [0, n) elements in parts of whole kBlock-element blocks (the last may be

@@ -1,6 +1,11 @@
 // The model's thread pool: POSIX threads started at the first parallel run (never at load
-// time), each running one fixed part of every parallel region, joined by the destructor.
+// time), joined by the destructor. The threads of a region each work through their own
+// contiguous share of its parts, then take over what is left of the others' (ClaimedRanges):
+// cores that run at different speeds (a busy sibling hyperthread, a shared virtual machine,
+// big and little cores) share the work by speed, not in equal shares that wait for the
+// slowest.
 #include "dlc_kernels.h"
+#include "parallel.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -23,7 +28,7 @@ struct ThreadPool {
   pthread_cond_t wake = PTHREAD_COND_INITIALIZER, done = PTHREAD_COND_INITIALIZER;
   pthread_t workers[kMaxThreads];
   int started = 0;
-  // A region is handed over without locks: the caller writes task, context and parts, then
+  // A region is handed over without locks: the caller writes task, context and claims, then
   // advances `generation`, which workers poll; each worker decrements `pending` when done,
   // which the caller polls. The mutex and condition variables serve only threads that gave up
   // polling and sleep: `sleepers` and `callerSleeps` say whether anyone must be woken (both
@@ -32,7 +37,8 @@ struct ThreadPool {
   std::atomic<unsigned long> generation{0};
   std::atomic<int> pending{0}, sleepers{0};
   std::atomic<bool> callerSleeps{false}, stopping{false};
-  int parts = 0;
+  ClaimedRanges claims;
+  int participants = 0; // the caller and workers 1..participants-1
   void (*task)(void *, int) = nullptr;
   void *context = nullptr;
   int widestRun = 1; // for takeWidestRun (profiles)
@@ -69,6 +75,11 @@ template <typename Waiting> bool spinWhile(Waiting waiting) {
   return waiting();
 }
 
+void runParts(ThreadPool &pool, int participant) {
+  for (int64_t part; (part = pool.claims.claim(participant)) >= 0;)
+    pool.task(pool.context, int(part));
+}
+
 struct WorkerStart {
   ThreadPool *pool;
   int part;
@@ -92,8 +103,8 @@ void *workerMain(void *arg) {
     if (pool.stopping.load())
       break;
     seen = pool.generation.load();
-    if (start.part < pool.parts)
-      pool.task(pool.context, start.part);
+    if (start.part < pool.participants)
+      runParts(pool, start.part);
     if (pool.pending.fetch_sub(1) == 1 && pool.callerSleeps.load()) {
       pthread_mutex_lock(&pool.mutex);
       pthread_cond_signal(&pool.done);
@@ -193,18 +204,19 @@ void parallelRun(int parts, void (*task)(void *, int), void *context) {
       task(context, part);
     return;
   }
-  // Parts beyond the pool's size (or beyond the workers that could start) run here in turn;
-  // a nested region inside a part runs serially, since workers have no current pool.
+  // A nested region inside a part runs serially, since workers have no current pool.
   currentPool = nullptr;
   if (pool->started + 1 < pool->threads)
     startWorkers(*pool);
   const int helpers = parts - 1 < pool->started ? parts - 1 : pool->started;
   if (helpers + 1 > pool->widestRun)
     pool->widestRun = helpers + 1;
-  // Workers run parts 1..started; those at or above `parts` have nothing to do this time.
+  // The caller and workers 1..helpers share the parts; the other workers have nothing to
+  // do this time.
   pool->task = task;
-  pool->parts = parts;
+  pool->participants = helpers + 1;
   pool->context = context;
+  pool->claims.reset(parts, helpers + 1);
   pool->pending.store(pool->started);
   pool->generation.fetch_add(1);
   if (pool->sleepers.load() > 0) {
@@ -212,9 +224,7 @@ void parallelRun(int parts, void (*task)(void *, int), void *context) {
     pthread_cond_broadcast(&pool->wake);
     pthread_mutex_unlock(&pool->mutex);
   }
-  task(context, 0);
-  for (int part = helpers + 1; part < parts; ++part)
-    task(context, part);
+  runParts(*pool, 0);
   if (spinWhile([&] { return pool->pending.load() > 0; })) {
     pthread_mutex_lock(&pool->mutex);
     pool->callerSleeps = true;

@@ -67,14 +67,16 @@ template <class V> struct VectorMath {
 
   // e^x = 2^n * e^r with n = round(x / ln 2), |r| <= ln 2 / 2; e^r = 1 + r + r^2 P(r). 2^n is
   // applied as two factors so that results in the subnormal range round once, at the end.
-  static F exp(F x) {
+  // Past 89 e^x is +inf anyway (clamped there, the power of 2 stays finite until the end).
+  static F exp(F x) { return expUpTo89(x > 89.0f ? splat(89.0f) : x); }
+  // exp for x <= 89 or NaN, such as softmax's x - max.
+  static F expUpTo89(F x) {
     static constexpr float kP[] = {0.49999994f, 0.166665211f, 0.041668389f, 0.00836871099f,
                                    0.00138146046f};
-    // Past 89 e^x is +inf anyway; below -104 it rounds to 0, which those lanes get at the end,
-    // computed meanwhile from 0: the underflow of 2^n (n about -150) would cost a microcode
-    // assist per vector (the softmax of causally masked rows, -3.4e38 on half of them, ran 8x
-    // slower). NaN passes both tests unchanged.
-    x = x > 89.0f ? splat(89.0f) : x;
+    // Below -104 e^x rounds to 0, which those lanes get at the end, computed meanwhile from 0:
+    // the underflow of 2^n (n about -150) would cost a microcode assist per vector (the
+    // softmax of causally masked rows, -3.4e38 on half of them, ran 8x slower). NaN passes
+    // the test unchanged.
     const auto underflows = x < -104.0f;
     x = underflows ? splat(0.0f) : x;
     // Adding 1.5 * 2^23 rounds to an integer (to nearest even) and leaves it in the low bits.
@@ -137,7 +139,7 @@ template <class V> struct VectorMath {
 
   // 1 / (1 + e^-x) for x >= 0 and e^x / (1 + e^x) below, so that e^ never overflows.
   static F sigmoid(F x) {
-    F e = exp(-abs(x));
+    F e = expUpTo89(-abs(x));
     return (x >= 0.0f ? splat(1.0f) : e) / (1.0f + e);
   }
 
@@ -230,7 +232,7 @@ template <class V> struct VectorMath {
     for (int64_t j = 0; j < kVectorsPerGroup; ++j) {
       F v;
       std::memcpy(&v, x + j * kLanes, sizeof v);
-      v = exp(v - shift);
+      v = expUpTo89(v - shift);
       if (e)
         std::memcpy(e + j * kLanes, &v, sizeof v);
       sums[j] += v;
@@ -247,7 +249,8 @@ template <class V> struct VectorMath {
     for (int64_t j = 0; i < n && j < kVectorsPerGroup; ++j) {
       const int64_t first = i + j * kLanes;
       const int64_t count = first >= n ? 0 : n - first < kLanes ? n - first : kLanes;
-      const F v = firstLanesOr(exp(V::loadPartial(x + first, count) - shift), count, F{});
+      const F v =
+          firstLanesOr(expUpTo89(V::loadPartial(x + first, count) - shift), count, F{});
       sums[j] += v;
       if (!log && count)
         V::storePartial(y + first, v, count);

@@ -1,9 +1,13 @@
 // The kernels that split their work over a model's threads: the same bits as one thread, on
 // any thread count, and with threads they do use them (the widest parallel region, as the
 // profiler reports it).
+#include "parallel.h"
 #include "runtime_test_util.h"
 
+#include <atomic>
+#include <chrono>
 #include <cstring>
+#include <thread>
 
 using namespace dlc::rt;
 
@@ -215,5 +219,65 @@ TEST_CASE("threaded kernels: the serial bits on any thread count, every thread u
       batchedMatmulF32(a.data(), aOffsets.data(), b.data(), bOffsets.data(), c.data(), batch, m,
                        n, k);
     });
+  }
+}
+
+TEST_CASE("a region's parts: each run once, a slow thread's share taken over", "[threads]") {
+  SECTION("claimed ranges hand out every item once, under contention") {
+    constexpr int kOwners = 3;
+    constexpr int64_t kItems = 200000;
+    ClaimedRanges ranges;
+    ranges.reset(kItems, kOwners);
+    std::vector<std::atomic<int>> claimed(kItems);
+    std::vector<std::thread> owners;
+    for (int owner = 0; owner < kOwners; ++owner)
+      owners.emplace_back([&, owner] {
+        for (int64_t item; (item = ranges.claim(owner)) >= 0;)
+          claimed[size_t(item)].fetch_add(1);
+      });
+    for (std::thread &owner : owners)
+      owner.join();
+    int64_t once = 0;
+    for (const std::atomic<int> &count : claimed)
+      once += count.load() == 1;
+    CHECK(once == kItems);
+  }
+  SECTION("an owner alone works through its own range, then the others' from their ends") {
+    ClaimedRanges ranges;
+    ranges.reset(7, 2);
+    std::vector<int64_t> order;
+    for (int64_t item; (item = ranges.claim(1)) >= 0;)
+      order.push_back(item);
+    CHECK(order == std::vector<int64_t>{3, 4, 5, 6, 2, 1, 0});
+  }
+  SECTION("the thread that is done first takes over the rest of a stalled thread's share") {
+    // The caller's share is parts 0-3; its first part stalls, so the worker, done with 4-7,
+    // goes on with 3, 2 and 1.
+    constexpr int kParts = 8;
+    struct Run {
+      std::atomic<int> runs[kParts];
+      std::thread::id thread[kParts];
+    } run{};
+    ThreadPool *pool = createThreadPool(2);
+    {
+      ThreadScope scope(pool);
+      parallelRun(
+          kParts,
+          [](void *context, int part) {
+            Run &r = *static_cast<Run *>(context);
+            if (part == 0)
+              std::this_thread::sleep_for(std::chrono::milliseconds(200));
+            r.runs[part].fetch_add(1);
+            r.thread[part] = std::this_thread::get_id();
+          },
+          &run);
+    }
+    destroyThreadPool(pool);
+    int byCaller = 0;
+    for (int part = 0; part < kParts; ++part) {
+      CHECK(run.runs[part].load() == 1);
+      byCaller += run.thread[part] == std::this_thread::get_id();
+    }
+    CHECK(byCaller == 1);
   }
 }
