@@ -36,6 +36,82 @@ void fuseResidual(dlc::AddOp add, dlc::ConvOp conv, Value residual) {
   add.erase();
 }
 
+// A Gemm without bias (a MatMul as PyTorch exports a Linear layer) read only by `add`, directly
+// or through one reshape read only by `add`, and the bias `add` adds to it: one value per
+// column of the product, broadcast over its rows.
+struct BiasFusion {
+  dlc::GemmOp gemm;
+  dlc::ReshapeOp reshape; // or null
+  Value bias;
+};
+std::optional<BiasFusion> biasFusion(dlc::AddOp add) {
+  // An Add that folds away (a bias of zeros, as exports of untrained models carry) is left
+  // to canonicalization.
+  SmallVector<OpFoldResult> folded;
+  if (succeeded(add->fold(folded)))
+    return std::nullopt;
+  for (unsigned i = 0; i < 2; ++i) {
+    Value product = add->getOperand(i), bias = add->getOperand(1 - i);
+    auto reshape = product.getDefiningOp<dlc::ReshapeOp>();
+    if (reshape) {
+      if (!product.hasOneUse())
+        continue;
+      product = reshape.getInput();
+    }
+    auto gemm = product.getDefiningOp<dlc::GemmOp>();
+    // Constant weights: the kernel then adds C to the finished product (the Add's bits);
+    // otherwise it would accumulate the product onto C.
+    if (!gemm || !product.hasOneUse() || gemm.getC() || gemm->hasAttr(dlc::kActivationAttr) ||
+        !gemm.getB().getDefiningOp<dlc::ConstantOp>() ||
+        gemm->getBlock() != add->getBlock() || !isF32(product) || !isF32(bias) ||
+        add->getOperand(i).getType() != add.getType() || dlc::stateUpdateBetween(gemm, add))
+      continue;
+    auto biasShape = cast<RankedTensorType>(bias.getType()).getShape();
+    const int64_t columns = cast<RankedTensorType>(product.getType()).getDimSize(1);
+    if ((biasShape.size() == 1 || (biasShape.size() == 2 && biasShape[0] == 1)) &&
+        biasShape.back() == columns &&
+        cast<RankedTensorType>(bias.getType()).getNumElements() == columns)
+      return BiasFusion{gemm, reshape, bias};
+  }
+  return std::nullopt;
+}
+
+// The location of an op that now computes `consumer`'s value: `producer`'s ONNX node and op
+// type, `consumer`'s ONNX value (the importer's FusedLoc<"OpType">[node, value]), so that
+// profiles name the node and dumps hand over the value it computes.
+Location computing(Location producer, Location consumer) {
+  auto names = [](Location loc) {
+    SmallVector<Location, 2> out;
+    if (auto fused = dyn_cast<FusedLoc>(loc))
+      for (Location inner : fused.getLocations())
+        if (isa<NameLoc>(inner))
+          out.push_back(inner);
+    return out;
+  };
+  auto from = names(producer), to = names(consumer);
+  auto fused = dyn_cast<FusedLoc>(producer);
+  if (from.empty() || to.empty() || !fused)
+    return consumer;
+  return FusedLoc::get(producer.getContext(), {from.front(), to.back()}, fused.getMetadata());
+}
+
+void fuseBias(dlc::AddOp add, BiasFusion fusion) {
+  // The bias may be computed after the product; the product's own operands all come before.
+  const Location loc = computing(fusion.gemm.getLoc(), add.getLoc());
+  fusion.gemm->setLoc(loc);
+  fusion.gemm->moveBefore(add);
+  fusion.gemm.getCMutable().assign(fusion.bias);
+  fusion.gemm.setBetaAttr(Builder(add.getContext()).getF32FloatAttr(1.0f));
+  Value result = fusion.gemm.getResult();
+  if (fusion.reshape) {
+    fusion.reshape->setLoc(loc);
+    fusion.reshape->moveBefore(add);
+    result = fusion.reshape.getResult();
+  }
+  add.getResult().replaceAllUsesWith(result);
+  add.erase();
+}
+
 // The convolution or Gemm whose only use is `activation`'s input, if any.
 Operation *fusableProducer(Operation *activation) {
   Value input = activation->getOperand(0);
@@ -101,9 +177,12 @@ struct FuseEpiloguesPass : dlc::impl::FuseEpiloguesBase<FuseEpiloguesPass> {
   void runOnOperation() override {
     SmallVector<dlc::AddOp> adds;
     getOperation().walk([&](dlc::AddOp add) { adds.push_back(add); });
-    for (dlc::AddOp add : adds)
+    for (dlc::AddOp add : adds) {
       if (auto fusion = residualFusion(add))
         fuseResidual(add, fusion->first, fusion->second);
+      else if (auto bias = biasFusion(add))
+        fuseBias(add, *bias);
+    }
 
     SmallVector<std::pair<dlc::MulOp, dlc::SigmoidOp>> silus;
     getOperation().walk([&](dlc::MulOp mul) {

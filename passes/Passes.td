@@ -18,7 +18,11 @@ def FuseEpilogues : Pass<"dlc-fuse-epilogues", "mlir::func::FuncOp"> {
   let description = [{
     First, a float32 `dlc.add` of a `dlc.conv` used only by it and another value of the same
     type (no broadcast: a residual connection) disappears: the conv moves to the add's place
-    and takes that value as its `residual` operand. Then SiLU as exporters write it, a
+    and takes that value as its `residual` operand. A float32 `dlc.add` of a `dlc.gemm`
+    without bias (directly or through one `dlc.reshape`, each read only by the add) and one
+    value per column of the product (a Linear layer's bias, which PyTorch exports as MatMul
+    and Add) likewise becomes the product's `c` (beta 1), which the CPU kernel adds as it
+    finishes each tile: the same bits, one pass over the output fewer. Then SiLU as exporters write it, a
     `dlc.mul` of a float32 `dlc.conv` or `dlc.gemm` and the `dlc.sigmoid` of it (the producer
     read by those two only), becomes the producer's `dlc.activation = "silu"`. Then a `dlc.relu`, `dlc.clip`,
     `dlc.leaky_relu`, `dlc.sigmoid` or `dlc.tanh` whose input is a float32 `dlc.conv` or
@@ -59,6 +63,22 @@ def FuseRotary : Pass<"dlc-fuse-rotary", "mlir::func::FuncOp"> {
     that only it reads and that keeps the last axis last (the split heads) becomes its `perm`.
     Five passes over the heads and two copies become one pass; the same bits (each step
     rounds as the op it replaces).
+  }];
+  let dependentDialects = ["dlc::DlcDialect"];
+}
+
+def MergeLinears : Pass<"dlc-merge-linears", "mlir::func::FuncOp"> {
+  let summary = "Run the projections of one input (attention's Q, K and V) as one product";
+  let description = [{
+    Float32 `dlc.gemm`s of the same input (A not transposed, alpha 1) by constant weights,
+    each with a constant bias of one value per column or none and nothing fused, whose
+    results only reach `dlc.matmul`s through reshapes, transposes and scalings by one
+    value (the split heads dlc-fuse-attention reads in place), become one `dlc.gemm` by the
+    weights side by side (their biases too, zeros for a product without one), each former
+    result a `dlc.slice` of its columns. The input is packed for the product once, not once
+    per projection, and one wider product splits better over threads; dlc-fuse-attention
+    then reads the slices in place. Weights merged once serve every group of the same
+    weights. Each element is the same sum as before, in the same order.
   }];
   let dependentDialects = ["dlc::DlcDialect"];
 }

@@ -89,6 +89,7 @@ protected:
     pm.addNestedPass<func::FuncOp>(createChannelsLast());
     pm.addNestedPass<func::FuncOp>(createFuseInputScale());
     pm.addNestedPass<func::FuncOp>(createFuseRotary());
+    pm.addNestedPass<func::FuncOp>(createMergeLinears());
     pm.addNestedPass<func::FuncOp>(createFuseAttention());
     pm.addNestedPass<func::FuncOp>(createFuseLayerNorm());
   }

@@ -161,3 +161,37 @@ func.func @silu_values_read_elsewhere(%x: tensor<1x2x4x4xf32>, %w: tensor<3x2x1x
   %n = dlc.mul %d, %t : (tensor<1x3x4x4xf32>, tensor<1x3x4x4xf32>) -> tensor<1x3x4x4xf32>
   return %c, %m, %t : tensor<1x3x4x4xf32>, tensor<1x3x4x4xf32>, tensor<1x3x4x4xf32>
 }
+
+// A Linear layer as PyTorch exports it for 3-d input (MatMul, then Add of the bias): the
+// bias becomes the product's C, added as the product finishes.
+// CHECK-LABEL: func.func @linear_bias
+// CHECK: %[[G:.*]] = dlc.gemm %arg0, %{{.*}}, %arg1 {alpha = 1.000000e+00 : f32, beta = 1.000000e+00 : f32, trans_a = false, trans_b = false} : (tensor<3x2xf32>, tensor<2x4xf32>, tensor<4xf32>) -> tensor<3x4xf32>
+// CHECK: %[[R:.*]] = dlc.reshape %[[G]]
+// CHECK-NOT: dlc.add
+// CHECK: return %[[R]]
+func.func @linear_bias(%x: tensor<3x2xf32>, %bias: tensor<4xf32>) -> tensor<1x3x4xf32> {
+  %w = dlc.constant dense<1.0> : tensor<2x4xf32>
+  %g = dlc.gemm %x, %w {alpha = 1.0 : f32, beta = 1.0 : f32, trans_a = false, trans_b = false} : (tensor<3x2xf32>, tensor<2x4xf32>) -> tensor<3x4xf32>
+  %r = dlc.reshape %g : (tensor<3x4xf32>) -> tensor<1x3x4xf32>
+  %y = dlc.add %bias, %r : (tensor<4xf32>, tensor<1x3x4xf32>) -> tensor<1x3x4xf32>
+  return %y : tensor<1x3x4xf32>
+}
+
+// Left alone: an addend with a value per element (not a bias), weights that are not
+// constant (the kernel would accumulate onto C, other bits), a product read twice, and a
+// bias of zeros (canonicalization folds the Add away).
+// CHECK-LABEL: func.func @not_a_bias
+// CHECK-COUNT-4: dlc.add
+func.func @not_a_bias(%x: tensor<3x2xf32>, %w: tensor<2x4xf32>, %bias: tensor<4xf32>, %full: tensor<3x4xf32>) -> (tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>) {
+  %c = dlc.constant dense<1.0> : tensor<2x4xf32>
+  %g = dlc.gemm %x, %c {alpha = 1.0 : f32, beta = 1.0 : f32, trans_a = false, trans_b = false} : (tensor<3x2xf32>, tensor<2x4xf32>) -> tensor<3x4xf32>
+  %a = dlc.add %g, %full : (tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<3x4xf32>
+  %h = dlc.gemm %x, %w {alpha = 1.0 : f32, beta = 1.0 : f32, trans_a = false, trans_b = false} : (tensor<3x2xf32>, tensor<2x4xf32>) -> tensor<3x4xf32>
+  %b = dlc.add %h, %bias : (tensor<3x4xf32>, tensor<4xf32>) -> tensor<3x4xf32>
+  %k = dlc.gemm %x, %c {alpha = 1.0 : f32, beta = 1.0 : f32, trans_a = false, trans_b = false} : (tensor<3x2xf32>, tensor<2x4xf32>) -> tensor<3x4xf32>
+  %d = dlc.add %k, %bias : (tensor<3x4xf32>, tensor<4xf32>) -> tensor<3x4xf32>
+  %zeros = dlc.constant dense<0.0> : tensor<4xf32>
+  %l = dlc.gemm %x, %c {alpha = 1.0 : f32, beta = 1.0 : f32, trans_a = false, trans_b = false} : (tensor<3x2xf32>, tensor<2x4xf32>) -> tensor<3x4xf32>
+  %e = dlc.add %l, %zeros : (tensor<3x4xf32>, tensor<4xf32>) -> tensor<3x4xf32>
+  return %a, %b, %d, %k, %e : tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>
+}
