@@ -315,6 +315,30 @@ def attention_cases(rng):
          node("Softmax", ["masked"], ["probs"], name="probs", axis=-1),
          node("MatMul", ["probs", "v"], ["weighted"], name="weighted")] + \
         merged_heads(heads, depth), [f(1, seq, 3 * heads * depth), padding]
+    # Whisper and BERT: Q, K and V projected separately from one input by constant weights
+    # (MatMul, then the Add of a bias; Whisper's K has none and its query is scaled after the
+    # bias): one product by the weights side by side (dlc-merge-linears), the biases its C,
+    # each head read in place from its slice.
+    heads, depth, seq = 2, 8, 11
+    hidden = heads * depth
+    projections = []
+    for name, has_bias in (("qp", True), ("kp", False), ("vp", True)):
+        product = name + "_product" if has_bias else name
+        projections += [constant(name + "_w", f(hidden, hidden) / 4),
+                        node("MatMul", ["x0", name + "_w"], [product], name=product)]
+        if has_bias:
+            projections += [constant(name + "_b", f(hidden)),
+                            node("Add", [product, name + "_b"], [name], name=name)]
+    yield "attention_separate_projections_with_biases", projections + \
+        [constant("q_scale", np.array(0.25, np.float32)),
+         node("Mul", ["qp", "q_scale"], ["qs"], name="qs")] + \
+        split_heads("qs", "q", [0, 2, 1, 3], heads, depth) + \
+        split_heads("kp", "kt", [0, 2, 3, 1], heads, depth) + \
+        split_heads("vp", "v", [0, 2, 1, 3], heads, depth) + \
+        [node("MatMul", ["q", "kt"], ["scores"], name="scores"),
+         node("Softmax", ["scores"], ["probs"], name="probs", axis=-1),
+         node("MatMul", ["probs", "v"], ["weighted"], name="weighted")] + \
+        merged_heads(heads, depth), [f(1, seq, hidden)]
     # LLaMA's grouped-query attention: 4 query heads over 2 key/value heads, repeated by
     # Unsqueeze, Expand and Reshape; a causal mask; the heads merged back.
     kv_heads, heads, depth, seq = 2, 4, 8, 9
