@@ -104,6 +104,9 @@ public:
 } // namespace
 
 void Target::buildPipeline(OpPassManager &pm, const PlanningOptions &planning) const {
+  // The fusions see the imported graph with its no-op steps folded (Adds of zero biases, as
+  // untrained exports carry, would stand between a projection and its attention).
+  pm.addPass(createCanonicalizerPass());
   pm.addNestedPass<func::FuncOp>(createFoldBatchNorm());
   pm.addNestedPass<func::FuncOp>(createFuseEpilogues());
   addLayoutPasses(pm);
