@@ -1,5 +1,5 @@
 #include "compiler/Training.h"
-#include "compiler/Locations.h"
+#include "dialects/Locations.h"
 #include "dialects/DlcDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

@@ -427,11 +427,17 @@ def Dlc_ConstantOp : Dlc_Op<"constant",
   let extraClassDeclaration = [{
     /// The elements as dense little-endian bytes, bools one byte each.
     std::vector<char> getBytes();
+    /// A float32 constant's elements.
+    std::vector<float> getFloats();
     /// A constant holding `bytes` (in getBytes' layout); large ones go to a resource blob
     /// named `blobName`, so printed IR stays readable.
     static ConstantOp fromBytes(mlir::OpBuilder &builder, mlir::Location loc,
                                 mlir::RankedTensorType type, llvm::ArrayRef<char> bytes,
                                 llvm::StringRef blobName);
+    /// fromBytes for float32 elements.
+    static ConstantOp fromFloats(mlir::OpBuilder &builder, mlir::Location loc,
+                                 mlir::RankedTensorType type, llvm::ArrayRef<float> floats,
+                                 llvm::StringRef blobName);
   }];
 }
 

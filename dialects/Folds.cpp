@@ -147,6 +147,13 @@ std::vector<char> elementsBytes(ElementsAttr value) {
 
 std::vector<char> ConstantOp::getBytes() { return elementsBytes(getValue()); }
 
+std::vector<float> ConstantOp::getFloats() {
+  const std::vector<char> bytes = getBytes();
+  std::vector<float> floats(bytes.size() / sizeof(float));
+  std::memcpy(floats.data(), bytes.data(), floats.size() * sizeof(float));
+  return floats;
+}
+
 std::optional<float> scalarF32Constant(Value v) {
   auto constant = v.getDefiningOp<ConstantOp>();
   if (!constant)
@@ -173,6 +180,14 @@ ConstantOp ConstantOp::fromBytes(OpBuilder &builder, Location loc, RankedTensorT
     value = DenseResourceElementsAttr::get(type, blobName, std::move(blob));
   }
   return builder.create<ConstantOp>(loc, type, value);
+}
+
+ConstantOp ConstantOp::fromFloats(OpBuilder &builder, Location loc, RankedTensorType type,
+                                  ArrayRef<float> floats, StringRef blobName) {
+  return fromBytes(builder, loc, type,
+                   ArrayRef<char>(reinterpret_cast<const char *>(floats.data()),
+                                  floats.size() * sizeof(float)),
+                   blobName);
 }
 
 } // namespace dlc

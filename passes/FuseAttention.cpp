@@ -36,10 +36,8 @@ Value whereAsBias(OpBuilder &b, dlc::WhereOp where, float fill) {
   std::vector<float> bias(keep.size());
   for (size_t i = 0; i < keep.size(); ++i)
     bias[i] = keep[i] ? 0.0f : fill;
-  std::vector<char> bytes(bias.size() * sizeof(float));
-  std::memcpy(bytes.data(), bias.data(), bytes.size());
   auto type = cast<RankedTensorType>(condition.getType()).clone(b.getF32Type());
-  return dlc::ConstantOp::fromBytes(b, where.getLoc(), type, bytes, "attention_mask");
+  return dlc::ConstantOp::fromFloats(b, where.getLoc(), type, bias, "attention_mask");
 }
 
 bool sameLeadingDims(ArrayRef<Value> values) {

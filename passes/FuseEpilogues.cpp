@@ -1,4 +1,5 @@
 #include "dialects/DlcDialect.h"
+#include "dialects/Locations.h"
 #include "passes/Passes.h"
 
 #include "mlir/IR/Builders.h"
@@ -76,28 +77,9 @@ std::optional<BiasFusion> biasFusion(dlc::AddOp add) {
   return std::nullopt;
 }
 
-// The location of an op that now computes `consumer`'s value: `producer`'s ONNX node and op
-// type, `consumer`'s ONNX value (the importer's FusedLoc<"OpType">[node, value]), so that
-// profiles name the node and dumps hand over the value it computes.
-Location computing(Location producer, Location consumer) {
-  auto names = [](Location loc) {
-    SmallVector<Location, 2> out;
-    if (auto fused = dyn_cast<FusedLoc>(loc))
-      for (Location inner : fused.getLocations())
-        if (isa<NameLoc>(inner))
-          out.push_back(inner);
-    return out;
-  };
-  auto from = names(producer), to = names(consumer);
-  auto fused = dyn_cast<FusedLoc>(producer);
-  if (from.empty() || to.empty() || !fused)
-    return consumer;
-  return FusedLoc::get(producer.getContext(), {from.front(), to.back()}, fused.getMetadata());
-}
-
 void fuseBias(dlc::AddOp add, BiasFusion fusion) {
   // The bias may be computed after the product; the product's own operands all come before.
-  const Location loc = computing(fusion.gemm.getLoc(), add.getLoc());
+  const Location loc = dlc::locationComputing(fusion.gemm.getLoc(), add.getLoc());
   fusion.gemm->setLoc(loc);
   fusion.gemm->moveBefore(add);
   fusion.gemm.getCMutable().assign(fusion.bias);

@@ -3,7 +3,7 @@
 
 #include "mlir/IR/Builders.h"
 
-#include <cstring>
+#include <algorithm>
 #include <map>
 #include <tuple>
 #include <vector>
@@ -19,8 +19,8 @@ namespace {
 
 RankedTensorType tensorOf(Value v) { return cast<RankedTensorType>(v.getType()); }
 
-std::vector<char> bytesOf(Value constant) {
-  return cast<dlc::ConstantOp>(constant.getDefiningOp()).getBytes();
+std::vector<float> floatsOf(Value constant) {
+  return cast<dlc::ConstantOp>(constant.getDefiningOp()).getFloats();
 }
 
 // A float32 product by constant weights, with a constant bias of one value per
@@ -80,30 +80,26 @@ MergedConstants mergedConstants(OpBuilder &b, Location loc, ArrayRef<dlc::GemmOp
   int64_t column0 = 0;
   for (dlc::GemmOp gemm : gemms) {
     const int64_t n = tensorOf(gemm.getOutput()).getDimSize(1);
-    std::vector<char> w = bytesOf(gemm.getB());
+    const std::vector<float> w = floatsOf(gemm.getB());
     if (transB) // B's [n, depth] rows follow the previous product's
-      std::memcpy(weights.data() + column0 * depth, w.data(), w.size());
+      std::copy(w.begin(), w.end(), weights.begin() + column0 * depth);
     else
       for (int64_t p = 0; p < depth; ++p)
-        std::memcpy(weights.data() + p * columns + column0, w.data() + p * n * sizeof(float),
-                    size_t(n) * sizeof(float));
+        std::copy_n(w.begin() + p * n, n, weights.begin() + p * columns + column0);
     if (gemm.getC()) {
-      std::vector<char> c = bytesOf(gemm.getC());
-      std::memcpy(bias.data() + column0, c.data(), c.size());
+      const std::vector<float> c = floatsOf(gemm.getC());
+      std::copy(c.begin(), c.end(), bias.begin() + column0);
     }
     column0 += n;
   }
-  auto asBytes = [](const std::vector<float> &v) {
-    return ArrayRef<char>(reinterpret_cast<const char *>(v.data()), v.size() * sizeof(float));
-  };
   auto f32 = b.getF32Type();
   auto weightsType = RankedTensorType::get(
       transB ? ArrayRef<int64_t>{columns, depth} : ArrayRef<int64_t>{depth, columns}, f32);
   Value mergedWeights =
-      dlc::ConstantOp::fromBytes(b, loc, weightsType, asBytes(weights), "merged_weights");
+      dlc::ConstantOp::fromFloats(b, loc, weightsType, weights, "merged_weights");
   Value mergedBias =
-      anyBias ? dlc::ConstantOp::fromBytes(b, loc, RankedTensorType::get({columns}, f32),
-                                           asBytes(bias), "merged_bias")
+      anyBias ? dlc::ConstantOp::fromFloats(b, loc, RankedTensorType::get({columns}, f32), bias,
+                                            "merged_bias")
               : Value();
   return {mergedWeights, mergedBias};
 }

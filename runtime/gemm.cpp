@@ -184,12 +184,9 @@ struct GemmSplit {
     return g->n >= g->m ? GemmSplit{g, blocked, 1, threads} : GemmSplit{g, blocked, threads, 1};
   }
 
-  // [begin, end) of `total` in part `part` of `parts`: equal shares, rounded down to `align`.
+  // [begin, end) of `total` in part `part` of `parts`, at whole tiles.
   static std::pair<int64_t, int64_t> range(int64_t total, int parts, int part, int64_t align) {
-    auto boundary = [&](int index) {
-      return index == parts ? total : total * index / parts / align * align;
-    };
-    return {boundary(part), boundary(part + 1)};
+    return {shareStart(total, parts, part, align), shareStart(total, parts, part + 1, align)};
   }
 
   static void runPart(void *context, int part) {

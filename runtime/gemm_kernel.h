@@ -12,6 +12,7 @@
 #define DLC_RUNTIME_GEMM_KERNEL_H
 
 #include "gemm.h"
+#include "shares.h"
 #include "transpose_quad.h"
 
 namespace dlc {
@@ -438,9 +439,7 @@ template <class V> struct BlockedGemm {
     // every panel of B for a few rows (101 as 96 + 5 took 10% longer). Boundaries rounded up
     // to a tile are at most kMC apart, since m / rowBlocks <= kMC.
     const int64_t rowBlocks = (g.m + kMC - 1) / kMC;
-    auto rowBoundary = [&](int64_t block) {
-      return smaller(g.m, (g.m * block / rowBlocks + kMR - 1) / kMR * kMR);
-    };
+    auto rowBoundary = [&](int64_t block) { return shareStart(g.m, rowBlocks, block, kMR); };
     for (int64_t pc = 0; pc < g.k; pc += depth) {
       const int64_t kc = smaller(depth, g.k - pc);
       for (int64_t block = 0; block < rowBlocks; ++block) {

@@ -1,7 +1,7 @@
 // Module-level codegen: values to pointers, the weights blob, and the API from templates.
 #include "compiler/codegen/Codegen.h"
 #include "compiler/Embedded.h"
-#include "compiler/Locations.h"
+#include "dialects/Locations.h"
 #include "compiler/codegen/Emitter.h"
 #include "compiler/target/Target.h"
 #include "dialects/DlcDialect.h"

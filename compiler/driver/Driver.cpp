@@ -2,7 +2,7 @@
 #include "compiler/codegen/Codegen.h"
 #include "compiler/Embedded.h"
 #include "compiler/import/Importer.h"
-#include "compiler/Locations.h"
+#include "dialects/Locations.h"
 #include "compiler/Pipeline.h"
 #include "compiler/driver/Report.h"
 #include "compiler/toolchain/Toolchain.h"

@@ -6,6 +6,7 @@
 #include "compiler/import/OnnxVersions.h"
 #include "compiler/import/Builders.h"
 #include "dialects/DlcDialect.h"
+#include "dialects/Locations.h"
 #include "dialects/Sizes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -344,11 +345,7 @@ void Importer::importNode(const onnx::NodeProto &node, const std::set<std::strin
   OpBuilder &b = *builder;
   std::string name = node.name().empty() ? node.output(0) : node.name();
   Location fileLoc = FileLineColLoc::get(&ctx, path, 0, 0);
-  // The node's name (for diagnostics) and its output's name (for memory reports).
-  Location loc = FusedLoc::get(
-      &ctx,
-      {NameLoc::get(b.getStringAttr(name), fileLoc), NameLoc::get(b.getStringAttr(node.output(0)))},
-      b.getStringAttr(node.op_type()));
+  Location loc = onnxNodeLocation(&ctx, node.op_type(), name, node.output(0), fileLoc);
   // The stored float type the node reads (its float32 results are narrowed back to it), and
   // float8 or 4- and 2-bit inputs, which only casts and (de)quantization take.
   Type storedFloat;

@@ -586,11 +586,9 @@ OpImport col2im() {
         std::vector<float> weight(x[1] * blockSize, 0.0f);
         for (int64_t c = 0; c < x[1]; ++c)
           weight[c * blockSize + c % blockSize] = 1.0f;
-        std::vector<char> bytes(weight.size() * sizeof(float));
-        std::memcpy(bytes.data(), weight.data(), bytes.size());
-        Value picks = ConstantOp::fromBytes(n.b, n.loc(),
-                                            RankedTensorType::get(weightShape, n.b.getF32Type()),
-                                            bytes, "col2im_positions");
+        Value picks = ConstantOp::fromFloats(n.b, n.loc(),
+                                             RankedTensorType::get(weightShape, n.b.getF32Type()),
+                                             weight, "col2im_positions");
         SmallVector<int64_t> shape{x[0], channels};
         shape.append(image.begin(), image.end());
         return n.b.create<ConvGradInputOp>(n.loc(), n.inputType(0).clone(shape),
@@ -635,11 +633,9 @@ OpImport affineGrid() {
               base.insert(base.end(), point.begin(), point.end());
               base.push_back(1.0f);
             }
-            std::vector<char> bytes(base.size() * sizeof(float));
-            std::memcpy(bytes.data(), base.data(), bytes.size());
-            Value grid = ConstantOp::fromBytes(
+            Value grid = ConstantOp::fromFloats(
                 n.b, n.loc(), RankedTensorType::get({1, positions, dims + 1}, n.b.getF32Type()),
-                bytes, "affine_grid_base");
+                base, "affine_grid_base");
             Value thetaT = transposeValue(n, n.input(0), {0, 2, 1});
             Value points = n.b.create<MatMulOp>(
                 n.loc(), n.inputType(0).clone({size[0], positions, dims}), grid, thetaT);
