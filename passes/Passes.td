@@ -8,7 +8,9 @@ def FoldBatchNorm : Pass<"dlc-fold-batch-norm", "mlir::func::FuncOp"> {
   let description = [{
     A `dlc.batch_norm` whose input is a `dlc.conv` used only by it, with constant weights,
     bias and normalization parameters, becomes one `dlc.conv` with scaled weights and an
-    adjusted bias. Inference only: training keeps the two ops.
+    adjusted bias. One whose input is a `dlc.conv_grad_input` (ConvTranspose), directly or
+    through the Add of a constant per-channel bias, becomes the same with scaled weights and
+    one Add of the adjusted bias. Inference only: training keeps the ops.
   }];
   let dependentDialects = ["dlc::DlcDialect"];
 }

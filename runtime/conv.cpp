@@ -82,20 +82,44 @@ void im2col(const WindowParams &w, const float *__restrict x, int64_t channels,
 }
 
 // Adds the im2col matrix of output rows [rowBegin, rowEnd) back onto the planes it was read
-// from; entries that read padding have nowhere to go. Where the windows tile the planes
-// (readsEachOnce), each element gets exactly one entry, stored rather than added.
+// from; entries that read padding have nowhere to go.
 void col2im(const WindowParams &w, const float *cols, int64_t channels, int64_t rowBegin,
-            int64_t rowEnd, float *x, bool store) {
+            int64_t rowEnd, float *x) {
   const int64_t stride2 = w.stride[2];
   walkIm2col(w, channels, rowBegin, rowEnd, cols,
              [=](const float *entries, int64_t base, int64_t lo, int64_t hi) {
-               if (store)
-                 for (int64_t o2 = lo; o2 < hi; ++o2)
-                   x[base + o2 * stride2] = entries[o2];
-               else
-                 for (int64_t o2 = lo; o2 < hi; ++o2)
-                   x[base + o2 * stride2] += entries[o2];
+               for (int64_t o2 = lo; o2 < hi; ++o2)
+                 x[base + o2 * stride2] += entries[o2];
              });
+}
+
+// col2im where the windows tile the planes (readsEachOnce): each element gets exactly one
+// entry, stored. An output row's taps fill whole rows of the planes, kernel[2] entries side
+// by side per output column, so the stores run contiguously (stored one strided element at a
+// time, they took most of an upsampling ConvTranspose's time).
+void col2imTiling(const WindowParams &w, const float *cols, int64_t channels, int64_t rowBegin,
+                  int64_t rowEnd, float *x) {
+  const int64_t out1 = w.out[1], out2 = w.out[2], k2 = w.kernel[2];
+  const int64_t columns = (rowEnd - rowBegin) * out2, inPlane = product3(w.in);
+  for (int64_t c = 0; c < channels; ++c)
+    for (int64_t t0 = 0; t0 < w.kernel[0]; ++t0)
+      for (int64_t t1 = 0; t1 < w.kernel[1]; ++t1) {
+        const float *taps = cols + ((c * w.kernel[0] + t0) * w.kernel[1] + t1) * k2 * columns;
+        for (int64_t r = rowBegin; r < rowEnd; ++r) {
+          const int64_t i0 = r / out1 * w.kernel[0] + t0, i1 = r % out1 * w.kernel[1] + t1;
+          float *dst = x + c * inPlane + (i0 * w.in[1] + i1) * w.in[2];
+          const float *src = taps + (r - rowBegin) * out2;
+          if (k2 == 2) // a constant count: the compiler interleaves with shuffles
+            for (int64_t o2 = 0; o2 < out2; ++o2) {
+              dst[2 * o2] = src[o2];
+              dst[2 * o2 + 1] = src[columns + o2];
+            }
+          else
+            for (int64_t o2 = 0; o2 < out2; ++o2)
+              for (int64_t t2 = 0; t2 < k2; ++t2)
+                dst[o2 * k2 + t2] = src[t2 * columns + o2];
+        }
+      }
 }
 
 // Whether the windows tile the input, reading each element exactly once: kernel = stride, no
@@ -298,8 +322,8 @@ void depthwiseConvF32(const ConvParams &p, const float *x, const float *w, const
 // columns or fewer) leave the planar row kernel mostly edges (4-6 GFLOP/s): they run in blocks
 // of channels instead, each block transposed channels-last into the workspace, computed by the
 // channels-last row kernel (a vector of channels per tap) and transposed back. A slot holds a
-// block's input, output and weights; a batch of blocks gets as many slots as the workspace
-// limit allows, each thread part working in its first block's slot.
+// block's input, output and weights; the workspace limit decides how many slots there are,
+// each thread working in its own (parallelForInSlots).
 constexpr int64_t kDepthwiseBlockChannels = 64, kDepthwiseBlockMaxOutWidth = 28;
 
 int64_t depthwiseSlotFloats(const WindowParams &w) {
@@ -334,13 +358,13 @@ void depthwiseChannelBlocksF32(const ConvParams &p, const float *x, const float 
   const int64_t blocks = depthwiseBlockCount(p), slots = depthwiseBlockSlots(p);
   const int64_t slotFloats = depthwiseSlotFloats(win);
   const bool finishes = residual || p.epilogue.activation != Activation::None;
-  for (int64_t b0 = 0; b0 < blocks; b0 += slots) {
-    auto runBlocks = [&](int64_t first, int64_t end) {
-      float *xs = workspace + first * slotFloats;
-      float *ys = xs + kDepthwiseBlockChannels * inPlane;
-      float *ws = ys + kDepthwiseBlockChannels * outPlane;
-      for (int64_t i = first; i < end; ++i) {
-        const int64_t n = (b0 + i) / perImage, c0 = (b0 + i) % perImage * kDepthwiseBlockChannels;
+  parallelForInSlots(
+      blocks, slots, kDepthwiseBlockChannels * outPlane * taps, [](int64_t) {},
+      [&](int64_t slot, int64_t block) {
+        float *xs = workspace + slot * slotFloats;
+        float *ys = xs + kDepthwiseBlockChannels * inPlane;
+        float *ws = ys + kDepthwiseBlockChannels * outPlane;
+        const int64_t n = block / perImage, c0 = block % perImage * kDepthwiseBlockChannels;
         const int64_t width = std::min(kDepthwiseBlockChannels, channels - c0);
         const float *xb = x + (n * channels + c0) * inPlane;
         transposeMatrix(xb, width, inPlane, xs, sizeof(float));
@@ -358,11 +382,7 @@ void depthwiseChannelBlocksF32(const ConvParams &p, const float *x, const float 
           finishRow(p.epilogue, nullptr,
                     residual ? residual + (n * channels + c0 + c) * outPlane : nullptr,
                     yb + c * outPlane, outPlane);
-      }
-    };
-    parallelForWork(std::min(slots, blocks - b0), kDepthwiseBlockChannels * outPlane * taps,
-                    runBlocks);
-  }
+      });
 }
 
 } // namespace
@@ -507,25 +527,22 @@ void convF32(const ConvParams &p, const float *x, const float *w, const float *b
   };
   if (const int64_t batchGroups = concurrentGroups(p); batchGroups > 1) {
     const int64_t groupFloats = int64_t(im2colWorkspaceBytes(p) / sizeof(float));
-    for (int64_t n = 0; n < p.window.batch; ++n)
-      for (int64_t g0 = 0; g0 < p.groups; g0 += batchGroups)
-        parallelForWork(std::min(batchGroups, p.groups - g0), s.outPerGroup * s.k * s.outPlane,
-                        [&](int64_t first, int64_t end) {
-                          // A part works through its groups in its first group's slot,
-                          // which stays in cache.
-                          float *block = workspace + first * groupFloats;
-                          for (int64_t slot = first; slot < end; ++slot) {
-                            const int64_t g = g0 + slot;
-                            const float *xg = x + s.xOffset(p, n, g);
-                            if (!s.pointwise) {
-                              im2col(p.window, xg, s.inPerGroup, 0, s.outPlane / out2, block);
-                              xg = block;
-                            }
-                            productOf(n, g, xg, s.outPlane, 0);
-                            if (finishes)
-                              finishRows(n, g, 0, s.outPerGroup);
-                          }
-                        });
+    // Each thread works through its groups in its own slot, which stays in cache.
+    parallelForInSlots(
+        p.window.batch * p.groups, batchGroups, s.outPerGroup * s.k * s.outPlane,
+        [](int64_t) {},
+        [&](int64_t slot, int64_t item) {
+          const int64_t n = item / p.groups, g = item % p.groups;
+          float *block = workspace + slot * groupFloats;
+          const float *xg = x + s.xOffset(p, n, g);
+          if (!s.pointwise) {
+            im2col(p.window, xg, s.inPerGroup, 0, s.outPlane / out2, block);
+            xg = block;
+          }
+          productOf(n, g, xg, s.outPlane, 0);
+          if (finishes)
+            finishRows(n, g, 0, s.outPerGroup);
+        });
     return;
   }
   for (int64_t n = 0; n < p.window.batch; ++n) {
@@ -566,6 +583,14 @@ void convF32(const ConvParams &p, const float *x, const float *w, const float *b
 // Both backward passes hold one chunk of the same im2col matrix the forward pass builds.
 size_t convBackwardDataWorkspaceBytes(const ConvParams &p) { return im2colWorkspaceBytes(p); }
 
+namespace {
+// Windows that tile dx (readsEachOnce: the upsampling ConvTranspose of kernel = stride) give
+// each chunk of output rows a part of dx of its own, so threads take whole chunks, each
+// product serial in its own slot, a part of the one chunk's workspace: the column scatter no
+// longer runs on one thread after each split product.
+constexpr int64_t kTilingSlots = 4;
+} // namespace
+
 void convBackwardDataF32(const ConvParams &p, const float *dy, const float *w, float *dx,
                          float *workspace) {
   const GroupShape s(p);
@@ -575,6 +600,25 @@ void convBackwardDataF32(const ConvParams &p, const float *dy, const float *w, f
   const bool tiles = readsEachOnce(p.window);
   if (!s.pointwise && !tiles)
     std::fill(dx, dx + p.window.batch * p.window.channels * s.inPlane, 0.0f);
+  if (tiles && !s.pointwise) {
+    const int64_t rows = p.window.out[0] * p.window.out[1];
+    const int64_t slots = std::min(kTilingSlots, rowsPerChunk(p));
+    const int64_t slotRows = rowsPerChunk(p) / slots;
+    const int64_t chunks = (rows + slotRows - 1) / slotRows, items = p.groups * chunks;
+    parallelForInSlots(
+        p.window.batch * items, slots, s.k * slotRows * out2 * s.outPerGroup,
+        [](int64_t) {},
+        [&](int64_t slot, int64_t item) {
+          const int64_t n = item / items, g = item % items / chunks;
+          const int64_t r0 = item % chunks * slotRows, r1 = std::min(rows, r0 + slotRows);
+          const int64_t cols = (r1 - r0) * out2;
+          float *columns = workspace + slot * s.k * slotRows * out2;
+          sgemm(true, false, s.k, cols, s.outPerGroup, 1.0f, w + s.wOffset(g), s.k,
+                dy + s.yOffset(p, n, g) + r0 * out2, s.outPlane, 0.0f, columns, cols);
+          col2imTiling(p.window, columns, s.inPerGroup, r0, r1, dx + s.xOffset(p, n, g));
+        });
+    return;
+  }
   for (int64_t n = 0; n < p.window.batch; ++n) {
     for (int64_t g = 0; g < p.groups; ++g) {
       const float *dyg = dy + s.yOffset(p, n, g), *wg = w + s.wOffset(g);
@@ -589,7 +633,7 @@ void convBackwardDataF32(const ConvParams &p, const float *dy, const float *w, f
         const int64_t cols = (r1 - r0) * out2;
         sgemm(true, false, s.k, cols, s.outPerGroup, 1.0f, wg, s.k, dyg + r0 * out2, s.outPlane,
               0.0f, workspace, cols);
-        col2im(p.window, workspace, s.inPerGroup, r0, r1, dxg, tiles);
+        col2im(p.window, workspace, s.inPerGroup, r0, r1, dxg);
       });
     }
   }

@@ -165,18 +165,13 @@ void attentionF32(const AttentionParams &p, const float *query, const float *key
                     packedKeys + plan.packedKeysFloats);
       }
     });
-    // One slot per thread, reused block after block so that the scores stay in its cache.
-    // Each slot works through its share of the blocks, then takes over the rest of the
-    // others' (a faster core does more). Blocks go entry by entry (the same threads packed
-    // the entry's keys and values), but under a causal mask the costliest blocks (the last
-    // rows, which see the most keys) of every entry first.
-    const int64_t items = entries * plan.blocks;
-    const int64_t slots = std::min({plan.slots, items, int64_t(activeThreadCount())});
-    ClaimedRanges claims;
-    claims.reset(items, int(slots));
-    parallelFor(slots, 1, [&](int64_t firstSlot, int64_t endSlot) {
-      for (int64_t slot = firstSlot; slot < endSlot; ++slot)
-        for (int64_t item; (item = claims.claim(int(slot))) >= 0;) {
+    // One slot per thread, reused block after block so that the scores stay in its cache
+    // (parallelForInSlots). Blocks go entry by entry (the same threads packed the entry's
+    // keys and values), but under a causal mask the costliest blocks (the last rows, which
+    // see the most keys) of every entry first.
+    parallelForInSlots(
+        entries * plan.blocks, plan.slots, rows * t * (d + e), [](int64_t) {},
+        [&](int64_t slot, int64_t item) {
           const int64_t entry = p.visibleKeys ? item % entries : item / plan.blocks;
           const int64_t block =
               p.visibleKeys ? plan.blocks - 1 - item / entries : item % plan.blocks;
@@ -217,8 +212,7 @@ void attentionF32(const AttentionParams &p, const float *query, const float *key
             for (int64_t j = 0; j < e; ++j)
               outRows[r * ldo + j] *= normalize;
           }
-        }
-    });
+        });
   }
 }
 

@@ -21,7 +21,7 @@ namespace rt {
 // odd rows by even and odd columns), in which the taps are stride-1 again. The output is made
 // in bands of rows, each from the input rows it reads: a slot of the workspace holds one
 // group's band of planes and one panel's products; threads take whole (group, band) items,
-// each working in its first item's slot.
+// each working in its own slot (parallelForInSlots).
 namespace {
 struct PlaneGeometry {
   int64_t stride, bandRows, bands, phaseRows, phaseCols, positions, outStride, phaseFloats;
@@ -220,40 +220,40 @@ void planeConvF32(const ConvParams &p, const float *x, const float *packedW, con
   for (int64_t k1 = 0; k1 < w.kernel[1]; ++k1)
     for (int64_t k2 = 0; k2 < w.kernel[2]; ++k2)
       tapOffsets[k1 * w.kernel[2] + k2] = geo.tapOffset(k1, k2);
-  const int64_t slots = planeSlots(p, geo), taps = w.kernel[1] * w.kernel[2];
+  const int64_t taps = w.kernel[1] * w.kernel[2];
   const int64_t items = p.groups * geo.bands;
-  for (int64_t n = 0; n < w.batch; ++n)
-    for (int64_t i0 = 0; i0 < items; i0 += slots)
-      parallelForWork(
-          std::min(slots, items - i0), s.outPerGroup * s.k * geo.bandRows * w.out[2],
-          [&](int64_t first, int64_t end) {
-            float *planes = workspace + first * geo.slotFloats;
-            float *products = planes + s.inPerGroup * geo.channelFloats;
-            std::fill(planes, products, 0.0f);
-            for (int64_t slot = first; slot < end; ++slot) {
-              const int64_t g = (i0 + slot) / geo.bands, band = (i0 + slot) % geo.bands;
-              const int64_t row0 = band * geo.bandRows;
-              const int64_t rows = std::min(geo.bandRows, w.out[1] - row0);
-              const float *xg = x + s.xOffset(p, n, g);
-              for (int64_t c = 0; c < s.inPerGroup; ++c)
-                copyPhases(w, geo, band, xg + c * s.inPlane, planes + c * geo.channelFloats);
-              // A panel of output channels at a time: the products of one panel, not the
-              // group's, take room in the slot.
-              const float *weights = packedW + g * planeGroupWeightFloats(p);
-              for (int64_t o0 = 0; o0 < s.outPerGroup; o0 += kPlaneConvRows) {
-                const int64_t panelRows = std::min(kPlaneConvRows, s.outPerGroup - o0);
-                planeConv({planes, s.inPerGroup, geo.channelFloats, tapOffsets, taps,
-                           weights + o0 / kPlaneConvRows * planePanelFloats(p), panelRows,
-                           products, geo.outStride, rows * geo.phaseCols});
-                for (int64_t o = o0; o < o0 + panelRows; ++o) {
-                  const int64_t offset = s.yOffset(p, n, g) + o * s.outPlane;
-                  finishRows(p, geo, products + (o - o0) * geo.outStride,
-                             bias ? bias + g * s.outPerGroup + o : nullptr,
-                             residual ? residual + offset : nullptr, y + offset, row0, rows);
-                }
-              }
-            }
-          });
+  auto planesOf = [&](int64_t slot) { return workspace + slot * geo.slotFloats; };
+  parallelForInSlots(
+      w.batch * items, planeSlots(p, geo), s.outPerGroup * s.k * geo.bandRows * w.out[2],
+      // The planes' padding is zero in every item, and stays so.
+      [&](int64_t slot) {
+        std::fill(planesOf(slot), planesOf(slot) + s.inPerGroup * geo.channelFloats, 0.0f);
+      },
+      [&](int64_t slot, int64_t item) {
+        float *planes = planesOf(slot);
+        float *products = planes + s.inPerGroup * geo.channelFloats;
+        const int64_t n = item / items, g = item % items / geo.bands, band = item % geo.bands;
+        const int64_t row0 = band * geo.bandRows;
+        const int64_t rows = std::min(geo.bandRows, w.out[1] - row0);
+        const float *xg = x + s.xOffset(p, n, g);
+        for (int64_t c = 0; c < s.inPerGroup; ++c)
+          copyPhases(w, geo, band, xg + c * s.inPlane, planes + c * geo.channelFloats);
+        // A panel of output channels at a time: the products of one panel, not the group's,
+        // take room in the slot.
+        const float *weights = packedW + g * planeGroupWeightFloats(p);
+        for (int64_t o0 = 0; o0 < s.outPerGroup; o0 += kPlaneConvRows) {
+          const int64_t panelRows = std::min(kPlaneConvRows, s.outPerGroup - o0);
+          planeConv({planes, s.inPerGroup, geo.channelFloats, tapOffsets, taps,
+                     weights + o0 / kPlaneConvRows * planePanelFloats(p), panelRows, products,
+                     geo.outStride, rows * geo.phaseCols});
+          for (int64_t o = o0; o < o0 + panelRows; ++o) {
+            const int64_t offset = s.yOffset(p, n, g) + o * s.outPlane;
+            finishRows(p, geo, products + (o - o0) * geo.outStride,
+                       bias ? bias + g * s.outPerGroup + o : nullptr,
+                       residual ? residual + offset : nullptr, y + offset, row0, rows);
+          }
+        }
+      });
 }
 
 size_t planeWeightBytes(const ConvParams &p) {

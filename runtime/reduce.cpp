@@ -230,24 +230,32 @@ public:
       positionsShareOutputs &= shape[d] == 1 || outStrides[d] == 0;
     if (innerStride == 1 && positionsShareOutputs) {
       // Every position adds onto the same run of outputs (a channels-last global pool):
-      // blocks of the run accumulate over all positions, in the walk's order.
-      parallelForWork((innerLen + kColumns - 1) / kColumns, positions * kColumns,
+      // blocks of the run accumulate over the positions, in the walk's order. With a short
+      // run (squeeze-and-excitation's pools over 32 to 144 channels of a large map: one to
+      // five blocks, a serial pass on two threads) the positions go in chunks too, each
+      // summed on its own and the chunks' sums added in order after. The chunks depend on the
+      // shape alone, so results do not depend on the thread count.
+      const int64_t blocks = (innerLen + kColumns - 1) / kColumns;
+      const int64_t chunks =
+          innerLen > kMaxChunkedColumns
+              ? 1
+              : std::clamp<int64_t>(positions / kChunkPositions, 1, kMaxChunks);
+      T partial[kMaxChunks * kMaxChunkedColumns];
+      if (chunks > 1)
+        std::fill(partial, partial + chunks * innerLen, identity);
+      parallelForWork(blocks * chunks, positions / chunks * kColumns,
                       [&](int64_t first, int64_t end) {
-                        for (int64_t block = first; block < end; ++block) {
-                          const int64_t column = block * kColumns;
-                          const int64_t count = std::min(kColumns, innerLen - column);
-                          if (count == kColumns) {
-                            columnsOf<kColumns>(x, y, positions, column, count);
-                            continue;
-                          }
-                          // A last block of 16 (144 channels: 4 x 32 + 16) in registers too.
-                          const int64_t half = count >= kColumns / 2 ? kColumns / 2 : 0;
-                          if (half)
-                            columnsOf<kColumns / 2>(x, y, positions, column, half);
-                          if (count > half)
-                            columnsOf<0>(x, y, positions, column + half, count - half);
+                        for (int64_t item = first; item < end; ++item) {
+                          const int64_t chunk = item % chunks, block = item / chunks;
+                          const int64_t p0 = positions * chunk / chunks;
+                          const int64_t p1 = positions * (chunk + 1) / chunks;
+                          T *sums = chunks > 1 ? partial + chunk * innerLen : y;
+                          columnBlock(x + p0 * innerLen, sums, p1 - p0, block * kColumns);
                         }
                       });
+      for (int64_t chunk = 0; chunk < chunks && chunks > 1; ++chunk)
+        for (int64_t j = 0; j < innerLen; ++j)
+          y[j] = op(y[j], partial[chunk * innerLen + j]);
       return;
     }
     if (innerStride != 0) {
@@ -264,6 +272,22 @@ public:
 
 private:
   static constexpr int64_t kColumns = 32;
+  // Runs of outputs this short or shorter sum their positions in up to kMaxChunks chunks of
+  // at least kChunkPositions each.
+  static constexpr int64_t kMaxChunkedColumns = 160, kMaxChunks = 8, kChunkPositions = 1024;
+
+  // Outputs [column, column + kColumns) (fewer at the run's end) over `positions` rows of x.
+  void columnBlock(const T *x, T *y, int64_t positions, int64_t column) const {
+    const int64_t count = std::min(kColumns, innerLen - column);
+    if (count == kColumns)
+      return columnsOf<kColumns>(x, y, positions, column, count);
+    // A last block of 16 (144 channels: 4 x 32 + 16) in registers too.
+    const int64_t half = count >= kColumns / 2 ? kColumns / 2 : 0;
+    if (half)
+      columnsOf<kColumns / 2>(x, y, positions, column, half);
+    if (count > half)
+      columnsOf<0>(x, y, positions, column + half, count - half);
+  }
   // Outputs [first, first + count) over every position: a block of Width (32 or 16) takes a
   // loop of constant length, which the compiler keeps in registers; Width 0, count of them.
   template <int64_t Width>

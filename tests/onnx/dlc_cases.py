@@ -225,6 +225,29 @@ def block_cases(rng):
         conv("se", f(48, 16, 3, 3), f(48), "g2", group=3, pads=[1, 1, 1, 1]) +
         conv("g2", f(24, 48, 1, 1), f(24), "y")), [f(1, 48, 15, 13)]
 
+    def batch_norm(x, channels, y):
+        params = [constant(y + "_scale", f(channels) + 1), constant(y + "_shift", f(channels)),
+                  constant(y + "_mean", f(channels)),
+                  constant(y + "_var", np.abs(f(channels)) + np.float32(0.5))]
+        return params + [helper.make_node(
+            "BatchNormalization", [x] + [y + s for s in ("_scale", "_shift", "_mean", "_var")],
+            [y], name=y, epsilon=1e-3)]
+
+    # A DB text detector's head and a UNet decoder's upsampling: ConvTranspose 2x2 stride 2
+    # (with a bias, then without), batch norm and Relu, which dlc folds into the transposed
+    # convolution's weights and one bias Add (grouped ones in the lit test: onnx's reference
+    # fails on them).
+    yield "block_upsample_batch_norm", (
+        [constant("up1_w", f(12, 6, 2, 2)), constant("up1_b", f(6)),
+         helper.make_node("ConvTranspose", ["x0", "up1_w", "up1_b"], ["up1"], name="up1",
+                          strides=[2, 2])] +
+        batch_norm("up1", 6, "bn1") +
+        [helper.make_node("Relu", ["bn1"], ["act1"], name="act1"),
+         constant("up2_w", f(6, 3, 2, 2)),
+         helper.make_node("ConvTranspose", ["act1", "up2_w"], ["up2"], name="up2",
+                          strides=[2, 2])] +
+        batch_norm("up2", 3, "y")), [f(2, 12, 5, 7)]
+
 
 def attention_cases(rng):
     """Attention as exporters write it, which the CPU target computes as one op

@@ -66,6 +66,37 @@ TEST_CASE("softmax and log-softmax are accurate and stable", "[reduce]") {
   checkSoftmax<double>(rng, 1e-12);
 }
 
+TEST_CASE("channels-last global pools over many positions sum them in chunks", "[reduce]") {
+  std::mt19937 rng(15);
+  // 4900 positions of 24 channels (one block, chunks of positions), 4096 of 150 (five blocks,
+  // the last 16 + 6 wide, chunks too), 900 of 40 (no chunks).
+  for (const Shape &shape : {Shape{1, 70, 70, 24}, Shape{1, 64, 64, 150}, Shape{1, 30, 30, 40}}) {
+    const int64_t positions = shape[1] * shape[2], channels = shape[3];
+    const Shape outStrides{0, 0, 0, 1};
+    std::vector<float> x = randomFloats(rng, positions * channels, -3.0f, 3.0f);
+    for (ReduceKind kind : {ReduceKind::Sum, ReduceKind::Mean, ReduceKind::Max}) {
+      INFO("kind " << static_cast<int>(kind) << " shape " << describe(shape));
+      std::vector<double> want(size_t(channels), kind == ReduceKind::Max ? -1e300 : 0.0),
+          scale(size_t(channels), 0.0);
+      for (int64_t p = 0; p < positions; ++p)
+        for (int64_t c = 0; c < channels; ++c) {
+          const double v = x[size_t(p * channels + c)];
+          want[size_t(c)] = kind == ReduceKind::Max ? std::max(want[size_t(c)], v)
+                                                    : want[size_t(c)] + v;
+          scale[size_t(c)] += std::fabs(v);
+        }
+      if (kind == ReduceKind::Mean)
+        for (size_t c = 0; c < want.size(); ++c) {
+          want[c] /= double(positions);
+          scale[c] /= double(positions);
+        }
+      std::vector<float> y(want.size(), std::numeric_limits<float>::quiet_NaN());
+      reduce(kind, x.data(), shape.data(), outStrides.data(), 4, y.data(), channels, positions);
+      requireClose(y, want, 1e-5, 0.0, &scale);
+    }
+  }
+}
+
 TEST_CASE("reductions over arbitrary axis sets", "[reduce]") {
   std::mt19937 rng(14);
   const ReduceKind kinds[] = {ReduceKind::Sum, ReduceKind::Mean, ReduceKind::Max, ReduceKind::Min};

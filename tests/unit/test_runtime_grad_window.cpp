@@ -170,6 +170,19 @@ TEST_CASE("conv backward: groups, stride 2, dilation 2, asymmetric pads", "[grad
     checkConvBackward(rng, chunked);
     checkConvBackward(rng, convParams(1, 2, 4, 1, {4, 6, 2}, 2, 2, 1, 0, 0));
     checkConvBackward(rng, convParams(1, 3, 4, 1, {7, 6}, 2, 2, 1, 0, 0));
+    // Three entries side by side per output column, and groups.
+    checkConvBackward(rng, convParams(1, 2, 3, 1, {9, 6}, 3, 3, 1, 0, 0));
+    checkConvBackward(rng, convParams(2, 4, 6, 2, {8, 6}, 2, 2, 1, 0, 0));
+    // Threads take the chunks of rows, each in its own slot of the workspace.
+    ThreadPool *pool = createThreadPool(2);
+    {
+      ThreadScope scope(pool);
+      ConvParams threaded = convParams(2, 8, 6, 2, {32, 24}, 2, 2, 1, 0, 0);
+      threaded.workspaceLimit = 4096;
+      checkConvBackward(rng, threaded);
+      checkConvBackward(rng, convParams(1, 16, 16, 1, {64, 64}, 2, 2, 1, 0, 0));
+    }
+    destroyThreadPool(pool);
   }
 }
 

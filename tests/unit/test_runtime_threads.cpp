@@ -95,6 +95,18 @@ TEST_CASE("threaded kernels: the serial bits on any thread count, every thread u
     checkThreaded("leading axes", columns, [&] {
       reduce(ReduceKind::Mean, x.data(), shape, leadingAxes, 3, columns.data(), 1031, 240);
     });
+    // A channels-last global pool of few channels over many positions (chunks of positions)
+    // and of more channels (blocks of channels only).
+    const int64_t pooled[] = {1, 12544, 48}, pooledStrides[] = {0, 0, 1};
+    std::vector<float> map = randomFloats(rng, 12544 * 48, -2, 2), means(48);
+    checkThreaded("channels-last global pool", means, [&] {
+      reduce(ReduceKind::Mean, map.data(), pooled, pooledStrides, 3, means.data(), 48, 12544);
+    });
+    const int64_t widePool[] = {1, 3000, 200};
+    std::vector<float> wideMeans(200);
+    checkThreaded("channels-last global pool of 200 channels", wideMeans, [&] {
+      reduce(ReduceKind::Max, map.data(), widePool, pooledStrides, 3, wideMeans.data(), 200, 3000);
+    });
     const int64_t wide[] = {1, 40, 100003};
     std::vector<float> big = randomFloats(rng, 40 * 100003, -2, 2);
     checkThreaded("first and last axes", middle, [&] {
