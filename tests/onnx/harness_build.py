@@ -249,9 +249,43 @@ def cuda_helpers(*names):
     return [getattr(run_cuda_model, name) for name in names]
 
 
+# Models whose kernels one NVRTC program compiles together: a program's fixed cost (the
+# headers, the compiler's start) is most of a small model's, so 40 at a time take a fifth of
+# the time of 40 programs.
+NVRTC_BATCH = 40
+KERNEL_HEADERS = ("dlc_cuda_rtc.h", "scalar_ops.h", "dlc_cuda_kernels.h")
+
+
+def combine_kernel_sources(folders, combined):
+    """One folder, as cuda_jit_check reads it, holding the kernels of all `folders` (models'
+    kernel sources with their headers) renumbered one after another."""
+    os.makedirs(combined, exist_ok=True)
+    for header in KERNEL_HEADERS:
+        with open(os.path.join(folders[0], header)) as f, \
+                open(os.path.join(combined, header), "w") as out:
+            out.write(f.read())
+    include = '#include "dlc_cuda_kernels.h"\n'
+    parts, total = [include], 0
+    for folder in folders:
+        with open(os.path.join(folder, "kernel_count")) as f:
+            count = int(f.read())
+        with open(os.path.join(folder, "kernels.cu")) as f:
+            source = f.read().replace(include, "", 1)
+        parts.append(re.sub(r"\bkernel(\d+)\(",
+                            lambda m, first=total: "kernel%d(" % (int(m.group(1)) + first),
+                            source))
+        total += count
+    with open(os.path.join(combined, "kernels.cu"), "w") as f:
+        f.write("".join(parts))
+    with open(os.path.join(combined, "kernel_count"), "w") as f:
+        f.write(str(total))
+
+
 def nvrtc_check(work, names, runtime_dir, jobs):
     """The kernel source each CUDA model embeds, compiled by NVRTC as its create would on a GPU
-    older than the fat binary (compute capability 7.5); {model: why} for those that fail."""
+    older than the fat binary (compute capability 7.5); {model: why} for those that fail.
+    Models go NVRTC_BATCH to a program; a batch that fails is compiled model by model, which
+    names the models at fault."""
     build_jit_checker, extract_kernel_source = cuda_helpers("build_jit_checker",
                                                             "extract_kernel_source")
 
@@ -265,13 +299,34 @@ def nvrtc_check(work, names, runtime_dir, jobs):
     exe = build_jit_checker(os.path.join(runtime_dir, "cuda"), work)
     if not exe:
         return {n: "cuda_jit_check did not build" for n in names}
-    chunks = [c for c in (list(folders)[i::jobs] for i in range(jobs)) if c]
+
+    def check(dirs):
+        """cuda_jit_check over `dirs`: {dir: why} for those that fail."""
+        run = subprocess.run([exe, "7.5"] + dirs, capture_output=True, text=True)
+        failed = {}
+        for line in run.stderr.splitlines():
+            m = re.match(r"FAILED (\S+) \S+: (.*)", line)
+            if m:
+                failed[m.group(1)] = m.group(2)
+        return failed
+
+    def check_batch(index, batch):
+        combined = os.path.join(work, "nvrtc-batch-%d" % index)
+        combine_kernel_sources(batch, combined)
+        together = check([combined])
+        if not together:
+            return {}
+        # Compiled alone, each model either fails on its own or the batch's failure came from
+        # combining them, which must not pass unseen either.
+        alone = check(batch)
+        return alone or {folder: "fails only beside other models: " + together[combined]
+                         for folder in batch}
+
+    listed = list(folders)
+    batches = [listed[i:i + NVRTC_BATCH] for i in range(0, len(listed), NVRTC_BATCH)]
     with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
-        runs = pool.map(lambda chunk: subprocess.run([exe, "7.5"] + chunk, capture_output=True,
-                                                     text=True), chunks)
-        for r in runs:
-            for line in r.stderr.splitlines():
-                m = re.match(r"FAILED (\S+) \S+: (.*)", line)
-                if m and m.group(1) in folders:
-                    errors[folders[m.group(1)]] = m.group(2)
+        for failed in pool.map(check_batch, range(len(batches)), batches):
+            for folder, why in failed.items():
+                if folder in folders:
+                    errors[folders[folder]] = why
     return errors
