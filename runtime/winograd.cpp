@@ -176,22 +176,21 @@ void convolve(const ConvParams &p, const float *x, const float *packed, const fl
     transformOutput(s, m, t0, t1, bias, lo, hi, residual, y);
   };
 
-  // Each thread takes a contiguous run of tiles and its own share of the workspace, in which
-  // it convolves its tiles a few at a time, in equal pieces. The GEMMs compute every column
-  // alike wherever a piece starts, so results do not depend on the thread count.
-  const int64_t parts = std::clamp<int64_t>(
+  // The tiles go in equal pieces, each thread convolving one piece at a time in its own share
+  // of the workspace and taking the next as it finishes (parallelForInSlots: a faster thread
+  // convolves more). The GEMMs compute every column alike wherever a piece starts, so results
+  // do not depend on the thread count.
+  const int64_t workers = std::clamp<int64_t>(
       std::min(s.tiles / kMinTilesPerPart, s.chunk / kMinTilesPerPart), 1, activeThreadCount());
-  const int64_t partChunk = s.chunk / parts;
-  const int64_t partFloats = partChunk * kPositions * (s.channels + s.outChannels);
-  parallelFor(parts, 1, [&](int64_t begin, int64_t end) {
-    for (int64_t part = begin; part < end; ++part) {
-      const int64_t first = s.tiles * part / parts, last = s.tiles * (part + 1) / parts;
-      const int64_t pieces = (last - first + partChunk - 1) / partChunk;
-      for (int64_t piece = 0; piece < pieces; ++piece)
-        convolveTiles(first + (last - first) * piece / pieces,
-                      first + (last - first) * (piece + 1) / pieces, workspace + part * partFloats);
-    }
-  });
+  const int64_t pieceTiles = s.chunk / workers;
+  const int64_t pieces = (s.tiles + pieceTiles - 1) / pieceTiles;
+  const int64_t slotFloats = pieceTiles * kPositions * (s.channels + s.outChannels);
+  parallelForInSlots(
+      pieces, workers, kPositions * s.outChannels * s.channels * pieceTiles, [](int64_t) {},
+      [&](int64_t slot, int64_t piece) {
+        convolveTiles(s.tiles * piece / pieces, s.tiles * (piece + 1) / pieces,
+                      workspace + slot * slotFloats);
+      });
   if (activation != Activation::None && activation != Activation::Relu &&
       activation != Activation::Clip)
     parallelFor(p.window.batch * s.outChannels, 1, [&](int64_t begin, int64_t end) {
