@@ -359,7 +359,7 @@ void depthwiseChannelBlocksF32(const ConvParams &p, const float *x, const float 
   const int64_t slotFloats = depthwiseSlotFloats(win);
   const bool finishes = residual || p.epilogue.activation != Activation::None;
   parallelForInSlots(
-      blocks, slots, kDepthwiseBlockChannels * outPlane * taps, [](int64_t) {},
+      blocks, slots, kDepthwiseBlockChannels * outPlane * taps,
       [&](int64_t slot, int64_t block) {
         float *xs = workspace + slot * slotFloats;
         float *ys = xs + kDepthwiseBlockChannels * inPlane;
@@ -530,7 +530,6 @@ void convF32(const ConvParams &p, const float *x, const float *w, const float *b
     // Each thread works through its groups in its own slot, which stays in cache.
     parallelForInSlots(
         p.window.batch * p.groups, batchGroups, s.outPerGroup * s.k * s.outPlane,
-        [](int64_t) {},
         [&](int64_t slot, int64_t item) {
           const int64_t n = item / p.groups, g = item % p.groups;
           float *block = workspace + slot * groupFloats;
@@ -602,12 +601,11 @@ void convBackwardDataF32(const ConvParams &p, const float *dy, const float *w, f
     std::fill(dx, dx + p.window.batch * p.window.channels * s.inPlane, 0.0f);
   if (tiles && !s.pointwise) {
     const int64_t rows = p.window.out[0] * p.window.out[1];
-    const int64_t slots = std::min(kTilingSlots, rowsPerChunk(p));
-    const int64_t slotRows = rowsPerChunk(p) / slots;
+    const int64_t chunkRows = rowsPerChunk(p), slots = std::min(kTilingSlots, chunkRows);
+    const int64_t slotRows = chunkRows / slots;
     const int64_t chunks = (rows + slotRows - 1) / slotRows, items = p.groups * chunks;
     parallelForInSlots(
         p.window.batch * items, slots, s.k * slotRows * out2 * s.outPerGroup,
-        [](int64_t) {},
         [&](int64_t slot, int64_t item) {
           const int64_t n = item / items, g = item % items / chunks;
           const int64_t r0 = item % chunks * slotRows, r1 = std::min(rows, r0 + slotRows);

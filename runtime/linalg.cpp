@@ -170,7 +170,7 @@ void attentionF32(const AttentionParams &p, const float *query, const float *key
     // keys and values), but under a causal mask the costliest blocks (the last rows, which
     // see the most keys) of every entry first.
     parallelForInSlots(
-        entries * plan.blocks, plan.slots, rows * t * (d + e), [](int64_t) {},
+        entries * plan.blocks, plan.slots, rows * t * (d + e),
         [&](int64_t slot, int64_t item) {
           const int64_t entry = p.visibleKeys ? item % entries : item / plan.blocks;
           const int64_t block =

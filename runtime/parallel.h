@@ -104,8 +104,9 @@ constexpr int64_t kItemPartsPerThread = 2;
 // (ClaimedRanges) and runs f(slot, item) in that slot, which stays in its cache. No worker
 // waits for another between items, and a faster one takes over a slower one's (in batches
 // of `slots` items, each ending in a wait for the slower thread, a DB detector's 3x3 convs
-// ran only 1.2-1.3x faster on two threads than on one). Each worker gets at least kMinWorkPerPart of the items' work
-// (`workPerItem` element operations each). An item's result must not depend on its slot.
+// ran only 1.2-1.3x faster on two threads than on one). Each worker gets at least
+// kMinWorkPerPart of the items' work (`workPerItem` element operations each). An item's
+// result must not depend on its slot.
 template <typename SetUp, typename F>
 void parallelForInSlots(int64_t count, int64_t slots, int64_t workPerItem, SetUp &&setUp,
                         F &&f) {
@@ -123,6 +124,12 @@ void parallelForInSlots(int64_t count, int64_t slots, int64_t workPerItem, SetUp
         f(slot, item);
     }
   });
+}
+
+// The same for slots that need no setting up.
+template <typename F>
+void parallelForInSlots(int64_t count, int64_t slots, int64_t workPerItem, F &&f) {
+  parallelForInSlots(count, slots, workPerItem, [](int64_t) {}, std::forward<F>(f));
 }
 
 // The runtime's one partitioning rule for kernels whose items are independent: parallelFor

@@ -253,9 +253,10 @@ public:
                           columnBlock(x + p0 * innerLen, sums, p1 - p0, block * kColumns);
                         }
                       });
-      for (int64_t chunk = 0; chunk < chunks && chunks > 1; ++chunk)
-        for (int64_t j = 0; j < innerLen; ++j)
-          y[j] = op(y[j], partial[chunk * innerLen + j]);
+      if (chunks > 1)
+        for (int64_t chunk = 0; chunk < chunks; ++chunk)
+          for (int64_t j = 0; j < innerLen; ++j)
+            y[j] = op(y[j], partial[chunk * innerLen + j]);
       return;
     }
     if (innerStride != 0) {

@@ -186,7 +186,7 @@ void convolve(const ConvParams &p, const float *x, const float *packed, const fl
   const int64_t pieces = (s.tiles + pieceTiles - 1) / pieceTiles;
   const int64_t slotFloats = pieceTiles * kPositions * (s.channels + s.outChannels);
   parallelForInSlots(
-      pieces, workers, kPositions * s.outChannels * s.channels * pieceTiles, [](int64_t) {},
+      pieces, workers, kPositions * s.outChannels * s.channels * pieceTiles,
       [&](int64_t slot, int64_t piece) {
         convolveTiles(s.tiles * piece / pieces, s.tiles * (piece + 1) / pieces,
                       workspace + slot * slotFloats);

@@ -308,6 +308,9 @@ def nvrtc_check(work, names, runtime_dir, jobs):
             m = re.match(r"FAILED (\S+) \S+: (.*)", line)
             if m:
                 failed[m.group(1)] = m.group(2)
+        # A crash names no folder: none of them passes.
+        if run.returncode != 0 and not failed:
+            failed = {d: "cuda_jit_check exited with status %d" % run.returncode for d in dirs}
         return failed
 
     def check_batch(index, batch):
