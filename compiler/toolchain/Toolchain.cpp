@@ -8,10 +8,13 @@
 #include "llvm/Support/xxhash.h"
 
 #include <atomic>
+#include <cerrno>
 #include <cstdlib>
 #include <fstream>
 #include <mutex>
 #include <sstream>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <thread>
 #include <unistd.h>
@@ -114,6 +117,28 @@ bool privateDir(const std::string &dir) {
   return ::lstat(dir.c_str(), &status) == 0 && S_ISDIR(status.st_mode) &&
          status.st_uid == ::getuid() && (status.st_mode & 077) == 0 && canWriteIn(dir);
 }
+
+// An exclusive lock on `path` (created if needed), held until destruction. Processes that
+// build the same cache entry at once (parallel `dlc run`s, a build's dlc_add_model targets)
+// take turns, so the first builds and the others find its result instead of each compiling
+// the same objects. Where the file cannot be locked the entry is still built, unshared.
+class FileLock {
+public:
+  explicit FileLock(const std::string &path)
+      : fd_(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)) {
+    while (fd_ >= 0 && ::flock(fd_, LOCK_EX) != 0 && errno == EINTR) {
+    }
+  }
+  ~FileLock() {
+    if (fd_ >= 0)
+      ::close(fd_); // releases the lock
+  }
+  FileLock(const FileLock &) = delete;
+  FileLock &operator=(const FileLock &) = delete;
+
+private:
+  int fd_;
+};
 
 } // namespace
 
@@ -254,6 +279,9 @@ bool runtimeObjects(const std::string &cpu, std::vector<std::string> &objects, s
   }
   if (llvm::sys::fs::exists(stamp))
     return true;
+  FileLock lock(dir + ".lock");
+  if (llvm::sys::fs::exists(stamp))
+    return true; // built by the process that held the lock
   // Built in a private folder, then published whole.
   llvm::SmallString<256> tmp;
   if (llvm::sys::fs::createUniqueDirectory(cache + "/build", tmp)) {

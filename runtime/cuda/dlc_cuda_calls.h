@@ -72,8 +72,10 @@ struct KernelSource {
   int kernelCount;
 };
 // NVRTC compiles `source` for compute capability major.minor: a cubin, or PTX of the newest
-// architecture NVRTC knows when the device is newer still. Needs no GPU.
-const char *compileKernels(const KernelSource &source, int major, int minor, std::string *image);
+// architecture NVRTC knows when the device is newer still. Needs no GPU. `warnings`, when
+// given, gets what NVRTC said about a source it compiled (empty when it said nothing).
+const char *compileKernels(const KernelSource &source, int major, int minor, std::string *image,
+                           std::string *warnings = nullptr);
 // Whether the device cannot run `kernel`, a kernel of the fat binary (false in emulation).
 const char *fatBinaryLacksDevice(dlc_cuda_context *context, const void *kernel, bool *lacks);
 // compileKernels for the context's device, loaded (a CUDA library) with its kernels looked

@@ -7,6 +7,7 @@
 #include <nvrtc.h>
 
 #include <algorithm>
+#include <cstring>
 #include <new>
 #include <string>
 #include <vector>
@@ -318,7 +319,8 @@ struct KernelLibrary {
   std::vector<cudaKernel_t> kernels;
 };
 
-const char *compileKernels(const KernelSource &source, int major, int minor, std::string *image) {
+const char *compileKernels(const KernelSource &source, int major, int minor, std::string *image,
+                           std::string *warnings) {
   int count = 0;
   if (const char *error = check(nvrtcGetNumSupportedArchs(&count), "nvrtcGetNumSupportedArchs"))
     return error;
@@ -347,17 +349,21 @@ const char *compileKernels(const KernelSource &source, int major, int minor, std
     return error;
   const char *options[] = {arch.c_str(), "-std=c++17"};
   const char *error = nullptr;
-  if (nvrtcCompileProgram(program, 2, options) != NVRTC_SUCCESS) {
+  const bool compiled = nvrtcCompileProgram(program, 2, options) == NVRTC_SUCCESS;
+  size_t logSize = 0;
+  nvrtcGetProgramLogSize(program, &logSize);
+  std::string log(logSize, '\0');
+  nvrtcGetProgramLog(program, &log[0]);
+  log.resize(std::strlen(log.c_str()));
+  if (!compiled) {
     // The log's first error says what went wrong (a kernel NVRTC cannot compile is a bug).
-    size_t size = 0;
-    nvrtcGetProgramLogSize(program, &size);
-    std::string log(size, '\0');
-    nvrtcGetProgramLog(program, &log[0]);
     size_t start = log.find("error");
     start = start == std::string::npos ? 0 : log.rfind('\n', start) + 1;
     error =
         failure("nvrtcCompileProgram", log.substr(start, log.find('\n', start) - start).c_str());
   } else {
+    if (warnings)
+      *warnings = log;
     size_t size = 0;
     error = known ? check(nvrtcGetCUBINSize(program, &size), "nvrtcGetCUBINSize")
                   : check(nvrtcGetPTXSize(program, &size), "nvrtcGetPTXSize");

@@ -206,7 +206,7 @@ void *stream(dlc_cuda_context *) { return nullptr; }
 // Kernels run from the model's own code: there is nothing to compile or load.
 struct KernelLibrary {};
 
-const char *compileKernels(const KernelSource &, int, int, std::string *) {
+const char *compileKernels(const KernelSource &, int, int, std::string *, std::string *) {
   return failure("compileKernels", "NVRTC is not part of the emulation");
 }
 

@@ -1,7 +1,7 @@
 // Compiles generated CUDA models' kernel source with NVRTC, as a model's create does on a GPU
 // its fat binary lacks, for each compute capability given (e.g. 7.5,8.0,12.0): each must give
-// a cubin (or, beyond what this NVRTC knows, PTX) defining every kernel by name. Needs no
-// GPU. Each DIR holds a model's source, headers and kernel count as the model embeds them
+// a cubin (or, beyond what this NVRTC knows, PTX) defining every kernel by name, and NVRTC
+// must not warn (generated code compiles warning-free; a warning fails). Needs no GPU. Each DIR holds a model's source, headers and kernel count as the model embeds them
 // (extracted from NAME.cu by run_cuda_model.py).
 // Usage: cuda_jit_check MAJOR.MINOR[,MAJOR.MINOR...] DIR...
 #include "dlc_cuda_calls.h"
@@ -38,8 +38,8 @@ int check(const std::string &dir, const std::string &archs) {
   for (std::string arch; std::getline(list, arch, ',');) {
     int major = 0, minor = 0;
     std::sscanf(arch.c_str(), "%d.%d", &major, &minor);
-    std::string image;
-    const char *error = dlc::cuda::compileKernels(kernelSource, major, minor, &image);
+    std::string image, warnings;
+    const char *error = dlc::cuda::compileKernels(kernelSource, major, minor, &image, &warnings);
     // A cubin names its kernels in NUL-terminated strings, PTX in .entry lines.
     const bool ptx = image.find(".entry") != std::string::npos;
     int missing = 0;
@@ -48,10 +48,13 @@ int check(const std::string &dir, const std::string &archs) {
       missing += image.find(ptx ? ".entry " + kernel + "(" : kernel + std::string(1, '\0')) ==
                  std::string::npos;
     }
-    if (error || missing || image.empty()) {
+    if (error || missing || image.empty() || !warnings.empty()) {
       const std::string why =
-          error ? std::string(error)
-                : std::to_string(missing) + " of " + std::to_string(kernels) + " kernels missing";
+          error            ? std::string(error)
+          : missing        ? std::to_string(missing) + " of " + std::to_string(kernels) +
+                          " kernels missing"
+          : image.empty()  ? std::string("an empty image")
+                           : "NVRTC warns: " + warnings.substr(0, warnings.find('\n'));
       std::fprintf(stderr, "FAILED %s %s: %s\n", dir.c_str(), arch.c_str(), why.c_str());
       ++failures;
     } else {

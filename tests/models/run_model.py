@@ -11,6 +11,9 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "testlib"))
+from sanitizers import sanitizer_env, sanitizer_flags  # noqa: E402
+
 
 def main():
     p = argparse.ArgumentParser()
@@ -37,14 +40,11 @@ def main():
     if args.check_memory:
         env["DLC_CXXFLAGS"] = (env.get("DLC_CXXFLAGS", "") + " -DDLC_CHECK_MEMORY").strip()
     if args.sanitize:
-        # -O1, the sanitizers' recommendation (the flags follow dlc's -O3): the sanitized
-        # runtime and model build in half the time, and the checks are the same.
-        env["DLC_CXXFLAGS"] = (env.get("DLC_CXXFLAGS", "") + " -fsanitize=" + args.sanitize +
-                               " -fno-sanitize-recover=all -fno-omit-frame-pointer -O1").strip()
+        # The flags the node-test harness gives dlc too: one sanitized runtime in the cache.
+        env["DLC_CXXFLAGS"] = (env.get("DLC_CXXFLAGS", "") + " " +
+                               sanitizer_flags(args.sanitize)).strip()
         # Leaks too; every report is fatal, so the runner and `dlc run` exit non-zero.
-        for var, extra in (("ASAN_OPTIONS", "detect_leaks=1"),
-                           ("UBSAN_OPTIONS", "halt_on_error=1:print_stacktrace=1")):
-            env[var] = ":".join(o for o in (env.get(var, ""), extra) if o)
+        env = sanitizer_env(env)
     subprocess.run(["rm", "-rf", out], check=True)
     start = time.time()
     pins = [a for dim in args.dim for a in ("--dim", dim)]

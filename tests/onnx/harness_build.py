@@ -6,39 +6,34 @@ import concurrent.futures
 import hashlib
 import os
 import re
+import shutil
 import subprocess
 import sys
 
 
-def sanitizer_flags(sanitize):
-    """Compile and link flags for -fsanitize=LIST: every report is fatal, stacks are usable."""
-    if not sanitize:
-        return ""
-    return "-fsanitize=%s -fno-sanitize-recover=all -fno-omit-frame-pointer -g1" % sanitize
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "testlib"))
+from sanitizers import (SANITIZER_EXITCODE, SANITIZER_REPORTS, sanitizer_env,  # noqa: E402,F401
+                        sanitizer_flags)
 
 
-# Exit status of the harness on a sanitizer report (it returns 0 or 1 itself).
-SANITIZER_EXITCODE = 86
-SANITIZER_REPORTS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:",
-                     "WARNING: ThreadSanitizer", "ERROR: ThreadSanitizer")
+def dlc_built_runtime(dlc, model, work, sanitize):
+    """The runtime as `dlc` builds it with `sanitize`'s flags as DLC_CXXFLAGS: compiled once
+    into dlc's cache, which tests/models/run_model.py --sanitize shares (the sanitized
+    runtime is the costliest thing either builds). The runtime comes inside the static
+    library of `model`; (its path, None) or (None, dlc's error)."""
+    out = os.path.join(work, "dlc-built-runtime")
+    shutil.rmtree(out, ignore_errors=True)
+    env = dict(os.environ, DLC_CXXFLAGS=(os.environ.get("DLC_CXXFLAGS", "") + " " +
+                                         sanitizer_flags(sanitize)).strip())
+    r = subprocess.run([dlc, "compile", model, "-o", out, "--name", "runtime_carrier",
+                        "--emit", "staticlib"], capture_output=True, text=True, env=env)
+    if r.returncode != 0:
+        return None, r.stderr.strip()
+    return os.path.join(out, "libruntime_carrier.a"), None
 
 
-def sanitizer_env():
-    """Environment for a sanitized harness: leaks detected, every report fatal with a known
-    exit status (the caller's own *SAN_OPTIONS come first and are overridden)."""
-    env = dict(os.environ)
-    common = "exitcode=%d:print_stacktrace=1" % SANITIZER_EXITCODE
-    for var, extra in (("ASAN_OPTIONS", "detect_leaks=1:" + common),
-                       ("UBSAN_OPTIONS", "halt_on_error=1:" + common),
-                       ("TSAN_OPTIONS", "halt_on_error=1:" + common)):
-        env[var] = ":".join(o for o in (env.get(var, ""), extra) if o)
-    return env
-
-
-# Shared by the CUDA models' registry functions: run() on device buffers that start one element
-# past an allocation: aligned for their dtype but not to 16 bytes, as a caller's pointers may
-# be, so the kernels that move 16 bytes at a time must take their element path.
-CUDA_REGISTRY_HELPER = r"""
+# What the CUDA models' registry functions (in the batches) share with registry.cpp.
+CUDA_REGISTRY_DECLARATIONS = r"""
 struct CudaModel {
   void *model;
   dlc_cuda_context *context;
@@ -46,6 +41,16 @@ struct CudaModel {
 
 // The model's run and synchronize come type-erased: one copy of this function serves every
 // model (a template instantiated per model took a suite's registry 34 s to compile).
+dlc_status runOnDevice(CudaModel *m, const dlc_model_info *info, const dlc_tensor *i, int ni,
+                       const dlc_tensor *o, int no,
+                       dlc_status (*run)(void *, const void *const *, void *const *),
+                       dlc_status (*synchronize)(void *));
+"""
+
+# runOnDevice runs on device buffers that start one element past an allocation: aligned for
+# their dtype but not to 16 bytes, as a caller's pointers may be, so the kernels that move 16
+# bytes at a time must take their element path.
+CUDA_REGISTRY_HELPER = r"""
 dlc_status runOnDevice(CudaModel *m, const dlc_model_info *info, const dlc_tensor *i, int ni,
                        const dlc_tensor *o, int no,
                        dlc_status (*run)(void *, const void *const *, void *const *),
@@ -115,20 +120,10 @@ CUDA_REGISTRY_FUNCTIONS = (
     "  dlc_cuda_context_release(h->context);\n  delete h;\n}")
 
 
-def write_build(work, names, runtime_dir, here, cxx, check_memory, sanitize, batch, cuda, nvcc,
-                cuda_arch="sm_80"):
-    """cuda: "" (CPU code), "emulate" (the CUDA sources on the host) or "gpu" (the batches built
-    by `nvcc` for `cuda_arch`, linked with CUDA, cuBLAS and cuDNN). With "emulate" and `nvcc`,
-    the batches are also compiled by nvcc, only to check that they compile."""
-    lines = ["#include \"registry.h\"\n"]
-    if cuda:
-        # Device buffers through the runtime's calls, which the emulation implements too.
-        lines.append('#include "dlc_cuda_calls.h"\n\n#include <algorithm>\n#include <vector>\n')
-    for n in names:
-        lines.append('#include "%s/%s/gen/%s.h"' % (work, n, n))
-    lines.append("\nnamespace {")
-    if cuda:
-        lines.append(CUDA_REGISTRY_HELPER)
+def registry_entries(names, cuda):
+    """The harness's create/run/destroy wrappers of `names`, written into the batch that
+    compiles those models."""
+    lines = ["namespace {"]
     for n in names:
         if cuda:
             lines.append(CUDA_REGISTRY_FUNCTIONS % {"n": n})
@@ -139,11 +134,30 @@ def write_build(work, names, runtime_dir, here, cxx, check_memory, sanitize, bat
             "dlc_status %(n)s_r(void *m, const dlc_tensor *i, int ni, const dlc_tensor *o, "
             "int no) { return %(n)s_run_checked(static_cast<%(n)s_model *>(m), i, ni, o, no); }\n"
             "void %(n)s_d(void *m) { %(n)s_destroy(static_cast<%(n)s_model *>(m)); }" % {"n": n})
-    lines.append("} // namespace\n\nconst std::vector<RegisteredModel> &registeredModels() {")
-    lines.append("  static const std::vector<RegisteredModel> models = {")
-    for n in names:
-        lines.append('    {"%(n)s", %(n)s_info, %(n)s_c, %(n)s_r, %(n)s_d},' % {"n": n})
-    lines.append("  };\n  return models;\n}\n")
+    lines.append("} // namespace\n")
+    return lines
+
+
+def write_build(work, names, runtime_dir, here, cxx, check_memory, sanitize, batch, cuda, nvcc,
+                cuda_arch, runtime_lib):
+    """cuda: "" (CPU code), "emulate" (the CUDA sources on the host) or "gpu" (the batches built
+    by `nvcc` for `cuda_arch`, linked with CUDA, cuBLAS and cuDNN). `runtime_lib`: the CPU
+    runtime already built, or None to compile its sources with the harness's flags."""
+    batches = [names[b:b + batch] for b in range(0, len(names), batch)]
+    # Each batch registers its own models: the registry that wrapped every model in one
+    # translation unit took longer to compile than any batch.
+    lines = ['#include "registry.h"\n']
+    if cuda:
+        lines.append('#include "dlc_cuda_calls.h"\n\n#include <algorithm>\n'
+                     + CUDA_REGISTRY_DECLARATIONS + CUDA_REGISTRY_HELPER)
+    for b in range(len(batches)):
+        lines.append("void registerBatch%d(std::vector<RegisteredModel> &models);" % b)
+    lines.append("\nconst std::vector<RegisteredModel> &registeredModels() {")
+    lines.append("  static const std::vector<RegisteredModel> models = [] {")
+    lines.append("    std::vector<RegisteredModel> all;")
+    for b in range(len(batches)):
+        lines.append("    registerBatch%d(all);" % b)
+    lines.append("    return all;\n  }();\n  return models;\n}\n")
     with open(os.path.join(work, "registry.cpp"), "w") as f:
         f.write("\n".join(lines))
 
@@ -163,20 +177,33 @@ def write_build(work, names, runtime_dir, here, cxx, check_memory, sanitize, bat
     san = sanitizer_flags(sanitize)
     if san:
         flags += " " + san
-    runtime = [os.path.join(runtime_dir, f) for f in sorted(os.listdir(runtime_dir))
-               if f.endswith(".cpp")]
+    # The CPU runtime does not depend on these flags (only generated code reads
+    # DLC_CHECK_MEMORY), so a build of it serves every suite but the sanitized ones.
+    runtime = [] if runtime_lib else [os.path.join(runtime_dir, f)
+                                      for f in sorted(os.listdir(runtime_dir))
+                                      if f.endswith(".cpp")]
     if cuda:
         cuda_runtime_sources, = cuda_helpers("cuda_runtime_sources")
         runtime += [os.path.join(runtime_dir, "cuda", f) for f in cuda_runtime_sources(cuda)]
     sources = [os.path.join(here, "harness.cpp"), os.path.join(work, "registry.cpp")]
     # Generated models keep their internals in their own namespace, so a few dozen share one
     # translation unit: the runtime headers and the standard library are parsed once per batch.
-    for b in range(0, len(names), batch):
-        path = os.path.join(work, "batch_%d.cpp" % (b // batch))
+    for b, members in enumerate(batches):
+        path = os.path.join(work, "batch_%d.cpp" % b)
+        text = ['#include "registry.h"']
+        if cuda:
+            text.append('#include "dlc_cuda_calls.h"\n' + CUDA_REGISTRY_DECLARATIONS)
+        for n in members:
+            text.append('#include "%s/%s/gen/%s.%s"' % (work, n, n, "cu" if cuda else "cpp"))
+            text.append('#include "%s/%s/gen/%s_weights.cpp"' % (work, n, n))
+        text += registry_entries(members, cuda)
+        text.append("void registerBatch%d(std::vector<RegisteredModel> &models) {" % b)
+        text.append("  models.insert(models.end(), {")
+        for n in members:
+            text.append('    {"%(n)s", %(n)s_info, %(n)s_c, %(n)s_r, %(n)s_d},' % {"n": n})
+        text.append("  });\n}\n")
         with open(path, "w") as f:
-            for n in names[b:b + batch]:
-                f.write('#include "%s/%s/gen/%s.%s"\n' % (work, n, n, "cu" if cuda else "cpp"))
-                f.write('#include "%s/%s/gen/%s_weights.cpp"\n' % (work, n, n))
+            f.write("\n".join(text))
         sources.append(path)
     ninja = ["cxx = %s" % cxx, "flags = %s" % flags, "ldflags = %s" % san, "libs = %s" % libs,
              "rule cc\n  command = $cxx $flags -MMD -MF $out.d -c $in -o $out\n"
@@ -186,16 +213,10 @@ def write_build(work, names, runtime_dir, here, cxx, check_memory, sanitize, bat
              "rule cached_cc\n  command = $cxx $flags -c $in -o $out.tmp$$$$ && "
              "mv -f $out.tmp$$$$ $out",
              "rule link\n  command = $cxx $ldflags $in -o $out $libs -lm -pthread"]
-    if nvcc:
-        # -c for batches that run on the GPU; -ptx (device code only) for the emulated suites'
-        # compile check: their host code is the text the C++ compiler builds with -Werror for
-        # the emulation, and nvcc's host pass over it is exercised by every cuda_nvcc_* model.
-        # The front end gives the warnings; ptxas (a third of the time) runs in those models.
-        for rule, output in (("nvcc", "-c"), ("nvcc_device", "-ptx")):
-            ninja.append("rule %s\n  command = %s -std=c++17 -O1 -arch=%s -x cu -I%s -I%s "
-                         "-Xcompiler -Wall,-Wextra,-Werror -Werror all-warnings %s $in -o $out"
-                         % (rule, nvcc, cuda_arch, runtime_dir, os.path.join(runtime_dir, "cuda"),
-                            output))
+    if cuda == "gpu":
+        ninja.append("rule nvcc\n  command = %s -std=c++17 -O1 -arch=%s -x cu -I%s -I%s "
+                     "-Xcompiler -Wall,-Wextra,-Werror -Werror all-warnings -c $in -o $out"
+                     % (nvcc, cuda_arch, runtime_dir, os.path.join(runtime_dir, "cuda")))
     # The runtime's objects are the same for every suite built with the same compiler and
     # flags: one cache beside the suites' work folders, keyed by those and the runtime's text.
     objects = []
@@ -213,15 +234,15 @@ def write_build(work, names, runtime_dir, here, cxx, check_memory, sanitize, bat
         objects.append(obj)
         ninja.append("build %s: %s %s" % (obj, "nvcc" if cuda == "gpu" and batch_source else "cc",
                                           s))
-        if cuda == "emulate" and nvcc and batch_source:
-            # nvcc compiles this batch at -O1 with -Werror (the warnings that need the
-            # optimizer), so the emulated build of it, which only has to run, skips the optimizer:
-            # it compiles in half the time and its tensors are small.
+        if cuda == "emulate" and batch_source:
+            # The emulated build of a batch only has to run, on small tensors: without the
+            # optimizer it compiles in half the time. The CPU suites build the same emitter's
+            # host code at -O1, NVRTC checks the kernels (run_node_tests.py), and every
+            # cuda_nvcc_* model goes through nvcc whole.
             ninja.append("  flags = %s" % flags.replace("-O1", "-O0"))
-            # The same batch's device code for the GPU, only compiled (one architecture: this
-            # checks that the kernels compile warning-free).
-            ninja.append("build nvcc/%s.ptx: nvcc_device %s" % (os.path.basename(s)[:-4], s))
-    ninja.append("build harness: link %s" % " ".join(objects))
+    # A static library after the objects that need it.
+    ninja.append("build harness: link %s" % " ".join(objects + ([runtime_lib] if runtime_lib
+                                                               else [])))
     with open(os.path.join(work, "build.ninja"), "w") as f:
         f.write("\n".join(ninja) + "\n")
 

@@ -18,9 +18,9 @@ calls run the column-major product they describe), so the CUDA kernels are check
 same outputs without a GPU; its expected failures are in expected/<suite>-cuda.txt while the
 CUDA target fails tests the CPU target passes, else in the CPU's list (--update-expected
 writes or removes the CUDA list accordingly).
-With --nvcc PATH as well, each batch is also compiled by nvcc, and each model's kernel source
-as the model embeds it for NVRTC is compiled by NVRTC for compute capability 7.5 (a GPU older
-than the fat binary, where create compiles the kernels); a model that NVRTC refuses fails.
+With --nvrtc as well (it needs the CUDA toolkit), each model's kernel source as the model
+embeds it for NVRTC is compiled by NVRTC for compute capability 7.5 (a GPU older than the fat
+binary, where create compiles the kernels); a model that NVRTC refuses or warns about fails.
 With --pack DIR as well, the generated sources and converted data are also written to DIR (a
 folder a GPU machine without dlc or the ONNX test data can take); there, --from-pack DIR builds
 the harness with nvcc against CUDA, cuBLAS and cuDNN, runs it on the GPU and compares with the
@@ -58,7 +58,7 @@ from onnx import numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness_build import (SANITIZER_EXITCODE, SANITIZER_REPORTS, cuda_helpers,  # noqa: E402
-                           nvrtc_check, sanitizer_env, write_build)
+                           dlc_built_runtime, nvrtc_check, sanitizer_env, write_build)
 
 RTOL, ATOL = 1e-3, 1e-5
 # bfloat16 carries 8 significant bits: its references round every intermediate to bfloat16,
@@ -91,9 +91,14 @@ def parse_args():
                    help="build generated code with -DDLC_CHECK_MEMORY (dead memory poisoned)")
     p.add_argument("--cuda-emulate", action="store_true",
                    help="compile for --target cuda and run the kernels emulated on the host")
-    p.add_argument("--nvcc", default="", metavar="PATH",
-                   help="with --cuda-emulate: also compile every generated CUDA source with "
-                        "this nvcc for the GPU (-Werror; nothing is run)")
+    p.add_argument("--nvrtc", action="store_true",
+                   help="with --cuda-emulate: also compile every model's kernels with NVRTC "
+                        "(a warning fails; nothing is run)")
+    p.add_argument("--nvcc", default="", metavar="PATH", help="the nvcc of --from-pack")
+    p.add_argument("--runtime-lib", metavar="LIB",
+                   help="the CPU runtime built (libdlc_runtime.a); without it, and with "
+                        "--from-pack, the harness compiles the runtime's sources (with "
+                        "--sanitize it links the runtime dlc builds with the sanitizer flags)")
     p.add_argument("--pack", metavar="DIR",
                    help="with --cuda-emulate: also write the generated sources and data to DIR")
     p.add_argument("--from-pack", metavar="DIR",
@@ -107,8 +112,8 @@ def parse_args():
     args = p.parse_args()
     if not args.from_pack and not (args.dlc and args.data):
         p.error("--dlc and --data are needed (except with --from-pack)")
-    if args.pack and not args.cuda_emulate:
-        p.error("--pack goes with --cuda-emulate")
+    if (args.pack or args.nvrtc) and not args.cuda_emulate:
+        p.error("--pack and --nvrtc go with --cuda-emulate")
     if args.skip_same_as and args.update_expected:
         p.error("--update-expected rewrites the whole suite's list: drop --skip-same-as")
     # A CUDA run's own list, expected/<suite>-cuda.txt, exists only while the CUDA target
@@ -523,11 +528,20 @@ def main():
     if args.pack:
         pack(args.pack, work, tests, results)
     cuda = "gpu" if args.from_pack else "emulate" if args.cuda_emulate else ""
-    nvcc = args.nvcc or (shutil.which("nvcc") or os.path.join(
-        os.environ.get("CUDA_HOME", "/usr/local/cuda"), "bin", "nvcc") if args.from_pack else "")
+    nvcc = args.nvcc or shutil.which("nvcc") or os.path.join(
+        os.environ.get("CUDA_HOME", "/usr/local/cuda"), "bin", "nvcc")
+    runtime_lib = None
+    if args.sanitize and compiled and not args.from_pack:
+        carrier = next(t.model for t in tests if t.name in compiled)
+        runtime_lib, error = dlc_built_runtime(args.dlc, carrier, work, args.sanitize)
+        if not runtime_lib:
+            print("FAILED: dlc building the sanitized runtime: " + error)
+            return 1
+    elif args.runtime_lib and not args.from_pack:
+        runtime_lib = os.path.abspath(args.runtime_lib)
     write_build(work, compiled, os.path.abspath(args.runtime_dir), here, args.cxx,
-                args.check_memory, args.sanitize, args.batch, cuda, nvcc,
-                args.cuda_arch if args.from_pack else "sm_80")
+                args.check_memory, args.sanitize, args.batch, cuda, nvcc, args.cuda_arch,
+                runtime_lib)
     times.mark("compile")
     build = subprocess.run(["ninja", "-C", work, "-j", str(args.jobs)], capture_output=True,
                            text=True)
@@ -549,7 +563,7 @@ def main():
     for n in compiled:
         results[n] = run_errors.get(n) or compare(work, n)
     times.mark("run")
-    if cuda == "emulate" and nvcc:
+    if cuda == "emulate" and args.nvrtc:
         for n, why in nvrtc_check(work, compiled, os.path.abspath(args.runtime_dir),
                                   args.jobs).items():
             results[n] = results[n] or "NVRTC: " + why

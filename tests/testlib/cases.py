@@ -41,6 +41,7 @@ may return its checks that way; without replay_setup only the selected ones are 
 """
 import re
 import sys
+import time
 
 
 class Cases:
@@ -116,8 +117,13 @@ class Cases:
             chosen = name in selected
             if not chosen and not self.replay_setup:
                 continue
+            start = time.monotonic()
             checks = function(*case_args)
             if self.replay_setup and not callable(checks):
                 raise TypeError("case %r returned no check function" % name)
             if chosen and callable(checks):
                 checks()
+            # Where a script's time goes (CI's time budget).
+            if chosen:
+                print("case %s: %.1f s" % (name, time.monotonic() - start))
+                sys.stdout.flush()
