@@ -32,10 +32,17 @@ NODE_DATA = "/usr/share/libonnx-testdata/data/node"
 
 def check_cache_sharing(dlc, work, model, inputs, expected):
     """Parallel `dlc run`s of one model on an empty cache (as `ninja -j` runs dlc_add_model
-    targets) each build and publish a cache entry; none may see another's half-written
-    files. Then a cache folder that cannot be created falls back to a temporary one."""
+    targets): one builds the runtime while the others wait, each publishes its entries, none
+    may see another's half-written files. Then a cache folder that cannot be created falls
+    back to a temporary one."""
     cache = os.path.join(work, "shared_cache")
-    env = dict(os.environ, DLC_CACHE_DIR=cache)
+    # A compiler that logs what it compiles: the runtime must be compiled once, not per run.
+    compiles = os.path.join(work, "compiles.log")
+    cxx = os.path.join(work, "logging-c++")
+    with open(cxx, "w") as f:
+        f.write('#!/bin/sh\necho "$@" >> "%s"\nexec c++ "$@"\n' % compiles)
+    os.chmod(cxx, 0o755)
+    env = dict(os.environ, DLC_CACHE_DIR=cache, CXX=cxx)
     procs = [subprocess.Popen([dlc, "run", model] + inputs +
                               ["-o", os.path.join(work, "parallel_%d" % i)],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
@@ -50,6 +57,10 @@ def check_cache_sharing(dlc, work, model, inputs, expected):
     leftovers = [f for f in os.listdir(cache) if f.startswith("build")] if os.path.isdir(cache) \
         else []
     check(not leftovers, "no private build folders left in the cache (%s)" % leftovers)
+    with open(compiles) as f:
+        runtime_compiles = sum("elementwise.cpp" in line for line in f)
+    check(runtime_compiles == 1, "the parallel runs compiled the runtime once (%d times)"
+          % runtime_compiles)
     blocker = os.path.join(work, "a_file")
     open(blocker, "w").write("not a folder")
     tmp = os.path.join(work, "tmp")
