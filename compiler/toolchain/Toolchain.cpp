@@ -7,6 +7,7 @@
 #include "llvm/Support/Program.h"
 #include "llvm/Support/xxhash.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
@@ -256,10 +257,21 @@ bool writeRuntimeHeaders(const std::string &dir, std::string &error) {
   return true;
 }
 
+namespace {
+// cxxCommand for the runtime's sources: DLC_CHECK_MEMORY switches code in generated sources
+// only, so checked builds share the plain runtime instead of compiling an identical one.
+std::vector<std::string> runtimeCommand(const std::string &cpu) {
+  std::vector<std::string> command = cxxCommand(cpu);
+  command.erase(std::remove(command.begin(), command.end(), "-DDLC_CHECK_MEMORY"), command.end());
+  return command;
+}
+} // namespace
+
 bool runtimeObjects(const std::string &cpu, std::vector<std::string> &objects, std::string &error) {
-  std::string key = cxxCompiler();
-  for (const auto &flag : cxxFlags(cpu))
-    key += " " + flag;
+  const std::vector<std::string> command = runtimeCommand(cpu);
+  std::string key;
+  for (const auto &word : command)
+    key += " " + word;
   for (const auto &file : embeddedFiles())
     if (file.isCpuRuntime())
       key += std::string(file.name) + file.text;
@@ -298,7 +310,7 @@ bool runtimeObjects(const std::string &cpu, std::vector<std::string> &objects, s
       ok = writeFile(paths.back(), file.text, error);
     }
   }
-  ok = ok && compileSources(paths, {tmpDir}, tmpDir, cxxCommand(cpu), built, error) &&
+  ok = ok && compileSources(paths, {tmpDir}, tmpDir, command, built, error) &&
        writeFile(tmpDir + "/complete", "", error);
   if (!ok) {
     llvm::sys::fs::remove_directories(tmpDir);
