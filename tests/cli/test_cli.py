@@ -37,10 +37,12 @@ def check_cache_sharing(dlc, work, model, inputs, expected):
     back to a temporary one."""
     cache = os.path.join(work, "shared_cache")
     # A compiler that logs what it compiles: the runtime must be compiled once, not per run.
+    # Without the optimizer (its -O0 comes last): these runs check the cache, not the code,
+    # and each empty cache here would otherwise cost a full runtime build.
     compiles = os.path.join(work, "compiles.log")
     cxx = os.path.join(work, "logging-c++")
     with open(cxx, "w") as f:
-        f.write('#!/bin/sh\necho "$@" >> "%s"\nexec c++ "$@"\n' % compiles)
+        f.write('#!/bin/sh\necho "$@" >> "%s"\nexec c++ "$@" -O0\n' % compiles)
     os.chmod(cxx, 0o755)
     env = dict(os.environ, DLC_CACHE_DIR=cache, CXX=cxx)
     procs = [subprocess.Popen([dlc, "run", model] + inputs +
@@ -65,7 +67,7 @@ def check_cache_sharing(dlc, work, model, inputs, expected):
     open(blocker, "w").write("not a folder")
     tmp = os.path.join(work, "tmp")
     os.makedirs(tmp)
-    env = dict(os.environ, DLC_CACHE_DIR=os.path.join(blocker, "cache"), TMPDIR=tmp)
+    env = dict(os.environ, DLC_CACHE_DIR=os.path.join(blocker, "cache"), TMPDIR=tmp, CXX=cxx)
     r = subprocess.run([dlc, "run", model] + inputs + ["-o", os.path.join(work, "fallback")],
                        capture_output=True, text=True, env=env)
     fallback = os.path.join(tmp, "dlc-cache-%d" % os.getuid())
