@@ -120,9 +120,9 @@ CUDA_REGISTRY_FUNCTIONS = (
     "  dlc_cuda_context_release(h->context);\n  delete h;\n}")
 
 
-def registry_entries(names, cuda):
-    """The harness's create/run/destroy wrappers of `names`, written into the batch that
-    compiles those models."""
+def batch_registration(index, names, cuda):
+    """The harness's create/run/destroy wrappers of `names` and registerBatch<index>, which
+    appends them to the registry: written into the batch that compiles those models."""
     lines = ["namespace {"]
     for n in names:
         if cuda:
@@ -135,6 +135,11 @@ def registry_entries(names, cuda):
             "int no) { return %(n)s_run_checked(static_cast<%(n)s_model *>(m), i, ni, o, no); }\n"
             "void %(n)s_d(void *m) { %(n)s_destroy(static_cast<%(n)s_model *>(m)); }" % {"n": n})
     lines.append("} // namespace\n")
+    lines.append("void registerBatch%d(std::vector<RegisteredModel> &models) {" % index)
+    lines.append("  models.insert(models.end(), {")
+    for n in names:
+        lines.append('    {"%(n)s", %(n)s_info, %(n)s_c, %(n)s_r, %(n)s_d},' % {"n": n})
+    lines.append("  });\n}\n")
     return lines
 
 
@@ -177,8 +182,8 @@ def write_build(work, names, runtime_dir, here, cxx, check_memory, sanitize, bat
     san = sanitizer_flags(sanitize)
     if san:
         flags += " " + san
-    # The CPU runtime does not depend on these flags (only generated code reads
-    # DLC_CHECK_MEMORY), so a build of it serves every suite but the sanitized ones.
+    # The CPU runtime does not depend on the harness's flags (only generated code reads
+    # DLC_CHECK_MEMORY): a suite given a built one compiles only the CUDA runtime's sources.
     runtime = [] if runtime_lib else [os.path.join(runtime_dir, f)
                                       for f in sorted(os.listdir(runtime_dir))
                                       if f.endswith(".cpp")]
@@ -196,12 +201,7 @@ def write_build(work, names, runtime_dir, here, cxx, check_memory, sanitize, bat
         for n in members:
             text.append('#include "%s/%s/gen/%s.%s"' % (work, n, n, "cu" if cuda else "cpp"))
             text.append('#include "%s/%s/gen/%s_weights.cpp"' % (work, n, n))
-        text += registry_entries(members, cuda)
-        text.append("void registerBatch%d(std::vector<RegisteredModel> &models) {" % b)
-        text.append("  models.insert(models.end(), {")
-        for n in members:
-            text.append('    {"%(n)s", %(n)s_info, %(n)s_c, %(n)s_r, %(n)s_d},' % {"n": n})
-        text.append("  });\n}\n")
+        text += batch_registration(b, members, cuda)
         with open(path, "w") as f:
             f.write("\n".join(text))
         sources.append(path)
