@@ -2,6 +2,7 @@
 #include "compiler/Embedded.h"
 
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Chrono.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
@@ -258,20 +259,38 @@ bool writeRuntimeHeaders(const std::string &dir, std::string &error) {
 }
 
 namespace {
-// cxxCommand for the runtime's sources: DLC_CHECK_MEMORY switches code in generated sources
-// only, so checked builds share the plain runtime instead of compiling an identical one.
+// cxxCommand for the runtime's sources, without what concerns generated code only:
+// DLC_CHECK_MEMORY switches code in generated sources, and a user's -Werror is about their
+// model (dlc's own build compiles the runtime with -Werror). Checked and -Werror builds so
+// share the plain runtime instead of compiling an identical one.
 std::vector<std::string> runtimeCommand(const std::string &cpu) {
   std::vector<std::string> command = cxxCommand(cpu);
-  command.erase(std::remove(command.begin(), command.end(), "-DDLC_CHECK_MEMORY"), command.end());
+  for (const char *generatedOnly : {"-DDLC_CHECK_MEMORY", "-Werror"})
+    command.erase(std::remove(command.begin(), command.end(), generatedOnly), command.end());
   return command;
+}
+
+// The compiler as the runtime cache keys it: the file its name runs, so that `c++` and
+// `/usr/bin/c++` (CMake's name for it) share one runtime, and that file's size and time, so
+// that an upgraded compiler builds the runtime afresh.
+std::string compilerIdentity(const std::string &compiler) {
+  std::string path = compiler;
+  if (!llvm::StringRef(compiler).contains('/'))
+    if (auto found = llvm::sys::findProgramByName(compiler))
+      path = *found;
+  llvm::sys::fs::file_status status;
+  if (llvm::sys::fs::status(path, status))
+    return path;
+  return path + " " + std::to_string(status.getSize()) + " " +
+         std::to_string(llvm::sys::toTimeT(status.getLastModificationTime()));
 }
 } // namespace
 
 bool runtimeObjects(const std::string &cpu, std::vector<std::string> &objects, std::string &error) {
   const std::vector<std::string> command = runtimeCommand(cpu);
-  std::string key;
-  for (const auto &word : command)
-    key += " " + word;
+  std::string key = compilerIdentity(command.front());
+  for (size_t i = 1; i < command.size(); ++i)
+    key += " " + command[i];
   for (const auto &file : embeddedFiles())
     if (file.isCpuRuntime())
       key += std::string(file.name) + file.text;

@@ -30,21 +30,31 @@ from chains import check_fused_chains  # noqa: E402  (tests/cli/chains.py)
 NODE_DATA = "/usr/share/libonnx-testdata/data/node"
 
 
+def unoptimized_compiler(work, log):
+    """A c++ that appends what it compiles to `log` and compiles without the optimizer (its
+    -O0 comes last): for the cases that check how dlc builds, not the code, each of which
+    would otherwise cost a full runtime build."""
+    cxx = os.path.join(work, "unoptimized-c++-" + os.path.basename(log))
+    with open(cxx, "w") as f:
+        f.write('#!/bin/sh\necho "$@" >> "%s"\nexec c++ "$@" -O0\n' % log)
+    os.chmod(cxx, 0o755)
+    return cxx
+
+
 def check_cache_sharing(dlc, work, model, inputs, expected):
     """Parallel `dlc run`s of one model on an empty cache (as `ninja -j` runs dlc_add_model
     targets): one builds the runtime while the others wait, each publishes its entries, none
-    may see another's half-written files. Then a cache folder that cannot be created falls
-    back to a temporary one."""
-    cache = os.path.join(work, "shared_cache")
-    # A compiler that logs what it compiles: the runtime must be compiled once, not per run.
-    # Without the optimizer (its -O0 comes last): these runs check the cache, not the code,
-    # and each empty cache here would otherwise cost a full runtime build.
+    may see another's half-written files. Their DLC_CACHE_DIR cannot be created, so they also
+    all fall back to one private folder in $TMPDIR (one runtime build checks both), which is
+    refused once others may write it."""
+    blocker = os.path.join(work, "a_file")
+    open(blocker, "w").write("not a folder")
+    tmp = os.path.join(work, "tmp")
+    os.makedirs(tmp)
+    # The compiler's log shows the runtime compiled once, not per run.
     compiles = os.path.join(work, "compiles.log")
-    cxx = os.path.join(work, "logging-c++")
-    with open(cxx, "w") as f:
-        f.write('#!/bin/sh\necho "$@" >> "%s"\nexec c++ "$@" -O0\n' % compiles)
-    os.chmod(cxx, 0o755)
-    env = dict(os.environ, DLC_CACHE_DIR=cache, CXX=cxx)
+    env = dict(os.environ, DLC_CACHE_DIR=os.path.join(blocker, "cache"), TMPDIR=tmp,
+               CXX=unoptimized_compiler(work, compiles))
     procs = [subprocess.Popen([dlc, "run", model] + inputs +
                               ["-o", os.path.join(work, "parallel_%d" % i)],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
@@ -56,28 +66,18 @@ def check_cache_sharing(dlc, work, model, inputs, expected):
     outs = [os.path.join(work, "parallel_%d" % i, "y.npy") for i in range(4)]
     check(all(os.path.exists(o) and np.allclose(np.load(o), expected, rtol=1e-4, atol=1e-5)
               for o in outs), "every parallel run matches the ONNX reference")
-    leftovers = [f for f in os.listdir(cache) if f.startswith("build")] if os.path.isdir(cache) \
-        else []
+    cache = os.path.join(tmp, "dlc-cache-%d" % os.getuid())
+    entries = os.listdir(cache) if os.path.isdir(cache) else []
+    check(any(f.startswith("run-") for f in entries) and os.stat(cache).st_mode & 0o077 == 0,
+          "an unusable DLC_CACHE_DIR falls back to a private folder in $TMPDIR (%s)" % entries)
+    leftovers = [f for f in entries if f.startswith("build")]
     check(not leftovers, "no private build folders left in the cache (%s)" % leftovers)
     with open(compiles) as f:
         runtime_compiles = sum("elementwise.cpp" in line for line in f)
     check(runtime_compiles == 1, "the parallel runs compiled the runtime once (%d times)"
           % runtime_compiles)
-    blocker = os.path.join(work, "a_file")
-    open(blocker, "w").write("not a folder")
-    tmp = os.path.join(work, "tmp")
-    os.makedirs(tmp)
-    env = dict(os.environ, DLC_CACHE_DIR=os.path.join(blocker, "cache"), TMPDIR=tmp, CXX=cxx)
+    os.chmod(cache, 0o777)  # another user could have made it: refused, with a clear error
     r = subprocess.run([dlc, "run", model] + inputs + ["-o", os.path.join(work, "fallback")],
-                       capture_output=True, text=True, env=env)
-    fallback = os.path.join(tmp, "dlc-cache-%d" % os.getuid())
-    check(r.returncode == 0 and os.path.exists(os.path.join(work, "fallback", "y.npy")) and
-          any(f.startswith("run-") for f in os.listdir(fallback)) and
-          os.stat(fallback).st_mode & 0o077 == 0,
-          "an unusable DLC_CACHE_DIR falls back to a private folder in $TMPDIR (%s)"
-          % r.stderr.strip())
-    os.chmod(fallback, 0o777)  # another user could have made it: refused, with a clear error
-    r = subprocess.run([dlc, "run", model] + inputs + ["-o", os.path.join(work, "fallback2")],
                        capture_output=True, text=True, env=env)
     check(r.returncode == 1 and "not a private folder" in r.stderr,
           "a fallback cache folder open to others is refused (%s)" % r.stderr.strip())
@@ -380,7 +380,8 @@ def check_cpu_and_threads(dlc, work, model, inputs, expected, env):
     a bad value is refused; $DLC_CPU and $DLC_THREADS pick kernels and threads at run time."""
     out = os.path.join(work, "cpu_v2")
     r = subprocess.run([dlc, "run", model] + inputs + ["-o", out, "--cpu", "x86-64-v2"],
-                       capture_output=True, text=True, env=env)
+                       capture_output=True, text=True,
+                       env=dict(env, CXX=unoptimized_compiler(work, os.devnull)))
     check(r.returncode == 0 and np.allclose(np.load(os.path.join(out, "y.npy")), expected,
                                             rtol=1e-4, atol=1e-5),
           "--cpu x86-64-v2: dlc run matches the ONNX reference (%s)" % r.stderr.strip())

@@ -270,31 +270,45 @@ def cuda_helpers(*names):
     return [getattr(run_cuda_model, name) for name in names]
 
 
-# Models whose kernels one NVRTC program compiles together: a program's fixed cost (the
-# headers, the compiler's start) is most of a small model's, so 40 at a time take a fifth of
-# the time of 40 programs.
-NVRTC_BATCH = 40
+# Kernels one NVRTC program compiles: a program's fixed cost (the headers, the compiler's
+# start) is most of a small model's, and models repeat each other's kernels (a suite's 8500
+# kernels are 1900 distinct ones), so each distinct kernel is compiled once, in programs of
+# about this many.
+NVRTC_PROGRAM_KERNELS = 100
 KERNEL_HEADERS = ("dlc_cuda_rtc.h", "scalar_ops.h", "dlc_cuda_kernels.h")
+KERNEL_INCLUDE = '#include "dlc_cuda_kernels.h"\n'
 
 
-def combine_kernel_sources(folders, combined):
-    """One folder, as cuda_jit_check reads it, holding the kernels of all `folders` (models'
-    kernel sources with their headers) renumbered one after another."""
+def renumber_kernels(source, delta):
+    return re.sub(r"\bkernel(\d+)\(", lambda m: "kernel%d(" % (int(m.group(1)) + delta), source)
+
+
+def kernel_units(folder):
+    """The kernel source of the model in `folder` (as cuda_jit_check reads it) as units that
+    compile alone, each numbered from kernel0, with its kernel count: one unit per kernel
+    when the source is just its kernels' definitions, else the whole source as one."""
+    with open(os.path.join(folder, "kernel_count")) as f:
+        count = int(f.read())
+    with open(os.path.join(folder, "kernels.cu")) as f:
+        source = f.read().replace(KERNEL_INCLUDE, "", 1)
+    head, *definitions = re.split(r"(?m)^(?=DLC_GLOBAL )", source)
+    if head.strip() or len(definitions) != count or any(
+            re.findall(r"\bkernel(\d+)\(", d) != [str(k)] for k, d in enumerate(definitions)):
+        return [(source, count)]
+    return [(renumber_kernels(d, -k), 1) for k, d in enumerate(definitions)]
+
+
+def write_kernel_program(header_folder, units, combined):
+    """One folder, as cuda_jit_check reads it, holding `units` (kernel_units) numbered one
+    after another, with the headers of `header_folder`."""
     os.makedirs(combined, exist_ok=True)
     for header in KERNEL_HEADERS:
-        with open(os.path.join(folders[0], header)) as f, \
+        with open(os.path.join(header_folder, header)) as f, \
                 open(os.path.join(combined, header), "w") as out:
             out.write(f.read())
-    include = '#include "dlc_cuda_kernels.h"\n'
-    parts, total = [include], 0
-    for folder in folders:
-        with open(os.path.join(folder, "kernel_count")) as f:
-            count = int(f.read())
-        with open(os.path.join(folder, "kernels.cu")) as f:
-            source = f.read().replace(include, "", 1)
-        parts.append(re.sub(r"\bkernel(\d+)\(",
-                            lambda m, first=total: "kernel%d(" % (int(m.group(1)) + first),
-                            source))
+    parts, total = [KERNEL_INCLUDE], 0
+    for source, count in units:
+        parts.append(renumber_kernels(source, total))
         total += count
     with open(os.path.join(combined, "kernels.cu"), "w") as f:
         f.write("".join(parts))
@@ -305,8 +319,8 @@ def combine_kernel_sources(folders, combined):
 def nvrtc_check(work, names, runtime_dir, jobs):
     """The kernel source each CUDA model embeds, compiled by NVRTC as its create would on a GPU
     older than the fat binary (compute capability 7.5); {model: why} for those that fail.
-    Models go NVRTC_BATCH to a program; a batch that fails is compiled model by model, which
-    names the models at fault."""
+    The models' distinct kernels go NVRTC_PROGRAM_KERNELS to a program; when one fails, each
+    model using its kernels is compiled alone, which names the models at fault."""
     build_jit_checker, extract_kernel_source = cuda_helpers("build_jit_checker",
                                                             "extract_kernel_source")
 
@@ -334,22 +348,33 @@ def nvrtc_check(work, names, runtime_dir, jobs):
             failed = {d: "cuda_jit_check exited with status %d" % run.returncode for d in dirs}
         return failed
 
-    def check_batch(index, batch):
-        combined = os.path.join(work, "nvrtc-batch-%d" % index)
-        combine_kernel_sources(batch, combined)
+    # Each distinct kernel goes to one program; a program remembers the models that use its
+    # kernels, and a model passes when every program holding its kernels does.
+    programs, users, program_of = [], [], {}
+    for folder in folders:
+        for unit in kernel_units(folder):
+            if unit not in program_of:
+                if not programs or sum(c for _, c in programs[-1]) >= NVRTC_PROGRAM_KERNELS:
+                    programs.append([])
+                    users.append(set())
+                program_of[unit] = len(programs) - 1
+                programs[-1].append(unit)
+            users[program_of[unit]].add(folder)
+
+    def check_program(index):
+        combined = os.path.join(work, "nvrtc-program-%d" % index)
+        write_kernel_program(next(iter(folders)), programs[index], combined)
         together = check([combined])
         if not together:
             return {}
-        # Compiled alone, each model either fails on its own or the batch's failure came from
-        # combining them, which must not pass unseen either.
-        alone = check(batch)
-        return alone or {folder: "fails only beside other models: " + together[combined]
-                         for folder in batch}
+        # Compiled alone, each model using its kernels either fails on its own or the
+        # program's failure came from combining them, which must not pass unseen either.
+        alone = check(sorted(users[index]))
+        return alone or {folder: "fails only beside other models' kernels: " +
+                         together[combined] for folder in users[index]}
 
-    listed = list(folders)
-    batches = [listed[i:i + NVRTC_BATCH] for i in range(0, len(listed), NVRTC_BATCH)]
     with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
-        for failed in pool.map(check_batch, range(len(batches)), batches):
+        for failed in pool.map(check_program, range(len(programs))):
             for folder, why in failed.items():
                 if folder in folders:
                     errors[folders[folder]] = why
