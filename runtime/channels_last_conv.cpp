@@ -4,8 +4,10 @@
 #include "conv_shape.h"
 #include "gemm.h"
 #include "parallel.h"
+#include "shares.h"
 
 #include <algorithm>
+#include <numeric>
 
 namespace dlc {
 namespace rt {
@@ -45,37 +47,64 @@ void depthwiseChannelsLastF32(const ConvParams &p, const float *x, const float *
 
 
 namespace {
-// Pixels per product of a channels-last pointwise convolution: the GEMM's own row block, so
+// Pixels per product of a channels-last pointwise convolution at most (an image's blocks are
+// near-equal: 196 pixels are 65, 65 and 66, not 96, 96 and 4): the GEMM's own row block, so
 // the block's output is still in cache when its bias, residual and activation are applied.
 constexpr int64_t kPointwisePixelBlock = 96;
 // Input channels up to which the pointwise kernel (pointwise_kernel.h) beats the GEMM: its
 // tiles read the pixels unpacked and finish bias, residual and clamp in registers, which
 // outweighs the GEMM's better reuse only while the sums are short.
 constexpr int64_t kPointwiseKernelMaxChannels = 256;
+// Pixel blocks per thread from which uneven shares (5 and 4 of 9) cost less than splitting
+// each block's output channels.
+constexpr int64_t kEvenBlocksPerThread = 4;
 
 } // namespace
 
 // Channels-last pointwise: (pixels x in channels) times the packed (in x out channels)
-// weights, in blocks of one image's pixels split over the threads (each block's product on
-// one thread), the input's channels times the image's inputScale row where there is one.
+// weights, in blocks of one image's pixels, each block's output channels in one or more
+// parts of whole weight panels, the items split over the threads (each item's product on
+// one thread); the input's channels times the image's inputScale row where there is one.
 void pointwiseChannelsLastF32(const ConvParams &p, const float *x, const float *packedW,
                               const float *bias, const float *residual, float *y,
                               const float *inputScale) {
   const WindowParams &w = p.window;
   const int64_t plane = product3(w.out), in = w.channels, out = p.outChannels;
   const int64_t imageBlocks = (plane + kPointwisePixelBlock - 1) / kPointwisePixelBlock;
+  const int64_t pixelBlocks = w.batch * imageBlocks;
+  if (pixelBlocks == 0)
+    return;
+  // A 7x7 plane is one block, which left every thread but one idle (EfficientNet-B0's and
+  // MobileNetV2's last convolutions ran as fast on two threads as on one), and 3 blocks on 2
+  // threads keep one idle a third of the time: a few blocks that do not share out evenly
+  // split their output channels too, into just enough parts of whole weight panels (each
+  // part's product packs the block's pixels again). The sums of an output do not depend on
+  // its part, so the results do not depend on the thread count.
+  const int64_t threads = activeThreadCount();
+  const int64_t panels = (out + kPackCols - 1) / kPackCols;
+  const int64_t parts =
+      pixelBlocks % threads == 0 || pixelBlocks >= kEvenBlocksPerThread * threads
+          ? 1
+          : std::min(panels, threads / std::gcd(pixelBlocks, threads));
+  const int64_t workPerItem =
+      std::max<int64_t>(1, std::min(kPointwisePixelBlock, plane) * in * out / parts);
   float lo, hi;
   const bool clamp = epilogueClamp(p.epilogue, lo, hi);
   static_assert(kPointwiseKernelMaxChannels <= kMaxBlockDepth,
                 "the kernel reads one block of packed weights");
-  parallelFor(w.batch * imageBlocks, 1, [&](int64_t begin, int64_t end) {
-    for (int64_t block = begin; block < end; ++block) {
-      const int64_t image = block / imageBlocks;
-      const int64_t first = image * plane + block % imageBlocks * kPointwisePixelBlock;
-      const int64_t count = std::min(kPointwisePixelBlock, (image + 1) * plane - first);
+  parallelFor(pixelBlocks * parts, (kMinWorkPerPart + workPerItem - 1) / workPerItem,
+              [&](int64_t begin, int64_t end) {
+    for (int64_t item = begin; item < end; ++item) {
+      const int64_t block = item / parts, part = item % parts;
+      const int64_t image = block / imageBlocks, inImage = block % imageBlocks;
+      const int64_t first = image * plane + shareStart(plane, imageBlocks, inImage);
+      const int64_t count = image * plane + shareStart(plane, imageBlocks, inImage + 1) - first;
+      const int64_t column = shareStart(out, parts, part, kPackCols);
+      const int64_t columns = shareStart(out, parts, part + 1, kPackCols) - column;
       const float *scale = inputScale ? inputScale + image * in : nullptr;
-      float *yBlock = y + first * out;
-      const float *residualBlock = residual ? residual + first * out : nullptr;
+      float *yBlock = y + first * out + column;
+      const float *columnBias = bias ? bias + column : nullptr;
+      const float *residualBlock = residual ? residual + first * out + column : nullptr;
       if (in <= kPointwiseKernelMaxChannels) {
         // A scaled input is scaled into a block on the stack first (in cache, vectorised;
         // scaling each value as the tile broadcasts it cost a scalar product and a shuffle
@@ -88,17 +117,23 @@ void pointwiseChannelsLastF32(const ConvParams &p, const float *x, const float *
               scaled[r * in + c] = xBlock[r * in + c] * scale[c];
           xBlock = scaled;
         }
-        pointwiseNhwc({xBlock, count, in, out, packedW, bias, residualBlock, yBlock, clamp, lo,
-                       hi});
+        // One block of packed weights: panel after panel of kPackCols x in floats.
+        pointwiseNhwc({xBlock, count, in, columns, out, packedW + column * in, columnBias,
+                       residualBlock, yBlock, clamp, lo, hi});
       } else {
-        const PackedOperand weights{packedW, (out + kPackCols - 1) / kPackCols * kPackCols, 0};
-        GemmArgs product{false, false, count, out, in, 1.0f, x + first * in, in, nullptr, 0,
+        const PackedOperand weights{packedW, panels * kPackCols, column};
+        GemmArgs product{false, false, count, columns, in, 1.0f, x + first * in, in, nullptr, 0,
                          0.0f, yBlock, out, {}, weights,
-                         {nullptr, bias, residualBlock, out, clamp, lo, hi}, scale};
+                         {nullptr, columnBias, residualBlock, out, clamp, lo, hi}, scale};
         sgemmOn(selectedCpuIsa(), product);
       }
-      if (!clamp)
+      if (clamp)
+        continue;
+      if (columns == out)
         applyEpilogue(p.epilogue, yBlock, count * out);
+      else
+        for (int64_t r = 0; r < count; ++r)
+          applyEpilogue(p.epilogue, yBlock + r * out, columns);
     }
   });
 }

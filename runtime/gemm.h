@@ -117,13 +117,14 @@ void depthwiseNhwcRowAvx512(const DepthwiseNhwcRowArgs &r);
 
 // Rows of a channels-last pointwise convolution (runtime/pointwise_kernel.h): y (rows x n) =
 // x (rows x k) times weights packed by packGemmB (k <= kMaxBlockDepth, so one block), plus
-// bias and residual where set, clamped to [lo, hi] when `clamp`.
+// bias and residual where set, clamped to [lo, hi] when `clamp`. y's and the residual's rows
+// are ld >= n floats apart; the weights may start at a panel boundary inside wider ones.
 struct PointwiseNhwcArgs {
   const float *x;
-  int64_t rows, k, n;
+  int64_t rows, k, n, ld;
   const float *packedWeights;
   const float *bias;     // n, or null
-  const float *residual; // rows x n, or null
+  const float *residual; // rows x ld, or null
   float *y;
   bool clamp;
   float lo, hi;

@@ -55,7 +55,7 @@ template <class V> struct PointwiseNhwc {
       bias[v] = a.bias && lanesOf(v) ? load(a.bias + column, v) : V::zero();
     const Vec lo = V::broadcast(a.lo), hi = V::broadcast(a.hi);
     for (int64_t i = 0; i < Rows; ++i) {
-      const int64_t offset = (row + i) * a.n + column;
+      const int64_t offset = (row + i) * a.ld + column;
       for (int64_t v = 0; v < Vectors && lanesOf(v); ++v) {
         Vec value = acc[i][v];
         if (a.bias)

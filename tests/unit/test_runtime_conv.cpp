@@ -472,29 +472,37 @@ TEST_CASE("channels-last depthwise and pointwise convolutions match the direct o
     }
   }
   SECTION("pointwise: several pixel blocks, ragged channel counts") {
+    // A 7x7 plane (one pixel block) has its output channels in parts, on the pointwise
+    // kernel (96 or 200 input channels) and the GEMM (300), ragged (250) or not.
     for (auto [n, c, m, h, w] : {std::array<int64_t, 5>{1, 16, 24, 10, 10},
-                                 {2, 13, 37, 11, 9}, {1, 96, 160, 7, 7}, {1, 3, 1, 20, 15}}) {
+                                 {2, 13, 37, 11, 9}, {1, 96, 160, 7, 7}, {1, 200, 250, 7, 7},
+                                 {1, 300, 250, 7, 7}, {1, 3, 1, 20, 15}}) {
       const int64_t noPad[3] = {0, 0, 0};
       checkConv(rng, {planar(n, c, h, w), m, 1}, noPad, true);
     }
   }
   SECTION("the same bits on any thread count") {
+    // The 7x7 pointwise ones split their output channels on 3 threads (2 blocks) or on 2 and
+    // 3 (1 block), through the pointwise kernel (40 input channels) and the GEMM (300).
     for (ConvParams p : {ConvParams{planar(2, 40, 23, 19), 40, 40},
-                         ConvParams{planar(2, 40, 23, 19), 56, 1}}) {
+                         ConvParams{planar(2, 40, 23, 19), 56, 1},
+                         ConvParams{planar(2, 40, 7, 7), 200, 1},
+                         ConvParams{planar(1, 300, 7, 7), 250, 1}}) {
       if (p.groups > 1)
         for (int d = 1; d < 3; ++d) {
           p.window.kernel[d] = 3;
           p.window.padBegin[d] = 1;
         }
-      const int64_t planeIn = 23 * 19;
-      std::vector<float> x = randomFloats(rng, 2 * 40 * planeIn);
-      std::vector<float> weight = randomFloats(rng, p.outChannels * 40 / p.groups *
+      const int64_t images = p.window.batch, channels = p.window.channels;
+      const int64_t planeIn = p.window.in[1] * p.window.in[2];
+      std::vector<float> x = randomFloats(rng, images * channels * planeIn);
+      std::vector<float> weight = randomFloats(rng, p.outChannels * channels / p.groups *
                                                         p.window.kernel[1] * p.window.kernel[2]);
       std::vector<float> bias = randomFloats(rng, p.outChannels);
-      const size_t ySize = size_t(2 * p.outChannels * planeIn);
+      const size_t ySize = size_t(images * p.outChannels * planeIn);
       std::vector<float> serial = channelsLastConv(p, x, weight, bias.data(), nullptr, ySize);
       for (int threads : {2, 3}) {
-        INFO(threads << " threads, groups " << p.groups);
+        INFO(threads << " threads, groups " << p.groups << ", " << channels << " channels");
         ThreadPool *pool = createThreadPool(threads);
         std::vector<float> y;
         {

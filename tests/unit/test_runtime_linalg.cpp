@@ -178,7 +178,7 @@ TEST_CASE("channels-last pointwise kernel: the GEMM-then-epilogue bits on every 
           packGemmB(false, k, n, w.data(), n, packed.data());
           const float lo = -0.5f, hi = 0.75f;
           std::vector<float> y(size_t(rows * n + 8), 12345.0f);
-          pointwiseNhwcOn(isa, {x.data(), rows, k, n, packed.data(),
+          pointwiseNhwcOn(isa, {x.data(), rows, k, n, n, packed.data(),
                                 withBias ? bias.data() : nullptr,
                                 withResidual ? residual.data() : nullptr, y.data(), clamp, lo,
                                 hi});
