@@ -72,7 +72,7 @@ void pointwiseChannelsLastF32(const ConvParams &p, const float *x, const float *
   const int64_t plane = product3(w.out), in = w.channels, out = p.outChannels;
   const int64_t imageBlocks = (plane + kPointwisePixelBlock - 1) / kPointwisePixelBlock;
   const int64_t pixelBlocks = w.batch * imageBlocks;
-  if (pixelBlocks == 0)
+  if (pixelBlocks == 0 || out == 0)
     return;
   // A 7x7 plane is one block, which left every thread but one idle (EfficientNet-B0's and
   // MobileNetV2's last convolutions ran as fast on two threads as on one), and 3 blocks on 2

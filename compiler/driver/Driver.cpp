@@ -438,7 +438,7 @@ std::string cachedRunner(const CompileOptions &compile, const char *runnerTempla
     return "";
   }
   std::string key = (*bytes)->getBuffer().str() + DLC_VERSION + dlcBinaryIdentity() +
-                    cxxCompiler() + optionsKey(compile) + runnerTemplate;
+                    cxxCompilerIdentity() + optionsKey(compile) + runnerTemplate;
   for (const auto &flag : cxxFlags(compile.cpu))
     key += " " + flag;
   char hash[32];

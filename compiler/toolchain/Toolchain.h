@@ -10,6 +10,10 @@ namespace dlc {
 // $CXX or c++, and the flags generated code is built with (plus $DLC_CXXFLAGS): portable
 // x86-64, or -march=`cpu` when set (CompileOptions::cpu).
 std::string cxxCompiler();
+// cxxCompiler as the caches key it: the file its name runs, so that `c++` and `/usr/bin/c++`
+// (CMake's name for it) share entries, with that file's size and time, so that an upgraded
+// compiler builds afresh.
+std::string cxxCompilerIdentity();
 std::vector<std::string> cxxFlags(const std::string &cpu);
 // The compiler and its flags, as compileSources takes them.
 std::vector<std::string> cxxCommand(const std::string &cpu);

@@ -472,14 +472,24 @@ TEST_CASE("channels-last depthwise and pointwise convolutions match the direct o
     }
   }
   SECTION("pointwise: several pixel blocks, ragged channel counts") {
-    // A 7x7 plane (one pixel block) has its output channels in parts, on the pointwise
-    // kernel (96 or 200 input channels) and the GEMM (300), ragged (250) or not.
-    for (auto [n, c, m, h, w] : {std::array<int64_t, 5>{1, 16, 24, 10, 10},
-                                 {2, 13, 37, 11, 9}, {1, 96, 160, 7, 7}, {1, 200, 250, 7, 7},
-                                 {1, 300, 250, 7, 7}, {1, 3, 1, 20, 15}}) {
-      const int64_t noPad[3] = {0, 0, 0};
-      checkConv(rng, {planar(n, c, h, w), m, 1}, noPad, true);
-    }
+    // On 3 threads, too few pixel blocks (a 7x7 plane is one) have their output channels in
+    // parts: on the pointwise kernel (96 or 200 input channels) and the GEMM (300), ragged
+    // (250) or not, with every epilogue and residual checkConv tries.
+    ThreadPool *pool = createThreadPool(3);
+    for (bool pooled : {false, true})
+      for (auto [n, c, m, h, w] : {std::array<int64_t, 5>{1, 16, 24, 10, 10},
+                                   {2, 13, 37, 11, 9}, {1, 96, 160, 7, 7}, {1, 200, 250, 7, 7},
+                                   {1, 300, 250, 7, 7}, {1, 3, 1, 20, 15}}) {
+        INFO((pooled ? 3 : 1) << " threads");
+        const int64_t noPad[3] = {0, 0, 0};
+        if (!pooled) {
+          checkConv(rng, {planar(n, c, h, w), m, 1}, noPad, true);
+          continue;
+        }
+        ThreadScope scope(pool);
+        checkConv(rng, {planar(n, c, h, w), m, 1}, noPad, true);
+      }
+    destroyThreadPool(pool);
   }
   SECTION("the same bits on any thread count") {
     // The 7x7 pointwise ones split their output channels on 3 threads (2 blocks) or on 2 and
