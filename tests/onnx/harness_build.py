@@ -350,15 +350,17 @@ def nvrtc_check(work, names, runtime_dir, jobs):
 
     # Each distinct kernel goes to one program; a program remembers the models that use its
     # kernels, and a model passes when every program holding its kernels does.
-    programs, users, program_of = [], [], {}
+    programs, users, program_of, last_kernels = [], [], {}, 0
     for folder in folders:
         for unit in kernel_units(folder):
             if unit not in program_of:
-                if not programs or sum(c for _, c in programs[-1]) >= NVRTC_PROGRAM_KERNELS:
+                if not programs or last_kernels >= NVRTC_PROGRAM_KERNELS:
                     programs.append([])
                     users.append(set())
+                    last_kernels = 0
                 program_of[unit] = len(programs) - 1
                 programs[-1].append(unit)
+                last_kernels += unit[1]
             users[program_of[unit]].add(folder)
 
     def check_program(index):
