@@ -97,14 +97,29 @@ class DlcModel:
         getattr(self.lib, self.name + "_destroy")(self.handle)
 
 
-def ort_session(path, threads):
+def ort_session_options(threads):
     import onnxruntime as ort
     options = ort.SessionOptions()
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
     options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-    return ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+    return options
+
+
+def ort_session(path, threads):
+    import onnxruntime as ort
+    return ort.InferenceSession(path, ort_session_options(threads),
+                                providers=["CPUExecutionProvider"])
+
+
+def openvino_config(threads):
+    """f32, latency mode, one stream, `threads` threads."""
+    # No CPU pinning: OpenVINO pins the thread that calls it, and every thread the other
+    # engines start from it afterwards inherits that one core (their 2-thread runs got slower
+    # than their 1-thread ones).
+    return {"INFERENCE_PRECISION_HINT": "f32", "PERFORMANCE_HINT": "LATENCY", "NUM_STREAMS": "1",
+            "INFERENCE_NUM_THREADS": str(threads), "ENABLE_CPU_PINNING": "NO"}
 
 
 def openvino_request(path, input_name, shape, threads):
@@ -113,12 +128,7 @@ def openvino_request(path, input_name, shape, threads):
     core = ov.Core()
     model = core.read_model(path)
     model.reshape({input_name: list(shape)})
-    # No CPU pinning: OpenVINO pins the thread that calls it, and every thread the other
-    # engines start from it afterwards inherits that one core (their 2-thread runs got slower
-    # than their 1-thread ones).
-    compiled = core.compile_model(model, "CPU", {
-        "INFERENCE_PRECISION_HINT": "f32", "PERFORMANCE_HINT": "LATENCY", "NUM_STREAMS": "1",
-        "INFERENCE_NUM_THREADS": str(threads), "ENABLE_CPU_PINNING": "NO"})
+    compiled = core.compile_model(model, "CPU", openvino_config(threads))
     return compiled.create_infer_request()
 
 
