@@ -191,8 +191,18 @@ void winogradOutputAvx512(const WinogradOutputArgs &a);
 // t < taps of weight(o, c, t) * input[c * channelStride + tapOffsets[t] + p], the weights
 // packed in panels of kPlaneConvRows output channels, each stored k = c * taps + t major.
 // Positions are computed in whole vectors: input and out must hold kPlaneConvSlack floats
-// past `positions` (they get values nobody reads).
+// past `positions` (they get values nobody reads). Then each output channel o's first
+// rows x cols positions of every phaseCols (the padded width) are finished into y: plus
+// bias[o], plus the residual (laid out as y), clamped to [lo, hi] where `clamp`, in that
+// order (the GEMM epilogue's), channel o's rows at y + o * channelStride, cols apart.
 constexpr int64_t kPlaneConvRows = 8, kPlaneConvSlack = 48;
+struct PlaneConvOutput {
+  float *y;
+  int64_t channelStride, rows, cols, phaseCols;
+  const float *bias, *residual;
+  bool clamp;
+  float lo, hi;
+};
 struct PlaneConvArgs {
   const float *input;
   int64_t channels, channelStride;
@@ -202,6 +212,7 @@ struct PlaneConvArgs {
   int64_t outChannels;
   float *out;
   int64_t outStride, positions;
+  PlaneConvOutput output;
 };
 void planeConv(const PlaneConvArgs &a);
 void planeConvOn(CpuIsa isa, const PlaneConvArgs &a);

@@ -4,7 +4,6 @@
 #include "conv_shape.h"
 #include "gemm.h"
 #include "parallel.h"
-#include "scalar_ops.h"
 #include "winograd.h"
 
 #include <algorithm>
@@ -180,35 +179,6 @@ void copyPhases(const WindowParams &w, const PlaneGeometry &geo, int64_t band, c
   }
 }
 
-// Output rows [row0, row0 + rows) of plane y (out[1] x out[2]) from their products over the
-// padded width, in the GEMM epilogue's order: the sum, plus the bias, plus the residual, then
-// the activation (a clamp on the way, others after). Row by row, loops the compiler vectorises.
-void finishRows(const ConvParams &p, const PlaneGeometry &geo, const float *products,
-                const float *bias, const float *residual, float *y, int64_t row0, int64_t rows) {
-  const WindowParams &w = p.window;
-  float lo, hi;
-  const bool clamp = epilogueClamp(p.epilogue, lo, hi);
-  const float biasValue = bias ? *bias : 0.0f;
-  for (int64_t oy = row0; oy < row0 + rows; ++oy) {
-    const float *src = products + (oy - row0) * geo.phaseCols;
-    float *dst = y + oy * w.out[2];
-    const float *res = residual ? residual + oy * w.out[2] : nullptr;
-    if (bias)
-      for (int64_t ox = 0; ox < w.out[2]; ++ox)
-        dst[ox] = src[ox] + biasValue;
-    else
-      std::copy(src, src + w.out[2], dst);
-    if (res)
-      for (int64_t ox = 0; ox < w.out[2]; ++ox)
-        dst[ox] += res[ox];
-    if (clamp)
-      for (int64_t ox = 0; ox < w.out[2]; ++ox)
-        dst[ox] = scalar::clampValue(dst[ox], lo, hi);
-  }
-  if (!clamp)
-    applyEpilogue(p.epilogue, y + row0 * w.out[2], rows * w.out[2]);
-}
-
 } // namespace
 
 void planeConvF32(const ConvParams &p, const float *x, const float *packedW, const float *bias,
@@ -222,6 +192,10 @@ void planeConvF32(const ConvParams &p, const float *x, const float *packedW, con
       tapOffsets[k1 * w.kernel[2] + k2] = geo.tapOffset(k1, k2);
   const int64_t taps = w.kernel[1] * w.kernel[2];
   const int64_t items = p.groups * geo.bands;
+  // The kernel adds the bias and the residual and clamps for a Relu or Clip as it writes y;
+  // other activations take a pass over the rows after it.
+  float lo, hi;
+  const bool clamp = epilogueClamp(p.epilogue, lo, hi);
   auto planesOf = [&](int64_t slot) { return workspace + slot * geo.slotFloats; };
   parallelForInSlots(
       w.batch * items, planeSlots(p, geo), s.outPerGroup * s.k * geo.bandRows * w.out[2],
@@ -243,15 +217,16 @@ void planeConvF32(const ConvParams &p, const float *x, const float *packedW, con
         const float *weights = packedW + g * planeGroupWeightFloats(p);
         for (int64_t o0 = 0; o0 < s.outPerGroup; o0 += kPlaneConvRows) {
           const int64_t panelRows = std::min(kPlaneConvRows, s.outPerGroup - o0);
+          const int64_t offset = s.yOffset(p, n, g) + o0 * s.outPlane + row0 * w.out[2];
           planeConv({planes, s.inPerGroup, geo.channelFloats, tapOffsets, taps,
                      weights + o0 / kPlaneConvRows * planePanelFloats(p), panelRows, products,
-                     geo.outStride, rows * geo.phaseCols});
-          for (int64_t o = o0; o < o0 + panelRows; ++o) {
-            const int64_t offset = s.yOffset(p, n, g) + o * s.outPlane;
-            finishRows(p, geo, products + (o - o0) * geo.outStride,
-                       bias ? bias + g * s.outPerGroup + o : nullptr,
-                       residual ? residual + offset : nullptr, y + offset, row0, rows);
-          }
+                     geo.outStride, rows * geo.phaseCols,
+                     {y + offset, s.outPlane, rows, w.out[2], geo.phaseCols,
+                      bias ? bias + g * s.outPerGroup + o0 : nullptr,
+                      residual ? residual + offset : nullptr, clamp, lo, hi}});
+          if (!clamp)
+            for (int64_t o = o0; o < o0 + panelRows; ++o)
+              applyEpilogue(p.epilogue, y + offset + (o - o0) * s.outPlane, rows * w.out[2]);
         }
       });
 }

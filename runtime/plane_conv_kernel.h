@@ -74,6 +74,37 @@ template <class V> struct PlaneConv {
     positions<Rows>(a, panel, row, p, vectors);
   }
 
+  // Output channel o's products into y (PlaneConvOutput), while they are in cache; the
+  // padding columns past `cols` in each row are dropped.
+  static void finish(const PlaneConvArgs &a, int64_t o) {
+    const PlaneConvOutput &f = a.output;
+    const float *products = a.out + o * a.outStride;
+    float *y = f.y + o * f.channelStride;
+    const float *residual = f.residual ? f.residual + o * f.channelStride : nullptr;
+    const Vec bias = V::broadcast(f.bias ? f.bias[o] : 0.0f);
+    const Vec lo = V::broadcast(f.lo), hi = V::broadcast(f.hi);
+    for (int64_t r = 0; r < f.rows; ++r)
+      for (int64_t c = 0; c < f.cols; c += kLanes) {
+        const int64_t lanes = f.cols - c < kLanes ? f.cols - c : kLanes;
+        auto load = [lanes](const float *p) {
+          return lanes == kLanes ? V::load(p) : V::loadPartial(p, lanes);
+        };
+        Vec v = load(products + r * f.phaseCols + c);
+        if (f.bias)
+          v = v + bias;
+        if (residual)
+          v = v + load(residual + r * f.cols + c);
+        // scalar::clampValue's order: a NaN passes both (max and min return their second
+        // operand).
+        if (f.clamp)
+          v = V::min(hi, V::max(lo, v));
+        if (lanes == kLanes)
+          V::store(y + r * f.cols + c, v);
+        else
+          V::storePartial(y + r * f.cols + c, v, lanes);
+      }
+  }
+
   static void run(const PlaneConvArgs &a) {
     const int64_t panelFloats = a.channels * a.taps * kPlaneConvRows;
     for (int64_t row = 0; row < a.outChannels; row += kRows) {
@@ -87,6 +118,8 @@ template <class V> struct PlaneConv {
         else
           lastRows<kRows - 1>(a, panel, row, rows, p, vectors);
       }
+      for (int64_t o = row; o < row + kRows && o < a.outChannels; ++o)
+        finish(a, o);
     }
   }
 };
