@@ -2,8 +2,11 @@
 #include "passes/Passes.h"
 
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/EquivalenceClasses.h"
 #include "llvm/ADT/SetVector.h"
+
+#include <limits>
 
 namespace dlc {
 #define GEN_PASS_DEF_CHANNELSLAST
@@ -144,32 +147,6 @@ struct Group {
     return uses;
   }
 
-  // Elements the transposes at the border would move, not counting reshapes and transposes
-  // that cancel one already there.
-  int64_t borderElements() const {
-    int64_t elements = 0;
-    for (Value input : borderInputs())
-      if (!keepsBytes(input.getType()) && !isTranspose(input.getDefiningOp(), kToChannelsFirst))
-        elements += elementsOf(input);
-    for (Operation *op : ops)
-      if (!keepsBytes(op->getResult(0).getType()) &&
-          llvm::any_of(outsideUses(op), [](OpOperand *use) {
-            return !isTranspose(use->getOwner(), kToChannelsLast);
-          }))
-        elements += elementsOf(op->getResult(0));
-    return elements;
-  }
-
-  // What the switch speeds up: depthwise outputs (pointwise ones cost about the same in
-  // either layout, elementwise ops exactly the same).
-  int64_t depthwiseElements() const {
-    int64_t elements = 0;
-    for (Operation *op : ops)
-      if (auto conv = dyn_cast<dlc::ConvOp>(op); conv && isDepthwise(conv))
-        elements += elementsOf(conv.getResult());
-    return elements;
-  }
-
   bool hasConv() const {
     return llvm::any_of(ops, [](Operation *op) { return isa<dlc::ConvOp>(op); });
   }
@@ -211,6 +188,163 @@ struct Group {
   }
 };
 
+// Minimum s-t cut by augmenting paths (Edmonds-Karp): a group's graph is a few hundred
+// nodes.
+class MinCut {
+public:
+  static constexpr int64_t kSource = 0, kSink = 1;
+  static constexpr int64_t kUnbounded = std::numeric_limits<int64_t>::max() / 4;
+
+  int64_t addNode() {
+    edgesOf.emplace_back();
+    return int64_t(edgesOf.size()) - 1;
+  }
+  void addEdge(int64_t from, int64_t to, int64_t capacity) {
+    edgesOf[from].push_back(edges.size());
+    edges.push_back({to, capacity});
+    edgesOf[to].push_back(edges.size());
+    edges.push_back({from, 0});
+  }
+  // The nodes on the source's side of a minimum cut: every node that cannot reach the sink
+  // once the flow is maximal (the most such nodes, so a tie switches).
+  llvm::BitVector sourceSide() {
+    while (augment()) {
+    }
+    llvm::BitVector reachesSink(edgesOf.size());
+    SmallVector<int64_t> queue{kSink};
+    reachesSink.set(kSink);
+    for (size_t next = 0; next < queue.size(); ++next)
+      for (size_t e : edgesOf[queue[next]]) {
+        // Edge e ^ 1 runs from edges[e].to into this node.
+        const int64_t from = edges[e].to;
+        if (edges[e ^ 1].capacity > 0 && !reachesSink.test(from)) {
+          reachesSink.set(from);
+          queue.push_back(from);
+        }
+      }
+    return reachesSink.flip();
+  }
+
+private:
+  struct Edge {
+    int64_t to, capacity; // residual; edge i ^ 1 is its reverse
+  };
+  SmallVector<Edge> edges;
+  SmallVector<SmallVector<size_t, 4>> edgesOf{2};
+
+  // A shortest path of residual capacity from the source to the sink, by the edge into
+  // each node; false when there is none.
+  bool pathToSink(SmallVector<size_t> &via) const {
+    llvm::BitVector seen(edgesOf.size());
+    SmallVector<int64_t> queue{kSource};
+    seen.set(kSource);
+    via.assign(edgesOf.size(), 0);
+    for (size_t next = 0; next < queue.size(); ++next)
+      for (size_t e : edgesOf[queue[next]])
+        if (edges[e].capacity > 0 && !seen.test(edges[e].to)) {
+          seen.set(edges[e].to);
+          via[edges[e].to] = e;
+          queue.push_back(edges[e].to);
+        }
+    return seen.test(kSink);
+  }
+  bool augment() {
+    SmallVector<size_t> via;
+    if (!pathToSink(via))
+      return false;
+    int64_t flow = kUnbounded;
+    for (int64_t node = kSink; node != kSource; node = edges[via[node] ^ 1].to)
+      flow = std::min(flow, edges[via[node]].capacity);
+    for (int64_t node = kSink; node != kSource; node = edges[via[node] ^ 1].to) {
+      edges[via[node]].capacity -= flow;
+      edges[via[node] ^ 1].capacity += flow;
+    }
+    return true;
+  }
+};
+
+// What an op saves channels-last, in elements moved through a transpose. Measured: a
+// depthwise output element computed channels-last saves about what moving one element
+// through a transpose costs (ShuffleNetV2's units, whose border transposes move twice their
+// depthwise output, ran 15% slower channels-last). In a DB text detector's FPN (one thread):
+// a pointwise conv, its kernel reading each pixel's channels in place where the GEMM packs
+// the planes, from a fifth to one element per output (24 -> 96 channels at 160x160 with a
+// residual: 1.4 against 2.5 ms in the model, 1.1 against 1.5 alone; a transpose of its output
+// 0.95 ms), counted as half; a nearest upsample along the rows half its output, copying runs
+// of channels instead of single values (80x80x96 to 80x160: 0.51 against 0.96 ms).
+int64_t channelsLastSaving(Operation *op) {
+  if (auto conv = dyn_cast<dlc::ConvOp>(op))
+    return elementsOf(conv.getResult()) / (isDepthwise(conv) ? 1 : 2);
+  if (auto gather = dyn_cast<dlc::GatherOp>(op); gather && gather.getAxis() == 3)
+    return elementsOf(gather.getResult()) / 2;
+  return 0;
+}
+
+// The members of a group worth switching. Each
+// member is channels-last (the source's side) or channels-first (the sink's), the cut
+// counting what the layout costs: a member left channels-first loses its saving
+// (channelsLastSaving), and a value is transposed once for its readers in the other layout
+// than its producer (a value from outside the group, and the outside uses of a member's, are
+// channels-first), costing its elements. A transpose that cancels one already there, or a
+// reshape, costs nothing. Where the whole group pays, it all switches (a tie switches); a
+// ConvNeXt's depthwise 7x7 convs, whose groups the residual adds between blocks joined into
+// one that did not pay whole, now switch on their own.
+SmallVector<Operation *> channelsLastPart(const Group &group) {
+  MinCut cut;
+  DenseMap<Operation *, int64_t> nodeOf;
+  for (Operation *op : group.ops)
+    nodeOf[op] = cut.addNode();
+  auto transposeCost = [](Value value) {
+    return keepsBytes(value.getType()) ? 0 : elementsOf(value);
+  };
+  for (Operation *op : group.ops) {
+    const int64_t node = nodeOf[op];
+    if (const int64_t saved = channelsLastSaving(op))
+      cut.addEdge(MinCut::kSource, node, saved);
+    Value result = op->getResult(0);
+    const int64_t cost = transposeCost(result);
+    if (cost == 0)
+      continue;
+    SmallVector<int64_t> readers;
+    for (OpOperand &use : result.getUses())
+      if (group.isMemberRead(use))
+        readers.push_back(nodeOf[use.getOwner()]);
+    const bool readOutside = llvm::any_of(group.outsideUses(op), [](OpOperand *use) {
+      return !isTranspose(use->getOwner(), kToChannelsLast);
+    });
+    // Channels-last here, and a reader or an outside use channels-first: one transpose back.
+    const int64_t back = cut.addNode();
+    cut.addEdge(node, back, cost);
+    for (int64_t reader : readers)
+      cut.addEdge(back, reader, MinCut::kUnbounded);
+    if (readOutside)
+      cut.addEdge(back, MinCut::kSink, MinCut::kUnbounded);
+    // Channels-first here, and a reader channels-last: one transpose to it.
+    if (readers.empty())
+      continue;
+    const int64_t forth = cut.addNode();
+    for (int64_t reader : readers)
+      cut.addEdge(reader, forth, MinCut::kUnbounded);
+    cut.addEdge(forth, node, cost);
+  }
+  for (Value input : group.borderInputs()) {
+    if (keepsBytes(input.getType()) || isTranspose(input.getDefiningOp(), kToChannelsFirst))
+      continue;
+    const int64_t forth = cut.addNode();
+    for (Operation *op : group.ops)
+      if (llvm::any_of(layoutOperands(op),
+                       [&](OpOperand *operand) { return operand->get() == input; }))
+        cut.addEdge(nodeOf[op], forth, MinCut::kUnbounded);
+    cut.addEdge(forth, MinCut::kSink, elementsOf(input));
+  }
+  const llvm::BitVector channelsLast = cut.sourceSide();
+  SmallVector<Operation *> part;
+  for (Operation *op : group.ops)
+    if (channelsLast.test(nodeOf[op]))
+      part.push_back(op);
+  return part;
+}
+
 // Candidates that read one another's results in one block form a group; groups come in the
 // order of their first op, so the transposes come out the same on every run.
 SmallVector<Group> groupsOf(ArrayRef<Operation *> candidates) {
@@ -244,15 +378,17 @@ struct ChannelsLastPass : dlc::impl::ChannelsLastBase<ChannelsLastPass> {
       if (isCandidate(op))
         candidates.push_back(op);
     });
-    // Measured: a depthwise output element computed channels-last saves about what moving
-    // one element through a transpose costs (ShuffleNetV2's units, whose border transposes
-    // move twice their depthwise output, ran 15% slower channels-last).
+    // Of each group, the part a minimum cut of the layouts' costs picks switches.
     llvm::SmallPtrSet<Operation *, 16> switched;
-    for (Group &group : groupsOf(candidates))
-      if (group.hasConv() && group.borderElements() <= group.depthwiseElements()) {
-        switched.insert(group.ops.begin(), group.ops.end());
-        group.switchLayout();
-      }
+    for (Group &group : groupsOf(candidates)) {
+      if (!group.hasConv())
+        continue;
+      for (Group &subgroup : groupsOf(channelsLastPart(group)))
+        if (subgroup.hasConv()) {
+          switched.insert(subgroup.ops.begin(), subgroup.ops.end());
+          subgroup.switchLayout();
+        }
+    }
     // Of the rest, the parts that change no bytes switch for free: a pointwise convolution
     // over one position (squeeze-and-excitation's) is then a row times packed weights rather
     // than a product one column wide.

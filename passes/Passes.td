@@ -44,9 +44,11 @@ def ChannelsLast : Pass<"dlc-channels-last", "mlir::func::FuncOp"> {
     channels and make a pointwise convolution one product with ahead-of-time packed weights,
     whatever the instruction set chosen at run time (a blocked NCHWc layout would fix the
     vector width at compile time). Qualifying convolutions (2-d, constant weights, depthwise
-    or pointwise) that feed one another in one block form groups; a group with at least one
-    depthwise convolution switches layout when the transposes at its border are no more than
-    its convolutions. A transpose is free where it cancels one already there (an input that
+    or pointwise) that feed one another in one block form groups; of each group, the part a
+    minimum cut picks switches layout: what a member saves channels-last (a depthwise
+    convolution its output's elements, a pointwise one half of them, a nearest upsample along
+    the rows half of its output) against the elements each transpose between the layouts
+    moves. A transpose is free where it cancels one already there (an input that
     is a transpose to channels-first, an output used only by transposes to channels-last, as
     around ConvNeXt's LayerNorm). Between two convolutions of a group there is no transpose
     at all; the canonicalizer folds the pairs this pass leaves at borders of two groups. Runs

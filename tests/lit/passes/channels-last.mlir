@@ -189,3 +189,24 @@ func.func @upsample_then_depthwise(%x: tensor<1x16x4x4xf32>) -> (tensor<1x16x8x8
   %c = dlc.gather %e, %channels {axis = 1 : i64} : (tensor<1x16x8x8xf32>, tensor<2xi64>) -> tensor<1x2x8x8xf32>
   return %e, %c : tensor<1x16x8x8xf32>, tensor<1x2x8x8xf32>
 }
+
+// A part of a group switches where the whole would not pay (ConvNeXt's blocks): the
+// residual Add's two channels-first inputs and its use outside would move 3 x 100 elements
+// for the depthwise conv's 100; the conv alone moves its input (100) and its output's
+// transpose to channels-last cancels: it switches, the Add stays channels-first.
+// CHECK-LABEL: func.func @part_of_group
+// CHECK: %[[A:.*]] = dlc.add %arg0, %arg1 : (tensor<1x4x5x5xf32>, tensor<1x4x5x5xf32>) -> tensor<1x4x5x5xf32>
+// CHECK-NEXT: %[[IN:.*]] = dlc.transpose %[[A]] {perm = array<i64: 0, 2, 3, 1>}
+// CHECK-NEXT: dlc.conv %[[IN]], %{{.*}} {channels_last
+// FOLDED-LABEL: func.func @part_of_group
+// FOLDED: dlc.add
+// FOLDED-NEXT: dlc.transpose
+// FOLDED-NEXT: dlc.conv {{.*}}channels_last
+// FOLDED-NEXT: return
+func.func @part_of_group(%p: tensor<1x4x5x5xf32>, %q: tensor<1x4x5x5xf32>) -> (tensor<1x5x5x4xf32>, tensor<1x4x5x5xf32>) {
+  %w = dlc.constant dense<0.5> : tensor<4x1x3x3xf32>
+  %a = dlc.add %p, %q : (tensor<1x4x5x5xf32>, tensor<1x4x5x5xf32>) -> tensor<1x4x5x5xf32>
+  %d = dlc.conv %a, %w {dilations = array<i64: 1, 1>, group = 4 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x4x5x5xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x5x5xf32>
+  %t = dlc.transpose %d {perm = array<i64: 0, 2, 3, 1>} : (tensor<1x4x5x5xf32>) -> tensor<1x5x5x4xf32>
+  return %t, %a : tensor<1x5x5x4xf32>, tensor<1x4x5x5xf32>
+}
