@@ -63,8 +63,8 @@ inline constexpr const char kArenaBytesAttr[] = "dlc.arena_bytes";
 inline constexpr const char kLowerBoundAttr[] = "dlc.arena_lower_bound";
 inline constexpr const char kNoReuseBytesAttr[] = "dlc.no_reuse_bytes";
 // A fused epilogue (dlc-fuse-epilogues) on a conv or gemm: "relu", "sigmoid", "tanh", "silu"
-// (x * sigmoid(x)), "leaky_relu" of slope activation_alpha, or "clip" to [activation_min,
-// activation_max].
+// (x * sigmoid(x)), "hard_swish" (x * clip(x * float(1/6) + 0.5, 0, 1)), "leaky_relu" of slope
+// activation_alpha, or "clip" to [activation_min, activation_max].
 inline constexpr const char kActivationAttr[] = "dlc.activation";
 inline constexpr const char kActivationMinAttr[] = "dlc.activation_min";
 inline constexpr const char kActivationMaxAttr[] = "dlc.activation_max";

@@ -9,6 +9,7 @@
 #include "mlir/IR/PatternMatch.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSet.h"
 
 using namespace mlir;
 
@@ -226,8 +227,14 @@ LogicalResult verifyEpilogue(Operation *op) {
     return success();
   auto name = dyn_cast<StringAttr>(attr);
   auto hasFloat = [&](const char *param) { return isa_and_nonnull<FloatAttr>(op->getAttr(param)); };
-  if (name && (name.getValue() == "relu" || name.getValue() == "sigmoid" ||
-               name.getValue() == "tanh" || name.getValue() == "silu"))
+  static const llvm::StringSet<> known = {
+#define DLC_ACTIVATION_NAME(enumerator, attribute) attribute,
+      DLC_ACTIVATIONS(DLC_ACTIVATION_NAME)
+#undef DLC_ACTIVATION_NAME
+  };
+  // Clip and LeakyRelu take parameters (below); "none" is written as no attribute at all.
+  if (name && known.contains(name.getValue()) && name.getValue() != "none" &&
+      name.getValue() != "clip" && name.getValue() != "leaky_relu")
     return success();
   if (name && name.getValue() == "leaky_relu" && hasFloat(kActivationAlphaAttr))
     return success();

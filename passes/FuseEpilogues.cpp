@@ -133,6 +133,64 @@ void fuseSilu(dlc::MulOp mul, dlc::SigmoidOp sigmoid) {
   sigmoid.erase();
 }
 
+// A scalar constant's value, if `v` is one.
+std::optional<float> scalarValue(Value v) {
+  auto constant = v.getDefiningOp<dlc::ConstantOp>();
+  auto dense = constant ? dyn_cast<DenseFPElementsAttr>(constant.getValue()) : nullptr;
+  if (!dense || dense.getNumElements() != 1 || !dense.getElementType().isF32())
+    return std::nullopt;
+  return (*dense.value_begin<APFloat>()).convertToFloat();
+}
+
+// The operand of a commutative binary op other than the scalar constant `value`, if one is.
+Value otherThanScalar(Operation *op, float value) {
+  for (unsigned i = 0; i < 2; ++i)
+    if (scalarValue(op->getOperand(i)) == value)
+      return op->getOperand(1 - i);
+  return nullptr;
+}
+
+// HardSwish as PyTorch exports it (HardSigmoid with alpha 1/6 and beta 0.5, then a Mul; the
+// importer writes HardSigmoid as clip(alpha * x + beta, 0, 1)) of a float32 conv or Gemm x
+// that nothing else reads: the Mul, if so, and the gate's ops to erase after it.
+struct HardSwishFusion {
+  dlc::MulOp mul;
+  Value x;
+  SmallVector<Operation *, 3> gate; // the Clip, the Add, the scaling Mul: each reads the next
+};
+std::optional<HardSwishFusion> hardSwishFusion(dlc::MulOp mul) {
+  for (unsigned i = 0; i < 2; ++i) {
+    Value x = mul->getOperand(i), gate = mul->getOperand(1 - i);
+    auto clip = gate.getDefiningOp<dlc::ClipOp>();
+    Operation *producer = x.getDefiningOp();
+    if (!clip || !gate.hasOneUse() || !producer || !isa<dlc::ConvOp, dlc::GemmOp>(producer) ||
+        producer->hasAttr(dlc::kActivationAttr) || !isF32(x) || x.getType() != mul.getType() ||
+        gate.getType() != x.getType() || clip.getMin().convertToFloat() != 0.0f ||
+        clip.getMax().convertToFloat() != 1.0f)
+      continue;
+    auto add = clip.getInput().getDefiningOp<dlc::AddOp>();
+    if (!add || !add->getResult(0).hasOneUse() || add.getType() != x.getType())
+      continue;
+    Value scaled = otherThanScalar(add, 0.5f);
+    auto scale = scaled ? scaled.getDefiningOp<dlc::MulOp>() : nullptr;
+    if (!scale || !scaled.hasOneUse() || scale.getType() != x.getType() ||
+        otherThanScalar(scale, float(1.0 / 6.0)) != x)
+      continue;
+    if (std::distance(x.use_begin(), x.use_end()) == 2)
+      return HardSwishFusion{mul, x, {clip, add, scale}};
+  }
+  return std::nullopt;
+}
+
+void fuseHardSwish(HardSwishFusion &fusion) {
+  fusion.x.getDefiningOp()->setAttr(dlc::kActivationAttr,
+                                    StringAttr::get(fusion.mul.getContext(), "hard_swish"));
+  fusion.mul.getResult().replaceAllUsesWith(fusion.x);
+  fusion.mul.erase();
+  for (Operation *op : fusion.gate)
+    op->erase();
+}
+
 void fuseActivation(Operation *activation, Operation *producer) {
   Builder b(activation->getContext());
   StringRef name;
@@ -173,6 +231,14 @@ struct FuseEpiloguesPass : dlc::impl::FuseEpiloguesBase<FuseEpiloguesPass> {
     });
     for (auto [mul, sigmoid] : silus)
       fuseSilu(mul, sigmoid);
+
+    SmallVector<HardSwishFusion> hardSwishes;
+    getOperation().walk([&](dlc::MulOp mul) {
+      if (auto fusion = hardSwishFusion(mul))
+        hardSwishes.push_back(*fusion);
+    });
+    for (HardSwishFusion &fusion : hardSwishes)
+      fuseHardSwish(fusion);
 
     SmallVector<std::pair<Operation *, Operation *>> fusions;
     getOperation().walk([&](Operation *op) {

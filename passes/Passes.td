@@ -26,7 +26,9 @@ def FuseEpilogues : Pass<"dlc-fuse-epilogues", "mlir::func::FuncOp"> {
     and Add) likewise becomes the product's `c` (beta 1), which the CPU kernel adds as it
     finishes each tile: the same bits, one pass over the output fewer. Then SiLU as exporters write it, a
     `dlc.mul` of a float32 `dlc.conv` or `dlc.gemm` and the `dlc.sigmoid` of it (the producer
-    read by those two only), becomes the producer's `dlc.activation = "silu"`. Then a `dlc.relu`, `dlc.clip`,
+    read by those two only), becomes the producer's `dlc.activation = "silu"`, and HardSwish
+    as PyTorch exports it (HardSigmoid with alpha 1/6 and beta 0.5, imported as
+    clip(1/6 * x + 0.5, 0, 1), then a `dlc.mul` by x) its `"hard_swish"`. Then a `dlc.relu`, `dlc.clip`,
     `dlc.leaky_relu`, `dlc.sigmoid` or `dlc.tanh` whose input is a float32 `dlc.conv` or
     `dlc.gemm` used only by it disappears: the producer gets `dlc.activation` (with
     `dlc.activation_min` / `dlc.activation_max` for clip, `dlc.activation_alpha` for leaky

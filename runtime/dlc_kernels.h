@@ -35,14 +35,17 @@ template <typename T> void unaryOn(CpuIsa isa, UnaryKind kind, const T *x, T *y,
 void clipF32(const float *x, float *y, int64_t n, float lo, float hi);
 // An activation fused into the op that produces its input (the fuse pass), applied in place
 // to that op's output as the unfused op would (the same kernels: the same bits).
+// Each is an enumerator and its name as the producer's dlc.activation attribute; one list for
+// the enum, the compiler's attribute checks and the code it writes. Silu is x * sigmoid(x);
+// HardSwish x * clip(x * float(1/6) + 0.5, 0, 1), each step rounded as HardSigmoid's and the
+// Mul's kernels round it; Clip takes min and max, LeakyRelu alpha.
+#define DLC_ACTIVATIONS(X)                                                                     \
+  X(None, "none") X(Relu, "relu") X(Clip, "clip") X(LeakyRelu, "leaky_relu")                    \
+  X(Sigmoid, "sigmoid") X(Tanh, "tanh") X(Silu, "silu") X(HardSwish, "hard_swish")
 enum class Activation : int32_t {
-  None = 0,
-  Relu = 1,
-  Clip = 2,
-  LeakyRelu = 3,
-  Sigmoid = 4,
-  Tanh = 5,
-  Silu = 6, // x * sigmoid(x)
+#define DLC_ACTIVATION_ENUMERATOR(name, attribute) name,
+  DLC_ACTIVATIONS(DLC_ACTIVATION_ENUMERATOR)
+#undef DLC_ACTIVATION_ENUMERATOR
 };
 struct Epilogue {
   Activation activation;
@@ -206,7 +209,7 @@ const char *cpuIsaName(CpuIsa isa);
 // docs/architecture.md, section 9): unary(), softmax and the fused chains use them.
 // Silu is x * sigmoid(x): the product of x and Sigmoid's rounded result, the bits of the
 // unfused Sigmoid and Mul.
-enum class MathFunction { Exp, Log, Tanh, Sigmoid, Erf, Silu };
+enum class MathFunction { Exp, Log, Tanh, Sigmoid, Erf, Silu, HardSwish };
 void mathF32(MathFunction function, const float *x, float *y, int64_t n);
 // The unary kinds whose float kernel is the vector math: the function of the same name.
 inline bool vectorMathOf(UnaryKind kind, MathFunction &function) {

@@ -210,6 +210,8 @@ void applyEpilogue(const Epilogue &epilogue, float *y, int64_t n) {
   case Activation::Silu:
     // One pass, the bits of the unfused Sigmoid and Mul.
     return mathF32(MathFunction::Silu, y, y, n);
+  case Activation::HardSwish:
+    return mathF32(MathFunction::HardSwish, y, y, n);
   }
 }
 

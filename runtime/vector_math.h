@@ -145,6 +145,19 @@ template <class V> struct VectorMath {
 
   static F silu(F x) { return x * sigmoid(x); }
 
+  // The HardSwish epilogue (dlc_kernels.h): HardSigmoid as imported, its scale and shift each
+  // rounded (the empty asm keeps the compiler from fusing them into one multiply-add), clamped
+  // as scalar::clampValue clamps (a NaN passes), times x.
+  static F hardSwish(F x) {
+    F scaled = x * float(1.0 / 6.0);
+#if defined(__x86_64__)
+    asm("" : "+x"(scaled));
+#endif
+    const F linear = scaled + 0.5f;
+    const F low = linear < 0.0f ? splat(0.0f) : linear;
+    return x * (low > 1.0f ? splat(1.0f) : low);
+  }
+
   // erf x = x + x P(x^2) for |x| < 1 (P(0) = 2 / sqrt(pi) - 1: the 1 added last rounds
   // once), else sign(x) (1 - e^{Q(|x| - 1)}) with Q fitted to log erfc; from |x| = 3.92,
   // erfc is below half an ulp of 1.
@@ -359,6 +372,8 @@ template <class V> struct VectorMath {
       return map<erf>(x, y, n);
     case MathFunction::Silu:
       return map<silu>(x, y, n);
+    case MathFunction::HardSwish:
+      return map<hardSwish>(x, y, n);
     }
   }
 };

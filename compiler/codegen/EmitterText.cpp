@@ -150,12 +150,9 @@ dlc::rt::Epilogue epilogueOf(Operation *op) {
   };
   // The op's verifier has checked the name and its parameters.
   epilogue.activation = llvm::StringSwitch<Activation>(activation.getValue())
-                            .Case("relu", Activation::Relu)
-                            .Case("clip", Activation::Clip)
-                            .Case("leaky_relu", Activation::LeakyRelu)
-                            .Case("sigmoid", Activation::Sigmoid)
-                            .Case("tanh", Activation::Tanh)
-                            .Case("silu", Activation::Silu)
+#define DLC_ACTIVATION_CASE(name, attribute) .Case(attribute, Activation::name)
+                            DLC_ACTIVATIONS(DLC_ACTIVATION_CASE)
+#undef DLC_ACTIVATION_CASE
                             .Default(Activation::None);
   if (epilogue.activation == Activation::Clip) {
     epilogue.min = param(kActivationMinAttr);
@@ -167,8 +164,11 @@ dlc::rt::Epilogue epilogueOf(Operation *op) {
 }
 
 std::string epilogueLiteral(const dlc::rt::Epilogue &epilogue) {
-  static const char *const names[] = {"None",    "Relu", "Clip", "LeakyRelu",
-                                              "Sigmoid", "Tanh", "Silu"};
+  static const char *const names[] = {
+#define DLC_ACTIVATION_NAME(name, attribute) #name,
+      DLC_ACTIVATIONS(DLC_ACTIVATION_NAME)
+#undef DLC_ACTIVATION_NAME
+  };
   return std::string("{dlc::rt::Activation::") + names[int(epilogue.activation)] + ", " +
          floatLiteral(epilogue.min) + ", " + floatLiteral(epilogue.max) + ", " +
          floatLiteral(epilogue.alpha) + "}";

@@ -133,7 +133,8 @@ void checkConv(std::mt19937 &rng, const ConvParams &p, const int64_t padEnd[3], 
                             Epilogue{Activation::LeakyRelu, 0.0f, 0.0f, 0.1f},
                             Epilogue{Activation::Sigmoid, 0.0f, 0.0f, 0.0f},
                             Epilogue{Activation::Tanh, 0.0f, 0.0f, 0.0f},
-                            Epilogue{Activation::Silu, 0.0f, 0.0f, 0.0f}}) {
+                            Epilogue{Activation::Silu, 0.0f, 0.0f, 0.0f},
+                            Epilogue{Activation::HardSwish, 0.0f, 0.0f, 0.0f}}) {
     for (bool withResidual : {false, true}) {
       std::vector<double> expected(want.size()), expectedScale(want.size());
       for (size_t i = 0; i < want.size(); ++i) {
@@ -160,6 +161,9 @@ void checkConv(std::mt19937 &rng, const ConvParams &p, const int64_t padEnd[3], 
           break;
         case Activation::Silu:
           expected[i] = v / (1.0 + std::exp(-v));
+          break;
+        case Activation::HardSwish:
+          expected[i] = v * std::min(std::max(v / 6.0 + 0.5, 0.0), 1.0);
           break;
         }
       }

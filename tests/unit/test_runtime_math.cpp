@@ -5,6 +5,7 @@
 #include "dlc_kernels.h"
 #include "gemm.h"
 #include "runtime_test_util.h"
+#include "scalar_ops.h"
 
 #include <catch2/catch.hpp>
 
@@ -201,6 +202,30 @@ TEST_CASE("vector math: SiLU is x times the sigmoid, bit for bit, and the conv e
   applyEpilogue({Activation::Silu, 0.0f, 0.0f, 0.0f}, epilogue.data(), n);
   mathF32(MathFunction::Silu, x.data(), silu.data(), n);
   CHECK(std::memcmp(epilogue.data(), silu.data(), sizeof(float) * x.size()) == 0);
+}
+
+TEST_CASE("the HardSwish epilogue is the imported HardSigmoid's steps and the Mul, bit for bit",
+          "[math]") {
+  std::vector<float> x;
+  for (uint64_t bits = 0; bits < (uint64_t(1) << 32); bits += 65537)
+    x.push_back(fromBits(uint32_t(bits)));
+  // Values around the gate's corners (-3, 3) and zero, where the rounding of each step shows.
+  for (float v = -3.5f; v <= 3.5f; v += 0.001f)
+    x.push_back(v);
+  std::vector<float> hardSwish = x;
+  const int64_t n = int64_t(x.size());
+  applyEpilogue({Activation::HardSwish, 0.0f, 0.0f, 0.0f}, hardSwish.data(), n);
+  for (size_t i = 0; i < x.size(); ++i) {
+    // Each step rounded on its own, as the unfused Mul, Add and Clip kernels round it.
+    volatile float scaled = float(1.0 / 6.0) * x[i];
+    volatile float linear = scaled + 0.5f;
+    const float product = x[i] * scalar::clampValue(linear, 0.0f, 1.0f);
+    INFO("x = " << x[i]);
+    if (std::isnan(product))
+      CHECK(std::isnan(hardSwish[i]));
+    else
+      CHECK(std::memcmp(&product, &hardSwish[i], sizeof product) == 0);
+  }
 }
 
 TEST_CASE("layer norm and RMSNorm rows match the formula in double on every instruction set",

@@ -157,6 +157,10 @@ std::string activationExpression(const dlc::rt::Epilogue &epilogue) {
     return *unaryExpression("Tanh");
   case dlc::rt::Activation::Silu:
     return "v * (" + *unaryExpression("Sigmoid") + ")";
+  case dlc::rt::Activation::HardSwish: {
+    const std::string linear = "(" + deviceFloat(float(1.0 / 6.0)) + " * v + 0.5f)";
+    return "v * (" + linear + " < 0.0f ? 0.0f : " + linear + " > 1.0f ? 1.0f : " + linear + ")";
+  }
   }
   return "v";
 }

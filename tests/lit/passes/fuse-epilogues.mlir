@@ -195,3 +195,50 @@ func.func @not_a_bias(%x: tensor<3x2xf32>, %w: tensor<2x4xf32>, %bias: tensor<4x
   %e = dlc.add %l, %zeros : (tensor<3x4xf32>, tensor<4xf32>) -> tensor<3x4xf32>
   return %a, %b, %d, %k, %e : tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>
 }
+
+// HardSwish as PyTorch exports it (HardSigmoid with alpha 1/6, beta 0.5, then a Mul), the
+// HardSigmoid as imported: clip(1/6 * x + 0.5, 0, 1), its operands in either order.
+// CHECK-LABEL: func.func @conv_hard_swish
+func.func @conv_hard_swish(%x: tensor<1x2x4x4xf32>, %w: tensor<3x2x1x1xf32>) -> (tensor<1x3x4x4xf32>, tensor<1x3x4x4xf32>) {
+  // CHECK: %[[A:.*]] = dlc.conv %arg0, %arg1 {dilations = {{.*}}, dlc.activation = "hard_swish"
+  // CHECK: %[[B:.*]] = dlc.conv %arg0, %arg1 {dilations = {{.*}}, dlc.activation = "hard_swish"
+  // CHECK-NOT: dlc.clip
+  // CHECK-NOT: dlc.mul
+  // CHECK: return %[[A]], %[[B]]
+  %sixth = dlc.constant dense<0.166666672> : tensor<f32>
+  %half = dlc.constant dense<0.5> : tensor<f32>
+  %c = dlc.conv %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x2x4x4xf32>, tensor<3x2x1x1xf32>) -> tensor<1x3x4x4xf32>
+  %s = dlc.mul %sixth, %c : (tensor<f32>, tensor<1x3x4x4xf32>) -> tensor<1x3x4x4xf32>
+  %l = dlc.add %s, %half : (tensor<1x3x4x4xf32>, tensor<f32>) -> tensor<1x3x4x4xf32>
+  %g = dlc.clip %l {min = 0.0 : f32, max = 1.0 : f32} : (tensor<1x3x4x4xf32>) -> tensor<1x3x4x4xf32>
+  %m = dlc.mul %c, %g : (tensor<1x3x4x4xf32>, tensor<1x3x4x4xf32>) -> tensor<1x3x4x4xf32>
+  %d = dlc.conv %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x2x4x4xf32>, tensor<3x2x1x1xf32>) -> tensor<1x3x4x4xf32>
+  %t = dlc.mul %d, %sixth : (tensor<1x3x4x4xf32>, tensor<f32>) -> tensor<1x3x4x4xf32>
+  %k = dlc.add %half, %t : (tensor<f32>, tensor<1x3x4x4xf32>) -> tensor<1x3x4x4xf32>
+  %h = dlc.clip %k {min = 0.0 : f32, max = 1.0 : f32} : (tensor<1x3x4x4xf32>) -> tensor<1x3x4x4xf32>
+  %n = dlc.mul %h, %d : (tensor<1x3x4x4xf32>, tensor<1x3x4x4xf32>) -> tensor<1x3x4x4xf32>
+  return %m, %n : tensor<1x3x4x4xf32>, tensor<1x3x4x4xf32>
+}
+
+// Another slope (Keras's hard_sigmoid, 0.2) is not HardSwish; a gate read elsewhere stays.
+// CHECK-LABEL: func.func @not_hard_swish
+func.func @not_hard_swish(%x: tensor<1x2x4x4xf32>, %w: tensor<3x2x1x1xf32>) -> (tensor<1x3x4x4xf32>, tensor<1x3x4x4xf32>, tensor<1x3x4x4xf32>) {
+  // CHECK-NOT: dlc.activation
+  // CHECK: dlc.clip
+  // CHECK: dlc.clip
+  // CHECK: return
+  %slope = dlc.constant dense<0.2> : tensor<f32>
+  %sixth = dlc.constant dense<0.166666672> : tensor<f32>
+  %half = dlc.constant dense<0.5> : tensor<f32>
+  %c = dlc.conv %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x2x4x4xf32>, tensor<3x2x1x1xf32>) -> tensor<1x3x4x4xf32>
+  %s = dlc.mul %slope, %c : (tensor<f32>, tensor<1x3x4x4xf32>) -> tensor<1x3x4x4xf32>
+  %l = dlc.add %s, %half : (tensor<1x3x4x4xf32>, tensor<f32>) -> tensor<1x3x4x4xf32>
+  %g = dlc.clip %l {min = 0.0 : f32, max = 1.0 : f32} : (tensor<1x3x4x4xf32>) -> tensor<1x3x4x4xf32>
+  %m = dlc.mul %c, %g : (tensor<1x3x4x4xf32>, tensor<1x3x4x4xf32>) -> tensor<1x3x4x4xf32>
+  %d = dlc.conv %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x2x4x4xf32>, tensor<3x2x1x1xf32>) -> tensor<1x3x4x4xf32>
+  %t = dlc.mul %d, %sixth : (tensor<1x3x4x4xf32>, tensor<f32>) -> tensor<1x3x4x4xf32>
+  %k = dlc.add %half, %t : (tensor<f32>, tensor<1x3x4x4xf32>) -> tensor<1x3x4x4xf32>
+  %h = dlc.clip %k {min = 0.0 : f32, max = 1.0 : f32} : (tensor<1x3x4x4xf32>) -> tensor<1x3x4x4xf32>
+  %n = dlc.mul %h, %d : (tensor<1x3x4x4xf32>, tensor<1x3x4x4xf32>) -> tensor<1x3x4x4xf32>
+  return %m, %n, %h : tensor<1x3x4x4xf32>, tensor<1x3x4x4xf32>, tensor<1x3x4x4xf32>
+}
