@@ -230,7 +230,7 @@ private:
     int64_t to, capacity; // residual; edge i ^ 1 is its reverse
   };
   SmallVector<Edge> edges;
-  SmallVector<SmallVector<size_t, 4>> edgesOf{2};
+  SmallVector<SmallVector<size_t, 4>> edgesOf = SmallVector<SmallVector<size_t, 4>>(2);
 
   // A shortest path of residual capacity from the source to the sink, by the edge into
   // each node; false when there is none.
@@ -286,7 +286,7 @@ int64_t channelsLastSaving(Operation *op) {
 // (channelsLastSaving), and a value is transposed once for its readers in the other layout
 // than its producer (a value from outside the group, and the outside uses of a member's, are
 // channels-first), costing its elements. A transpose that cancels one already there, or a
-// reshape, costs nothing. Where the whole group pays, it all switches (a tie switches); a
+// reshape, costs nothing. The cheapest assignment switches (a tie switches); a
 // ConvNeXt's depthwise 7x7 convs, whose groups the residual adds between blocks joined into
 // one that did not pay whole, now switch on their own.
 SmallVector<Operation *> channelsLastPart(const Group &group) {

@@ -229,25 +229,26 @@ public:
     for (int d = 0; d < outerRank; ++d)
       positionsShareOutputs &= shape[d] == 1 || outStrides[d] == 0;
     if (innerStride == 1 && positionsShareOutputs) {
-      // Every position adds onto the same run of outputs (a channels-last global pool):
-      // blocks of the run accumulate over the positions, in the walk's order. With a short
-      // run (squeeze-and-excitation's pools over 32 to 144 channels of a large map: one to
-      // five blocks, a serial pass on two threads) the positions go in chunks too, each
-      // summed on its own and the chunks' sums added in order after. The chunks depend on the
-      // shape alone, so results do not depend on the thread count.
+      // Every position adds onto the same run of outputs (a channels-last global pool): the
+      // positions go in chunks, a power of two of them (even parts for two threads), each
+      // chunk's sums accumulated on its own, in the walk's order, and the chunks' sums added
+      // in order after. The chunks depend on the shape alone, so results do not depend on the
+      // thread count. A chunk is one item reading its rows once, a few at a time for every
+      // block of the run: its threads split the rows as the producer's did, where blocks of
+      // columns as items had both threads pull every line the other wrote (EfficientNet-B0's
+      // pools over 14x14x480 ran slower on two threads than on one).
       const int64_t blocks = (innerLen + kColumns - 1) / kColumns;
-      const int64_t chunks =
-          innerLen > kMaxChunkedColumns
-              ? 1
-              : std::clamp<int64_t>(positions / kChunkPositions, 1, kMaxChunks);
-      T partial[kMaxChunks * kMaxChunkedColumns];
+      int64_t chunks = 1;
+      while (chunks * 2 <= kMaxChunks && chunks * 2 * innerLen <= kPartialCapacity &&
+             positions * innerLen / (chunks * 2) >= kMinWorkPerPart)
+        chunks *= 2;
+      T partial[kPartialCapacity];
       if (chunks > 1)
         std::fill(partial, partial + chunks * innerLen, identity);
-      // A chunk is one item: its rows are read once, a few at a time for every block (the
-      // blocks of one row share cache lines; as items of their own, two threads pulled the
-      // same lines, and a 56x56x96 pool ran slower on two threads than on one).
       const int64_t blocksPerItem = chunks > 1 ? blocks : 1;
       const int64_t items = blocks / blocksPerItem * chunks;
+      const int64_t rowsInCache =
+          std::max<int64_t>(1, kChunkBytesInCache / (innerLen * int64_t(sizeof(T))));
       parallelForWork(items, positions / chunks * kColumns * blocksPerItem,
                       [&](int64_t first, int64_t end) {
                         for (int64_t item = first; item < end; ++item) {
@@ -255,7 +256,7 @@ public:
                           const int64_t p0 = positions * chunk / chunks;
                           const int64_t p1 = positions * (chunk + 1) / chunks;
                           T *sums = chunks > 1 ? partial + chunk * innerLen : y;
-                          const int64_t rowsAtOnce = blocksPerItem > 1 ? kRowsInCache : p1 - p0;
+                          const int64_t rowsAtOnce = blocksPerItem > 1 ? rowsInCache : p1 - p0;
                           for (int64_t p = p0; p < p1; p += rowsAtOnce)
                             for (int64_t block = block0; block < block0 + blocksPerItem; ++block)
                               columnBlock(x + p * innerLen, sums, std::min(rowsAtOnce, p1 - p),
@@ -282,12 +283,10 @@ public:
 
 private:
   static constexpr int64_t kColumns = 32;
-  // Runs of outputs this short or shorter sum their positions in up to kMaxChunks chunks of
-  // at least kChunkPositions each.
-  static constexpr int64_t kMaxChunkedColumns = 160, kMaxChunks = 8, kChunkPositions = 1024;
-  // Rows of a chunk summed into every block before the next rows: at most 160 floats a row,
-  // 40 KiB, in the first-level cache while the blocks pass.
-  static constexpr int64_t kRowsInCache = 64;
+  // Up to kMaxChunks chunks of at least kMinWorkPerPart elements, their sums on the stack.
+  static constexpr int64_t kMaxChunks = 8, kPartialCapacity = 4096;
+  // Rows of a chunk summed into every block before the next rows: half a first-level cache.
+  static constexpr int64_t kChunkBytesInCache = 16384;
 
   // Outputs [column, column + kColumns) (fewer at the run's end) over `positions` rows of x.
   void columnBlock(const T *x, T *y, int64_t positions, int64_t column) const {

@@ -52,8 +52,8 @@ template <class F> struct Tiling {
 // The tile size p takes: F(4x4) on maps at least kMinF4x4Columns wide (the shape alone
 // decides: the compiler packs the weights for it), else F(2x2); either only with enough tiles
 // to fill the GEMMs. Measured on one thread against F(2x2), AVX-512 and AVX2 alike: 28 to 40
-// columns 20-30% faster (64-128 channels), although their 7 to 10 tiles a row fill only part
-// of a transform's 16 lanes; 24 columns 5%.
+// columns 20-30% faster (64-128 channels), although their 7 to 10 tiles a row fill AVX-512's
+// 16 lanes too little (they transform 4 at a time there); 24 columns 5%.
 enum class TileSize { None, F2x2, F4x4 };
 constexpr int64_t kMinF4x4Columns = 24;
 TileSize tileSizeOf(const ConvParams &p) {
@@ -82,13 +82,15 @@ void forEachTileRun(const Tiling<F> &s, int64_t t0, int64_t t1, Run run) {
 template <class F>
 void transformInput(const Tiling<F> &s, const float *x, int64_t t0, int64_t t1, float *v) {
   const int64_t nt = t1 - t0, positionStride = s.channels * nt;
-  for (int64_t c = 0; c < s.channels; ++c)
-    forEachTileRun(
-        s, t0, t1, [&](int64_t t, int64_t n, int64_t tileRow, int64_t tileCol, int64_t count) {
-          winogradInput({F::kTile, x + (n * s.channels + c) * s.inPlane(), s.inRows, s.inCols,
-                         F::kOut * tileRow - s.padTop, F::kOut * tileCol - s.padLeft, count,
-                         v + c * nt + (t - t0), positionStride});
-        });
+  parallelForWork(s.channels, nt * Tiling<F>::kPositions, [&](int64_t first, int64_t end) {
+    for (int64_t c = first; c < end; ++c)
+      forEachTileRun(
+          s, t0, t1, [&](int64_t t, int64_t n, int64_t tileRow, int64_t tileCol, int64_t count) {
+            winogradInput({F::kTile, x + (n * s.channels + c) * s.inPlane(), s.inRows, s.inCols,
+                           F::kOut * tileRow - s.padTop, F::kOut * tileCol - s.padLeft, count,
+                           v + c * nt + (t - t0), positionStride});
+          });
+  });
 }
 
 // y's tiles t0..t1 from m[pos][k][t - t0], the products of output channel k.
@@ -96,17 +98,19 @@ template <class F>
 void transformOutput(const Tiling<F> &s, const float *m, int64_t t0, int64_t t1,
                      const float *bias, float lo, float hi, const float *residual, float *y) {
   const int64_t nt = t1 - t0, positionStride = s.outChannels * nt;
-  for (int64_t k = 0; k < s.outChannels; ++k)
-    forEachTileRun(
-        s, t0, t1, [&](int64_t t, int64_t n, int64_t tileRow, int64_t tileCol, int64_t count) {
-          const int64_t planeOffset = (n * s.outChannels + k) * s.outPlane();
-          const int64_t oy0 = F::kOut * tileRow, ox0 = F::kOut * tileCol;
-          const int64_t origin = planeOffset + oy0 * s.outCols + ox0;
-          winogradOutput({F::kTile, m + k * nt + (t - t0), positionStride, count,
-                          bias ? bias[k] : 0.0f, lo, hi, residual ? residual + origin : nullptr,
-                          y + origin, s.outCols, std::min<int64_t>(F::kOut, s.outRows - oy0),
-                          s.outCols - ox0});
-        });
+  parallelForWork(s.outChannels, nt * Tiling<F>::kPositions, [&](int64_t first, int64_t end) {
+    for (int64_t k = first; k < end; ++k)
+      forEachTileRun(
+          s, t0, t1, [&](int64_t t, int64_t n, int64_t tileRow, int64_t tileCol, int64_t count) {
+            const int64_t planeOffset = (n * s.outChannels + k) * s.outPlane();
+            const int64_t oy0 = F::kOut * tileRow, ox0 = F::kOut * tileCol;
+            const int64_t origin = planeOffset + oy0 * s.outCols + ox0;
+            winogradOutput({F::kTile, m + k * nt + (t - t0), positionStride, count,
+                            bias ? bias[k] : 0.0f, lo, hi, residual ? residual + origin : nullptr,
+                            y + origin, s.outCols, std::min<int64_t>(F::kOut, s.outRows - oy0),
+                            s.outCols - ox0});
+          });
+  });
 }
 
 int64_t positionFloats(const ConvParams &p) {
@@ -169,7 +173,8 @@ void convolve(const ConvParams &p, const float *x, const float *packed, const fl
     // the last product, which land in this thread's (consumed) transformed input.
     float *m = block, *v = block + kPositions * s.outChannels * nt;
     transformInput(s, x, t0, t1, v);
-    // (Inside a part of the split by tiles below, this loop runs on the part's thread.)
+    // Inside a part of the split by tiles below, this loop and the transforms' run on the
+    // part's thread; where the tiles make one part, they take every thread.
     parallelForWork(kPositions, s.outChannels * nt * s.channels, [&](int64_t first, int64_t end) {
       for (int64_t pos = first; pos < end; ++pos)
         sgemmPackedA(s.outChannels, nt, s.channels, 1.0f, packed + pos * uFloats, false,

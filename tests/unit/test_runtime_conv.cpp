@@ -628,38 +628,45 @@ TEST_CASE("Winograd F(4x4, 3x3) stays within 1e-4 of the output scale on ResNet-
 
 TEST_CASE("Winograd convolution gives the same bits on any thread count", "[conv][threads]") {
   std::mt19937 rng(12);
-  ConvParams p{};
-  WindowParams &w = p.window;
-  w.batch = 2;
-  w.channels = 24;
-  p.outChannels = 36;
-  p.groups = 1;
-  for (int d = 0; d < 3; ++d)
-    w.in[d] = w.out[d] = w.kernel[d] = w.stride[d] = w.dilation[d] = 1;
-  for (int d = 1; d < 3; ++d) {
-    w.kernel[d] = 3;
-    w.padBegin[d] = 1;
-    w.in[d] = w.out[d] = 23;
-  }
-  p.packedWeights = true;
-  p.workspaceLimit = 0; // 1 MiB: two chunks per thread on every thread count here
-  std::vector<float> x = randomFloats(rng, w.batch * w.channels * 23 * 23);
-  std::vector<float> weight = randomFloats(rng, p.outChannels * w.channels * 9);
-  std::vector<float> bias = randomFloats(rng, p.outChannels);
-  std::vector<float> packed(packedConvWeightBytes(p) / sizeof(float));
-  packConvWeights(p, weight.data(), packed.data());
-  std::vector<float> workspace(convWorkspaceBytes(p) / sizeof(float));
-  std::vector<float> serial(size_t(w.batch * p.outChannels * 23 * 23));
-  convF32(p, x.data(), packed.data(), bias.data(), nullptr, serial.data(), workspace.data());
-  for (int threads : {2, 3, 5}) {
-    INFO(threads << " threads");
-    ThreadPool *pool = createThreadPool(threads);
-    std::vector<float> y(serial.size());
-    {
-      ThreadScope scope(pool);
-      convF32(p, x.data(), packed.data(), bias.data(), nullptr, y.data(), workspace.data());
+  // Two 23x23 images (F(2x2)) in two chunks per thread, split by tiles; one 28x28 image
+  // (F(4x4), 49 tiles: one part) whose transforms split by channels.
+  for (auto [images, channels, outChannels, size] :
+       {std::array<int64_t, 4>{2, 24, 36, 23}, {1, 64, 72, 28}}) {
+    INFO(images << " images of " << size << "x" << size);
+    ConvParams p{};
+    WindowParams &w = p.window;
+    w.batch = images;
+    w.channels = channels;
+    p.outChannels = outChannels;
+    p.groups = 1;
+    for (int d = 0; d < 3; ++d)
+      w.in[d] = w.out[d] = w.kernel[d] = w.stride[d] = w.dilation[d] = 1;
+    for (int d = 1; d < 3; ++d) {
+      w.kernel[d] = 3;
+      w.padBegin[d] = 1;
+      w.in[d] = w.out[d] = size;
     }
-    destroyThreadPool(pool);
-    CHECK(y == serial);
+    p.packedWeights = true;
+    p.workspaceLimit = 0; // 1 MiB: two chunks per thread on every thread count for 23x23
+    const int64_t plane = size * size;
+    std::vector<float> x = randomFloats(rng, w.batch * w.channels * plane);
+    std::vector<float> weight = randomFloats(rng, p.outChannels * w.channels * 9);
+    std::vector<float> bias = randomFloats(rng, p.outChannels);
+    std::vector<float> packed(packedConvWeightBytes(p) / sizeof(float));
+    packConvWeights(p, weight.data(), packed.data());
+    std::vector<float> workspace(convWorkspaceBytes(p) / sizeof(float));
+    std::vector<float> serial(size_t(w.batch * p.outChannels * plane));
+    convF32(p, x.data(), packed.data(), bias.data(), nullptr, serial.data(), workspace.data());
+    for (int threads : {2, 3, 5}) {
+      INFO(threads << " threads");
+      ThreadPool *pool = createThreadPool(threads);
+      std::vector<float> y(serial.size());
+      {
+        ThreadScope scope(pool);
+        convF32(p, x.data(), packed.data(), bias.data(), nullptr, y.data(), workspace.data());
+      }
+      destroyThreadPool(pool);
+      CHECK(y == serial);
+    }
   }
 }

@@ -68,9 +68,11 @@ TEST_CASE("softmax and log-softmax are accurate and stable", "[reduce]") {
 
 TEST_CASE("channels-last global pools over many positions sum them in chunks", "[reduce]") {
   std::mt19937 rng(15);
-  // 4900 positions of 24 channels (one block, chunks of positions), 4096 of 150 (five blocks,
-  // the last 16 + 6 wide, chunks too), 900 of 40 (no chunks).
-  for (const Shape &shape : {Shape{1, 70, 70, 24}, Shape{1, 64, 64, 150}, Shape{1, 30, 30, 40}}) {
+  // 4900 positions of 24 channels (one block, 2 chunks of positions), 4096 of 150 (five
+  // blocks, the last 16 + 6 wide, 8 chunks), 196 of 480 (2 chunks), 1600 of 1100 (2 chunks,
+  // as many as the partial sums' room takes), 900 of 40 (no chunks).
+  for (const Shape &shape : {Shape{1, 70, 70, 24}, Shape{1, 64, 64, 150}, Shape{1, 14, 14, 480},
+                             Shape{1, 40, 40, 1100}, Shape{1, 30, 30, 40}}) {
     const int64_t positions = shape[1] * shape[2], channels = shape[3];
     const Shape outStrides{0, 0, 0, 1};
     std::vector<float> x = randomFloats(rng, positions * channels, -3.0f, 3.0f);
