@@ -233,10 +233,11 @@ public:
       // positions go in chunks, a power of two of them (even parts for two threads), each
       // chunk's sums accumulated on its own, in the walk's order, and the chunks' sums added
       // in order after. The chunks depend on the shape alone, so results do not depend on the
-      // thread count. A chunk is one item reading its rows once, a few at a time for every
-      // block of the run: its threads split the rows as the producer's did, where blocks of
-      // columns as items had both threads pull every line the other wrote (EfficientNet-B0's
-      // pools over 14x14x480 ran slower on two threads than on one).
+      // thread count. A chunk's items, up to kBlockGroups runs of its blocks, read its rows
+      // once, a few at a time for every block: on two threads each takes a chunk, splitting
+      // the rows as the producer did, where blocks of columns as items had both threads pull
+      // every line the other wrote (EfficientNet-B0's pools over 14x14x480 ran slower on two
+      // threads than on one); more threads split the chunks' blocks.
       const int64_t blocks = (innerLen + kColumns - 1) / kColumns;
       int64_t chunks = 1;
       while (chunks * 2 <= kMaxChunks && chunks * 2 * innerLen <= kPartialCapacity &&
@@ -245,22 +246,29 @@ public:
       T partial[kPartialCapacity];
       if (chunks > 1)
         std::fill(partial, partial + chunks * innerLen, identity);
-      const int64_t blocksPerItem = chunks > 1 ? blocks : 1;
-      const int64_t items = blocks / blocksPerItem * chunks;
+      const int64_t blocksPerItem =
+          chunks > 1 ? (blocks + kBlockGroups - 1) / kBlockGroups : 1;
+      const int64_t itemsPerChunk = (blocks + blocksPerItem - 1) / blocksPerItem;
+      const int64_t items = itemsPerChunk * chunks;
       const int64_t rowsInCache =
           std::max<int64_t>(1, kChunkBytesInCache / (innerLen * int64_t(sizeof(T))));
+      // A thread's items of one chunk are one pass over its rows.
       parallelForWork(items, positions / chunks * kColumns * blocksPerItem,
                       [&](int64_t first, int64_t end) {
-                        for (int64_t item = first; item < end; ++item) {
-                          const int64_t chunk = item % chunks, block0 = item / chunks;
+                        while (first < end) {
+                          const int64_t chunk = first / itemsPerChunk;
+                          const int64_t last = std::min(end, (chunk + 1) * itemsPerChunk);
+                          const int64_t block0 = (first - chunk * itemsPerChunk) * blocksPerItem;
+                          const int64_t blockEnd =
+                              std::min((last - chunk * itemsPerChunk) * blocksPerItem, blocks);
                           const int64_t p0 = positions * chunk / chunks;
                           const int64_t p1 = positions * (chunk + 1) / chunks;
                           T *sums = chunks > 1 ? partial + chunk * innerLen : y;
-                          const int64_t rowsAtOnce = blocksPerItem > 1 ? rowsInCache : p1 - p0;
-                          for (int64_t p = p0; p < p1; p += rowsAtOnce)
-                            for (int64_t block = block0; block < block0 + blocksPerItem; ++block)
-                              columnBlock(x + p * innerLen, sums, std::min(rowsAtOnce, p1 - p),
+                          for (int64_t p = p0; p < p1; p += rowsInCache)
+                            for (int64_t block = block0; block < blockEnd; ++block)
+                              columnBlock(x + p * innerLen, sums, std::min(rowsInCache, p1 - p),
                                           block * kColumns);
+                          first = last;
                         }
                       });
       if (chunks > 1)
@@ -284,7 +292,7 @@ public:
 private:
   static constexpr int64_t kColumns = 32;
   // Up to kMaxChunks chunks of at least kMinWorkPerPart elements, their sums on the stack.
-  static constexpr int64_t kMaxChunks = 8, kPartialCapacity = 4096;
+  static constexpr int64_t kMaxChunks = 8, kPartialCapacity = 4096, kBlockGroups = 4;
   // Rows of a chunk summed into every block before the next rows: half a first-level cache.
   static constexpr int64_t kChunkBytesInCache = 16384;
 
