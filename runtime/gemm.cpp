@@ -41,6 +41,14 @@ struct Portable {
     return v;
   }
   static void storePartial(float *p, Vec v, int64_t n) { std::memcpy(p, &v, sizeof(float) * n); }
+  // Lanes [first, first + n) of v to p[0, n), and p[0, n) into those lanes of `into`.
+  static void storeLanes(float *p, Vec v, int64_t first, int64_t n) {
+    std::memcpy(p, reinterpret_cast<const float *>(&v) + first, sizeof(float) * n);
+  }
+  static Vec loadLanes(Vec into, const float *p, int64_t first, int64_t n) {
+    std::memcpy(reinterpret_cast<float *>(&into) + first, p, sizeof(float) * n);
+    return into;
+  }
   static Vec max(Vec a, Vec b) { return a > b ? a : b; }
   static Vec min(Vec a, Vec b) { return a < b ? a : b; }
   static Vec maxOrNan(Vec kept, Vec v) { return ((v > kept) | (v != v)) ? v : kept; }

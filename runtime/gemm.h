@@ -186,15 +186,14 @@ void winogradOutputBaseline(const WinogradOutputArgs &a);
 void winogradOutputAvx2(const WinogradOutputArgs &a);
 void winogradOutputAvx512(const WinogradOutputArgs &a);
 
-// A convolution's product over zero-padded input planes (runtime/plane_conv_kernel.h): for
-// o < outChannels and p < positions, out[o * outStride + p] = the sum over c < channels and
-// t < taps of weight(o, c, t) * input[c * channelStride + tapOffsets[t] + p], the weights
+// A convolution over zero-padded input planes (runtime/plane_conv_kernel.h): output channel
+// o < outChannels at position p < output.rows * output.phaseCols is the sum over c < channels
+// and t < taps of weight(o, c, t) * input[c * channelStride + tapOffsets[t] + p], the weights
 // packed in panels of kPlaneConvRows output channels, each stored k = c * taps + t major.
-// Positions are computed in whole vectors: input and out must hold kPlaneConvSlack floats
-// past `positions` (they get values nobody reads). Then each output channel o's first
-// rows x cols positions of every phaseCols (the padded width) are finished into y: plus
-// bias[o], plus the residual (laid out as y), clamped to [lo, hi] where `clamp`, in that
-// order (the GEMM epilogue's), channel o's rows at y + o * channelStride, cols apart.
+// Positions are computed in whole vectors: input must hold kPlaneConvSlack floats past the
+// last position. Of every phaseCols positions (a padded row) the first cols are finished
+// into y: plus bias[o], plus the residual (laid out as y), clamped to [lo, hi] where `clamp`,
+// in that order (the GEMM epilogue's), channel o's rows at y + o * channelStride, cols apart.
 constexpr int64_t kPlaneConvRows = 8, kPlaneConvSlack = 48;
 struct PlaneConvOutput {
   float *y;
@@ -210,8 +209,6 @@ struct PlaneConvArgs {
   int64_t taps;
   const float *packedWeights;
   int64_t outChannels;
-  float *out;
-  int64_t outStride, positions;
   PlaneConvOutput output;
 };
 void planeConv(const PlaneConvArgs &a);

@@ -44,6 +44,19 @@ struct Avx2 {
   static void storePartial(float *p, Vec v, int64_t n) {
     _mm256_maskstore_ps(p, firstLanes(n), v);
   }
+  // Lanes [first, first + n) of v to p[0, n), and p[0, n) into those lanes of `into`.
+  static void storeLanes(float *p, Vec v, int64_t first, int64_t n) {
+    const __m256i down = _mm256_add_epi32(_mm256_set1_epi32(int(first)), laneIndices());
+    storePartial(p, _mm256_permutevar8x32_ps(v, down), n);
+  }
+  static Vec loadLanes(Vec into, const float *p, int64_t first, int64_t n) {
+    const __m256i up = _mm256_sub_epi32(laneIndices(), _mm256_set1_epi32(int(first)));
+    const Vec moved = _mm256_permutevar8x32_ps(loadPartial(p, n), up);
+    const __m256i inside = _mm256_and_si256(_mm256_cmpgt_epi32(up, _mm256_set1_epi32(-1)),
+                                            _mm256_cmpgt_epi32(_mm256_set1_epi32(int(n)), up));
+    return _mm256_blendv_ps(into, moved, _mm256_castsi256_ps(inside));
+  }
+  static __m256i laneIndices() { return _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7); }
   static Vec max(Vec a, Vec b) { return _mm256_max_ps(a, b); }
   static Vec min(Vec a, Vec b) { return _mm256_min_ps(a, b); }
   static Vec maxOrNan(Vec kept, Vec v) {

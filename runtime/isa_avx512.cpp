@@ -44,6 +44,14 @@ struct Avx512 {
   static void storePartial(float *p, Vec v, int64_t n) {
     _mm512_mask_storeu_ps(p, firstLanes(n), v);
   }
+  // Lanes [first, first + n) of v to p[0, n), and p[0, n) into those lanes of `into`: in
+  // registers (compress, expand), as the memory forms are slow on Zen 4.
+  static void storeLanes(float *p, Vec v, int64_t first, int64_t n) {
+    storePartial(p, _mm512_maskz_compress_ps(__mmask16(firstLanes(n) << first), v), n);
+  }
+  static Vec loadLanes(Vec into, const float *p, int64_t first, int64_t n) {
+    return _mm512_mask_expand_ps(into, __mmask16(firstLanes(n) << first), loadPartial(p, n));
+  }
   // The zero-masked forms: GCC 12's plain _mm512_max_ps passes an undefined vector that
   // -Wmaybe-uninitialized reports.
   static Vec max(Vec a, Vec b) { return _mm512_maskz_max_ps(0xffff, a, b); }

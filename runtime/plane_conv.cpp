@@ -19,11 +19,11 @@ namespace rt {
 // row are computed and dropped), and a stride-2 input is split into its four phases (even and
 // odd rows by even and odd columns), in which the taps are stride-1 again. The output is made
 // in bands of rows, each from the input rows it reads: a slot of the workspace holds one
-// group's band of planes and one panel's products; threads take whole (group, band) items,
-// each working in its own slot (parallelForInSlots).
+// group's band of planes; threads take whole (group, band) items, each working in its own
+// slot (parallelForInSlots).
 namespace {
 struct PlaneGeometry {
-  int64_t stride, bandRows, bands, phaseRows, phaseCols, positions, outStride, phaseFloats;
+  int64_t stride, bandRows, bands, phaseRows, phaseCols, positions, phaseFloats;
   int64_t channelFloats, slotFloats;
 
   PlaneGeometry(const ConvParams &p, int64_t rowsPerBand) {
@@ -35,11 +35,13 @@ struct PlaneGeometry {
     phaseRows = ((bandRows - 1) * stride + w.kernel[1] + stride - 1) / stride;
     phaseCols = ((w.out[2] - 1) * stride + w.kernel[2] + stride - 1) / stride;
     positions = bandRows * phaseCols;
-    outStride = (positions + kPlaneConvSlack - 1) / kPlaneConvSlack * kPlaneConvSlack;
     const int64_t lastOffset = (w.kernel[1] - 1) / stride * phaseCols + (w.kernel[2] - 1) / stride;
-    phaseFloats = std::max(phaseRows * phaseCols, lastOffset + outStride);
+    // The kernel reads whole blocks of positions from every tap's offset.
+    const int64_t positionsRead = (positions + kPlaneConvSlack - 1) / kPlaneConvSlack *
+                                  kPlaneConvSlack;
+    phaseFloats = std::max(phaseRows * phaseCols, lastOffset + positionsRead);
     channelFloats = stride * stride * phaseFloats;
-    slotFloats = s.inPerGroup * channelFloats + kPlaneConvRows * outStride;
+    slotFloats = s.inPerGroup * channelFloats;
   }
   explicit PlaneGeometry(const ConvParams &p);
 
@@ -205,22 +207,20 @@ void planeConvF32(const ConvParams &p, const float *x, const float *packedW, con
       },
       [&](int64_t slot, int64_t item) {
         float *planes = planesOf(slot);
-        float *products = planes + s.inPerGroup * geo.channelFloats;
         const int64_t n = item / items, g = item % items / geo.bands, band = item % geo.bands;
         const int64_t row0 = band * geo.bandRows;
         const int64_t rows = std::min(geo.bandRows, w.out[1] - row0);
         const float *xg = x + s.xOffset(p, n, g);
         for (int64_t c = 0; c < s.inPerGroup; ++c)
           copyPhases(w, geo, band, xg + c * s.inPlane, planes + c * geo.channelFloats);
-        // A panel of output channels at a time: the products of one panel, not the group's,
-        // take room in the slot.
+        // A panel of output channels at a time: its rows of y are still in cache for an
+        // activation the kernel does not apply.
         const float *weights = packedW + g * planeGroupWeightFloats(p);
         for (int64_t o0 = 0; o0 < s.outPerGroup; o0 += kPlaneConvRows) {
           const int64_t panelRows = std::min(kPlaneConvRows, s.outPerGroup - o0);
           const int64_t offset = s.yOffset(p, n, g) + o0 * s.outPlane + row0 * w.out[2];
           planeConv({planes, s.inPerGroup, geo.channelFloats, tapOffsets, taps,
-                     weights + o0 / kPlaneConvRows * planePanelFloats(p), panelRows, products,
-                     geo.outStride, rows * geo.phaseCols,
+                     weights + o0 / kPlaneConvRows * planePanelFloats(p), panelRows,
                      {y + offset, s.outPlane, rows, w.out[2], geo.phaseCols,
                       bias ? bias + g * s.outPerGroup + o0 : nullptr,
                       residual ? residual + offset : nullptr, clamp, lo, hi}});

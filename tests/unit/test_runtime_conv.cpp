@@ -530,6 +530,74 @@ TEST_CASE("channels-last depthwise and pointwise convolutions match the direct o
   }
 }
 
+TEST_CASE("the padded-plane kernel finishes its products into y on every instruction set",
+          "[conv]") {
+  std::mt19937 rng(21);
+  // Padded rows (phaseCols) wider than the output's, so vectors of positions cross rows and
+  // padding columns: a stem's band (113 of 112), rows shorter than a vector (a 5x7 band),
+  // one column a row, a partial last panel (11 and 3 output channels); with and without
+  // bias, residual and clamp.
+  struct Case {
+    int64_t channels, taps, outChannels, rows, cols, phaseCols;
+    bool bias, residual, clamp;
+  };
+  for (const Case &c :
+       {Case{3, 9, 16, 14, 112, 113, true, false, true}, Case{5, 4, 11, 3, 5, 7, false, true, true},
+        Case{2, 9, 8, 7, 7, 9, true, true, false}, Case{4, 1, 3, 2, 1, 2, true, false, false},
+        Case{1, 25, 24, 9, 30, 32, false, false, true}}) {
+    std::vector<int64_t> tapOffsets;
+    for (int64_t t = 0; t < c.taps; ++t)
+      tapOffsets.push_back(t / 3 * c.phaseCols + t % 3);
+    const int64_t positions = c.rows * c.phaseCols;
+    const int64_t channelStride = tapOffsets.back() + positions + kPlaneConvSlack;
+    const std::vector<float> input = randomFloats(rng, c.channels * channelStride);
+    const int64_t k = c.channels * c.taps, panelFloats = k * kPlaneConvRows;
+    const int64_t panels = (c.outChannels + kPlaneConvRows - 1) / kPlaneConvRows;
+    const std::vector<float> packed = randomFloats(rng, panels * panelFloats);
+    auto weight = [&](int64_t o, int64_t kk) {
+      return packed[size_t(o / kPlaneConvRows * panelFloats + kk * kPlaneConvRows +
+                           o % kPlaneConvRows)];
+    };
+    // Channels of y apart by more than their rows x cols: the gap must stay untouched.
+    const int64_t yStride = c.rows * c.cols + 5;
+    const std::vector<float> bias = randomFloats(rng, c.outChannels);
+    const std::vector<float> residual = randomFloats(rng, c.outChannels * yStride);
+    const float lo = -0.5f, hi = 0.75f, unwritten = 1234.5f;
+    for (CpuIsa isa : runnableIsas()) {
+      INFO(cpuIsaName(isa) << ": " << c.outChannels << " channels of " << c.rows << "x"
+                           << c.cols << " in rows of " << c.phaseCols);
+      std::vector<float> y(size_t(c.outChannels * yStride), unwritten);
+      planeConvOn(isa, {input.data(), c.channels, channelStride, tapOffsets.data(), c.taps,
+                        packed.data(), c.outChannels,
+                        {y.data(), yStride, c.rows, c.cols, c.phaseCols,
+                         c.bias ? bias.data() : nullptr, c.residual ? residual.data() : nullptr,
+                         c.clamp, lo, hi}});
+      double worst = 0.0;
+      int64_t wrongGaps = 0;
+      for (int64_t o = 0; o < c.outChannels; ++o) {
+        for (int64_t r = 0; r < c.rows; ++r)
+          for (int64_t col = 0; col < c.cols; ++col) {
+            double want = 0.0;
+            for (int64_t ch = 0; ch < c.channels; ++ch)
+              for (int64_t t = 0; t < c.taps; ++t)
+                want += double(weight(o, ch * c.taps + t)) *
+                        input[size_t(ch * channelStride + tapOffsets[size_t(t)] +
+                                     r * c.phaseCols + col)];
+            const int64_t at = o * yStride + r * c.cols + col;
+            want += (c.bias ? bias[size_t(o)] : 0.0) + (c.residual ? residual[size_t(at)] : 0.0);
+            if (c.clamp)
+              want = std::min<double>(hi, std::max<double>(lo, want));
+            worst = std::max(worst, std::fabs(want - y[size_t(at)]));
+          }
+        for (int64_t gap = c.rows * c.cols; gap < yStride; ++gap)
+          wrongGaps += y[size_t(o * yStride + gap)] != unwritten;
+      }
+      CHECK(worst <= 1e-5);
+      CHECK(wrongGaps == 0);
+    }
+  }
+}
+
 TEST_CASE("3x3 stride-1 convolutions with packed weights take Winograd F(2x2, 3x3)", "[conv]") {
   std::mt19937 rng(11);
   for (int trial = 0; trial < 24; ++trial) {
