@@ -63,6 +63,7 @@ struct IsaKernels {
   void (*depthwiseNhwcRow)(const DepthwiseNhwcRowArgs &);
   void (*math)(MathFunction, const float *, float *, int64_t);
   void (*softmaxRows)(const float *, float *, int64_t, int64_t, bool, float *);
+  void (*softmaxColumns)(const float *, float *, int64_t, int64_t, int64_t, bool);
   void (*pointwiseNhwc)(const PointwiseNhwcArgs &);
   void (*maxPoolPlanes)(const MaxPoolPlanesArgs &);
   void (*planeConv)(const PlaneConvArgs &);
@@ -74,18 +75,21 @@ struct IsaKernels {
 IsaKernels kernelsFor(CpuIsa isa) {
 #if defined(__x86_64__)
   if (isa == CpuIsa::Avx512)
-    return {sgemmBlockedAvx512, depthwiseRowAvx512, depthwiseNhwcRowAvx512, mathAvx512,
-            softmaxRowsAvx512, pointwiseNhwcAvx512, maxPoolPlanesAvx512, planeConvAvx512,
-            winogradInputAvx512, winogradOutputAvx512, layerNormRowsAvx512};
+    return {sgemmBlockedAvx512,   depthwiseRowAvx512,    depthwiseNhwcRowAvx512,
+            mathAvx512,           softmaxRowsAvx512,     softmaxColumnsAvx512,
+            pointwiseNhwcAvx512,  maxPoolPlanesAvx512,   planeConvAvx512,
+            winogradInputAvx512,  winogradOutputAvx512,  layerNormRowsAvx512};
   if (isa == CpuIsa::Avx2)
-    return {sgemmBlockedAvx2, depthwiseRowAvx2, depthwiseNhwcRowAvx2, mathAvx2,
-            softmaxRowsAvx2, pointwiseNhwcAvx2, maxPoolPlanesAvx2, planeConvAvx2,
-            winogradInputAvx2, winogradOutputAvx2, layerNormRowsAvx2};
+    return {sgemmBlockedAvx2,   depthwiseRowAvx2,    depthwiseNhwcRowAvx2,
+            mathAvx2,           softmaxRowsAvx2,     softmaxColumnsAvx2,
+            pointwiseNhwcAvx2,  maxPoolPlanesAvx2,   planeConvAvx2,
+            winogradInputAvx2,  winogradOutputAvx2,  layerNormRowsAvx2};
 #endif
   (void)isa;
-  return {sgemmBlockedBaseline, depthwiseRowBaseline, depthwiseNhwcRowBaseline, mathBaseline,
-          softmaxRowsBaseline, pointwiseNhwcBaseline, maxPoolPlanesBaseline, planeConvBaseline,
-          winogradInputBaseline, winogradOutputBaseline, layerNormRowsBaseline};
+  return {sgemmBlockedBaseline,   depthwiseRowBaseline,    depthwiseNhwcRowBaseline,
+          mathBaseline,           softmaxRowsBaseline,     softmaxColumnsBaseline,
+          pointwiseNhwcBaseline,  maxPoolPlanesBaseline,   planeConvBaseline,
+          winogradInputBaseline,  winogradOutputBaseline,  layerNormRowsBaseline};
 }
 
 // Eight independent partial sums break the add dependency chain.
@@ -338,6 +342,17 @@ void mathBaseline(MathFunction function, const float *x, float *y, int64_t n) {
 void softmaxRowsBaseline(const float *x, float *y, int64_t rows, int64_t n, bool log,
                          float *sums) {
   VectorMath<Portable>::softmaxRows(x, y, rows, n, log, sums);
+}
+void softmaxColumnsBaseline(const float *x, float *y, int64_t n, int64_t inner, int64_t width,
+                            bool log) {
+  VectorMath<Portable>::softmaxColumns(x, y, n, inner, width, log);
+}
+void softmaxColumns(const float *x, float *y, int64_t n, int64_t inner, int64_t width, bool log) {
+  selectedKernels().softmaxColumns(x, y, n, inner, width, log);
+}
+void softmaxColumnsOn(CpuIsa isa, const float *x, float *y, int64_t n, int64_t inner,
+                      int64_t width, bool log) {
+  kernelsFor(isa).softmaxColumns(x, y, n, inner, width, log);
 }
 void layerNormRowsBaseline(const LayerNormRowsArgs &a) { VectorMath<Portable>::layerNormRows(a); }
 void layerNormRows(const LayerNormRowsArgs &a) { selectedKernels().layerNormRows(a); }

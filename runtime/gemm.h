@@ -232,6 +232,17 @@ void softmaxRowsBaseline(const float *x, float *y, int64_t rows, int64_t n, bool
                          float *sums);
 void softmaxRowsAvx2(const float *x, float *y, int64_t rows, int64_t n, bool log, float *sums);
 void softmaxRowsAvx512(const float *x, float *y, int64_t rows, int64_t n, bool log, float *sums);
+// Softmax (or log-softmax) down `width` columns of x[j * inner + l], j < n, serially, on the
+// selected instruction set (runtime/vector_math.h), and per instruction set.
+void softmaxColumns(const float *x, float *y, int64_t n, int64_t inner, int64_t width, bool log);
+void softmaxColumnsOn(CpuIsa isa, const float *x, float *y, int64_t n, int64_t inner,
+                      int64_t width, bool log);
+void softmaxColumnsBaseline(const float *x, float *y, int64_t n, int64_t inner, int64_t width,
+                            bool log);
+void softmaxColumnsAvx2(const float *x, float *y, int64_t n, int64_t inner, int64_t width,
+                        bool log);
+void softmaxColumnsAvx512(const float *x, float *y, int64_t n, int64_t inner, int64_t width,
+                          bool log);
 
 // Layer normalization of `rows` contiguous rows of n floats (layerNormF32, dlc_kernels.h),
 // serially, on the selected instruction set (runtime/vector_math.h), and per instruction set.

@@ -77,6 +77,10 @@ void mathRunAvx2(MathFunction function, const float *x, float *y, int64_t n) {
   VectorMath<Avx2>::run(function, x, y, n);
 }
 void layerNormRowsRunAvx2(const LayerNormRowsArgs &a) { VectorMath<Avx2>::layerNormRows(a); }
+void softmaxColumnsRunAvx2(const float *x, float *y, int64_t n, int64_t inner, int64_t width,
+                          bool log) {
+  VectorMath<Avx2>::softmaxColumns(x, y, n, inner, width, log);
+}
 void softmaxRowsRunAvx2(const float *x, float *y, int64_t rows, int64_t n, bool log,
                          float *sums) {
   VectorMath<Avx2>::softmaxRows(x, y, rows, n, log, sums);
@@ -101,6 +105,10 @@ void mathAvx2(MathFunction function, const float *x, float *y, int64_t n) {
   mathRunAvx2(function, x, y, n);
 }
 void layerNormRowsAvx2(const LayerNormRowsArgs &a) { layerNormRowsRunAvx2(a); }
+void softmaxColumnsAvx2(const float *x, float *y, int64_t n, int64_t inner, int64_t width,
+                       bool log) {
+  softmaxColumnsRunAvx2(x, y, n, inner, width, log);
+}
 void softmaxRowsAvx2(const float *x, float *y, int64_t rows, int64_t n, bool log,
                       float *sums) {
   softmaxRowsRunAvx2(x, y, rows, n, log, sums);

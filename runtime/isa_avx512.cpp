@@ -78,6 +78,10 @@ void mathRunAvx512(MathFunction function, const float *x, float *y, int64_t n) {
   VectorMath<Avx512>::run(function, x, y, n);
 }
 void layerNormRowsRunAvx512(const LayerNormRowsArgs &a) { VectorMath<Avx512>::layerNormRows(a); }
+void softmaxColumnsRunAvx512(const float *x, float *y, int64_t n, int64_t inner, int64_t width,
+                          bool log) {
+  VectorMath<Avx512>::softmaxColumns(x, y, n, inner, width, log);
+}
 void softmaxRowsRunAvx512(const float *x, float *y, int64_t rows, int64_t n, bool log,
                          float *sums) {
   VectorMath<Avx512>::softmaxRows(x, y, rows, n, log, sums);
@@ -102,6 +106,10 @@ void mathAvx512(MathFunction function, const float *x, float *y, int64_t n) {
   mathRunAvx512(function, x, y, n);
 }
 void layerNormRowsAvx512(const LayerNormRowsArgs &a) { layerNormRowsRunAvx512(a); }
+void softmaxColumnsAvx512(const float *x, float *y, int64_t n, int64_t inner, int64_t width,
+                       bool log) {
+  softmaxColumnsRunAvx512(x, y, n, inner, width, log);
+}
 void softmaxRowsAvx512(const float *x, float *y, int64_t rows, int64_t n, bool log,
                       float *sums) {
   softmaxRowsRunAvx512(x, y, rows, n, log, sums);

@@ -206,6 +206,55 @@ template <class V> struct VectorMath {
     for (int64_t r = 0; r < rows; ++r)
       softmaxRow(x + r * n, y + r * n, n, log, sums ? sums + r : nullptr);
   }
+  // Softmax, or log-softmax, down each of `width` columns of x[j * inner + l], j < n (a
+  // softmax over a middle axis: YOLOv8's box bins), a vector of columns at a time. Each
+  // column's sum runs in row order, as the scalar form's (reduce.cpp); NaN in a column makes
+  // it all NaN, through its sum. y may be x.
+  static void softmaxColumns(const float *x, float *y, int64_t n, int64_t inner, int64_t width,
+                             bool log) {
+    for (int64_t c = 0; c < width; c += kLanes) {
+      const int64_t count = width - c < kLanes ? width - c : kLanes;
+      auto load = [count](const float *p) -> F {
+        if (count < kLanes)
+          return V::loadPartial(p, count);
+        F v;
+        std::memcpy(&v, p, sizeof v);
+        return v;
+      };
+      auto store = [count](float *p, F v) {
+        if (count < kLanes)
+          V::storePartial(p, v, count);
+        else
+          std::memcpy(p, &v, sizeof v);
+      };
+      F max = splat(-__builtin_inff());
+      for (int64_t j = 0; j < n; ++j) {
+        const F v = load(x + j * inner + c);
+        max = v > max ? v : max;
+      }
+      F sum{};
+      for (int64_t j = 0; j < n; ++j) {
+        const F e = expUpTo89(load(x + j * inner + c) - max);
+        sum += e;
+        if (!log)
+          store(y + j * inner + c, e);
+      }
+      if (log) {
+        float lanes[kLanes];
+        std::memcpy(lanes, &sum, sizeof lanes);
+        for (float &lane : lanes)
+          lane = __builtin_logf(lane);
+        F logSum;
+        std::memcpy(&logSum, lanes, sizeof logSum);
+        for (int64_t j = 0; j < n; ++j)
+          store(y + j * inner + c, (load(x + j * inner + c) - max) - logSum);
+        continue;
+      }
+      const F scale = splat(1.0f) / sum;
+      for (int64_t j = 0; j < n; ++j)
+        store(y + j * inner + c, load(y + j * inner + c) * scale);
+    }
+  }
   // Four running maxima: one would wait on each max's latency (attention's long rows).
   static float rowMax(const float *x, int64_t n) {
     const float inf = __builtin_inff();
