@@ -275,9 +275,10 @@ void sgemmWith(BlockedFn blocked, const GemmArgs &g) {
     finishC(g);
     return;
   }
-  // Fewer rows than a register tile cost the tile's (a classifier's one row streams its
-  // weights from memory: ResNet-18's 512 x 1000 ran on one thread, 1.8x ONNX Runtime's time
-  // on two).
+  // Products of fewer rows than a register tile stream B for little arithmetic (a
+  // classifier's one row reads its weights from memory once): they split as if they had a
+  // tile's rows (ResNet-18's 512 x 1000 head ran on one thread, 1.8x ONNX Runtime's time on
+  // two).
   const int threads = activeThreadCount();
   if (threads > 1 && std::max(g.m, GemmSplit::kRowAlign) * g.n * g.k >= kParallelMinWork) {
     GemmSplit split = GemmSplit::of(&g, blocked, threads);

@@ -4,6 +4,7 @@
 #include "parallel.h"
 #include "runtime_test_util.h"
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -149,9 +150,11 @@ TEST_CASE("threaded kernels: the serial bits on any thread count, every thread u
   }
   SECTION("products with packed weights: by rows, by columns, and a grid of both") {
     // 200 rows are three blocks of rows: 2 or 3 threads take rows, 4 a 2 x 2 grid; 64 rows
-    // are one block, split by columns. The epilogue's bias and residual follow each part.
-    for (int64_t m : {200, 64}) {
-      const int64_t n = 300, k = 300;
+    // are one block, split by columns, as is one row (a classifier head: its own loop, worth
+    // splitting though it does few multiply-adds). The epilogue's bias and residual follow
+    // each part.
+    for (auto [m, n, k] : {std::array<int64_t, 3>{200, 300, 300}, {64, 300, 300},
+                           {1, 1000, 512}}) {
       std::vector<float> a = randomFloats(rng, m * k), b = randomFloats(rng, k * n),
                          bias = randomFloats(rng, n), residual = randomFloats(rng, m * n),
                          packed(packedGemmBBytes(k, n) / sizeof(float)), c(size_t(m * n));
