@@ -175,6 +175,13 @@ TEST_CASE("threaded kernels: the serial bits on any thread count, every thread u
     REQUIRE(winogradApplies(p));
     checkThreadedConv(rng, "winograd", p);
   }
+  SECTION("an im2col convolution on a 7x7 map (its matrix built by channels, then split)") {
+    ConvParams p = conv3x3(160, 96, 7); // 160 channels: not the padded planes; 16 tiles
+    p.packedWeights = true;
+    REQUIRE_FALSE(winogradApplies(p));
+    REQUIRE_FALSE(paddedPlanesApply(p));
+    checkThreadedConv(rng, "im2col 7x7", p);
+  }
   SECTION("a convolution of many small groups (threads take whole groups), 3x3 and 1x1") {
     for (int64_t kernel : {3, 1}) {
       ConvParams p = conv3x3(160, 160, 14); // RegNet's groups of 16 channels
