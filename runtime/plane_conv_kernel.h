@@ -12,14 +12,14 @@ namespace rt {
 namespace {
 
 // y[o] at position p = sum over channels c, then taps t, of weights(o, c, t) * input[c *
-// channelStride + tapOffsets[t] + p], for p in [0, positions rounded up to a whole block): the
-// product of a convolution whose im2col rows are shifted views of its padded input, never
-// built. A register tile holds Rows output channels by kVectors vectors of positions; each
-// step loads the vectors once for all rows and broadcasts one weight per row. The sums run
-// over k = c * taps + t in order from zero, as the im2col GEMM's do. The tile is finished
-// (bias, residual, clamp) and stored straight into y's rows, the padding columns dropped: the
-// products never go through memory (a 3-channel stem's 27 steps a tile made that pass a
-// third of its time).
+// channelStride + tapOffsets[t] + p], for p in [0, output.rows * phaseCols rounded up to a
+// whole block): the product of a convolution whose im2col rows are shifted views of its padded
+// input, never built. A register tile holds Rows output channels by kVectors vectors of
+// positions; each step loads the vectors once for all rows and broadcasts one weight per row.
+// The sums run over k = c * taps + t in order from zero, as the im2col GEMM's do. The tile is
+// finished (bias, residual, clamp) and stored straight into y's rows, the padding columns
+// dropped: the products never go through memory (a 3-channel stem's 27 steps a tile made that
+// pass a third of its time).
 template <class V> struct PlaneConv {
   using Vec = typename V::Vec;
   static constexpr int64_t kLanes = V::kLanes, kVectors = 3;

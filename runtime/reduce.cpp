@@ -20,7 +20,10 @@ namespace {
 
 // Softmax columns are processed kChunk at a time, with their statistics on the stack, so that
 // every pass walks memory row by row rather than striding down one column.
-constexpr int64_t kChunk = 64, kMinVectorColumns = 16;
+constexpr int64_t kChunk = 64;
+// Float blocks of this many columns or more go to the vector kernel (softmaxColumns); fewer
+// would leave most of its lanes empty.
+constexpr int64_t kMinVectorColumns = 16;
 
 // e[0, n) = exp(e[0, n)): float's a vector at a time (mathRow), double's one by one.
 void expInPlace(float *e, int64_t n) { mathRow(MathFunction::Exp, e, e, n); }
