@@ -255,8 +255,9 @@ TEST_CASE("conv special shapes", "[conv]") {
   SECTION("a channels-last pointwise convolution scales its input per image and channel") {
     // The fused Mul (squeeze-and-excitation's gate) gives the bits of the Mul then the
     // convolution: through the pointwise kernel (40 channels) and the GEMM (300: packed rows,
-    // and one pixel per image: a row times the packed weights), two images, with an epilogue.
-    for (int64_t channels : {40, 300})
+    // and one pixel per image: a row times the packed weights; 303: a depth the packing's
+    // register transposes do not divide), two images, with an epilogue.
+    for (int64_t channels : {40, 300, 303})
       for (int64_t side : {1, 7}) {
         ConvParams p{window(2, channels, {side, side}), 24, 1};
         p.channelsLast = p.packedWeights = true;
