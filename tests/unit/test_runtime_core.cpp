@@ -41,6 +41,14 @@ TEST_CASE("alignedAlloc returns 64-byte aligned, usable memory", "[runtime]") {
     std::memset(p, 0xab, bytes);
     alignedFree(p);
   }
+  // An arena-sized block starts at a 2 MiB huge page (whose whole pages may be backed by huge
+  // pages), its last partial page usable too.
+  const size_t arenaBytes = (size_t(5) << 20) + 12345;
+  void *arena = alignedAlloc(arenaBytes);
+  REQUIRE(arena != nullptr);
+  CHECK(reinterpret_cast<uintptr_t>(arena) % (size_t(2) << 20) == 0);
+  std::memset(arena, 0xab, arenaBytes);
+  alignedFree(arena);
   CHECK(alignedAlloc(SIZE_MAX - 8) == nullptr);
   alignedFree(nullptr);
 }
