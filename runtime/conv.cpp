@@ -428,21 +428,53 @@ bool convPacksWeights(const ConvParams &p) {
   return !isDepthwise(p) && s.outPerGroup >= kGemmFewRows && s.outPlane > 1;
 }
 
-size_t packedConvWeightBytes(const ConvParams &p) {
-  if (p.channelsLast && isChannelsLastDepthwise(p))
-    return size_t(p.outChannels * product3(p.window.kernel)) * sizeof(float);
+ConvWeightLayout convWeightLayout(const ConvParams &p) {
   if (p.channelsLast)
-    return packedGemmBBytes(p.window.channels, p.outChannels);
+    return isChannelsLastDepthwise(p) ? ConvWeightLayout::ChannelsLastDepthwise
+                                      : ConvWeightLayout::ChannelsLast;
   if (winogradApplies(p))
-    return winogradWeightBytes(p);
+    return ConvWeightLayout::Winograd;
   if (paddedPlanesApply(p))
+    return ConvWeightLayout::Planes;
+  return ConvWeightLayout::Im2col;
+}
+
+const char *convWeightLayoutName(ConvWeightLayout layout) {
+  switch (layout) {
+  case ConvWeightLayout::ChannelsLastDepthwise:
+    return "channels-last depthwise";
+  case ConvWeightLayout::ChannelsLast:
+    return "channels-last";
+  case ConvWeightLayout::Winograd:
+    return "winograd";
+  case ConvWeightLayout::Planes:
+    return "planes";
+  case ConvWeightLayout::Im2col:
+    break;
+  }
+  return "im2col";
+}
+
+size_t packedConvWeightBytes(const ConvParams &p) {
+  switch (convWeightLayout(p)) {
+  case ConvWeightLayout::ChannelsLastDepthwise:
+    return size_t(p.outChannels * product3(p.window.kernel)) * sizeof(float);
+  case ConvWeightLayout::ChannelsLast:
+    return packedGemmBBytes(p.window.channels, p.outChannels);
+  case ConvWeightLayout::Winograd:
+    return winogradWeightBytes(p);
+  case ConvWeightLayout::Planes:
     return planeWeightBytes(p);
+  case ConvWeightLayout::Im2col:
+    break;
+  }
   const GroupShape s(p);
   return size_t(p.groups) * packedGemmABytes(s.outPerGroup, s.k);
 }
 
 void packConvWeights(const ConvParams &p, const float *w, float *packed) {
-  if (p.channelsLast && isChannelsLastDepthwise(p)) {
+  switch (convWeightLayout(p)) {
+  case ConvWeightLayout::ChannelsLastDepthwise: {
     // Tap-major, channels innermost: (channels x taps) transposed.
     const int64_t taps = product3(p.window.kernel);
     for (int64_t c = 0; c < p.outChannels; ++c)
@@ -450,18 +482,18 @@ void packConvWeights(const ConvParams &p, const float *w, float *packed) {
         packed[t * p.outChannels + c] = w[c * taps + t];
     return;
   }
-  if (p.channelsLast) {
+  case ConvWeightLayout::ChannelsLast:
     // The weights (out x in channels) are B transposed.
     packGemmB(true, p.window.channels, p.outChannels, w, p.window.channels, packed);
     return;
-  }
-  if (winogradApplies(p)) {
+  case ConvWeightLayout::Winograd:
     packWinogradWeights(p, w, packed);
     return;
-  }
-  if (paddedPlanesApply(p)) {
+  case ConvWeightLayout::Planes:
     packPlaneWeights(p, w, packed);
     return;
+  case ConvWeightLayout::Im2col:
+    break;
   }
   const GroupShape s(p);
   const int64_t groupFloats = int64_t(packedGemmABytes(s.outPerGroup, s.k) / sizeof(float));

@@ -388,9 +388,14 @@ size_t convWorkspaceBytes(const ConvParams &p);
 // Whether packing the weights ahead of time pays (not for a few output channels per group),
 // and the packed form: what convF32 reads when p.packedWeights is set.
 bool convPacksWeights(const ConvParams &p);
-// Whether packed weights of p are Winograd-transformed: not the layout the same weights take
-// for a conv of another shape, so the compiler keeps one packed copy per layout.
 bool winogradApplies(const ConvParams &p);
+// The layout packConvWeights gives p's weights: the kernel convF32 runs them through decides
+// it, so the same weights pack differently for convolutions of other shapes (a detector head
+// shared by maps of several sizes). Together with the groups, which split the weights, it
+// names the packed form: the compiler keeps one packed copy per name.
+enum class ConvWeightLayout { ChannelsLastDepthwise, ChannelsLast, Winograd, Planes, Im2col };
+ConvWeightLayout convWeightLayout(const ConvParams &p);
+const char *convWeightLayoutName(ConvWeightLayout layout);
 size_t packedConvWeightBytes(const ConvParams &p);
 void packConvWeights(const ConvParams &p, const float *w, float *packed);
 // y = activation(conv(x, w) + bias + residual); bias and residual may be null. The residual

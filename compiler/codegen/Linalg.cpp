@@ -194,10 +194,10 @@ std::optional<WeightPacking> weightPacking(OpOperand &use) {
     if (use.getOperandNumber() != conv.getWeightMutable().getOperandNumber() ||
         !dlc::rt::convPacksWeights(params))
       return std::nullopt;
-    std::string layout = params.channelsLast ? "conv channels-last " + std::to_string(params.groups)
-                         : dlc::rt::winogradApplies(params)
-                             ? std::string("conv winograd")
-                             : "conv " + std::to_string(params.groups);
+    std::string layout =
+        std::string("conv ") +
+        dlc::rt::convWeightLayoutName(dlc::rt::convWeightLayout(params)) + " " +
+        std::to_string(params.groups);
     return WeightPacking{layout, [params](const auto &plain) {
                            return packFloats(plain, dlc::rt::packedConvWeightBytes(params),
                                              [&](const float *w, float *packed) {

@@ -225,6 +225,19 @@ def block_cases(rng):
         conv("se", f(48, 16, 3, 3), f(48), "g2", group=3, pads=[1, 1, 1, 1]) +
         conv("g2", f(24, 48, 1, 1), f(24), "y")), [f(1, 48, 15, 13)]
 
+    # One constant read by convolutions of different shapes (a detector head shared by its
+    # feature maps): the 32x32 map runs over padded planes, the 3x3 one by im2col, each
+    # reading the weights packed for its own kernel.
+    yield "block_shared_weights_two_maps", (
+        [constant("shared_w", f(16, 16, 3, 3)), constant("shared_b", f(16)),
+         constant("flat", np.array([1, -1], np.int64))] +
+        [node for x, y in (("x0", "big"), ("x1", "small")) for node in (
+            helper.make_node("Conv", [x, "shared_w", "shared_b"], [y], name=y,
+                             pads=[1, 1, 1, 1]),
+            helper.make_node("Reshape", [y, "flat"], [y + "_flat"], name=y + "_flat"))] +
+        [helper.make_node("Concat", ["big_flat", "small_flat"], ["y"], name="y", axis=1)]), [
+            f(1, 16, 32, 32), f(1, 16, 3, 3)]
+
     def batch_norm(x, channels, y):
         params = [constant(y + "_scale", f(channels) + 1), constant(y + "_shift", f(channels)),
                   constant(y + "_mean", f(channels)),
