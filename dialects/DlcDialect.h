@@ -54,7 +54,7 @@ inline constexpr const char kOutputOffsetAttr[] = "dlc.output_offset"; // ... at
 // before planning), and where the plan put it.
 inline constexpr const char kWorkspaceBytesAttr[] = "dlc.workspace_bytes";
 inline constexpr const char kWorkspaceOffsetAttr[] = "dlc.workspace_offset";
-inline constexpr const char kViewAttr[] = "dlc.view";       // result aliases operand 0, no code
+inline constexpr const char kViewAttr[] = "dlc.view"; // result aliases operand 0 (viewByteOffset)
 inline constexpr const char kInPlaceAttr[] = "dlc.inplace"; // result overwrites operand #n
 inline constexpr const char kElidedAttr[] = "dlc.elided";   // concat inputs already in place
 // Arena ranges (offset, bytes pairs) whose values are all dead after this op.
@@ -90,6 +90,11 @@ int64_t elementBytes(mlir::Type element);
 // on a dlc op is within kMaxTensorBytes (the TensorSizeLimit trait verifies it), so sums of
 // a few such sizes cannot overflow.
 int64_t tensorBytes(mlir::Type type);
+// Where the op's result would lie in its operand 0's bytes as a view (dlc.view: no code, no
+// memory of its own), if it can be one: a reshape (ViewOpTrait) at 0; a slice whose result is
+// one contiguous run of its input (unit steps, the dims after the last sliced one whole, the
+// dims before it 1: a channel split of an image) at the run's first byte.
+std::optional<int64_t> viewByteOffset(mlir::Operation *op);
 // Bytes of `type`, or nullopt when it exceeds dlc's tensor size limit.
 std::optional<int64_t> checkedTensorBytes(mlir::Type type);
 // Output extent of a sliding window, as ONNX defines it for Conv and pooling.

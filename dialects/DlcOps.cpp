@@ -538,6 +538,29 @@ LogicalResult verifySliceBounds(Operation *op, ArrayRef<int64_t> in, ArrayRef<in
   return success();
 }
 
+std::optional<int64_t> viewByteOffset(Operation *op) {
+  if (op->hasTrait<ViewOpTrait>())
+    return 0;
+  auto slice = dyn_cast<SliceOp>(op);
+  if (!slice)
+    return std::nullopt;
+  auto in = tensorType(slice.getInput()).getShape();
+  auto out = tensorType(slice.getOutput()).getShape();
+  if (llvm::any_of(slice.getSteps(), [](int64_t step) { return step != 1; }))
+    return std::nullopt;
+  int64_t last = int64_t(in.size()) - 1;
+  while (last >= 0 && out[last] == in[last])
+    --last;
+  int64_t offset = 0, stride = 1;
+  for (int64_t d = int64_t(in.size()) - 1; d >= 0; --d) {
+    if (d < last && out[d] != 1)
+      return std::nullopt;
+    offset += slice.getStarts()[d] * stride;
+    stride *= in[d];
+  }
+  return offset * elementBytes(tensorType(slice.getInput()).getElementType());
+}
+
 LogicalResult SliceOp::verify() {
   return verifySliceBounds(*this, tensorType(getInput()).getShape(),
                            tensorType(getOutput()).getShape(), getStarts(), getSteps());

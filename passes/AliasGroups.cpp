@@ -22,7 +22,7 @@ AliasGroups::AliasGroups(func::FuncOp func) {
   // Recorded decisions, in schedule order so that chains compose.
   for (Operation &op : body) {
     if (op.hasAttr(kViewAttr))
-      merge(op.getOperand(0), op.getResult(0), 0);
+      merge(op.getOperand(0), op.getResult(0), viewByteOffset(&op).value_or(0));
     if (auto inplace = op.getAttrOfType<IntegerAttr>(kInPlaceAttr))
       merge(op.getOperand(inplace.getInt()), op.getResult(0), 0);
   }

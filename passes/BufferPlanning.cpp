@@ -178,6 +178,9 @@ int64_t peakLiveBytes(const std::vector<Span> &blocks, int64_t numOps) {
 
 // A concat's inputs can be written straight into its result when each is a whole group of
 // its own, dead after the concat, and the slices are contiguous (all dims before the axis 1).
+// Consecutive inputs that are views making up one group in order count as that group (a
+// conv's channels split in halves, then concatenated with what was computed from them:
+// YOLOv8's C2f): the group is then computed in its place in the result.
 bool canElide(const dlc::AliasGroups &groups, dlc::ConcatOp concat) {
   auto shape = cast<RankedTensorType>(concat.getType()).getShape();
   for (int64_t d = 0, axis = concat.getAxis(); d < axis; ++d)
@@ -186,10 +189,18 @@ bool canElide(const dlc::AliasGroups &groups, dlc::ConcatOp concat) {
   llvm::SmallPtrSet<Value, 8> seen;
   seen.insert(groups.root(concat.getResult()));
   int64_t at = groups.index(concat);
-  for (Value in : concat.getInputs()) {
-    if (groups.groupHasExternal(in) || groups.offset(in) != 0 ||
-        groups.groupBytes(in) != dlc::AliasGroups::bytes(in) || groups.groupLastUse(in) > at ||
+  auto inputs = concat.getInputs();
+  for (size_t i = 0; i < inputs.size();) {
+    Value in = inputs[i];
+    if (groups.groupHasExternal(in) || groups.offset(in) != 0 || groups.groupLastUse(in) > at ||
         !seen.insert(groups.root(in)).second)
+      return false;
+    int64_t covered = dlc::AliasGroups::bytes(in);
+    for (++i; covered < groups.groupBytes(in) && i < inputs.size() &&
+              groups.root(inputs[i]) == groups.root(in) && groups.offset(inputs[i]) == covered;
+         ++i)
+      covered += dlc::AliasGroups::bytes(inputs[i]);
+    if (covered != groups.groupBytes(in))
       return false;
   }
   return true;

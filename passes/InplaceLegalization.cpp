@@ -13,11 +13,16 @@ using namespace mlir;
 
 namespace {
 
+// The alignment the planner gives every value (kernels may count on it), which a view
+// inside its operand keeps only at a multiple of it.
+constexpr int64_t kViewAlignment = 64;
+
 // A view shares its operand's memory, so it must not make a graph output live in a graph
 // input's or weight's memory, nor two different graph outputs share one buffer.
-bool canView(const dlc::AliasGroups &groups, Operation *op) {
+bool canView(const dlc::AliasGroups &groups, Operation *op, int64_t offset) {
   Value operand = op->getOperand(0), result = op->getResult(0);
-  return !(dlc::AliasGroups::isGraphOutput(result) && groups.groupHasExternal(operand));
+  return offset % kViewAlignment == 0 &&
+         !(dlc::AliasGroups::isGraphOutput(result) && groups.groupHasExternal(operand));
 }
 
 bool canWriteOver(const dlc::AliasGroups &groups, Operation *op, Value operand) {
@@ -37,10 +42,10 @@ struct InplaceLegalizationPass
     dlc::AliasGroups groups(func);
     Builder builder(func.getContext());
     for (Operation &op : func.getBody().front()) {
-      if (op.hasTrait<dlc::ViewOpTrait>() && !op.hasAttr(dlc::kViewAttr) &&
-          canView(groups, &op)) {
+      if (std::optional<int64_t> offset = dlc::viewByteOffset(&op);
+          offset && !op.hasAttr(dlc::kViewAttr) && canView(groups, &op, *offset)) {
         op.setAttr(dlc::kViewAttr, builder.getUnitAttr());
-        groups.merge(op.getOperand(0), op.getResult(0), 0);
+        groups.merge(op.getOperand(0), op.getResult(0), *offset);
         continue;
       }
       auto inplace = dyn_cast<dlc::InPlaceInterface>(&op);

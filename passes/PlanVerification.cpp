@@ -106,12 +106,16 @@ LogicalResult Verifier::resolve(Operation &op) {
   if (op.hasAttr(dlc::kElidedAttr) && !isa<dlc::ConcatOp>(op))
     return fail(&op, describe(result) + " is marked elided but only concats can be");
   if (op.hasAttr(dlc::kViewAttr)) {
-    if (!op.hasTrait<dlc::ViewOpTrait>())
+    std::optional<int64_t> offset = dlc::viewByteOffset(&op);
+    if (!offset)
       return fail(&op, describe(result) + " is marked as a view but its op copies data");
     Value source = op.getOperand(0);
-    if (byteSize(source) != bytes)
-      return fail(&op, "view of " + describe(source) + " changes the size");
+    if (*offset < 0 || *offset + bytes > byteSize(source) ||
+        (op.hasTrait<dlc::ViewOpTrait>() && byteSize(source) != bytes))
+      return fail(&op, "view of " + describe(source) + " leaves its bytes");
     Range shared = range[source]; // copy: inserting below may move the map's storage
+    shared.begin += *offset;
+    shared.end = shared.begin + bytes;
     range[result] = shared;
     declareAlias(result, source);
     return success();

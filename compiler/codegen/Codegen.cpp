@@ -70,13 +70,19 @@ public:
     if (auto constant = dyn_cast<ConstantOp>(def))
       return "reinterpret_cast<const " + type + " *>(weights + " +
              std::to_string(weights.plain.at(constant.getValue().getAsOpaquePointer())) + ")";
-    // A view is only ever read: its pointer is its source's (through any chain of views,
-    // resolved here so that a long chain does not nest casts).
+    // A view is only ever read: its pointer is its source's plus its offset (through any
+    // chain of views, resolved here so that a long chain does not nest casts).
     if (def->hasAttr(kViewAttr)) {
+      int64_t offset = viewByteOffset(def).value_or(0);
       Value source = def->getOperand(0);
-      while (source.getDefiningOp() && source.getDefiningOp()->hasAttr(kViewAttr))
+      while (source.getDefiningOp() && source.getDefiningOp()->hasAttr(kViewAttr)) {
+        offset += viewByteOffset(source.getDefiningOp()).value_or(0);
         source = source.getDefiningOp()->getOperand(0);
-      return "reinterpret_cast<const " + type + " *>(" + ptr(source) + ")";
+      }
+      if (offset == 0)
+        return "reinterpret_cast<const " + type + " *>(" + ptr(source) + ")";
+      return "reinterpret_cast<const " + type + " *>(reinterpret_cast<const unsigned char *>(" +
+             ptr(source) + ") + " + std::to_string(offset) + ")";
     }
     if (auto offset = def->getAttrOfType<IntegerAttr>(kArenaOffsetAttr))
       return "reinterpret_cast<" + type + " *>(arena + " + std::to_string(offset.getInt()) + ")";

@@ -225,6 +225,26 @@ def block_cases(rng):
         conv("se", f(48, 16, 3, 3), f(48), "g2", group=3, pads=[1, 1, 1, 1]) +
         conv("g2", f(24, 48, 1, 1), f(24), "y")), [f(1, 48, 15, 13)]
 
+    # YOLOv8's C2f: a conv's channels split in halves (each half one run of its bytes, read
+    # in place), the second half through two bottlenecks whose residual adds may not write
+    # over it, all parts concatenated into the last conv (the split conv computed in its
+    # place in the concat); and a Split of the graph input, a view of the caller's memory.
+    split = lambda x, ys: [constant(ys[0] + "_sizes", np.array([8, 8], np.int64)),
+                           helper.make_node("Split", [x, ys[0] + "_sizes"], ys, name=ys[0],
+                                            axis=1)]
+    bottleneck = lambda x, y: (conv(x, f(8, 8, 3, 3), f(8), y + "_a", pads=[1, 1, 1, 1]) +
+                               silu(y + "_a", y + "_a_act") +
+                               conv(y + "_a_act", f(8, 8, 3, 3), f(8), y + "_b", pads=[1, 1, 1, 1]) +
+                               [helper.make_node("Add", [x, y + "_b"], [y], name=y)])
+    yield "block_c2f_split", (
+        conv("x0", f(16, 16, 1, 1), f(16), "cv1") + silu("cv1", "cv1_act") +
+        split("cv1_act", ["left", "right"]) + bottleneck("right", "m1") + bottleneck("m1", "m2") +
+        split("x0", ["in_left", "in_right"]) +
+        [helper.make_node("Concat", ["left", "right", "m1", "m2"], ["cat"], name="cat",
+                          axis=1)] +
+        conv("cat", f(8, 32, 1, 1), f(8), "cv2") +
+        [helper.make_node("Concat", ["cv2", "in_right"], ["y"], name="y", axis=1)]), [
+            f(1, 16, 8, 8)]
     # One constant read by convolutions of different shapes (a detector head shared by its
     # feature maps): the 32x32 map runs over padded planes, the 3x3 one by im2col, each
     # reading the weights packed for its own kernel.

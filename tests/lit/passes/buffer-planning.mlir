@@ -43,6 +43,28 @@ func.func @merge(%x: tensor<1x4x8xf32>) -> tensor<1x12x8xf32> {
   return %c : tensor<1x12x8xf32>
 }
 
+// A split's halves (views of %e) concatenated in order with what was computed from one:
+// %e is computed in its place in the result, and the halves read it there. Out of order they
+// are not %e whole: a copy.
+// CHECK-LABEL: func.func @split_then_concat
+func.func @split_then_concat(%x: tensor<1x8x16xf32>) -> (tensor<1x8x16xf32>, tensor<1x12x16xf32>) {
+  // CHECK: dlc.exp %arg0 {dlc.output = 1 : i64, dlc.output_offset = 0 : i64}
+  %e = dlc.exp %x : (tensor<1x8x16xf32>) -> tensor<1x8x16xf32>
+  // CHECK: dlc.slice {{.*}}{dlc.view
+  %lo = dlc.slice %e {starts = array<i64: 0, 0, 0>, steps = array<i64: 1, 1, 1>} : (tensor<1x8x16xf32>) -> tensor<1x4x16xf32>
+  // CHECK: dlc.slice {{.*}}{dlc.view
+  %hi = dlc.slice %e {starts = array<i64: 0, 4, 0>, steps = array<i64: 1, 1, 1>} : (tensor<1x8x16xf32>) -> tensor<1x4x16xf32>
+  // CHECK: dlc.concat
+  // CHECK-NOT: dlc.elided
+  // CHECK-SAME: -> tensor<1x8x16xf32>
+  %d = dlc.concat %hi, %lo {axis = 1 : i64} : (tensor<1x4x16xf32>, tensor<1x4x16xf32>) -> tensor<1x8x16xf32>
+  // CHECK: dlc.tanh {{.*}}dlc.output = 1 : i64, dlc.output_offset = 512 : i64
+  %t = dlc.tanh %hi : (tensor<1x4x16xf32>) -> tensor<1x4x16xf32>
+  // CHECK: dlc.concat {{.*}}dlc.elided, dlc.output = 1 : i64, dlc.output_offset = 0 : i64
+  %c = dlc.concat %lo, %hi, %t {axis = 1 : i64} : (tensor<1x4x16xf32>, tensor<1x4x16xf32>, tensor<1x4x16xf32>) -> tensor<1x12x16xf32>
+  return %d, %c : tensor<1x8x16xf32>, tensor<1x12x16xf32>
+}
+
 // A concat whose input is read again later is not elided (its slice would be overwritten).
 // CHECK-LABEL: func.func @reused_branch
 func.func @reused_branch(%x: tensor<1x4xf32>) -> (tensor<1x8xf32>, tensor<1x4xf32>) {

@@ -82,6 +82,17 @@ func.func @fake_view(%x: tensor<2x3xf32>) -> tensor<3x2xf32> attributes {dlc.are
 
 // -----
 
+func.func @fake_slice_view(%x: tensor<2x4xf32>) -> tensor<2x2xf32> attributes {dlc.arena_bytes = 64 : i64} {
+  %a = dlc.exp %x {dlc.arena_offset = 0 : i64} : (tensor<2x4xf32>) -> tensor<2x4xf32>
+  // Two runs of %a's bytes (a column slice): not a view.
+  // expected-error @+1 {{'<unnamed>' (dlc.slice) is marked as a view but its op copies data}}
+  %s = dlc.slice %a {dlc.view, starts = array<i64: 0, 2>, steps = array<i64: 1, 1>} : (tensor<2x4xf32>) -> tensor<2x2xf32>
+  %b = dlc.neg %s {dlc.output = 0 : i64} : (tensor<2x2xf32>) -> tensor<2x2xf32>
+  return %b : tensor<2x2xf32>
+}
+
+// -----
+
 func.func @fake_inplace(%x: tensor<4x4xf32>) -> tensor<4x4xf32> attributes {dlc.arena_bytes = 64 : i64} {
   %a = dlc.exp %x {dlc.arena_offset = 0 : i64} : (tensor<4x4xf32>) -> tensor<4x4xf32>
   // expected-error @+1 {{'<unnamed>' (dlc.transpose) is marked in place but its kernel cannot overwrite operand #0}}
