@@ -376,6 +376,34 @@ void gatherRows(const char *src, const Index *indices, int64_t numIndices, char 
   });
 }
 
+// Whether index k is k / repeat for every k: each row taken `repeat` times in order (a
+// nearest Resize by a whole factor, as the importer writes it: one gather per axis).
+template <typename Index>
+bool repeatsRows(const Index *indices, int64_t numIndices, int64_t axisDim, int64_t repeat) {
+  if (numIndices != axisDim * repeat)
+    return false;
+  for (int64_t k = 0; k < numIndices; ++k)
+    if (static_cast<int64_t>(indices[k]) != k / repeat)
+      return false;
+  return true;
+}
+
+// The gather of single floats that repeatsRows by 2 (a nearest 2x upsampling along rows):
+// each value stored twice, a loop the compiler vectorises. The element gather took 0.8 ns
+// per output, a third of YOLOv8n's upsampling.
+void doubleFloats(const float *x, float *y, int64_t outer, int64_t axisDim) {
+  parallelForWork(outer, 2 * axisDim, [&](int64_t first, int64_t end) {
+    for (int64_t row = first; row < end; ++row) {
+      const float *from = x + row * axisDim;
+      float *to = y + row * 2 * axisDim;
+      for (int64_t j = 0; j < axisDim; ++j) {
+        to[2 * j] = from[j];
+        to[2 * j + 1] = from[j];
+      }
+    }
+  });
+}
+
 template <typename Index>
 bool gather(const void *x, const Index *indices, int64_t numIndices, void *y, int64_t outer,
             int64_t axisDim, int64_t inner, size_t elemSize) {
@@ -391,6 +419,10 @@ bool gather(const void *x, const Index *indices, int64_t numIndices, void *y, in
   char *dst = static_cast<char *>(y);
   if (rowBytes == 0)
     return true;
+  if (rowBytes == sizeof(float) && repeatsRows(indices, numIndices, axisDim, 2)) {
+    doubleFloats(static_cast<const float *>(x), static_cast<float *>(y), outer, axisDim);
+    return true;
+  }
   // Rows of one element (nearest Resize along the last axis) copy with a constant size.
   switch (rowBytes) {
   case 4:

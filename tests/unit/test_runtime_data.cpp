@@ -352,6 +352,37 @@ TEST_CASE("gather with negative indices", "[data]") {
   checkGather<int64_t>(18);
 }
 
+TEST_CASE("gather of single floats each taken twice (nearest 2x upsampling)", "[data]") {
+  // The doubling loop, and index lists that only nearly repeat (one index off, an index
+  // given as its negative twin, a third repeat) through the element gather: the same result.
+  std::mt19937 rng(23);
+  const int64_t outer = 37, axisDim = 21;
+  std::vector<float> x(outer * axisDim);
+  for (float &v : x)
+    v = float(randomInt(rng, -1000, 1000));
+  auto check = [&](const std::vector<int64_t> &indices) {
+    std::vector<float> y(outer * indices.size(), -1.0f), want;
+    REQUIRE(gather<int64_t>(x.data(), indices.data(), int64_t(indices.size()), y.data(), outer,
+                            axisDim, 1, sizeof(float)));
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t idx : indices)
+        want.push_back(x[o * axisDim + (idx < 0 ? idx + axisDim : idx)]);
+    CHECK(y == want);
+  };
+  std::vector<int64_t> twice;
+  for (int64_t k = 0; k < 2 * axisDim; ++k)
+    twice.push_back(k / 2);
+  check(twice);
+  std::vector<int64_t> offByOne = twice, negative = twice, thrice;
+  offByOne[7] += 1;
+  negative[5] -= axisDim;
+  for (int64_t k = 0; k < 3 * axisDim; ++k)
+    thrice.push_back(k / 3);
+  check(offByOne);
+  check(negative);
+  check(thrice);
+}
+
 TEST_CASE("gather refuses out-of-range indices and writes nothing", "[data]") {
   const float x[6] = {1, 2, 3, 4, 5, 6}; // [3, 2], gathered along axis 0
   for (int64_t bad : {int64_t(3), int64_t(-4), INT64_MAX, INT64_MIN}) {
