@@ -518,11 +518,14 @@ void convF32(const ConvParams &p, const float *x, const float *w, const float *b
     depthwiseConvF32(p, x, w, bias, residual, y);
     return;
   }
-  if (p.packedWeights && winogradApplies(p)) {
+  // Packed weights are read by the kernel they were packed for: one decision for both.
+  const ConvWeightLayout layout =
+      p.packedWeights ? convWeightLayout(p) : ConvWeightLayout::Im2col;
+  if (layout == ConvWeightLayout::Winograd) {
     winogradConvF32(p, x, w, bias, residual, y, workspace);
     return;
   }
-  if (p.packedWeights && paddedPlanesApply(p)) {
+  if (layout == ConvWeightLayout::Planes) {
     planeConvF32(p, x, w, bias, residual, y, workspace);
     return;
   }
