@@ -6,6 +6,7 @@
 #define DLC_RUNTIME_DEPTHWISE_KERNEL_H
 
 #include "gemm.h"
+#include "vector_math.h"
 
 namespace dlc {
 namespace rt {
@@ -69,29 +70,97 @@ template <class V> struct DepthwiseRow {
 // input and of the weights, whatever the stride, dilation or padding.
 template <class V> struct DepthwiseNhwcRow {
   using Vec = typename V::Vec;
-  static constexpr int64_t kLanes = V::kLanes, kVectors = 4;
-  // Output columns computed together inside the image: each tap's weights, loaded once, serve
-  // them all (one column at a time loads a weight per input, and loads bound the kernel). As
-  // many as the registers hold beside kVectors weights.
-  static constexpr int64_t kColumns = kLanes >= 16 ? 4 : 2;
+  static constexpr int64_t kLanes = V::kLanes;
+  static constexpr int64_t kRegisters = kLanes >= 16 ? 32 : 16;
 
-  // Channels [c, c + Count * kLanes) of output columns [o, o + Columns); with Count 1, only the
-  // first `lanes` of them (the last channels, loaded and stored masked). Taps outside the row
-  // are skipped, so a block of several columns must have all its taps inside. The sums start
-  // from the bias and add the taps in order, whatever the blocking: the bits do not depend on
-  // it.
-  template <int64_t Count, int64_t Columns>
-  static void block(const DepthwiseNhwcRowArgs &r, int64_t o, int64_t c, int64_t k1Begin,
-                    int64_t k1End, int64_t lanes = kLanes) {
-    auto load = [lanes](const float *p) {
-      return Count > 1 || lanes == kLanes ? V::load(p) : V::loadPartial(p, lanes);
-    };
-    Vec acc[Columns][Count];
+  // Vectors of channels a block takes at most, and output columns per block for `count`
+  // vectors: a block keeps its sums and one tap row's weights in registers (KernelWidth 0:
+  // the generic path, one tap's weights), with two to spare for loads.
+  static constexpr int64_t maxVectors(int64_t kernelWidth) {
+    return kernelWidth == 5 || kLanes < 16 ? 2 : 4;
+  }
+  static constexpr int64_t columnsFor(int64_t count, int64_t kernelWidth) {
+    const int64_t weights = (kernelWidth ? kernelWidth : 1) * count;
+    int64_t columns = 1;
+    while (columns < 16 && weights + 2 * columns * count + 2 <= kRegisters)
+      columns *= 2;
+    return columns;
+  }
+
+  template <int64_t Count, bool Partial> struct Lanes {
+    int64_t lanes; // of the last vector, with Partial
+    Vec load(const float *p, int64_t v) const {
+      return Partial && v == Count - 1 ? V::loadPartial(p, lanes) : V::load(p);
+    }
+    void store(float *p, Vec x, int64_t v) const {
+      if (Partial && v == Count - 1)
+        V::storePartial(p, x, lanes);
+      else
+        V::store(p, x);
+    }
+  };
+
+  // The block's sums start from the bias; they add the taps in order, tap row by tap row and
+  // left to right, whatever the blocking: the bits do not depend on it.
+  template <int64_t Count, int64_t Columns, bool Partial>
+  static void start(const DepthwiseNhwcRowArgs &r, int64_t c, Lanes<Count, Partial> m,
+                    Vec (&acc)[Columns][Count]) {
     for (int64_t v = 0; v < Count; ++v) {
-      const Vec bias = r.bias ? load(r.bias + c + v * kLanes) : V::zero();
+      const Vec bias = r.bias ? m.load(r.bias + c + v * kLanes, v) : V::zero();
       for (int64_t col = 0; col < Columns; ++col)
         acc[col][v] = bias;
     }
+  }
+
+  // Channels [c, c + Count * kLanes) of output columns [o, o + Columns) at stride 1, the
+  // kernel's width unrolled: each input vector of a tap row is loaded once for all the columns
+  // whose window holds it (a load per multiply-add, as one tap at a time for all columns
+  // does, made a 3x3 map run at under half the multiply-add rate). Input columns outside the
+  // row are skipped (Edge: the block reaches past an end of the row; checking every block
+  // cost wide rows 15%), so the edge columns need no blocks of their own (a 14x14 map's 5x5
+  // window has four of its fourteen columns at the edges).
+  template <int64_t Count, int64_t Columns, int64_t KernelWidth, bool Partial, bool Edge>
+  static void slide(const DepthwiseNhwcRowArgs &r, int64_t o, int64_t c, int64_t k1Begin,
+                    int64_t k1End, Lanes<Count, Partial> m) {
+    Vec acc[Columns][Count];
+    start(r, c, m, acc);
+    constexpr int64_t kInputs = Columns - 1 + KernelWidth;
+    const int64_t firstColumn = o - r.padWidth;
+    const int64_t jBegin = firstColumn < 0 ? -firstColumn : 0, jEnd = r.inWidth - firstColumn;
+    for (int64_t k1 = k1Begin; k1 < k1End; ++k1) {
+      const float *row = r.x + (r.firstRow + k1 * r.dilationHeight) * r.inWidth * r.channels + c;
+      const float *weights = r.weights + k1 * KernelWidth * r.channels + c;
+      Vec w[KernelWidth][Count];
+#pragma GCC unroll 8
+      for (int64_t k2 = 0; k2 < KernelWidth; ++k2)
+#pragma GCC unroll 4
+        for (int64_t v = 0; v < Count; ++v)
+          w[k2][v] = m.load(weights + k2 * r.channels + v * kLanes, v);
+#pragma GCC unroll 64
+      for (int64_t j = 0; j < kInputs; ++j) {
+        if (Edge && (j < jBegin || j >= jEnd))
+          continue;
+#pragma GCC unroll 4
+        for (int64_t v = 0; v < Count; ++v) {
+          const Vec x = m.load(row + (firstColumn + j) * r.channels + v * kLanes, v);
+#pragma GCC unroll 8
+          for (int64_t k2 = 0; k2 < KernelWidth; ++k2)
+            if (j >= k2 && j - k2 < Columns)
+              acc[j - k2][v] = V::fma(w[k2][v], x, acc[j - k2][v]);
+        }
+      }
+    }
+    for (int64_t col = 0; col < Columns; ++col)
+      finish(r, o + col, c, m, acc[col]);
+  }
+
+  // The same for any kernel, one tap at a time; a single column skips the taps outside the
+  // row.
+  template <int64_t Count, int64_t Columns, bool Partial>
+  static void taps(const DepthwiseNhwcRowArgs &r, int64_t o, int64_t c, int64_t k1Begin,
+                   int64_t k1End, Lanes<Count, Partial> m) {
+    Vec acc[Columns][Count];
+    start(r, c, m, acc);
     const int64_t firstColumn = o * r.strideWidth - r.padWidth;
     const int64_t columnStep = r.strideWidth * r.channels;
     for (int64_t k1 = k1Begin; k1 < k1End; ++k1) {
@@ -104,54 +173,140 @@ template <class V> struct DepthwiseNhwcRow {
         const float *src = row + column * r.channels + c;
         Vec w[Count];
         for (int64_t v = 0; v < Count; ++v)
-          w[v] = load(weights + k2 * r.channels + v * kLanes);
+          w[v] = m.load(weights + k2 * r.channels + v * kLanes, v);
         for (int64_t col = 0; col < Columns; ++col)
           for (int64_t v = 0; v < Count; ++v)
-            acc[col][v] = V::fma(w[v], load(src + col * columnStep + v * kLanes), acc[col][v]);
+            acc[col][v] = V::fma(w[v], m.load(src + col * columnStep + v * kLanes, v), acc[col][v]);
       }
     }
     for (int64_t col = 0; col < Columns; ++col)
-      finish(r, o + col, c, acc[col], lanes, Count);
+      finish(r, o + col, c, m, acc[col]);
   }
 
-  // Residual, clamp and store of `count` vectors of output column o from channel c.
-  static void finish(const DepthwiseNhwcRowArgs &r, int64_t o, int64_t c, Vec *acc,
-                     int64_t lanes, int64_t count) {
-    const bool whole = count > 1 || lanes == kLanes;
+  // Residual, clamp or math function, and store of output column o from channel c.
+  template <int64_t Count, bool Partial>
+  static void finish(const DepthwiseNhwcRowArgs &r, int64_t o, int64_t c, Lanes<Count, Partial> m,
+                     Vec *acc) {
     if (r.residual) {
       // 1 * residual is exact, so this is the unfused add's single rounding.
       const Vec one = V::broadcast(1.0f);
       const float *residual = r.residual + o * r.channels + c;
-      for (int64_t v = 0; v < count; ++v)
-        acc[v] = V::fma(one,
-                        whole ? V::load(residual + v * kLanes) : V::loadPartial(residual, lanes),
-                        acc[v]);
+      for (int64_t v = 0; v < Count; ++v)
+        acc[v] = V::fma(one, m.load(residual + v * kLanes, v), acc[v]);
     }
     if (r.clamp) {
       // scalar::clampValue's order: a NaN passes both (max and min return their second operand).
       const Vec lo = V::broadcast(r.lo), hi = V::broadcast(r.hi);
-      for (int64_t v = 0; v < count; ++v)
+      for (int64_t v = 0; v < Count; ++v)
         acc[v] = V::min(hi, V::max(lo, acc[v]));
+    } else if (r.applyMath) {
+      for (int64_t v = 0; v < Count; ++v)
+        acc[v] = VectorMath<V>::apply(r.math, acc[v]);
     }
     float *y = r.y + o * r.channels + c;
-    for (int64_t v = 0; v < count; ++v) {
-      if (whole)
-        V::store(y + v * kLanes, acc[v]);
-      else
-        V::storePartial(y, acc[v], lanes);
+    for (int64_t v = 0; v < Count; ++v)
+      m.store(y + v * kLanes, acc[v], v);
+  }
+
+  template <int64_t Count, int64_t Columns, int64_t KernelWidth, bool Partial>
+  static void slideBlock(const DepthwiseNhwcRowArgs &r, int64_t o, int64_t c, int64_t first,
+                         int64_t end, int64_t k1Begin, int64_t k1End, Lanes<Count, Partial> m) {
+    if (o >= first && o + Columns <= end)
+      slide<Count, Columns, KernelWidth, Partial, false>(r, o, c, k1Begin, k1End, m);
+    else
+      slide<Count, Columns, KernelWidth, Partial, true>(r, o, c, k1Begin, k1End, m);
+  }
+
+  // Output columns [o, oEnd) of channels [c, c + Count * kLanes) in blocks of as many
+  // columns as the registers allow, then fewer. Tap by tap (KernelWidth 0), a block's taps
+  // must all lie inside the row: the columns with taps outside it (outside [first, end)) are
+  // computed alone.
+  template <int64_t Count, int64_t KernelWidth, bool Partial>
+  static void channelBlock(const DepthwiseNhwcRowArgs &r, int64_t c, int64_t o, int64_t oEnd,
+                           int64_t first, int64_t end, int64_t k1Begin, int64_t k1End,
+                           int64_t lanes) {
+    constexpr int64_t kColumns = columnsFor(Count, KernelWidth);
+    const Lanes<Count, Partial> m{lanes};
+    if constexpr (KernelWidth > 0) {
+      for (; o + kColumns <= oEnd; o += kColumns)
+        slideBlock<Count, kColumns, KernelWidth, Partial>(r, o, c, first, end, k1Begin, k1End, m);
+      if constexpr (kColumns > 4)
+        for (; o + 4 <= oEnd; o += 4)
+          slideBlock<Count, 4, KernelWidth, Partial>(r, o, c, first, end, k1Begin, k1End, m);
+      if constexpr (kColumns > 2)
+        for (; o + 2 <= oEnd; o += 2)
+          slideBlock<Count, 2, KernelWidth, Partial>(r, o, c, first, end, k1Begin, k1End, m);
+      for (; o < oEnd; ++o)
+        slideBlock<Count, 1, KernelWidth, Partial>(r, o, c, first, end, k1Begin, k1End, m);
+    } else {
+      const int64_t insideEnd = end < oEnd ? end : oEnd;
+      for (; o < oEnd && o < first; ++o)
+        taps<Count, 1, Partial>(r, o, c, k1Begin, k1End, m);
+      for (; o + kColumns <= insideEnd; o += kColumns)
+        taps<Count, kColumns, Partial>(r, o, c, k1Begin, k1End, m);
+      if constexpr (kColumns > 4)
+        for (; o + 4 <= insideEnd; o += 4)
+          taps<Count, 4, Partial>(r, o, c, k1Begin, k1End, m);
+      if constexpr (kColumns > 2)
+        for (; o + 2 <= insideEnd; o += 2)
+          taps<Count, 2, Partial>(r, o, c, k1Begin, k1End, m);
+      for (; o < oEnd; ++o)
+        taps<Count, 1, Partial>(r, o, c, k1Begin, k1End, m);
     }
   }
 
-  // Every channel of output columns [o, o + Columns).
-  template <int64_t Columns>
-  static void columns(const DepthwiseNhwcRowArgs &r, int64_t o, int64_t k1Begin, int64_t k1End) {
-    int64_t c = 0;
-    for (; c + kVectors * kLanes <= r.channels; c += kVectors * kLanes)
-      block<kVectors, Columns>(r, o, c, k1Begin, k1End);
-    for (; c + kLanes <= r.channels; c += kLanes)
-      block<1, Columns>(r, o, c, k1Begin, k1End);
-    if (c < r.channels)
-      block<1, Columns>(r, o, c, k1Begin, k1End, r.channels - c);
+  template <int64_t Count, int64_t KernelWidth>
+  static void lastChannels(const DepthwiseNhwcRowArgs &r, int64_t c, int64_t o, int64_t oEnd,
+                           int64_t first, int64_t end, int64_t k1Begin, int64_t k1End,
+                           int64_t lanes) {
+    if (lanes == kLanes)
+      channelBlock<Count, KernelWidth, false>(r, c, o, oEnd, first, end, k1Begin, k1End, lanes);
+    else
+      channelBlock<Count, KernelWidth, true>(r, c, o, oEnd, first, end, k1Begin, k1End, lanes);
+  }
+
+  // The row's channels [channelBegin, channelEnd) in chunks of output columns whose input
+  // stays in L1 while every block of channels reads it (it comes from L2 once for all of
+  // them): whole blocks of the most vectors, then the rest (the last vector partial where the
+  // channels do not fill it) in one block.
+  template <int64_t KernelWidth>
+  static void channels(const DepthwiseNhwcRowArgs &r, int64_t first, int64_t end, int64_t k1Begin,
+                       int64_t k1End) {
+    constexpr int64_t kVectors = maxVectors(KernelWidth);
+    constexpr int64_t kL1Floats = 6 * 1024;
+    const int64_t width = r.channelEnd - r.channelBegin;
+    if (width <= 0)
+      return;
+    const int64_t kernelWidth = KernelWidth ? KernelWidth : r.kernelWidth;
+    int64_t chunk = columnsFor(kVectors, KernelWidth);
+    while (chunk < 16 &&
+           r.kernelHeight * (2 * chunk * r.strideWidth + kernelWidth) * width <= kL1Floats)
+      chunk *= 2;
+    const int64_t rest =
+        width % (kVectors * kLanes) ? width % (kVectors * kLanes) : kVectors * kLanes;
+    const int64_t count = (rest + kLanes - 1) / kLanes, lanes = rest - (count - 1) * kLanes;
+    const int64_t whole = r.channelEnd - rest;
+    // Tap by tap, chunks start at the first column inside the row, so that only the edge
+    // columns are computed alone.
+    const int64_t chunksFrom = KernelWidth > 0 ? 0 : first;
+    for (int64_t o = 0; o < r.outWidth;) {
+      int64_t oEnd = o < chunksFrom ? chunksFrom : o + chunk;
+      oEnd = oEnd < r.outWidth ? oEnd : r.outWidth;
+      for (int64_t c = r.channelBegin; c < whole; c += kVectors * kLanes)
+        channelBlock<kVectors, KernelWidth, false>(r, c, o, oEnd, first, end, k1Begin, k1End,
+                                                   kLanes);
+      if (count == 1)
+        lastChannels<1, KernelWidth>(r, whole, o, oEnd, first, end, k1Begin, k1End, lanes);
+      else if (count == 2)
+        lastChannels<2, KernelWidth>(r, whole, o, oEnd, first, end, k1Begin, k1End, lanes);
+      if constexpr (kVectors == 4) {
+        if (count == 3)
+          lastChannels<3, KernelWidth>(r, whole, o, oEnd, first, end, k1Begin, k1End, lanes);
+        else if (count == 4)
+          lastChannels<4, KernelWidth>(r, whole, o, oEnd, first, end, k1Begin, k1End, lanes);
+      }
+      o = oEnd;
+    }
   }
 
   static void run(const DepthwiseNhwcRowArgs &r) {
@@ -161,20 +316,21 @@ template <class V> struct DepthwiseNhwcRow {
       ++k1Begin;
     while (k1End > k1Begin && r.firstRow + (k1End - 1) * r.dilationHeight >= r.inHeight)
       --k1End;
-    // Output columns [inside, insideEnd) have every tap inside the row.
+    // Output columns [first, end) have every tap inside the row.
     const int64_t span = (r.kernelWidth - 1) * r.dilationWidth;
-    const int64_t inside = (r.padWidth + r.strideWidth - 1) / r.strideWidth;
+    const int64_t first = (r.padWidth + r.strideWidth - 1) / r.strideWidth;
     const int64_t lastInside = r.inWidth - 1 - span + r.padWidth;
-    const int64_t insideEnd = lastInside < 0 ? 0 : lastInside / r.strideWidth + 1;
-    for (int64_t o = 0; o < r.outWidth;) {
-      if (o >= inside && o + kColumns <= insideEnd) {
-        columns<kColumns>(r, o, k1Begin, k1End);
-        o += kColumns;
-      } else {
-        columns<1>(r, o, k1Begin, k1End);
-        ++o;
-      }
-    }
+    const int64_t end = lastInside < 0 ? 0 : lastInside / r.strideWidth + 1;
+    // The windows networks use most (MobileNets' and EfficientNets' 3x3 and 5x5) unrolled at
+    // stride 1; the rest tap by tap (at stride 2, where an input column serves fewer outputs,
+    // the unrolled blocks ran 5-10% slower on wide maps).
+    const bool unrolled = r.dilationWidth == 1 && r.strideWidth == 1;
+    if (unrolled && r.kernelWidth == 3)
+      channels<3>(r, first, end, k1Begin, k1End);
+    else if (unrolled && r.kernelWidth == 5)
+      channels<5>(r, first, end, k1Begin, k1End);
+    else
+      channels<0>(r, first, end, k1Begin, k1End);
   }
 };
 

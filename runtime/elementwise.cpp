@@ -194,6 +194,9 @@ void clipF32(const float *x, float *y, int64_t n, float lo, float hi) {
 }
 
 void applyEpilogue(const Epilogue &epilogue, float *y, int64_t n) {
+  MathFunction function;
+  if (epilogueMath(epilogue, function))
+    return mathF32(function, y, y, n);
   switch (epilogue.activation) {
   case Activation::None:
     return;
@@ -207,11 +210,9 @@ void applyEpilogue(const Epilogue &epilogue, float *y, int64_t n) {
     return unary(UnaryKind::Sigmoid, y, y, n);
   case Activation::Tanh:
     return unary(UnaryKind::Tanh, y, y, n);
-  case Activation::Silu:
-    // One pass, the bits of the unfused Sigmoid and Mul.
-    return mathF32(MathFunction::Silu, y, y, n);
+  case Activation::Silu: // one pass, the bits of the unfused Sigmoid and Mul
   case Activation::HardSwish:
-    return mathF32(MathFunction::HardSwish, y, y, n);
+    return; // epilogueMath, above
   }
 }
 

@@ -92,13 +92,16 @@ void depthwiseRowBaseline(const DepthwiseRowArgs &r);
 void depthwiseRowAvx2(const DepthwiseRowArgs &r);
 void depthwiseRowAvx512(const DepthwiseRowArgs &r);
 
-// One output row of a channels-last depthwise convolution: for o < outWidth and c < channels,
-// y[o][c] = bias[c] + the sum over taps (k1, k2) in order, those inside the image only, of
-// weights[k1][k2][c] * x[i1][i2][c], + residual[o][c], then clamped to [lo, hi] (scalar::clampValue)
-// if `clamp`.
+// One output row of a channels-last depthwise convolution: for o < outWidth and c in
+// [channelBegin, channelEnd), y[o][c] = bias[c] + the sum over taps (k1, k2) in order, those
+// inside the image only, of weights[k1][k2][c] * x[i1][i2][c], + residual[o][c], then clamped
+// to [lo, hi] (scalar::clampValue) if `clamp`, or the vector math's function applied (mathF32's
+// bits) if `applyMath`.
 struct DepthwiseNhwcRowArgs {
   const float *x; // the image: inHeight x inWidth x channels
   int64_t inHeight, inWidth, channels;
+  // The channels this call computes, [channelBegin, channelEnd).
+  int64_t channelBegin, channelEnd;
   const float *weights;  // kernelHeight x kernelWidth x channels
   const float *bias;     // channels, or null
   const float *residual; // outWidth x channels, or null
@@ -108,6 +111,8 @@ struct DepthwiseNhwcRowArgs {
   int64_t strideWidth, padWidth, dilationHeight, dilationWidth;
   bool clamp;
   float lo, hi;
+  bool applyMath;
+  MathFunction math;
 };
 void depthwiseNhwcRow(const DepthwiseNhwcRowArgs &r);
 void depthwiseNhwcRowOn(CpuIsa isa, const DepthwiseNhwcRowArgs &r);

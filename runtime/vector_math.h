@@ -407,6 +407,29 @@ template <class V> struct VectorMath {
     }
   }
 
+  // One vector's function, for kernels that finish their sums with it in registers (run's
+  // dispatch, a vector at a time: a class template over the function, to share one switch,
+  // names the vector type as a template argument, which GCC warns about).
+  static F apply(MathFunction function, F x) {
+    switch (function) {
+    case MathFunction::Exp:
+      return exp(x);
+    case MathFunction::Log:
+      return log(x);
+    case MathFunction::Tanh:
+      return tanh(x);
+    case MathFunction::Sigmoid:
+      return sigmoid(x);
+    case MathFunction::Erf:
+      return erf(x);
+    case MathFunction::Silu:
+      return silu(x);
+    case MathFunction::HardSwish:
+      break;
+    }
+    return hardSwish(x);
+  }
+
   static void run(MathFunction function, const float *x, float *y, int64_t n) {
     switch (function) {
     case MathFunction::Exp:
