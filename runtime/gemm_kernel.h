@@ -204,7 +204,7 @@ template <class V> struct BlockedGemm {
   // faster (128x3072x768 138 -> 155 GFLOP/s; AVX2 2-7%), and one thread of HF BERT-base on
   // 128 tokens 16%, GPT-2 10%. RowsOfA: A is read where it lies, the tile's row i at
   // a + i * lda and its k steps aStep = 1 apart, not from a panel.
-  template <int64_t R, Prefetch Ahead, bool RowsOfA>
+  template <int64_t R, int64_t Halves, Prefetch Ahead, bool RowsOfA>
   __attribute__((noinline)) static void microTile(int64_t kc, const float *__restrict a,
                                                   int64_t aStep, int64_t lda,
                                                   const float *__restrict b, int64_t bStep,
@@ -212,10 +212,12 @@ template <class V> struct BlockedGemm {
                                                   const float *alphaBeta,
                                                   const GemmEpilogue *epilogue,
                                                   const float *nextB, int64_t prefetchEvery) {
-    Vec acc[R][2];
+    Vec acc[R][Halves];
 #pragma GCC unroll 16
     for (int64_t i = 0; i < R; ++i)
-      acc[i][0] = acc[i][1] = V::zero();
+#pragma GCC unroll 2
+      for (int64_t h = 0; h < Halves; ++h)
+        acc[i][h] = V::zero();
     int64_t countdown = 1;
 #pragma GCC unroll 4
     for (int64_t p = 0; p < kc; ++p, a += aStep, b += bStep) {
@@ -228,22 +230,26 @@ template <class V> struct BlockedGemm {
             __builtin_prefetch(nextB + line, 0, 2);
           nextB += kPackCols;
         }
-      const Vec b0 = V::load(b), b1 = V::load(b + V::kLanes);
+      Vec bh[Halves];
+#pragma GCC unroll 2
+      for (int64_t h = 0; h < Halves; ++h)
+        bh[h] = V::load(b + h * V::kLanes);
 #pragma GCC unroll 16
       for (int64_t i = 0; i < R; ++i) {
         const Vec ai = V::broadcast(RowsOfA ? a[i * lda] : a[i]);
-        acc[i][0] = V::fma(ai, b0, acc[i][0]);
-        acc[i][1] = V::fma(ai, b1, acc[i][1]);
+#pragma GCC unroll 2
+        for (int64_t h = 0; h < Halves; ++h)
+          acc[i][h] = V::fma(ai, bh[h], acc[i][h]);
       }
     }
     const float alpha = alphaBeta[0], beta = alphaBeta[1];
     const Vec alphaV = V::broadcast(alpha), betaV = V::broadcast(beta);
-    if (mr == R && nr == kNR) {
+    if (mr == R && nr == Halves * V::kLanes) {
 #pragma GCC unroll 16
       for (int64_t i = 0; i < R; ++i) {
         float *row = c + i * ldc;
 #pragma GCC unroll 2
-        for (int64_t h = 0; h < 2; ++h) {
+        for (int64_t h = 0; h < Halves; ++h) {
           Vec v = acc[i][h] * alphaV;
           if (beta != 0.0f)
             v = V::fma(betaV, V::load(row + h * V::kLanes), v);
@@ -262,7 +268,7 @@ template <class V> struct BlockedGemm {
         break;
       float *row = c + i * ldc;
 #pragma GCC unroll 2
-      for (int64_t h = 0; h < 2; ++h) {
+      for (int64_t h = 0; h < Halves; ++h) {
         const int64_t lanes = smaller(V::kLanes, nr - h * V::kLanes);
         if (lanes <= 0)
           break;
@@ -276,28 +282,33 @@ template <class V> struct BlockedGemm {
     }
   }
 
-  // The shortest register tile that holds mr rows.
+  // The shortest register tile that holds mr rows, and the narrowest that holds nr columns:
+  // a product's last panel of a few columns (196 positions of a 14x14 map are six panels and
+  // 4 columns; 112 output channels three and 16) computed one vector wide, not two.
   using MicroTile = void (*)(int64_t, const float *, int64_t, int64_t, const float *, int64_t,
                              float *, int64_t, int64_t, int64_t, const float *,
                              const GemmEpilogue *, const float *, int64_t);
-  template <Prefetch Ahead> static MicroTile tileFor(int64_t mr) {
+  template <int64_t Halves, Prefetch Ahead> static MicroTile tileFor(int64_t mr) {
     if (kMR > kSmallRows && mr <= kSmallRows)
-      return microTile<kSmallRows, Ahead, false>;
+      return microTile<kSmallRows, Halves, Ahead, false>;
     if constexpr (kMR > kMidRows)
       if (mr <= kMidRows)
-        return microTile<kMidRows, Ahead, false>;
-    return microTile<kMR, Ahead, false>;
+        return microTile<kMidRows, Halves, Ahead, false>;
+    return microTile<kMR, Halves, Ahead, false>;
   }
-  static MicroTile tileFor(int64_t mr, Prefetch ahead) {
+  template <Prefetch Ahead> static MicroTile tileFor(int64_t mr, int64_t nr) {
+    return nr <= V::kLanes ? tileFor<1, Ahead>(mr) : tileFor<2, Ahead>(mr);
+  }
+  static MicroTile tileFor(int64_t mr, int64_t nr, Prefetch ahead) {
     switch (ahead) {
     case Prefetch::AheadInA:
-      return tileFor<Prefetch::AheadInA>(mr);
+      return tileFor<Prefetch::AheadInA>(mr, nr);
     case Prefetch::NextPanelOfB:
-      return tileFor<Prefetch::NextPanelOfB>(mr);
+      return tileFor<Prefetch::NextPanelOfB>(mr, nr);
     case Prefetch::None:
       break;
     }
-    return tileFor<Prefetch::None>(mr);
+    return tileFor<Prefetch::None>(mr, nr);
   }
 
   // Whether the row tiles read A where it lies instead of packing it: a packing pass costs a
@@ -350,12 +361,13 @@ template <class V> struct BlockedGemm {
         const Prefetch ahead = g.packedA.data           ? Prefetch::AheadInA
                                : nextB && sliceRows > 0 ? Prefetch::NextPanelOfB
                                                         : Prefetch::None;
+        const int64_t nr = smaller(kNR, nc - jr);
         const MicroTile microTileOf =
-            !inPlace ? tileFor(mr, ahead)
-            : ahead == Prefetch::NextPanelOfB ? microTile<kMR, Prefetch::NextPanelOfB, true>
-                                              : microTile<kMR, Prefetch::None, true>;
+            !inPlace ? tileFor(mr, nr, ahead)
+            : ahead == Prefetch::NextPanelOfB ? microTile<kMR, 2, Prefetch::NextPanelOfB, true>
+                                              : microTile<kMR, 2, Prefetch::None, true>;
         microTileOf(kc, a, aStep, g.lda, b, bStep, g.c + (ic + ir) * g.ldc + jc + jr, g.ldc, mr,
-                    smaller(kNR, nc - jr), alphaBeta, finishes ? &tileEpilogue : nullptr,
+                    nr, alphaBeta, finishes ? &tileEpilogue : nullptr,
                     nextB ? nextB + sliceFirst * kPackCols : nullptr,
                     sliceRows > 0 ? kc / sliceRows : 0);
       }
