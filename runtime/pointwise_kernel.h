@@ -23,8 +23,9 @@ template <class V> struct PointwiseNhwc {
   // With up to kStoreBoundDepth input channels a tile's stores bound it (16 multiply-add
   // steps, then 24 stores), and tiles of whole 64-channel pixels (AVX-512: 6 pixels x 4
   // vectors, across two weight panels) store each pixel's lines together instead of half a
-  // pixel per tile: a 16 -> 64 conv on 112x112 ran 10-16% faster. Not where the sums are
-  // longer (MobileNetV2's convs ran 4-8% slower with them).
+  // pixel per tile: a 16 -> 64 conv on 112x112 ran 24% faster, on 320x320 14%. Where the
+  // sums are longer the stores are not the bound, and MobileNetV2 ran no faster (4-9% slower
+  // in one two-thread comparison, within the noise in a longer one): kept to short sums.
   static constexpr int64_t kStoreBoundDepth = 16, kWideVectors = kLanes >= 16 ? 4 : kVectors;
   static_assert(kWideVectors == kVectors || kWideVectors * kLanes % kPackCols == 0,
                 "wide tiles start at a panel");
