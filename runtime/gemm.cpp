@@ -52,6 +52,11 @@ struct Portable {
   static Vec max(Vec a, Vec b) { return a > b ? a : b; }
   static Vec min(Vec a, Vec b) { return a < b ? a : b; }
   static Vec maxOrNan(Vec kept, Vec v) { return ((v > kept) | (v != v)) ? v : kept; }
+  // Lanes 0, 2 of a then of b, and lanes 1, 3.
+  static void deinterleave(Vec a, Vec b, Vec &even, Vec &odd) {
+    even = __builtin_shufflevector(a, b, 0, 2, 4, 6);
+    odd = __builtin_shufflevector(a, b, 1, 3, 5, 7);
+  }
 };
 
 using BlockedFn = void (*)(const GemmArgs &);
@@ -67,6 +72,7 @@ struct IsaKernels {
   void (*pointwiseNhwc)(const PointwiseNhwcArgs &);
   void (*maxPoolPlanes)(const MaxPoolPlanesArgs &);
   void (*planeConv)(const PlaneConvArgs &);
+  void (*planePhases)(const PlanePhasesArgs &);
   void (*winogradInput)(const WinogradInputArgs &);
   void (*winogradOutput)(const WinogradOutputArgs &);
   void (*layerNormRows)(const LayerNormRowsArgs &);
@@ -75,21 +81,24 @@ struct IsaKernels {
 IsaKernels kernelsFor(CpuIsa isa) {
 #if defined(__x86_64__)
   if (isa == CpuIsa::Avx512)
-    return {sgemmBlockedAvx512,   depthwiseRowAvx512,    depthwiseNhwcRowAvx512,
-            mathAvx512,           softmaxRowsAvx512,     softmaxColumnsAvx512,
-            pointwiseNhwcAvx512,  maxPoolPlanesAvx512,   planeConvAvx512,
-            winogradInputAvx512,  winogradOutputAvx512,  layerNormRowsAvx512};
+    return {sgemmBlockedAvx512, depthwiseRowAvx512, depthwiseNhwcRowAvx512,
+            mathAvx512, softmaxRowsAvx512, softmaxColumnsAvx512,
+            pointwiseNhwcAvx512, maxPoolPlanesAvx512, planeConvAvx512,
+            planePhasesAvx512, winogradInputAvx512, winogradOutputAvx512,
+            layerNormRowsAvx512};
   if (isa == CpuIsa::Avx2)
-    return {sgemmBlockedAvx2,   depthwiseRowAvx2,    depthwiseNhwcRowAvx2,
-            mathAvx2,           softmaxRowsAvx2,     softmaxColumnsAvx2,
-            pointwiseNhwcAvx2,  maxPoolPlanesAvx2,   planeConvAvx2,
-            winogradInputAvx2,  winogradOutputAvx2,  layerNormRowsAvx2};
+    return {sgemmBlockedAvx2, depthwiseRowAvx2, depthwiseNhwcRowAvx2,
+            mathAvx2, softmaxRowsAvx2, softmaxColumnsAvx2,
+            pointwiseNhwcAvx2, maxPoolPlanesAvx2, planeConvAvx2,
+            planePhasesAvx2, winogradInputAvx2, winogradOutputAvx2,
+            layerNormRowsAvx2};
 #endif
   (void)isa;
-  return {sgemmBlockedBaseline,   depthwiseRowBaseline,    depthwiseNhwcRowBaseline,
-          mathBaseline,           softmaxRowsBaseline,     softmaxColumnsBaseline,
-          pointwiseNhwcBaseline,  maxPoolPlanesBaseline,   planeConvBaseline,
-          winogradInputBaseline,  winogradOutputBaseline,  layerNormRowsBaseline};
+  return {sgemmBlockedBaseline, depthwiseRowBaseline, depthwiseNhwcRowBaseline,
+          mathBaseline, softmaxRowsBaseline, softmaxColumnsBaseline,
+          pointwiseNhwcBaseline, maxPoolPlanesBaseline, planeConvBaseline,
+          planePhasesBaseline, winogradInputBaseline, winogradOutputBaseline,
+          layerNormRowsBaseline};
 }
 
 // Eight independent partial sums break the add dependency chain.
@@ -336,6 +345,9 @@ void maxPoolPlanesOn(CpuIsa isa, const MaxPoolPlanesArgs &a) { kernelsFor(isa).m
 void planeConvBaseline(const PlaneConvArgs &a) { PlaneConv<Portable>::run(a); }
 void planeConv(const PlaneConvArgs &a) { selectedKernels().planeConv(a); }
 void planeConvOn(CpuIsa isa, const PlaneConvArgs &a) { kernelsFor(isa).planeConv(a); }
+void planePhasesBaseline(const PlanePhasesArgs &a) { PlanePhases<Portable>::run(a); }
+void planePhases(const PlanePhasesArgs &a) { selectedKernels().planePhases(a); }
+void planePhasesOn(CpuIsa isa, const PlanePhasesArgs &a) { kernelsFor(isa).planePhases(a); }
 void winogradInputBaseline(const WinogradInputArgs &a) { WinogradTiles<Portable>::run(a); }
 void winogradOutputBaseline(const WinogradOutputArgs &a) { WinogradTiles<Portable>::run(a); }
 void winogradInput(const WinogradInputArgs &a) { selectedKernels().winogradInput(a); }

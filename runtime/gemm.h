@@ -222,6 +222,24 @@ void planeConvBaseline(const PlaneConvArgs &a);
 void planeConvAvx2(const PlaneConvArgs &a);
 void planeConvAvx512(const PlaneConvArgs &a);
 
+// The padded planes planeConv reads, from one band of `channels` input planes (inRows x
+// inCols, inPlane apart) at x: input row iy, column ix lands in phase ((iy - firstRow) % stride,
+// (ix + padLeft) % stride) at row (iy - firstRow) / stride, column (ix + padLeft) / stride of
+// it (stride 1 or 2; phases phaseFloats apart in phaseRows rows of phaseCols, channels
+// channelFloats apart). Only the positions that read the plane are written, but for the phase
+// rows above and below it in the band, which are zeroed: the other padding is zero already.
+struct PlanePhasesArgs {
+  const float *x;
+  int64_t channels, inPlane, inRows, inCols, stride, firstRow, padLeft;
+  float *planes;
+  int64_t phaseRows, phaseCols, phaseFloats, channelFloats;
+};
+void planePhases(const PlanePhasesArgs &a);
+void planePhasesOn(CpuIsa isa, const PlanePhasesArgs &a);
+void planePhasesBaseline(const PlanePhasesArgs &a);
+void planePhasesAvx2(const PlanePhasesArgs &a);
+void planePhasesAvx512(const PlanePhasesArgs &a);
+
 // mathF32 (dlc_kernels.h) per instruction set (runtime/vector_math.h).
 void mathBaseline(MathFunction function, const float *x, float *y, int64_t n);
 void mathAvx2(MathFunction function, const float *x, float *y, int64_t n);

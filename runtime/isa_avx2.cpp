@@ -62,6 +62,15 @@ struct Avx2 {
   static Vec maxOrNan(Vec kept, Vec v) {
     return _mm256_blendv_ps(_mm256_max_ps(v, kept), v, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
   }
+  // Lanes 0, 2, 4... of a then of b, and lanes 1, 3, 5...: shuffle_ps picks them within each
+  // 128-bit half (a0 a2 b0 b2 | a4 a6 b4 b6), the 64-bit permute puts a's pairs first.
+  static void deinterleave(Vec a, Vec b, Vec &even, Vec &odd) {
+    even = pairsInOrder(_mm256_shuffle_ps(a, b, 0x88));
+    odd = pairsInOrder(_mm256_shuffle_ps(a, b, 0xdd));
+  }
+  static Vec pairsInOrder(Vec v) {
+    return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(v), 0xd8));
+  }
 };
 
 // The entry points themselves need no wide instructions: they only call the kernels.
@@ -71,6 +80,7 @@ void depthwiseNhwcRunAvx2(const DepthwiseNhwcRowArgs &r) { DepthwiseNhwcRow<Avx2
 void pointwiseNhwcRunAvx2(const PointwiseNhwcArgs &a) { PointwiseNhwc<Avx2>::run(a); }
 void maxPoolPlanesRunAvx2(const MaxPoolPlanesArgs &a) { MaxPoolPlanar<Avx2>::run(a); }
 void planeConvRunAvx2(const PlaneConvArgs &a) { PlaneConv<Avx2>::run(a); }
+void planePhasesRunAvx2(const PlanePhasesArgs &a) { PlanePhases<Avx2>::run(a); }
 void winogradInputRunAvx2(const WinogradInputArgs &a) { WinogradTiles<Avx2>::run(a); }
 void winogradOutputRunAvx2(const WinogradOutputArgs &a) { WinogradTiles<Avx2>::run(a); }
 void mathRunAvx2(MathFunction function, const float *x, float *y, int64_t n) {
@@ -99,6 +109,7 @@ void depthwiseNhwcRowAvx2(const DepthwiseNhwcRowArgs &r) { depthwiseNhwcRunAvx2(
 void pointwiseNhwcAvx2(const PointwiseNhwcArgs &a) { pointwiseNhwcRunAvx2(a); }
 void maxPoolPlanesAvx2(const MaxPoolPlanesArgs &a) { maxPoolPlanesRunAvx2(a); }
 void planeConvAvx2(const PlaneConvArgs &a) { planeConvRunAvx2(a); }
+void planePhasesAvx2(const PlanePhasesArgs &a) { planePhasesRunAvx2(a); }
 void winogradInputAvx2(const WinogradInputArgs &a) { winogradInputRunAvx2(a); }
 void winogradOutputAvx2(const WinogradOutputArgs &a) { winogradOutputRunAvx2(a); }
 void mathAvx2(MathFunction function, const float *x, float *y, int64_t n) {

@@ -63,6 +63,13 @@ struct Avx512 {
   static Vec maxOrNan(Vec kept, Vec v) {
     return _mm512_mask_mov_ps(max(v, kept), _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), v);
   }
+  // Lanes 0, 2, 4... of a then of b, and lanes 1, 3, 5...
+  static void deinterleave(Vec a, Vec b, Vec &even, Vec &odd) {
+    const __m512i evens =
+        _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    even = _mm512_permutex2var_ps(a, evens, b);
+    odd = _mm512_permutex2var_ps(a, _mm512_add_epi32(evens, _mm512_set1_epi32(1)), b);
+  }
 };
 
 // The entry points themselves need no wide instructions: they only call the kernels.
@@ -72,6 +79,7 @@ void depthwiseNhwcRunAvx512(const DepthwiseNhwcRowArgs &r) { DepthwiseNhwcRow<Av
 void pointwiseNhwcRunAvx512(const PointwiseNhwcArgs &a) { PointwiseNhwc<Avx512>::run(a); }
 void maxPoolPlanesRunAvx512(const MaxPoolPlanesArgs &a) { MaxPoolPlanar<Avx512>::run(a); }
 void planeConvRunAvx512(const PlaneConvArgs &a) { PlaneConv<Avx512>::run(a); }
+void planePhasesRunAvx512(const PlanePhasesArgs &a) { PlanePhases<Avx512>::run(a); }
 void winogradInputRunAvx512(const WinogradInputArgs &a) { WinogradTiles<Avx512>::run(a); }
 void winogradOutputRunAvx512(const WinogradOutputArgs &a) { WinogradTiles<Avx512>::run(a); }
 void mathRunAvx512(MathFunction function, const float *x, float *y, int64_t n) {
@@ -100,6 +108,7 @@ void depthwiseNhwcRowAvx512(const DepthwiseNhwcRowArgs &r) { depthwiseNhwcRunAvx
 void pointwiseNhwcAvx512(const PointwiseNhwcArgs &a) { pointwiseNhwcRunAvx512(a); }
 void maxPoolPlanesAvx512(const MaxPoolPlanesArgs &a) { maxPoolPlanesRunAvx512(a); }
 void planeConvAvx512(const PlaneConvArgs &a) { planeConvRunAvx512(a); }
+void planePhasesAvx512(const PlanePhasesArgs &a) { planePhasesRunAvx512(a); }
 void winogradInputAvx512(const WinogradInputArgs &a) { winogradInputRunAvx512(a); }
 void winogradOutputAvx512(const WinogradOutputArgs &a) { winogradOutputRunAvx512(a); }
 void mathAvx512(MathFunction function, const float *x, float *y, int64_t n) {

@@ -145,44 +145,6 @@ void packPlaneWeights(const ConvParams &p, const float *w, float *packed) {
     }
 }
 
-namespace {
-// The phases of band `band` of one input plane (in[1] x in[2]) into dst (channelFloats),
-// whose padding columns are already zero: only the positions that read the plane are
-// written, so a slot's padding is zeroed once for all the items it serves, but for the rows
-// above and below the plane, which depend on the band.
-void copyPhases(const WindowParams &w, const PlaneGeometry &geo, int64_t band, const float *plane,
-                float *dst) {
-  const int64_t s = geo.stride;
-  for (int64_t phase = 0; phase < s * s; ++phase) {
-    const int64_t py = phase / s, px = phase % s;
-    // Columns qx in [begin, end) read the row (ix = qx * s + first), rows qy in [top, bottom)
-    // read the plane (iy = qy * s + firstRow).
-    const int64_t first = px - w.padBegin[2], last = w.in[2] - 1 - first;
-    const int64_t begin = std::min(geo.phaseCols, first >= 0 ? 0 : (s - 1 - first) / s);
-    const int64_t end =
-        last < 0 ? begin : std::max(begin, std::min(geo.phaseCols, last / s + 1));
-    const int64_t firstRow = band * geo.bandRows * s + py - w.padBegin[1];
-    const int64_t lastRow = w.in[1] - 1 - firstRow;
-    const int64_t top = std::min(geo.phaseRows, firstRow >= 0 ? 0 : (s - 1 - firstRow) / s);
-    const int64_t bottom =
-        lastRow < 0 ? top : std::max(top, std::min(geo.phaseRows, lastRow / s + 1));
-    float *out = dst + phase * geo.phaseFloats;
-    std::fill(out, out + top * geo.phaseCols, 0.0f);
-    std::fill(out + bottom * geo.phaseCols, out + geo.phaseRows * geo.phaseCols, 0.0f);
-    for (int64_t qy = top; qy < bottom; ++qy) {
-      const float *row = plane + (qy * s + firstRow) * w.in[2] + first;
-      float *to = out + qy * geo.phaseCols;
-      if (s == 1)
-        std::copy(row + begin, row + end, to + begin);
-      else // stride 2: a constant step the compiler vectorises
-        for (int64_t qx = begin; qx < end; ++qx)
-          to[qx] = row[qx * 2];
-    }
-  }
-}
-
-} // namespace
-
 void planeConvF32(const ConvParams &p, const float *x, const float *packedW, const float *bias,
                   const float *residual, float *y, float *workspace) {
   const WindowParams &w = p.window;
@@ -211,8 +173,9 @@ void planeConvF32(const ConvParams &p, const float *x, const float *packedW, con
         const int64_t row0 = band * geo.bandRows;
         const int64_t rows = std::min(geo.bandRows, w.out[1] - row0);
         const float *xg = x + s.xOffset(p, n, g);
-        for (int64_t c = 0; c < s.inPerGroup; ++c)
-          copyPhases(w, geo, band, xg + c * s.inPlane, planes + c * geo.channelFloats);
+        planePhases({xg, s.inPerGroup, s.inPlane, w.in[1], w.in[2], geo.stride,
+                     band * geo.bandRows * geo.stride - w.padBegin[1], w.padBegin[2], planes,
+                     geo.phaseRows, geo.phaseCols, geo.phaseFloats, geo.channelFloats});
         // A panel of output channels at a time: its rows of y are still in cache for an
         // activation the kernel does not apply.
         const float *weights = packedW + g * planeGroupWeightFloats(p);

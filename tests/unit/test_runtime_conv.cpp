@@ -599,6 +599,55 @@ TEST_CASE("the padded-plane kernel finishes its products into y on every instruc
   }
 }
 
+TEST_CASE("the padded planes' phases hold every input element read, on every instruction set",
+          "[conv]") {
+  std::mt19937 rng(23);
+  // RegNet's strided 14x14 band (rows of one vector pair), odd maps, rows wider than two
+  // AVX-512 vectors with a 7x7 stem's padding, phase rows narrower than the input's columns,
+  // bands inside the plane and past its end (rows zeroed), stride 1.
+  struct Case {
+    int64_t stride, inRows, inCols, padLeft, firstRow, phaseRows, phaseCols;
+  };
+  for (const Case &c : {Case{2, 28, 28, 1, -1, 15, 15}, Case{2, 13, 13, 0, 0, 7, 7},
+                        Case{2, 19, 71, 3, -3, 13, 39}, Case{2, 20, 20, 1, -1, 11, 6},
+                        Case{2, 21, 9, 2, 7, 4, 7}, Case{1, 9, 37, 2, -2, 13, 41},
+                        Case{1, 9, 5, 1, 5, 8, 7}, Case{1, 6, 40, 0, 0, 6, 33}}) {
+    const int64_t channels = 3, inPlane = c.inRows * c.inCols + 3;
+    const int64_t phaseFloats = c.phaseRows * c.phaseCols + 5;
+    const int64_t channelFloats = c.stride * c.stride * phaseFloats + 2;
+    const std::vector<float> x = randomFloats(rng, channels * inPlane);
+    const float untouched = 7777.0f;
+    for (CpuIsa isa : runnableIsas()) {
+      INFO(cpuIsaName(isa) << ": stride " << c.stride << ", " << c.inRows << "x" << c.inCols
+                           << " from row " << c.firstRow << " into " << c.phaseRows << "x"
+                           << c.phaseCols);
+      std::vector<float> planes(size_t(channels * channelFloats), untouched);
+      planePhasesOn(isa, {x.data(), channels, inPlane, c.inRows, c.inCols, c.stride, c.firstRow,
+                          c.padLeft, planes.data(), c.phaseRows, c.phaseCols, phaseFloats,
+                          channelFloats});
+      int64_t wrong = 0;
+      for (int64_t ch = 0; ch < channels; ++ch)
+        for (int64_t phase = 0; phase < c.stride * c.stride; ++phase) {
+          const float *got = planes.data() + ch * channelFloats + phase * phaseFloats;
+          for (int64_t qy = 0; qy < c.phaseRows; ++qy)
+            for (int64_t qx = 0; qx < c.phaseCols; ++qx) {
+              const int64_t iy = c.firstRow + phase / c.stride + qy * c.stride;
+              const int64_t ix = qx * c.stride + phase % c.stride - c.padLeft;
+              float want = untouched; // a padding column, zeroed before
+              if (iy < 0 || iy >= c.inRows)
+                want = 0.0f;
+              else if (ix >= 0 && ix < c.inCols)
+                want = x[size_t(ch * inPlane + iy * c.inCols + ix)];
+              wrong += got[qy * c.phaseCols + qx] != want;
+            }
+          for (int64_t i = c.phaseRows * c.phaseCols; i < phaseFloats; ++i)
+            wrong += got[i] != untouched;
+        }
+      CHECK(wrong == 0);
+    }
+  }
+}
+
 TEST_CASE("3x3 stride-1 convolutions with packed weights take Winograd F(2x2, 3x3)", "[conv]") {
   std::mt19937 rng(11);
   for (int trial = 0; trial < 24; ++trial) {
