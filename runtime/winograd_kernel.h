@@ -148,15 +148,55 @@ struct Lanes4 {
 // widest vectors, masked at the end of a run) unless the run fills less than three quarters
 // of one, then four lanes (ResNet's 14x14 maps: 7 tiles of F(2x2) per tile row).
 template <class Wide> struct WinogradTiles {
+  // Columns [0, width) of one row into kOut phases (phaseStride apart): column kOut k + j to
+  // phase j at k, source[c] for c in [lo, hi) and zero elsewhere, through whole wide vectors
+  // to as far as their last reaches. kOut vectors of columns at a time are split in registers
+  // (Wide::deinterleave, twice for kOut 4): a scalar move per column took half of a detector's
+  // input transforms.
+  template <int kOut>
+  static void splitRow(const float *source, int64_t lo, int64_t hi, int64_t width,
+                       float *phases, int64_t phaseStride) {
+    using Vec = typename Wide::Vec;
+    constexpr int64_t kLanes = Wide::kLanes;
+    static_assert(kOut == 2 || kOut == 4, "F(2x2) and F(4x4)");
+    for (int64_t c = 0; c < width; c += kOut * kLanes) {
+      Vec v[kOut];
+      for (int k = 0; k < kOut; ++k) {
+        const int64_t begin = c + k * kLanes;
+        const int64_t firstLane = lo > begin ? lo - begin : 0;
+        const int64_t endLane = hi - begin < kLanes ? hi - begin : kLanes;
+        if (firstLane == 0 && endLane == kLanes)
+          v[k] = Wide::load(source + begin);
+        else if (endLane <= firstLane)
+          v[k] = Wide::zero();
+        else
+          v[k] = Wide::loadLanes(Wide::zero(), source + begin + firstLane, firstLane,
+                                 endLane - firstLane);
+      }
+      Vec split[kOut];
+      if constexpr (kOut == 2) {
+        Wide::deinterleave(v[0], v[1], split[0], split[1]);
+      } else {
+        Vec even01, odd01, even23, odd23;
+        Wide::deinterleave(v[0], v[1], even01, odd01);
+        Wide::deinterleave(v[2], v[3], even23, odd23);
+        Wide::deinterleave(even01, even23, split[0], split[2]);
+        Wide::deinterleave(odd01, odd23, split[1], split[3]);
+      }
+      for (int j = 0; j < kOut; ++j)
+        Wide::store(phases + j * phaseStride + c / kOut, split[j]);
+    }
+  }
+
   // Transforms a.count tiles along one tile row into a.out[pos * a.stride + q]: tile q reads
   // input rows a.firstRow + i and columns a.firstColumn + kOut q + j, zero outside the plane.
   template <class F, class V> static void input(const WinogradInputArgs &a) {
     constexpr int kOut = F::kOut, kTile = F::kTile;
     // Each row's columns apart by their remainder modulo kOut: tile q reads column j of its
     // row at phases[j % kOut][q + j / kOut], contiguous across tiles. Filled (zeros beyond
-    // the tiles) as far as whole vectors of tiles read.
-    constexpr int64_t kBlock = 64, kReach = (kTile - 1) / kOut;
-    float phases[kTile][kOut][kBlock + kReach + 1];
+    // the tiles) as far as whole vectors of tiles read, and splitRow's stores reach.
+    constexpr int64_t kBlock = 64;
+    float phases[kTile][kOut][kBlock + Wide::kLanes];
     for (int64_t q0 = 0; q0 < a.count; q0 += kBlock) {
       const int64_t n = a.count - q0 < kBlock ? a.count - q0 : kBlock;
       const int64_t vectors = (n + V::kLanes - 1) / V::kLanes * V::kLanes;
@@ -170,13 +210,8 @@ template <class Wide> struct WinogradTiles {
           hi = a.inCols - first < width ? a.inCols - first : width;
           hi = hi < lo ? lo : hi;
         }
-        for (int64_t c = 0; c < lo; ++c)
-          phases[i][c % kOut][c / kOut] = 0.0f;
-        const float *source = a.plane + row * a.inCols + first;
-        for (int64_t c = lo; c < hi; ++c)
-          phases[i][c % kOut][c / kOut] = source[c];
-        for (int64_t c = hi; c < width; ++c)
-          phases[i][c % kOut][c / kOut] = 0.0f;
+        splitRow<kOut>(a.plane + row * a.inCols + first, lo, hi, width, phases[i][0],
+                       kBlock + Wide::kLanes);
       }
       float *out = a.out + q0;
       for (int64_t next = 0; next < n; next += V::kLanes) {

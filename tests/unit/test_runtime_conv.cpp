@@ -648,16 +648,20 @@ TEST_CASE("the padded planes' phases hold every input element read, on every ins
   }
 }
 
-TEST_CASE("3x3 stride-1 convolutions with packed weights take Winograd F(2x2, 3x3)", "[conv]") {
+TEST_CASE("3x3 stride-1 convolutions with packed weights take Winograd", "[conv]") {
   std::mt19937 rng(11);
-  for (int trial = 0; trial < 24; ++trial) {
+  // F(2x2, 3x3), then F(4x4, 3x3) on maps from 24 columns, in runs of tiles that fill the
+  // widest vectors and a part of one.
+  constexpr int kF2x2Trials = 24, kTrials = 36;
+  for (int trial = 0; trial < kTrials; ++trial) {
+    const bool wide = trial >= kF2x2Trials;
     ConvParams p{};
     int64_t padEnd[3] = {0, 0, 0};
     WindowParams &w = p.window;
     // Odd and even outputs (partial edge tiles), one-row outputs, asymmetric padding, and
     // enough tiles (32) for Winograd to apply.
     do {
-      w.batch = randomInt(rng, 1, 4);
+      w.batch = wide ? 1 : randomInt(rng, 1, 4);
       // Fewer channels take the padded planes (paddedPlanesApply).
       w.channels = randomInt(rng, 64, 72);
       p.outChannels = randomInt(rng, 64, 72);
@@ -668,10 +672,11 @@ TEST_CASE("3x3 stride-1 convolutions with packed weights take Winograd F(2x2, 3x
         w.kernel[d] = 3;
         w.padBegin[d] = randomInt(rng, 0, 2);
         padEnd[d] = randomInt(rng, 0, 2);
-        w.in[d] = randomInt(rng, std::max<int64_t>(1, 3 - w.padBegin[d] - padEnd[d]), 17);
+        const int64_t least = std::max<int64_t>(1, 3 - w.padBegin[d] - padEnd[d]);
+        w.in[d] = wide && d == 2 ? randomInt(rng, 26, 80) : randomInt(rng, least, wide ? 9 : 17);
         w.out[d] = w.in[d] + w.padBegin[d] + padEnd[d] - 2;
       }
-    } while (!winogradApplies(p));
+    } while (!winogradApplies(p) || winogradPositions(p) != (wide ? 36 : 16));
     // Small limits: a few tiles per workspace chunk.
     p.workspaceLimit = trial % 2 ? randomInt(rng, 1, 16384) : 0;
     REQUIRE(winogradApplies(p));
