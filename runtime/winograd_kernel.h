@@ -234,21 +234,45 @@ template <class Wide> struct WinogradTiles {
     }
   }
 
-  // out = a[0], b[0], a[1], b[1], ...: two columns of kLanes tiles side by side, by shuffles
-  // (F(2x2)'s rows; through memory they cost a scalar move each).
-  template <class V> static void interleave(typename V::Vec a, typename V::Vec b, float *out) {
+  // a[0], b[0], a[1], b[1], ... in two vectors (low, then high lanes): two columns of kLanes
+  // tiles side by side, by shuffles (through memory they cost a scalar move each).
+  template <class V>
+  static void interleave(typename V::Vec a, typename V::Vec b, typename V::Vec &low,
+                         typename V::Vec &high) {
     if constexpr (V::kLanes == 4) {
-      V::store(out, __builtin_shufflevector(a, b, 0, 4, 1, 5));
-      V::store(out + 4, __builtin_shufflevector(a, b, 2, 6, 3, 7));
+      low = __builtin_shufflevector(a, b, 0, 4, 1, 5);
+      high = __builtin_shufflevector(a, b, 2, 6, 3, 7);
     } else if constexpr (V::kLanes == 8) {
-      V::store(out, __builtin_shufflevector(a, b, 0, 8, 1, 9, 2, 10, 3, 11));
-      V::store(out + 8, __builtin_shufflevector(a, b, 4, 12, 5, 13, 6, 14, 7, 15));
+      low = __builtin_shufflevector(a, b, 0, 8, 1, 9, 2, 10, 3, 11);
+      high = __builtin_shufflevector(a, b, 4, 12, 5, 13, 6, 14, 7, 15);
     } else {
       static_assert(V::kLanes == 16, "4, 8 or 16 lanes");
-      V::store(out, __builtin_shufflevector(a, b, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6,
-                                            22, 7, 23));
-      V::store(out + 16, __builtin_shufflevector(a, b, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13,
-                                                 29, 14, 30, 15, 31));
+      low = __builtin_shufflevector(a, b, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7,
+                                    23);
+      high = __builtin_shufflevector(a, b, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14,
+                                     30, 15, 31);
+    }
+  }
+
+  // row[kOut l + j] = y[j][l]: the output row of kLanes tiles, their columns in order. For
+  // kOut 4, pairs of columns two apart first (0 with 2, 1 with 3), then those pairs.
+  template <class V, int kOut>
+  static void columnsInOrder(const typename V::Vec (&y)[kOut], float *row) {
+    using Vec = typename V::Vec;
+    if constexpr (kOut == 2) {
+      Vec low, high;
+      interleave<V>(y[0], y[1], low, high);
+      V::store(row, low);
+      V::store(row + V::kLanes, high);
+    } else {
+      static_assert(kOut == 4, "F(2x2) and F(4x4)");
+      Vec even[2], odd[2], out[4];
+      interleave<V>(y[0], y[2], even[0], even[1]);
+      interleave<V>(y[1], y[3], odd[0], odd[1]);
+      interleave<V>(even[0], odd[0], out[0], out[1]);
+      interleave<V>(even[1], odd[1], out[2], out[3]);
+      for (int v = 0; v < 4; ++v)
+        V::store(row + v * V::kLanes, out[v]);
     }
   }
 
@@ -269,16 +293,7 @@ template <class Wide> struct WinogradTiles {
       for (int i = 0; i < a.rows; ++i) {
         // Tile q + l's columns are output columns kOut (q + l) + j: the lanes transposed.
         alignas(64) float row[V::kLanes * kOut];
-        if constexpr (kOut == 2) {
-          interleave<V>(y[i][0], y[i][1], row);
-        } else {
-          alignas(64) float lanesOf[kOut][V::kLanes];
-          for (int j = 0; j < kOut; ++j)
-            V::store(lanesOf[j], y[i][j]);
-          for (int64_t l = 0; l < V::kLanes; ++l)
-            for (int j = 0; j < kOut; ++j)
-              row[l * kOut + j] = lanesOf[j][l];
-        }
+        columnsInOrder<V, kOut>(y[i], row);
         const int64_t offset = i * a.outCols + kOut * q;
         for (int64_t v = 0; v * V::kLanes < covered; ++v) {
           const int64_t left = covered - v * V::kLanes;
