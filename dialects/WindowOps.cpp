@@ -61,8 +61,20 @@ LogicalResult ConvOp::verify() {
                                getDilations(), w[0], /*ceilMode=*/false);
   if (failed(expected))
     return failure();
-  if (!getChannelsLast() && getInputScale())
-    return emitOpError("input_scale needs channels_last");
+  if (getInputScale()) {
+    // The kernels scale a pointwise convolution's input as they read it: each output reads
+    // one position, all its channels.
+    auto isOne = [](int64_t v) { return v == 1; };
+    const bool pointwise = group == 1 && llvm::all_of(w.drop_front(2), isOne) &&
+                           llvm::all_of(getStrides(), isOne) &&
+                           llvm::all_of(getPads(), [](int64_t p) { return p == 0; });
+    SmallVector<int64_t> scaleShape(x.size(), 1);
+    scaleShape[0] = x[0];
+    scaleShape[getChannelsLast() ? x.size() - 1 : 1] = x[1];
+    if (!pointwise || tensorType(getInputScale()).getShape() != ArrayRef<int64_t>(scaleShape))
+      return emitOpError("input_scale needs a pointwise convolution of one group and shape ")
+             << dimsString(scaleShape);
+  }
   if (!getChannelsLast())
     return checkResultShape(*this, *expected);
   SmallVector<int64_t> &shape = *expected;
@@ -70,11 +82,6 @@ LogicalResult ConvOp::verify() {
     return failure();
   if (!dlc::rt::channelsLastApplies(convParams(*this)))
     return emitOpError("channels_last applies only to depthwise and pointwise convolutions");
-  if (getInputScale() &&
-      (group != 1 || w[2] != 1 || w[3] != 1 ||
-       tensorType(getInputScale()).getShape() != ArrayRef<int64_t>{x[0], 1, 1, x[1]}))
-    return emitOpError("input_scale needs a pointwise convolution and shape [")
-           << x[0] << ", 1, 1, " << x[1] << "]";
   return success();
 }
 

@@ -130,15 +130,16 @@ def FuseLayerNorm : Pass<"dlc-fuse-layer-norm", "mlir::func::FuncOp"> {
 }
 
 def FuseInputScale : Pass<"dlc-fuse-input-scale", "mlir::func::FuncOp"> {
-  let summary = "Let channels-last pointwise convolutions scale their input per channel";
+  let summary = "Let pointwise convolutions scale their input per channel";
   let description = [{
-    A float32 `dlc.mul` of a channels-last [N, H, W, C] value by an [N, 1, 1, C] one, used
-    only as the input of a channels-last pointwise `dlc.conv` in its block, disappears: the
-    conv takes the two as its input and `input_scale`. This is
+    A float32 `dlc.mul` of a channels-last [N, H, W, C] value by an [N, 1, 1, C] one (or a
+    channels-first [N, C, H, W] by an [N, C, 1, 1] one), used only as the input of a
+    pointwise `dlc.conv` of the same layout in its block (a 1x1 window, no stride or padding,
+    one group), disappears: the conv takes the two as its input and `input_scale`. This is
     squeeze-and-excitation's gate (EfficientNet, MobileNetV3, RegNetY): the kernel multiplies
-    each input value as it reads it, rather than a pass over memory writing the scaled
-    tensor; each product rounds as the Mul's does, so the bits stay. Runs after
-    dlc-channels-last, which puts the block's Mul and convolutions channels-last.
+    each input value as it reads it (channels-first, as its GEMM packs the input), rather than
+    a pass over memory writing the scaled tensor; each product rounds as the Mul's does, so
+    the bits stay. Runs after dlc-channels-last, which decides the layouts.
   }];
   let dependentDialects = ["dlc::DlcDialect"];
 }

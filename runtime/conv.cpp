@@ -553,6 +553,9 @@ void convF32(const ConvParams &p, const float *x, const float *w, const float *b
       product.a = nullptr;
       product.packedA = {weightsOf(g), (s.outPerGroup + kPackRows - 1) / kPackRows * kPackRows, 0};
     }
+    // A pointwise product's B is the input itself, its rows the channels the scale goes with.
+    if (inputScale)
+      product.scaleB = inputScale + n * p.window.channels + g * s.inPerGroup;
     sgemmOn(selectedCpuIsa(), product);
   };
   const bool finishes = !clamp && p.epilogue.activation != Activation::None;

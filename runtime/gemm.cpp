@@ -258,7 +258,7 @@ void sgemmWith(BlockedFn blocked, const GemmArgs &g) {
   // The unblocked forms split over the outputs they compute one by one: each is computed the
   // same way on any split.
   if (g.n == 1 && !g.transA && (g.transB || g.ldb == 1) && !g.packedA.data && !g.packedB.data &&
-      !g.scaleA) {
+      !g.scaleA && !g.scaleB) {
     // Matrix-vector product: both operands are contiguous rows, so each output is one dot.
     parallelForWork(g.m, g.k, [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) {
@@ -269,7 +269,7 @@ void sgemmWith(BlockedFn blocked, const GemmArgs &g) {
     finishC(g);
     return;
   }
-  if (g.m < kGemmFewRows && !g.packedA.data && !g.packedB.data && !g.scaleA) {
+  if (g.m < kGemmFewRows && !g.packedA.data && !g.packedB.data && !g.scaleA && !g.scaleB) {
     // Columns in runs of whole 8-float axpy chunks.
     constexpr int64_t kColumns = 64;
     parallelForWork((g.n + kColumns - 1) / kColumns, kColumns * g.m * g.k,

@@ -61,8 +61,10 @@ struct GemmArgs {
   PackedOperand packedA, packedB;
   GemmEpilogue epilogue; // after the product (dlc_kernels.h)
   // Column p of op(A) times scaleA[p] (k floats; not with packedA): a fused per-channel Mul
-  // of A, each product rounded as the Mul rounds it.
+  // of A, each product rounded as the Mul rounds it. Row p of B times scaleB[p] likewise (not
+  // with packedB or transB): a channels-first pointwise convolution's input.
   const float *scaleA = nullptr;
+  const float *scaleB = nullptr;
 };
 
 // sgemm on the kernels of one instruction set, which the CPU must have (tests, benchmarks).

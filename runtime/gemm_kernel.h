@@ -139,14 +139,21 @@ template <class V> struct BlockedGemm {
       } else if (nr == kNR) {
         for (int64_t p = 0; p < kc; ++p) {
           const float *src = g.b + (p0 + p) * g.ldb + j0 + jr;
-          V::store(dst + p * kNR, V::load(src));
-          V::store(dst + p * kNR + V::kLanes, V::load(src + V::kLanes));
+          Vec low = V::load(src), high = V::load(src + V::kLanes);
+          if (g.scaleB) {
+            const Vec scale = V::broadcast(g.scaleB[p0 + p]);
+            low = low * scale;
+            high = high * scale;
+          }
+          V::store(dst + p * kNR, low);
+          V::store(dst + p * kNR + V::kLanes, high);
         }
       } else {
         for (int64_t p = 0; p < kc; ++p) {
           const float *src = g.b + (p0 + p) * g.ldb + j0 + jr;
+          const float scale = g.scaleB ? g.scaleB[p0 + p] : 1.0f;
           for (int64_t j = 0; j < kNR; ++j)
-            dst[p * kNR + j] = j < nr ? src[j] : 0.0f;
+            dst[p * kNR + j] = j < nr ? (g.scaleB ? src[j] * scale : src[j]) : 0.0f;
         }
       }
     }

@@ -252,33 +252,49 @@ TEST_CASE("conv special shapes", "[conv]") {
     CHECK(convWorkspaceBytes(grouped) == 0);
     checkConv(rng, grouped, noPad, false);
   }
-  SECTION("a channels-last pointwise convolution scales its input per image and channel") {
+  SECTION("a pointwise convolution scales its input per image and channel") {
     // The fused Mul (squeeze-and-excitation's gate) gives the bits of the Mul then the
-    // convolution: through the pointwise kernel (40 channels) and the GEMM (300: packed rows,
-    // and one pixel per image: a row times the packed weights; 303: a depth the packing's
-    // register transposes do not divide), two images, with an epilogue.
-    for (int64_t channels : {40, 300, 303})
-      for (int64_t side : {1, 7}) {
-        ConvParams p{window(2, channels, {side, side}), 24, 1};
-        p.channelsLast = p.packedWeights = true;
-        p.epilogue = Epilogue{Activation::Silu, 0.0f, 0.0f, 0.0f};
-        const std::vector<float> x = randomFloats(rng, 2 * channels * side * side);
-        const std::vector<float> scale = randomFloats(rng, 2 * channels);
-        const std::vector<float> weight = randomFloats(rng, 24 * channels);
-        const std::vector<float> bias = randomFloats(rng, 24);
-        std::vector<float> packed(packedConvWeightBytes(p) / sizeof(float));
-        packConvWeights(p, weight.data(), packed.data());
-        std::vector<float> scaled(x.size());
-        for (size_t i = 0; i < x.size(); ++i)
-          scaled[i] = x[i] * scale[i / size_t(channels * side * side) * size_t(channels) +
-                                   i % size_t(channels)];
-        std::vector<float> fused(size_t(2 * 24 * side * side)), unfused(fused.size());
-        convF32(p, x.data(), packed.data(), bias.data(), nullptr, fused.data(), nullptr,
-                scale.data());
-        convF32(p, scaled.data(), packed.data(), bias.data(), nullptr, unfused.data(), nullptr);
-        INFO("channels " << channels << " side " << side);
-        REQUIRE(std::memcmp(fused.data(), unfused.data(), fused.size() * sizeof(float)) == 0);
-      }
+    // convolution. Channels-last through the pointwise kernel (40 channels) and the GEMM
+    // (300: packed rows, and one pixel per image: a row times the packed weights; 303: a depth
+    // the packing's register transposes do not divide); channels-first through the GEMM's
+    // packing of its input, where the weights are packed (dlc-fuse-input-scale fuses only
+    // there: one pixel takes a dot product per output, summed in another order); two images,
+    // with an epilogue.
+    for (bool channelsLast : {true, false})
+      for (int64_t channels : {40, 300, 303})
+        for (int64_t side : {1, 7}) {
+          if (!channelsLast && side == 1)
+            continue;
+          ConvParams p{window(2, channels, {side, side}), 24, 1};
+          p.channelsLast = channelsLast;
+          p.packedWeights = convPacksWeights(p);
+          p.epilogue = Epilogue{Activation::Silu, 0.0f, 0.0f, 0.0f};
+          const int64_t plane = side * side;
+          const std::vector<float> x = randomFloats(rng, 2 * channels * plane);
+          const std::vector<float> scale = randomFloats(rng, 2 * channels);
+          const std::vector<float> weight = randomFloats(rng, 24 * channels);
+          const std::vector<float> bias = randomFloats(rng, 24);
+          std::vector<float> packed = weight;
+          if (p.packedWeights) {
+            packed.resize(packedConvWeightBytes(p) / sizeof(float));
+            packConvWeights(p, weight.data(), packed.data());
+          }
+          std::vector<float> scaled(x.size());
+          for (size_t i = 0; i < x.size(); ++i) {
+            const size_t image = i / size_t(channels * plane);
+            const size_t channel =
+                channelsLast ? i % size_t(channels) : i / size_t(plane) % size_t(channels);
+            scaled[i] = x[i] * scale[image * size_t(channels) + channel];
+          }
+          std::vector<float> fused(size_t(2 * 24 * plane)), unfused(fused.size());
+          convF32(p, x.data(), packed.data(), bias.data(), nullptr, fused.data(), nullptr,
+                  scale.data());
+          convF32(p, scaled.data(), packed.data(), bias.data(), nullptr, unfused.data(),
+                  nullptr);
+          INFO("channels-last " << channelsLast << ", channels " << channels << ", side "
+                                << side);
+          REQUIRE(std::memcmp(fused.data(), unfused.data(), fused.size() * sizeof(float)) == 0);
+        }
   }
   SECTION("grouped convolutions run over padded input planes") {
     // RegNet-like groups of 16 channels (two panels of output rows), then 6 (one partial
