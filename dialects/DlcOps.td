@@ -291,10 +291,10 @@ def Dlc_ConvOp : Dlc_TensorOp<"conv", [AttrSizedOperandSegments]> {
     (dlc-channels-last) input, result and residual are [N, H, W, C] rather than [N, C, H, W];
     the weight keeps ONNX's [out, in / group, kH, kW] and must be a constant (the compiler
     lays it out for the kernel), and only 2-d depthwise and pointwise convolutions qualify.
-    `input_scale` (pointwise convolutions of one group only: [N, 1, 1, C] channels-last,
-    [N, C, 1, 1] channels-first) is a fused broadcast Mul of the input (dlc-fuse-input-scale),
-    squeeze-and-excitation's gate: the result is conv(input * input_scale), each product
-    rounded as the Mul rounds it.
+    `input_scale` (pointwise convolutions of one group over C > 1 channels only: [N, 1, 1,
+    C] channels-last, [N, C, 1, 1] channels-first) is a fused broadcast Mul of the input
+    (dlc-fuse-input-scale), squeeze-and-excitation's gate: the result is conv(input *
+    input_scale), each product rounded as the Mul rounds it.
   }];
   let arguments = (ins Dlc_F32Tensor:$input, Dlc_F32Tensor:$weight,
                    Optional<Dlc_F32Tensor>:$bias, Optional<Dlc_F32Tensor>:$residual,

@@ -63,16 +63,18 @@ LogicalResult ConvOp::verify() {
     return failure();
   if (getInputScale()) {
     // The kernels scale a pointwise convolution's input as they read it: each output reads
-    // one position, all its channels.
+    // one position, all its channels. Of one channel it is depthwise to the runtime, whose
+    // depthwise kernels take no scale.
     auto isOne = [](int64_t v) { return v == 1; };
-    const bool pointwise = group == 1 && llvm::all_of(w.drop_front(2), isOne) &&
+    const bool pointwise = group == 1 && x[1] > 1 && llvm::all_of(w.drop_front(2), isOne) &&
                            llvm::all_of(getStrides(), isOne) &&
                            llvm::all_of(getPads(), [](int64_t p) { return p == 0; });
     SmallVector<int64_t> scaleShape(x.size(), 1);
     scaleShape[0] = x[0];
     scaleShape[getChannelsLast() ? x.size() - 1 : 1] = x[1];
     if (!pointwise || tensorType(getInputScale()).getShape() != ArrayRef<int64_t>(scaleShape))
-      return emitOpError("input_scale needs a pointwise convolution of one group and shape ")
+      return emitOpError("input_scale needs a pointwise convolution of one group over "
+                         "channels, and shape ")
              << dimsString(scaleShape);
   }
   if (!getChannelsLast())

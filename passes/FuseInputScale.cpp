@@ -24,11 +24,13 @@ bool isChannelScale(Value scale, Value x, bool channelsLast) {
 }
 
 // A 2-d convolution whose outputs each read one input position (a 1x1 window, no stride or
-// padding), of one group: its kernels scale the channels they read.
+// padding), of one group and more than one input channel (of one, the runtime takes it as
+// depthwise): its kernels scale the channels they read.
 bool isPointwise(dlc::ConvOp conv) {
   auto weight = cast<RankedTensorType>(conv.getWeight().getType());
   auto isOne = [](int64_t v) { return v == 1; };
-  return conv.getGroup() == 1 && weight.getRank() == 4 && weight.getDimSize(2) == 1 &&
+  return conv.getGroup() == 1 && weight.getRank() == 4 && weight.getDimSize(1) > 1 &&
+         weight.getDimSize(2) == 1 &&
          weight.getDimSize(3) == 1 && llvm::all_of(conv.getStrides(), isOne) &&
          llvm::all_of(conv.getPads(), [](int64_t pad) { return pad == 0; });
 }
@@ -44,8 +46,9 @@ std::optional<std::pair<Value, Value>> fusableScale(dlc::MulOp mul) {
       conv->getBlock() != mul->getBlock() || !isPointwise(conv))
     return std::nullopt;
   // Channels-first, the scale goes into the GEMM's packing of the input, which only the
-  // product of packed weights always takes: without them, the Mul's own product (a dot per
-  // output, or rows few enough for axpys) would sum in another order than the fused one.
+  // product of packed weights always takes: without them, the unfused convolution's product
+  // (a dot per output, or rows few enough for axpys) would sum in another order than the
+  // fused one.
   if (!conv.getChannelsLast() && (!conv.getWeight().getDefiningOp<dlc::ConstantOp>() ||
                                   !dlc::rt::convPacksWeights(dlc::convParams(conv))))
     return std::nullopt;

@@ -553,7 +553,8 @@ void convF32(const ConvParams &p, const float *x, const float *w, const float *b
       product.a = nullptr;
       product.packedA = {weightsOf(g), (s.outPerGroup + kPackRows - 1) / kPackRows * kPackRows, 0};
     }
-    // A pointwise product's B is the input itself, its rows the channels the scale goes with.
+    // A scale comes only with a pointwise convolution of one group (the verifier's rule),
+    // whose B rows are the input's channels.
     if (inputScale)
       product.scaleB = inputScale + n * p.window.channels + g * s.inPerGroup;
     sgemmOn(selectedCpuIsa(), product);

@@ -400,8 +400,8 @@ size_t packedConvWeightBytes(const ConvParams &p);
 void packConvWeights(const ConvParams &p, const float *w, float *packed);
 // y = activation(conv(x, w) + bias + residual); bias and residual may be null. The residual
 // (y's shape; a fused Add) must not overlap y. inputScale (pointwise convolutions only, of
-// one group; N x C floats) multiplies each image's input channels first: a fused broadcast
-// Mul (squeeze-and-excitation's gate).
+// one group and more than one input channel; N x C floats) multiplies each image's input
+// channels first: a fused broadcast Mul (squeeze-and-excitation's gate).
 void convF32(const ConvParams &p, const float *x, const float *w, const float *bias,
              const float *residual, float *y, float *workspace,
              const float *inputScale = nullptr);

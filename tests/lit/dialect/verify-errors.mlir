@@ -259,7 +259,7 @@ func.func @channels_last_result_shape(%x: tensor<1x5x5x4xf32>) -> tensor<1x4x3x3
 
 func.func @input_scale_channels_first(%x: tensor<1x4x5x5xf32>, %s: tensor<1x1x1x4xf32>) -> tensor<1x8x5x5xf32> {
   %w = dlc.constant dense<0.5> : tensor<8x4x1x1xf32>
-  // expected-error @+1 {{input_scale needs a pointwise convolution of one group and shape [1,4,1,1]}}
+  // expected-error @+1 {{input_scale needs a pointwise convolution of one group over channels, and shape [1,4,1,1]}}
   %r = dlc.conv %x, %w input_scale %s {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x4x5x5xf32>, tensor<8x4x1x1xf32>, tensor<1x1x1x4xf32>) -> tensor<1x8x5x5xf32>
   return %r : tensor<1x8x5x5xf32>
 }
@@ -268,16 +268,25 @@ func.func @input_scale_channels_first(%x: tensor<1x4x5x5xf32>, %s: tensor<1x1x1x
 
 func.func @input_scale_strided(%x: tensor<1x4x5x5xf32>, %s: tensor<1x4x1x1xf32>) -> tensor<1x8x3x3xf32> {
   %w = dlc.constant dense<0.5> : tensor<8x4x1x1xf32>
-  // expected-error @+1 {{input_scale needs a pointwise convolution of one group and shape [1,4,1,1]}}
+  // expected-error @+1 {{input_scale needs a pointwise convolution of one group over channels, and shape [1,4,1,1]}}
   %r = dlc.conv %x, %w input_scale %s {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>} : (tensor<1x4x5x5xf32>, tensor<8x4x1x1xf32>, tensor<1x4x1x1xf32>) -> tensor<1x8x3x3xf32>
   return %r : tensor<1x8x3x3xf32>
 }
 
 // -----
 
+func.func @input_scale_one_channel(%x: tensor<1x1x5x5xf32>, %s: tensor<1x1x1x1xf32>) -> tensor<1x8x5x5xf32> {
+  %w = dlc.constant dense<0.5> : tensor<8x1x1x1xf32>
+  // expected-error @+1 {{input_scale needs a pointwise convolution of one group over channels, and shape [1,1,1,1]}}
+  %r = dlc.conv %x, %w input_scale %s {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x1x5x5xf32>, tensor<8x1x1x1xf32>, tensor<1x1x1x1xf32>) -> tensor<1x8x5x5xf32>
+  return %r : tensor<1x8x5x5xf32>
+}
+
+// -----
+
 func.func @input_scale_depthwise(%x: tensor<1x5x5x4xf32>, %s: tensor<1x1x1x4xf32>) -> tensor<1x3x3x4xf32> {
   %w = dlc.constant dense<0.5> : tensor<4x1x3x3xf32>
-  // expected-error @+1 {{input_scale needs a pointwise convolution of one group and shape [1,1,1,4]}}
+  // expected-error @+1 {{input_scale needs a pointwise convolution of one group over channels, and shape [1,1,1,4]}}
   %r = dlc.conv %x, %w input_scale %s {channels_last, dilations = array<i64: 1, 1>, group = 4 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x5x5x4xf32>, tensor<4x1x3x3xf32>, tensor<1x1x1x4xf32>) -> tensor<1x3x3x4xf32>
   return %r : tensor<1x3x3x4xf32>
 }
@@ -286,7 +295,7 @@ func.func @input_scale_depthwise(%x: tensor<1x5x5x4xf32>, %s: tensor<1x1x1x4xf32
 
 func.func @input_scale_shape(%x: tensor<1x5x5x4xf32>, %s: tensor<1x4x1x1xf32>) -> tensor<1x5x5x8xf32> {
   %w = dlc.constant dense<0.5> : tensor<8x4x1x1xf32>
-  // expected-error @+1 {{input_scale needs a pointwise convolution of one group and shape [1,1,1,4]}}
+  // expected-error @+1 {{input_scale needs a pointwise convolution of one group over channels, and shape [1,1,1,4]}}
   %r = dlc.conv %x, %w input_scale %s {channels_last, dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x5x5x4xf32>, tensor<8x4x1x1xf32>, tensor<1x4x1x1xf32>) -> tensor<1x5x5x8xf32>
   return %r : tensor<1x5x5x8xf32>
 }
