@@ -219,6 +219,16 @@ template <class V> struct PlanePhases {
       V::storePartial(p, v, n);
   }
 
+  // Columns first then second split into their even ones (the first evens of them to even)
+  // and odd ones (odds to odd).
+  static void splitBlock(Vec first, Vec second, float *even, int64_t evens, float *odd,
+                         int64_t odds) {
+    Vec evenColumns, oddColumns;
+    V::deinterleave(first, second, evenColumns, oddColumns);
+    storeUpTo(even, evenColumns, evens);
+    storeUpTo(odd, oddColumns, odds);
+  }
+
   // Of `rows` rows (rowStride apart), column 2k to even[k] for k < evens, column 2k + 1 to
   // odd[k] for k < odds (even and odd rows dstStride apart); a row holds the columns read, no
   // more. Rows of one block (most strided maps past the stem) take its partial loads and
@@ -229,14 +239,10 @@ template <class V> struct PlanePhases {
     const int64_t floats = evens > odds ? 2 * evens - 1 : 2 * odds;
     if (pairs <= kLanes) {
       const int64_t low = floats < kLanes ? floats : kLanes, high = floats - low;
-      for (int64_t r = 0; r < rows; ++r, row += rowStride, even += dstStride, odd += dstStride) {
-        Vec evenColumns, oddColumns;
-        V::deinterleave(V::loadPartial(row, low),
-                        high > 0 ? V::loadPartial(row + kLanes, high) : V::zero(), evenColumns,
-                        oddColumns);
-        storeUpTo(even, evenColumns, evens);
-        storeUpTo(odd, oddColumns, odds);
-      }
+      for (int64_t r = 0; r < rows; ++r, row += rowStride, even += dstStride, odd += dstStride)
+        splitBlock(V::loadPartial(row, low),
+                   high > 0 ? V::loadPartial(row + kLanes, high) : V::zero(), even, evens, odd,
+                   odds);
       return;
     }
     for (int64_t r = 0; r < rows; ++r, row += rowStride, even += dstStride, odd += dstStride)
@@ -251,10 +257,7 @@ template <class V> struct PlanePhases {
           first = V::loadPartial(from, left < kLanes ? left : kLanes);
           second = left > kLanes ? V::loadPartial(from + kLanes, left - kLanes) : V::zero();
         }
-        Vec evenColumns, oddColumns;
-        V::deinterleave(first, second, evenColumns, oddColumns);
-        storeUpTo(even + k, evenColumns, evens - k);
-        storeUpTo(odd + k, oddColumns, odds - k);
+        splitBlock(first, second, even + k, evens - k, odd + k, odds - k);
       }
   }
 

@@ -1,6 +1,7 @@
 // Tests for the CPU runtime's convolution row kernels (depthwise planar and channels-last,
-// channels-last pointwise) on every instruction set the machine runs, against naive sums in
-// double or the GEMM path they replace, on random shapes from fixed seeds.
+// channels-last pointwise, the padded planes' products and phases) on every instruction set
+// the machine runs, against naive sums in double, the GEMM path they replace or a scalar
+// copy, on random shapes from fixed seeds.
 #include "dlc_kernels.h"
 #include "gemm.h"
 #include "runtime_test_util.h"
@@ -191,5 +192,122 @@ TEST_CASE("channels-last pointwise kernel: the GEMM-then-epilogue bits on every 
           for (int64_t j = rows * n; j < rows * n + 8; ++j)
             REQUIRE(y[j] == 12345.0f); // nothing written past the last pixel
         }
+  }
+}
+
+TEST_CASE("the padded-plane kernel finishes its products into y on every instruction set",
+          "[conv]") {
+  std::mt19937 rng(21);
+  // Padded rows (phaseCols) wider than the output's, so vectors of positions cross rows and
+  // padding columns: a stem's band (113 of 112), rows shorter than a vector (a 5x7 band),
+  // one column a row, a partial last panel (11 and 3 output channels); with and without
+  // bias, residual and clamp.
+  struct Case {
+    int64_t channels, taps, outChannels, rows, cols, phaseCols;
+    bool bias, residual, clamp;
+  };
+  for (const Case &c :
+       {Case{3, 9, 16, 14, 112, 113, true, false, true}, Case{5, 4, 11, 3, 5, 7, false, true, true},
+        Case{2, 9, 8, 7, 7, 9, true, true, false}, Case{4, 1, 3, 2, 1, 2, true, false, false},
+        Case{1, 25, 24, 9, 30, 32, false, false, true}}) {
+    std::vector<int64_t> tapOffsets;
+    for (int64_t t = 0; t < c.taps; ++t)
+      tapOffsets.push_back(t / 3 * c.phaseCols + t % 3);
+    const int64_t positions = c.rows * c.phaseCols;
+    const int64_t channelStride = tapOffsets.back() + positions + kPlaneConvSlack;
+    const std::vector<float> input = randomFloats(rng, c.channels * channelStride);
+    const int64_t k = c.channels * c.taps, panelFloats = k * kPlaneConvRows;
+    const int64_t panels = (c.outChannels + kPlaneConvRows - 1) / kPlaneConvRows;
+    const std::vector<float> packed = randomFloats(rng, panels * panelFloats);
+    auto weight = [&](int64_t o, int64_t kk) {
+      return packed[size_t(o / kPlaneConvRows * panelFloats + kk * kPlaneConvRows +
+                           o % kPlaneConvRows)];
+    };
+    // Channels of y apart by more than their rows x cols: the gap must stay untouched.
+    const int64_t yStride = c.rows * c.cols + 5;
+    const std::vector<float> bias = randomFloats(rng, c.outChannels);
+    const std::vector<float> residual = randomFloats(rng, c.outChannels * yStride);
+    const float lo = -0.5f, hi = 0.75f, unwritten = 1234.5f;
+    for (CpuIsa isa : runnableIsas()) {
+      INFO(cpuIsaName(isa) << ": " << c.outChannels << " channels of " << c.rows << "x"
+                           << c.cols << " in rows of " << c.phaseCols);
+      std::vector<float> y(size_t(c.outChannels * yStride), unwritten);
+      planeConvOn(isa, {input.data(), c.channels, channelStride, tapOffsets.data(), c.taps,
+                        packed.data(), c.outChannels,
+                        {y.data(), yStride, c.rows, c.cols, c.phaseCols,
+                         c.bias ? bias.data() : nullptr, c.residual ? residual.data() : nullptr,
+                         c.clamp, lo, hi}});
+      double worst = 0.0;
+      int64_t wrongGaps = 0;
+      for (int64_t o = 0; o < c.outChannels; ++o) {
+        for (int64_t r = 0; r < c.rows; ++r)
+          for (int64_t col = 0; col < c.cols; ++col) {
+            double want = 0.0;
+            for (int64_t ch = 0; ch < c.channels; ++ch)
+              for (int64_t t = 0; t < c.taps; ++t)
+                want += double(weight(o, ch * c.taps + t)) *
+                        input[size_t(ch * channelStride + tapOffsets[size_t(t)] +
+                                     r * c.phaseCols + col)];
+            const int64_t at = o * yStride + r * c.cols + col;
+            want += (c.bias ? bias[size_t(o)] : 0.0) + (c.residual ? residual[size_t(at)] : 0.0);
+            if (c.clamp)
+              want = std::min<double>(hi, std::max<double>(lo, want));
+            worst = std::max(worst, std::fabs(want - y[size_t(at)]));
+          }
+        for (int64_t gap = c.rows * c.cols; gap < yStride; ++gap)
+          wrongGaps += y[size_t(o * yStride + gap)] != unwritten;
+      }
+      CHECK(worst <= 1e-5);
+      CHECK(wrongGaps == 0);
+    }
+  }
+}
+
+TEST_CASE("the padded planes' phases hold every input element read, on every instruction set",
+          "[conv]") {
+  std::mt19937 rng(23);
+  // RegNet's strided 14x14 band (rows of one vector pair), odd maps, rows wider than two
+  // AVX-512 vectors with a 7x7 stem's padding, phase rows narrower than the input's columns,
+  // bands inside the plane and past its end (rows zeroed), stride 1.
+  struct Case {
+    int64_t stride, inRows, inCols, padLeft, firstRow, phaseRows, phaseCols;
+  };
+  for (const Case &c : {Case{2, 28, 28, 1, -1, 15, 15}, Case{2, 13, 13, 0, 0, 7, 7},
+                        Case{2, 19, 71, 3, -3, 13, 39}, Case{2, 20, 20, 1, -1, 11, 6},
+                        Case{2, 21, 9, 2, 7, 4, 7}, Case{1, 9, 37, 2, -2, 13, 41},
+                        Case{1, 9, 5, 1, 5, 8, 7}, Case{1, 6, 40, 0, 0, 6, 33}}) {
+    const int64_t channels = 3, inPlane = c.inRows * c.inCols + 3;
+    const int64_t phaseFloats = c.phaseRows * c.phaseCols + 5;
+    const int64_t channelFloats = c.stride * c.stride * phaseFloats + 2;
+    const std::vector<float> x = randomFloats(rng, channels * inPlane);
+    const float untouched = 7777.0f;
+    for (CpuIsa isa : runnableIsas()) {
+      INFO(cpuIsaName(isa) << ": stride " << c.stride << ", " << c.inRows << "x" << c.inCols
+                           << " from row " << c.firstRow << " into " << c.phaseRows << "x"
+                           << c.phaseCols);
+      std::vector<float> planes(size_t(channels * channelFloats), untouched);
+      planePhasesOn(isa, {x.data(), channels, inPlane, c.inRows, c.inCols, c.stride, c.firstRow,
+                          c.padLeft, planes.data(), c.phaseRows, c.phaseCols, phaseFloats,
+                          channelFloats});
+      int64_t wrong = 0;
+      for (int64_t ch = 0; ch < channels; ++ch)
+        for (int64_t phase = 0; phase < c.stride * c.stride; ++phase) {
+          const float *got = planes.data() + ch * channelFloats + phase * phaseFloats;
+          for (int64_t qy = 0; qy < c.phaseRows; ++qy)
+            for (int64_t qx = 0; qx < c.phaseCols; ++qx) {
+              const int64_t iy = c.firstRow + phase / c.stride + qy * c.stride;
+              const int64_t ix = qx * c.stride + phase % c.stride - c.padLeft;
+              float want = untouched; // a padding column, zeroed before
+              if (iy < 0 || iy >= c.inRows)
+                want = 0.0f;
+              else if (ix >= 0 && ix < c.inCols)
+                want = x[size_t(ch * inPlane + iy * c.inCols + ix)];
+              wrong += got[qy * c.phaseCols + qx] != want;
+            }
+          for (int64_t i = c.phaseRows * c.phaseCols; i < phaseFloats; ++i)
+            wrong += got[i] != untouched;
+        }
+      CHECK(wrong == 0);
+    }
   }
 }
