@@ -150,8 +150,7 @@ template <class V> struct DepthwiseNhwcRow {
         }
       }
     }
-    for (int64_t col = 0; col < Columns; ++col)
-      finish(r, o + col, c, m, acc[col]);
+    finish(r, o, c, m, acc);
   }
 
   // The same for any kernel, one tap at a time; a single column skips the taps outside the
@@ -179,33 +178,47 @@ template <class V> struct DepthwiseNhwcRow {
             acc[col][v] = V::fma(w[v], m.load(src + col * columnStep + v * kLanes, v), acc[col][v]);
       }
     }
-    for (int64_t col = 0; col < Columns; ++col)
-      finish(r, o + col, c, m, acc[col]);
+    finish(r, o, c, m, acc);
   }
 
-  // Residual, clamp or math function, and store of output column o from channel c.
-  template <int64_t Count, bool Partial>
+  // Residual, clamp or math function, and store of the block's output columns [o, o +
+  // Columns) from channel c. Each step runs over the whole block, its check made once: checked
+  // per column, the block's sums left the registers for the stack and the checks made a 3x3
+  // map of 16 channels spend more time finishing than summing.
+  template <int64_t Count, int64_t Columns, bool Partial>
   static void finish(const DepthwiseNhwcRowArgs &r, int64_t o, int64_t c, Lanes<Count, Partial> m,
-                     Vec *acc) {
+                     Vec (&acc)[Columns][Count]) {
+    const int64_t columnStep = r.channels;
     if (r.residual) {
       // 1 * residual is exact, so this is the unfused add's single rounding.
       const Vec one = V::broadcast(1.0f);
-      const float *residual = r.residual + o * r.channels + c;
-      for (int64_t v = 0; v < Count; ++v)
-        acc[v] = V::fma(one, m.load(residual + v * kLanes, v), acc[v]);
+      const float *residual = r.residual + o * columnStep + c;
+#pragma GCC unroll 16
+      for (int64_t col = 0; col < Columns; ++col)
+#pragma GCC unroll 4
+        for (int64_t v = 0; v < Count; ++v)
+          acc[col][v] =
+              V::fma(one, m.load(residual + col * columnStep + v * kLanes, v), acc[col][v]);
     }
     if (r.clamp) {
       // scalar::clampValue's order: a NaN passes both (max and min return their second operand).
       const Vec lo = V::broadcast(r.lo), hi = V::broadcast(r.hi);
-      for (int64_t v = 0; v < Count; ++v)
-        acc[v] = V::min(hi, V::max(lo, acc[v]));
+#pragma GCC unroll 16
+      for (int64_t col = 0; col < Columns; ++col)
+#pragma GCC unroll 4
+        for (int64_t v = 0; v < Count; ++v)
+          acc[col][v] = V::min(hi, V::max(lo, acc[col][v]));
     } else if (r.applyMath) {
-      for (int64_t v = 0; v < Count; ++v)
-        acc[v] = VectorMath<V>::apply(r.math, acc[v]);
+      for (int64_t col = 0; col < Columns; ++col)
+        for (int64_t v = 0; v < Count; ++v)
+          acc[col][v] = VectorMath<V>::apply(r.math, acc[col][v]);
     }
-    float *y = r.y + o * r.channels + c;
-    for (int64_t v = 0; v < Count; ++v)
-      m.store(y + v * kLanes, acc[v], v);
+    float *y = r.y + o * columnStep + c;
+#pragma GCC unroll 16
+    for (int64_t col = 0; col < Columns; ++col)
+#pragma GCC unroll 4
+      for (int64_t v = 0; v < Count; ++v)
+        m.store(y + col * columnStep + v * kLanes, acc[col][v], v);
   }
 
   template <int64_t Count, int64_t Columns, int64_t KernelWidth, bool Partial>

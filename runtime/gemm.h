@@ -18,6 +18,8 @@ namespace rt {
 // column by column and B in panels of kPackCols columns stored row by row, zero-padded. Each
 // kernel's register tile divides the panel, so it reads a panel with a stride.
 constexpr int64_t kPackRows = 12, kPackCols = 32;
+// Floats in a cache line (the unit prefetches ask for).
+constexpr int64_t kFloatsPerLine = 64 / sizeof(float);
 
 namespace {
 // k split into equal blocks of at most kMaxBlockDepth: a short last block would pay for

@@ -57,7 +57,6 @@ template <class V> struct BlockedGemm {
   // broadcast A value fill the register file (15 of 16, or 27 of 32 with AVX-512).
   static constexpr int64_t kMR = V::kRows;
   static constexpr int64_t kNR = 2 * V::kLanes;
-  static constexpr int64_t kFloatsPerLine = 64 / sizeof(float);
   // Shorter tiles for a last block of few rows: m = 8 takes one 8-row tile on AVX-512 rather
   // than a 12-row one a third padding (the MLP's batch), and one 6-row and one 4-row on AVX2.
   static constexpr int64_t kSmallRows = 4, kMidRows = 8;
