@@ -291,6 +291,9 @@ def Dlc_ConvOp : Dlc_TensorOp<"conv", [AttrSizedOperandSegments]> {
     (dlc-channels-last) input, result and residual are [N, H, W, C] rather than [N, C, H, W];
     the weight keeps ONNX's [out, in / group, kH, kW] and must be a constant (the compiler
     lays it out for the kernel), and only 2-d depthwise and pointwise convolutions qualify.
+    With `planar_input` as well, the input stays [N, C, H, W]: a 2-d convolution of one group
+    over at most 4 input channels (a network's first layer, reading an image) whose result
+    comes out channels-last, with no transpose after it.
     `input_scale` (pointwise convolutions of one group over C > 1 channels only: [N, 1, 1,
     C] channels-last, [N, C, 1, 1] channels-first) is a fused broadcast Mul of the input
     (dlc-fuse-input-scale), squeeze-and-excitation's gate: the result is conv(input *
@@ -300,7 +303,8 @@ def Dlc_ConvOp : Dlc_TensorOp<"conv", [AttrSizedOperandSegments]> {
                    Optional<Dlc_F32Tensor>:$bias, Optional<Dlc_F32Tensor>:$residual,
                    Optional<Dlc_F32Tensor>:$input_scale,
                    DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
-                   DenseI64ArrayAttr:$dilations, I64Attr:$group, UnitAttr:$channels_last);
+                   DenseI64ArrayAttr:$dilations, I64Attr:$group, UnitAttr:$channels_last,
+                   UnitAttr:$planar_input);
   let results = (outs Dlc_F32Tensor:$output);
   let assemblyFormat = [{
     $input `,` $weight (`,` $bias^)? (`residual` $residual^)? (`input_scale` $input_scale^)?

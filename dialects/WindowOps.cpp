@@ -38,12 +38,15 @@ static SmallVector<int64_t> channelsFirst(ArrayRef<int64_t> nhwc) {
 LogicalResult ConvOp::verify() {
   auto w = tensorType(getWeight()).getShape();
   SmallVector<int64_t> x(tensorType(getInput()).getShape());
+  if (getPlanarInput() && !getChannelsLast())
+    return emitOpError("planar_input needs channels_last (it keeps only the input planar)");
   if (getChannelsLast()) {
     if (x.size() != 4)
       return emitOpError("channels_last needs 2 spatial dims, got rank ") << x.size();
     if (!getWeight().getDefiningOp<ConstantOp>())
       return emitOpError("channels_last needs a constant weight (laid out at compile time)");
-    x = channelsFirst(x);
+    if (!getPlanarInput())
+      x = channelsFirst(x);
   }
   if (w.size() != x.size())
     return emitOpError("weight rank ") << w.size() << " differs from input rank " << x.size();
@@ -66,6 +69,8 @@ LogicalResult ConvOp::verify() {
     // one position, all its channels. Of one channel it is depthwise to the runtime, whose
     // depthwise kernels take no scale.
     auto isOne = [](int64_t v) { return v == 1; };
+    if (getPlanarInput())
+      return emitOpError("input_scale does not apply with planar_input (its kernel takes none)");
     const bool pointwise = group == 1 && x[1] > 1 && llvm::all_of(w.drop_front(2), isOne) &&
                            llvm::all_of(getStrides(), isOne) &&
                            llvm::all_of(getPads(), [](int64_t p) { return p == 0; });
@@ -82,6 +87,9 @@ LogicalResult ConvOp::verify() {
   SmallVector<int64_t> &shape = *expected;
   if (failed(checkResultShape(*this, {shape[0], shape[2], shape[3], shape[1]})))
     return failure();
+  if (getPlanarInput() && !dlc::rt::channelsLastApplies(convParams(*this)))
+    return emitOpError("planar_input applies only to 2-d convolutions of one group over at most ")
+           << dlc::rt::kMaxPlanarInputChannels << " input channels";
   if (!dlc::rt::channelsLastApplies(convParams(*this)))
     return emitOpError("channels_last applies only to depthwise and pointwise convolutions");
   return success();
@@ -175,12 +183,14 @@ dlc::rt::ConvParams convParams(ConvOp op) {
     return convParamsOf(op, op.getInput(), op.getWeight(), op.getOutput());
   dlc::rt::ConvParams p{};
   auto w = tensorType(op.getWeight()).getShape();
-  fillWindow(p.window, channelsFirst(tensorType(op.getInput()).getShape()),
-             channelsFirst(tensorType(op.getOutput()).getShape()), w.drop_front(2),
-             op.getStrides(), op.getPads(), op.getDilations());
+  auto input = tensorType(op.getInput()).getShape();
+  fillWindow(p.window, op.getPlanarInput() ? SmallVector<int64_t>(input) : channelsFirst(input),
+             channelsFirst(tensorType(op.getOutput()).getShape()), w.drop_front(2), op.getStrides(),
+             op.getPads(), op.getDilations());
   p.outChannels = w[0];
   p.groups = op.getGroup();
   p.channelsLast = true;
+  p.planarInput = op.getPlanarInput();
   return p;
 }
 dlc::rt::ConvParams convParams(ConvGradInputOp op) {

@@ -29,6 +29,19 @@ bool qualifies(dlc::ConvOp conv) {
   return dlc::rt::channelsLastApplies(dlc::convParams(conv));
 }
 
+// A network's first layer: a convolution over an image's few channels, no candidate itself,
+// that a kernel reading the planes runs with a channels-last result (planar_input): where the
+// group after it switches, its result needs no transpose.
+bool readsPlanes(dlc::ConvOp conv) {
+  if (conv.getChannelsLast() || !conv.getWeight().getDefiningOp<dlc::ConstantOp>() ||
+      tensorOf(conv).getRank() != 4 || conv.getInputScale() || conv.getResidual() ||
+      qualifies(conv))
+    return false;
+  dlc::rt::ConvParams params = dlc::convParams(conv);
+  params.channelsLast = params.planarInput = true;
+  return dlc::rt::channelsLastApplies(params);
+}
+
 // Of the qualifying convolutions, the ones that are not pointwise.
 bool isDepthwise(dlc::ConvOp conv) {
   auto weight = tensorOf(conv.getWeight());
@@ -280,6 +293,37 @@ int64_t channelsLastSaving(Operation *op) {
   return 0;
 }
 
+// A first layer's result that only the group reads: switched, the group takes it
+// channels-last from the layer itself (switchPlanarReaders), without a transpose.
+bool comesOutChannelsLast(const Group &group, Value input) {
+  auto conv = input.getDefiningOp<dlc::ConvOp>();
+  return conv && readsPlanes(conv) &&
+         llvm::all_of(input.getUses(), [&](OpOperand &use) { return group.isMemberRead(use); });
+}
+
+// First layers whose readers all switched: their results come out channels-last, and the
+// transposes to it go.
+void switchPlanarReaders(func::FuncOp func) {
+  SmallVector<dlc::ConvOp> convs;
+  func.walk([&](dlc::ConvOp conv) {
+    Value result = conv.getResult();
+    if (readsPlanes(conv) && !result.use_empty() &&
+        llvm::all_of(result.getUsers(),
+                     [](Operation *user) { return isTranspose(user, kToChannelsLast); }))
+      convs.push_back(conv);
+  });
+  for (dlc::ConvOp conv : convs) {
+    Value result = conv.getResult();
+    result.setType(permuted(result.getType(), kToChannelsLast));
+    conv.setChannelsLast(true);
+    conv.setPlanarInput(true);
+    for (Operation *transpose : llvm::make_early_inc_range(result.getUsers())) {
+      transpose->getResult(0).replaceAllUsesWith(result);
+      transpose->erase();
+    }
+  }
+}
+
 // The members of a group worth switching. Each
 // member is channels-last (the source's side) or channels-first (the sink's), the cut
 // counting what the layout costs: a member left channels-first loses its saving
@@ -328,7 +372,8 @@ SmallVector<Operation *> channelsLastPart(const Group &group) {
     cut.addEdge(forth, node, cost);
   }
   for (Value input : group.borderInputs()) {
-    if (keepsBytes(input.getType()) || isTranspose(input.getDefiningOp(), kToChannelsFirst))
+    if (keepsBytes(input.getType()) || isTranspose(input.getDefiningOp(), kToChannelsFirst) ||
+        comesOutChannelsLast(group, input))
       continue;
     const int64_t forth = cut.addNode();
     for (Operation *op : group.ops)
@@ -401,6 +446,7 @@ struct ChannelsLastPass : dlc::impl::ChannelsLastBase<ChannelsLastPass> {
     for (Group &group : groupsOf(bytesKept))
       if (group.hasConv())
         group.switchLayout();
+    switchPlanarReaders(getOperation());
   }
 };
 

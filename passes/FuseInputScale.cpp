@@ -42,7 +42,7 @@ std::optional<std::pair<Value, Value>> fusableScale(dlc::MulOp mul) {
     return std::nullopt;
   OpOperand &use = *mul.getResult().getUses().begin();
   auto conv = dyn_cast<dlc::ConvOp>(use.getOwner());
-  if (!conv || &use != &conv.getInputMutable() || conv.getInputScale() ||
+  if (!conv || &use != &conv.getInputMutable() || conv.getInputScale() || conv.getPlanarInput() ||
       conv->getBlock() != mul->getBlock() || !isPointwise(conv))
     return std::nullopt;
   // Channels-first, the scale goes into the GEMM's packing of the input, which only the

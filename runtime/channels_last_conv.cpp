@@ -18,6 +18,8 @@ bool isChannelsLastDepthwise(const ConvParams &p) {
 
 bool channelsLastApplies(const ConvParams &p) {
   const WindowParams &w = p.window;
+  if (p.planarInput)
+    return isPlanar(w) && p.groups == 1 && w.channels <= kMaxPlanarInputChannels;
   return isPlanar(w) && (isChannelsLastDepthwise(p) || (isPointwise(w) && p.groups == 1));
 }
 
@@ -36,21 +38,27 @@ int64_t depthwiseChannelGroup(const WindowParams &w) {
       kDepthwiseWindowBytes / bytesPerChannel / kDepthwiseChannelBlock * kDepthwiseChannelBlock;
   return group > 0 ? group : w.channels;
 }
+
+// The activation a row kernel applies in registers, of those it takes; any other is applied
+// to the rows after (inRegisters false).
+RowActivation rowActivation(const Epilogue &epilogue) {
+  RowActivation a{false, 0.0f, 0.0f, false, MathFunction::Exp};
+  a.clamp = epilogueClamp(epilogue, a.lo, a.hi);
+  a.applyMath = !a.clamp && epilogueMath(epilogue, a.math);
+  return a;
+}
+bool inRegisters(const RowActivation &a) { return a.clamp || a.applyMath; }
 } // namespace
 
 // Channels-last depthwise: threads take runs of output rows (batch x height), each through
-// its rows a group of channels at a time. Relu, Clip, SiLU and HardSwish are applied in
-// registers, another activation to the rows after.
+// its rows a group of channels at a time.
 void depthwiseChannelsLastF32(const ConvParams &p, const float *x, const float *packedW,
                               const float *bias, const float *residual, float *y) {
   const WindowParams &w = p.window;
   const int64_t channels = w.channels, rowFloats = w.out[2] * channels;
   const int64_t imageFloats = w.in[1] * w.in[2] * channels;
   const int64_t group = depthwiseChannelGroup(w);
-  float lo, hi;
-  const bool clamp = epilogueClamp(p.epilogue, lo, hi);
-  MathFunction math = MathFunction::Exp;
-  const bool applyMath = !clamp && epilogueMath(p.epilogue, math);
+  const RowActivation activation = rowActivation(p.epilogue);
   parallelFor(w.batch * w.out[1], 1, [&](int64_t begin, int64_t end) {
     for (int64_t c = 0; c < channels; c += group)
       for (int64_t row = begin; row < end; ++row) {
@@ -59,14 +67,35 @@ void depthwiseChannelsLastF32(const ConvParams &p, const float *x, const float *
                           std::min(c + group, channels), packedW, bias,
                           residual ? residual + row * rowFloats : nullptr, y + row * rowFloats,
                           w.out[2], w.kernel[1], w.kernel[2], o1 * w.stride[1] - w.padBegin[1],
-                          w.stride[2], w.padBegin[2], w.dilation[1], w.dilation[2], clamp, lo,
-                          hi, applyMath, math});
+                          w.stride[2], w.padBegin[2], w.dilation[1], w.dilation[2],
+                          activation});
       }
-    if (!clamp && !applyMath)
+    if (!inRegisters(activation))
       applyEpilogue(p.epilogue, y + begin * rowFloats, (end - begin) * rowFloats);
   });
 }
 
+// Channels-last over planar input: threads take runs of output rows, each row all its
+// channels (the image's rows a window reads stay in the first-level cache for all of them).
+void planarInputChannelsLastF32(const ConvParams &p, const float *x, const float *packedW,
+                                const float *bias, const float *residual, float *y) {
+  const WindowParams &w = p.window;
+  const int64_t rowFloats = w.out[2] * p.outChannels;
+  const int64_t imageFloats = w.channels * w.in[1] * w.in[2];
+  const RowActivation activation = rowActivation(p.epilogue);
+  parallelFor(w.batch * w.out[1], 1, [&](int64_t begin, int64_t end) {
+    for (int64_t row = begin; row < end; ++row) {
+      const int64_t n = row / w.out[1], o1 = row % w.out[1];
+      planarInputRow({x + n * imageFloats, w.channels, w.in[1], w.in[2], packedW, bias,
+                      residual ? residual + row * rowFloats : nullptr, y + row * rowFloats,
+                      p.outChannels, w.out[2], w.kernel[1], w.kernel[2],
+                      o1 * w.stride[1] - w.padBegin[1], w.stride[2], w.padBegin[2],
+                      w.dilation[1], w.dilation[2], activation});
+    }
+    if (!inRegisters(activation))
+      applyEpilogue(p.epilogue, y + begin * rowFloats, (end - begin) * rowFloats);
+  });
+}
 
 namespace {
 // Pixels per product of a channels-last pointwise convolution at most (an image's blocks are

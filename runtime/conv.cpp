@@ -376,8 +376,8 @@ void depthwiseChannelBlocksF32(const ConvParams &p, const float *x, const float 
                             bias ? bias + c0 : nullptr, nullptr, ys + o1 * win.out[2] * width,
                             win.out[2], win.kernel[1], win.kernel[2],
                             o1 * win.stride[1] - win.padBegin[1], win.stride[2], win.padBegin[2],
-                            win.dilation[1], win.dilation[2], false, 0.0f, 0.0f, false,
-                            MathFunction::Exp});
+                            win.dilation[1], win.dilation[2],
+                            {false, 0.0f, 0.0f, false, MathFunction::Exp}});
         float *yb = y + (n * channels + c0) * outPlane;
         transposeMatrix(ys, outPlane, width, yb, sizeof(float));
         for (int64_t c = 0; c < width && finishes; ++c)
@@ -431,6 +431,8 @@ bool convPacksWeights(const ConvParams &p) {
 }
 
 ConvWeightLayout convWeightLayout(const ConvParams &p) {
+  if (p.channelsLast && p.planarInput)
+    return ConvWeightLayout::PlanarInput;
   if (p.channelsLast)
     return isChannelsLastDepthwise(p) ? ConvWeightLayout::ChannelsLastDepthwise
                                       : ConvWeightLayout::ChannelsLast;
@@ -447,6 +449,8 @@ const char *convWeightLayoutName(ConvWeightLayout layout) {
     return "channels-last depthwise";
   case ConvWeightLayout::ChannelsLast:
     return "channels-last";
+  case ConvWeightLayout::PlanarInput:
+    return "planar input";
   case ConvWeightLayout::Winograd:
     return "winograd";
   case ConvWeightLayout::Planes:
@@ -461,6 +465,8 @@ size_t packedConvWeightBytes(const ConvParams &p) {
   switch (convWeightLayout(p)) {
   case ConvWeightLayout::ChannelsLastDepthwise:
     return size_t(p.outChannels * product3(p.window.kernel)) * sizeof(float);
+  case ConvWeightLayout::PlanarInput:
+    return size_t(p.outChannels * p.window.channels * product3(p.window.kernel)) * sizeof(float);
   case ConvWeightLayout::ChannelsLast:
     return packedGemmBBytes(p.window.channels, p.outChannels);
   case ConvWeightLayout::Winograd:
@@ -482,6 +488,14 @@ void packConvWeights(const ConvParams &p, const float *w, float *packed) {
     for (int64_t c = 0; c < p.outChannels; ++c)
       for (int64_t t = 0; t < taps; ++t)
         packed[t * p.outChannels + c] = w[c * taps + t];
+    return;
+  }
+  case ConvWeightLayout::PlanarInput: {
+    // Output channels innermost: (out channels x in channels * taps) transposed.
+    const int64_t inner = p.window.channels * product3(p.window.kernel);
+    for (int64_t o = 0; o < p.outChannels; ++o)
+      for (int64_t i = 0; i < inner; ++i)
+        packed[i * p.outChannels + o] = w[o * inner + i];
     return;
   }
   case ConvWeightLayout::ChannelsLast:
@@ -506,7 +520,9 @@ void packConvWeights(const ConvParams &p, const float *w, float *packed) {
 void convF32(const ConvParams &p, const float *x, const float *w, const float *bias,
              const float *residual, float *y, float *workspace, const float *inputScale) {
   if (p.channelsLast) {
-    if (isChannelsLastDepthwise(p))
+    if (p.planarInput)
+      planarInputChannelsLastF32(p, x, w, bias, residual, y);
+    else if (isChannelsLastDepthwise(p))
       depthwiseChannelsLastF32(p, x, w, bias, residual, y);
     else
       pointwiseChannelsLastF32(p, x, w, bias, residual, y, inputScale);

@@ -6,6 +6,7 @@
 #define DLC_RUNTIME_DEPTHWISE_KERNEL_H
 
 #include "gemm.h"
+#include "nhwc_block.h"
 #include "vector_math.h"
 
 namespace dlc {
@@ -87,30 +88,7 @@ template <class V> struct DepthwiseNhwcRow {
     return columns;
   }
 
-  template <int64_t Count, bool Partial> struct Lanes {
-    int64_t lanes; // of the last vector, with Partial
-    Vec load(const float *p, int64_t v) const {
-      return Partial && v == Count - 1 ? V::loadPartial(p, lanes) : V::load(p);
-    }
-    void store(float *p, Vec x, int64_t v) const {
-      if (Partial && v == Count - 1)
-        V::storePartial(p, x, lanes);
-      else
-        V::store(p, x);
-    }
-  };
-
-  // The block's sums start from the bias; they add the taps in order, tap row by tap row and
-  // left to right, whatever the blocking: the bits do not depend on it.
-  template <int64_t Count, int64_t Columns, bool Partial>
-  static void start(const DepthwiseNhwcRowArgs &r, int64_t c, Lanes<Count, Partial> m,
-                    Vec (&acc)[Columns][Count]) {
-    for (int64_t v = 0; v < Count; ++v) {
-      const Vec bias = r.bias ? m.load(r.bias + c + v * kLanes, v) : V::zero();
-      for (int64_t col = 0; col < Columns; ++col)
-        acc[col][v] = bias;
-    }
-  }
+  template <int64_t Count, bool Partial> using Lanes = NhwcLanes<V, Count, Partial>;
 
   // Channels [c, c + Count * kLanes) of output columns [o, o + Columns) at stride 1, the
   // kernel's width unrolled: each input vector of a tap row is loaded once for all the columns
@@ -123,7 +101,9 @@ template <class V> struct DepthwiseNhwcRow {
   static void slide(const DepthwiseNhwcRowArgs &r, int64_t o, int64_t c, int64_t k1Begin,
                     int64_t k1End, Lanes<Count, Partial> m) {
     Vec acc[Columns][Count];
-    start(r, c, m, acc);
+    // The sums add the taps in order, tap row by tap row and left to right, whatever the
+    // blocking: the bits do not depend on it.
+    startNhwcBlock(r.bias, c, m, acc);
     constexpr int64_t kInputs = Columns - 1 + KernelWidth;
     const int64_t firstColumn = o - r.padWidth;
     const int64_t jBegin = firstColumn < 0 ? -firstColumn : 0, jEnd = r.inWidth - firstColumn;
@@ -150,7 +130,7 @@ template <class V> struct DepthwiseNhwcRow {
         }
       }
     }
-    finish(r, o, c, m, acc);
+    finishNhwcBlock(r, r.channels, o, c, m, acc);
   }
 
   // The same for any kernel, one tap at a time; a single column skips the taps outside the
@@ -159,7 +139,7 @@ template <class V> struct DepthwiseNhwcRow {
   static void taps(const DepthwiseNhwcRowArgs &r, int64_t o, int64_t c, int64_t k1Begin,
                    int64_t k1End, Lanes<Count, Partial> m) {
     Vec acc[Columns][Count];
-    start(r, c, m, acc);
+    startNhwcBlock(r.bias, c, m, acc);
     const int64_t firstColumn = o * r.strideWidth - r.padWidth;
     const int64_t columnStep = r.strideWidth * r.channels;
     for (int64_t k1 = k1Begin; k1 < k1End; ++k1) {
@@ -178,47 +158,7 @@ template <class V> struct DepthwiseNhwcRow {
             acc[col][v] = V::fma(w[v], m.load(src + col * columnStep + v * kLanes, v), acc[col][v]);
       }
     }
-    finish(r, o, c, m, acc);
-  }
-
-  // Residual, clamp or math function, and store of the block's output columns [o, o +
-  // Columns) from channel c. Each step runs over the whole block, its check made once: checked
-  // per column, the block's sums left the registers for the stack and the checks made a 3x3
-  // map of 16 channels spend more time finishing than summing.
-  template <int64_t Count, int64_t Columns, bool Partial>
-  static void finish(const DepthwiseNhwcRowArgs &r, int64_t o, int64_t c, Lanes<Count, Partial> m,
-                     Vec (&acc)[Columns][Count]) {
-    const int64_t columnStep = r.channels;
-    if (r.residual) {
-      // 1 * residual is exact, so this is the unfused add's single rounding.
-      const Vec one = V::broadcast(1.0f);
-      const float *residual = r.residual + o * columnStep + c;
-#pragma GCC unroll 16
-      for (int64_t col = 0; col < Columns; ++col)
-#pragma GCC unroll 4
-        for (int64_t v = 0; v < Count; ++v)
-          acc[col][v] =
-              V::fma(one, m.load(residual + col * columnStep + v * kLanes, v), acc[col][v]);
-    }
-    if (r.clamp) {
-      // scalar::clampValue's order: a NaN passes both (max and min return their second operand).
-      const Vec lo = V::broadcast(r.lo), hi = V::broadcast(r.hi);
-#pragma GCC unroll 16
-      for (int64_t col = 0; col < Columns; ++col)
-#pragma GCC unroll 4
-        for (int64_t v = 0; v < Count; ++v)
-          acc[col][v] = V::min(hi, V::max(lo, acc[col][v]));
-    } else if (r.applyMath) {
-      for (int64_t col = 0; col < Columns; ++col)
-        for (int64_t v = 0; v < Count; ++v)
-          acc[col][v] = VectorMath<V>::apply(r.math, acc[col][v]);
-    }
-    float *y = r.y + o * columnStep + c;
-#pragma GCC unroll 16
-    for (int64_t col = 0; col < Columns; ++col)
-#pragma GCC unroll 4
-      for (int64_t v = 0; v < Count; ++v)
-        m.store(y + col * columnStep + v * kLanes, acc[col][v], v);
+    finishNhwcBlock(r, r.channels, o, c, m, acc);
   }
 
   template <int64_t Count, int64_t Columns, int64_t KernelWidth, bool Partial>

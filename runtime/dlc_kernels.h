@@ -373,10 +373,17 @@ struct ConvParams {
   // x, y and the residual are channels-last (N, H, W, C) instead of (N, C, H, W); only where
   // channelsLastApplies, and only with packed weights.
   bool channelsLast;
+  // With channelsLast: x stays (N, C, H, W), only y and the residual are channels-last (a
+  // network's first layer, reading an image).
+  bool planarInput;
 };
 // Whether a channels-last kernel exists for p's shape: a 2-D depthwise convolution (one
-// output channel per input channel) or a 2-D pointwise one (1x1, unit stride, one group).
+// output channel per input channel) or a 2-D pointwise one (1x1, unit stride, one group);
+// with planarInput, a 2-D convolution of one group over up to kMaxPlanarInputChannels.
 bool channelsLastApplies(const ConvParams &p);
+// An image's channels (gray, RGB, RGBA): with more, the channels-first kernels' products over
+// the channels beat a kernel that broadcasts every input value.
+constexpr int64_t kMaxPlanarInputChannels = 4;
 // Whether convF32 runs p (with packed weights) as a product over zero-padded input planes: a
 // 2-d convolution of stride 1 or 2, no dilation, up to 7x7, with at least 4 output channels
 // per group, grouped (RegNet's, ResNeXt's) or with few channels (detectors' early layers),
@@ -393,7 +400,14 @@ bool winogradApplies(const ConvParams &p);
 // it, so the same weights pack differently for convolutions of other shapes (a detector head
 // shared by maps of several sizes). Together with the groups, which split the weights, it
 // names the packed form: the compiler keeps one packed copy per name.
-enum class ConvWeightLayout { ChannelsLastDepthwise, ChannelsLast, Winograd, Planes, Im2col };
+enum class ConvWeightLayout {
+  ChannelsLastDepthwise,
+  ChannelsLast,
+  PlanarInput,
+  Winograd,
+  Planes,
+  Im2col,
+};
 ConvWeightLayout convWeightLayout(const ConvParams &p);
 const char *convWeightLayoutName(ConvWeightLayout layout);
 size_t packedConvWeightBytes(const ConvParams &p);

@@ -5,6 +5,7 @@
 #include "depthwise_kernel.h"
 #include "gemm_kernel.h"
 #include "parallel.h"
+#include "planar_input_kernel.h"
 #include "plane_conv_kernel.h"
 #include "pointwise_kernel.h"
 #include "pool_kernel.h"
@@ -66,6 +67,7 @@ struct IsaKernels {
   BlockedFn blocked;
   void (*depthwiseRow)(const DepthwiseRowArgs &);
   void (*depthwiseNhwcRow)(const DepthwiseNhwcRowArgs &);
+  void (*planarInputRow)(const PlanarInputRowArgs &);
   void (*math)(MathFunction, const float *, float *, int64_t);
   void (*softmaxRows)(const float *, float *, int64_t, int64_t, bool, float *);
   void (*softmaxColumns)(const float *, float *, int64_t, int64_t, int64_t, bool);
@@ -82,20 +84,20 @@ IsaKernels kernelsFor(CpuIsa isa) {
 #if defined(__x86_64__)
   if (isa == CpuIsa::Avx512)
     return {sgemmBlockedAvx512, depthwiseRowAvx512, depthwiseNhwcRowAvx512,
-            mathAvx512, softmaxRowsAvx512, softmaxColumnsAvx512,
+            planarInputRowAvx512, mathAvx512, softmaxRowsAvx512, softmaxColumnsAvx512,
             pointwiseNhwcAvx512, maxPoolPlanesAvx512, planeConvAvx512,
             planePhasesAvx512, winogradInputAvx512, winogradOutputAvx512,
             layerNormRowsAvx512};
   if (isa == CpuIsa::Avx2)
     return {sgemmBlockedAvx2, depthwiseRowAvx2, depthwiseNhwcRowAvx2,
-            mathAvx2, softmaxRowsAvx2, softmaxColumnsAvx2,
+            planarInputRowAvx2, mathAvx2, softmaxRowsAvx2, softmaxColumnsAvx2,
             pointwiseNhwcAvx2, maxPoolPlanesAvx2, planeConvAvx2,
             planePhasesAvx2, winogradInputAvx2, winogradOutputAvx2,
             layerNormRowsAvx2};
 #endif
   (void)isa;
   return {sgemmBlockedBaseline, depthwiseRowBaseline, depthwiseNhwcRowBaseline,
-          mathBaseline, softmaxRowsBaseline, softmaxColumnsBaseline,
+          planarInputRowBaseline, mathBaseline, softmaxRowsBaseline, softmaxColumnsBaseline,
           pointwiseNhwcBaseline, maxPoolPlanesBaseline, planeConvBaseline,
           planePhasesBaseline, winogradInputBaseline, winogradOutputBaseline,
           layerNormRowsBaseline};
@@ -335,6 +337,11 @@ void depthwiseNhwcRowBaseline(const DepthwiseNhwcRowArgs &r) {
 void depthwiseNhwcRow(const DepthwiseNhwcRowArgs &r) { selectedKernels().depthwiseNhwcRow(r); }
 void depthwiseNhwcRowOn(CpuIsa isa, const DepthwiseNhwcRowArgs &r) {
   kernelsFor(isa).depthwiseNhwcRow(r);
+}
+void planarInputRowBaseline(const PlanarInputRowArgs &r) { PlanarInputRow<Portable>::run(r); }
+void planarInputRow(const PlanarInputRowArgs &r) { selectedKernels().planarInputRow(r); }
+void planarInputRowOn(CpuIsa isa, const PlanarInputRowArgs &r) {
+  kernelsFor(isa).planarInputRow(r);
 }
 void pointwiseNhwcBaseline(const PointwiseNhwcArgs &a) { PointwiseNhwc<Portable>::run(a); }
 void pointwiseNhwc(const PointwiseNhwcArgs &a) { selectedKernels().pointwiseNhwc(a); }

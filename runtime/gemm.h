@@ -96,6 +96,15 @@ void depthwiseRowBaseline(const DepthwiseRowArgs &r);
 void depthwiseRowAvx2(const DepthwiseRowArgs &r);
 void depthwiseRowAvx512(const DepthwiseRowArgs &r);
 
+// What a channels-last row kernel applies to its sums in registers before it stores them: a
+// clamp (Relu, Clip) or one math function (SiLU, HardSwish...), or neither.
+struct RowActivation {
+  bool clamp;
+  float lo, hi;
+  bool applyMath;
+  MathFunction math;
+};
+
 // One output row of a channels-last depthwise convolution: for o < outWidth and c in
 // [channelBegin, channelEnd), y[o][c] = bias[c] + the sum over taps (k1, k2) in order, those
 // inside the image only, of weights[k1][k2][c] * x[i1][i2][c], + residual[o][c], then clamped
@@ -113,16 +122,34 @@ struct DepthwiseNhwcRowArgs {
   int64_t outWidth, kernelHeight, kernelWidth;
   int64_t firstRow; // the input row of tap row 0 (may lie outside the image)
   int64_t strideWidth, padWidth, dilationHeight, dilationWidth;
-  bool clamp;
-  float lo, hi;
-  bool applyMath;
-  MathFunction math;
+  RowActivation activation;
 };
 void depthwiseNhwcRow(const DepthwiseNhwcRowArgs &r);
 void depthwiseNhwcRowOn(CpuIsa isa, const DepthwiseNhwcRowArgs &r);
 void depthwiseNhwcRowBaseline(const DepthwiseNhwcRowArgs &r);
 void depthwiseNhwcRowAvx2(const DepthwiseNhwcRowArgs &r);
 void depthwiseNhwcRowAvx512(const DepthwiseNhwcRowArgs &r);
+
+// One output row of a channels-last convolution over planar input (planar_input_kernel.h):
+// a network's first layer, whose few input channels (an image's) stay planes, and every
+// output position's channels come out together, so that no transpose follows.
+struct PlanarInputRowArgs {
+  const float *x; // the image: channels x inHeight x inWidth
+  int64_t channels, inHeight, inWidth;
+  const float *weights;  // channels x kernelHeight x kernelWidth x outChannels
+  const float *bias;     // outChannels, or null
+  const float *residual; // outWidth x outChannels, or null
+  float *y;              // outWidth x outChannels
+  int64_t outChannels, outWidth, kernelHeight, kernelWidth;
+  int64_t firstRow; // the input row of tap row 0 (may lie outside the image)
+  int64_t strideWidth, padWidth, dilationHeight, dilationWidth;
+  RowActivation activation;
+};
+void planarInputRow(const PlanarInputRowArgs &r);
+void planarInputRowOn(CpuIsa isa, const PlanarInputRowArgs &r);
+void planarInputRowBaseline(const PlanarInputRowArgs &r);
+void planarInputRowAvx2(const PlanarInputRowArgs &r);
+void planarInputRowAvx512(const PlanarInputRowArgs &r);
 
 // Rows of a channels-last pointwise convolution (runtime/pointwise_kernel.h): y (rows x n) =
 // x (rows x k) times weights packed by packGemmB (k <= kMaxBlockDepth, so one block), plus

@@ -20,6 +20,7 @@
 #endif
 #include "depthwise_kernel.h"
 #include "gemm_kernel.h"
+#include "planar_input_kernel.h"
 #include "plane_conv_kernel.h"
 #include "pointwise_kernel.h"
 #include "pool_kernel.h"
@@ -77,6 +78,7 @@ struct Avx2 {
 void runAvx2(const GemmArgs &g) { BlockedGemm<Avx2>::run(g); }
 void depthwiseRunAvx2(const DepthwiseRowArgs &r) { DepthwiseRow<Avx2>::run(r); }
 void depthwiseNhwcRunAvx2(const DepthwiseNhwcRowArgs &r) { DepthwiseNhwcRow<Avx2>::run(r); }
+void planarInputRunAvx2(const PlanarInputRowArgs &r) { PlanarInputRow<Avx2>::run(r); }
 void pointwiseNhwcRunAvx2(const PointwiseNhwcArgs &a) { PointwiseNhwc<Avx2>::run(a); }
 void maxPoolPlanesRunAvx2(const MaxPoolPlanesArgs &a) { MaxPoolPlanar<Avx2>::run(a); }
 void planeConvRunAvx2(const PlaneConvArgs &a) { PlaneConv<Avx2>::run(a); }
@@ -106,6 +108,7 @@ void softmaxRowsRunAvx2(const float *x, float *y, int64_t rows, int64_t n, bool 
 void sgemmBlockedAvx2(const GemmArgs &g) { runAvx2(g); }
 void depthwiseRowAvx2(const DepthwiseRowArgs &r) { depthwiseRunAvx2(r); }
 void depthwiseNhwcRowAvx2(const DepthwiseNhwcRowArgs &r) { depthwiseNhwcRunAvx2(r); }
+void planarInputRowAvx2(const PlanarInputRowArgs &r) { planarInputRunAvx2(r); }
 void pointwiseNhwcAvx2(const PointwiseNhwcArgs &a) { pointwiseNhwcRunAvx2(a); }
 void maxPoolPlanesAvx2(const MaxPoolPlanesArgs &a) { maxPoolPlanesRunAvx2(a); }
 void planeConvAvx2(const PlaneConvArgs &a) { planeConvRunAvx2(a); }

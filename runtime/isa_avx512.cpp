@@ -20,6 +20,7 @@
 #endif
 #include "depthwise_kernel.h"
 #include "gemm_kernel.h"
+#include "planar_input_kernel.h"
 #include "plane_conv_kernel.h"
 #include "pointwise_kernel.h"
 #include "pool_kernel.h"
@@ -76,6 +77,7 @@ struct Avx512 {
 void runAvx512(const GemmArgs &g) { BlockedGemm<Avx512>::run(g); }
 void depthwiseRunAvx512(const DepthwiseRowArgs &r) { DepthwiseRow<Avx512>::run(r); }
 void depthwiseNhwcRunAvx512(const DepthwiseNhwcRowArgs &r) { DepthwiseNhwcRow<Avx512>::run(r); }
+void planarInputRunAvx512(const PlanarInputRowArgs &r) { PlanarInputRow<Avx512>::run(r); }
 void pointwiseNhwcRunAvx512(const PointwiseNhwcArgs &a) { PointwiseNhwc<Avx512>::run(a); }
 void maxPoolPlanesRunAvx512(const MaxPoolPlanesArgs &a) { MaxPoolPlanar<Avx512>::run(a); }
 void planeConvRunAvx512(const PlaneConvArgs &a) { PlaneConv<Avx512>::run(a); }
@@ -105,6 +107,7 @@ void softmaxRowsRunAvx512(const float *x, float *y, int64_t rows, int64_t n, boo
 void sgemmBlockedAvx512(const GemmArgs &g) { runAvx512(g); }
 void depthwiseRowAvx512(const DepthwiseRowArgs &r) { depthwiseRunAvx512(r); }
 void depthwiseNhwcRowAvx512(const DepthwiseNhwcRowArgs &r) { depthwiseNhwcRunAvx512(r); }
+void planarInputRowAvx512(const PlanarInputRowArgs &r) { planarInputRunAvx512(r); }
 void pointwiseNhwcAvx512(const PointwiseNhwcArgs &a) { pointwiseNhwcRunAvx512(a); }
 void maxPoolPlanesAvx512(const MaxPoolPlanesArgs &a) { maxPoolPlanesRunAvx512(a); }
 void planeConvAvx512(const PlaneConvArgs &a) { planeConvRunAvx512(a); }

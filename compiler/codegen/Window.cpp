@@ -19,7 +19,8 @@ void declareConvParams(const dlc::rt::ConvParams &p, KernelEmitter &e) {
   e.line("static const dlc::rt::ConvParams params = {" + windowLiteral(p.window) + ", " +
          std::to_string(p.outChannels) + ", " + std::to_string(p.groups) + ", " +
          std::to_string(p.workspaceLimit) + ", " + (p.packedWeights ? "true" : "false") + ", " +
-         epilogueLiteral(p.epilogue) + ", " + (p.channelsLast ? "true" : "false") + "};");
+         epilogueLiteral(p.epilogue) + ", " + (p.channelsLast ? "true" : "false") + ", " +
+         (p.planarInput ? "true" : "false") + "};");
 }
 
 LogicalResult emitConv(Operation *op, KernelEmitter &e) {

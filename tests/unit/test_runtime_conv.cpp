@@ -36,7 +36,8 @@ std::vector<float> swapLayout(const std::vector<float> &x, int64_t batch, int64_
   return y;
 }
 
-// p run channels-last (x, the residual and y transposed around it) with weights packed for it.
+// p run channels-last (x, the residual and y transposed around it; x not with planarInput)
+// with weights packed for it.
 std::vector<float> channelsLastConv(const ConvParams &p, const std::vector<float> &x,
                                     const std::vector<float> &weight, const float *bias,
                                     const std::vector<float> *residual, size_t ySize) {
@@ -47,7 +48,8 @@ std::vector<float> channelsLastConv(const ConvParams &p, const std::vector<float
   std::vector<float> packed(packedConvWeightBytes(last) / sizeof(float), 12345.0f);
   packConvWeights(last, weight.data(), packed.data());
   const int64_t n = p.window.batch;
-  std::vector<float> xLast = swapLayout(x, n, p.window.channels), yLast(ySize);
+  std::vector<float> xLast = p.planarInput ? x : swapLayout(x, n, p.window.channels);
+  std::vector<float> yLast(ySize);
   std::vector<float> residualLast;
   if (residual)
     residualLast = swapLayout(*residual, n, p.outChannels);
@@ -491,6 +493,24 @@ TEST_CASE("channels-last depthwise and pointwise convolutions match the direct o
         checkConv(rng, {win, channels, channels}, padEnd, trial % 2 == 0);
       }
     }
+  }
+  SECTION("planar input: an image's channels, output channels around every vector width") {
+    // 16, 32 and 64 fill one to four AVX-512 vectors, 72 and 130 leave a tail after the
+    // four-vector blocks, 5 and 24 a partial vector; strides 1 to 4, dilations, pads.
+    for (int64_t outChannels : {1, 5, 16, 24, 32, 64, 72, 130})
+      for (int trial = 0; trial < 3; ++trial) {
+        int64_t padEnd[3];
+        WindowParams win = randomWindow(rng, 2, 40, 7, false, padEnd);
+        win.channels = randomInt(rng, 1, kMaxPlanarInputChannels);
+        ConvParams p{win, outChannels, 1};
+        p.planarInput = true;
+        REQUIRE(channelsLastApplies(p));
+        checkConv(rng, p, padEnd, trial % 2 == 0);
+      }
+    ConvParams grouped{planar(1, 4, 6, 6), 4, 2}, wide{planar(1, 5, 6, 6), 8, 1};
+    grouped.planarInput = wide.planarInput = true;
+    CHECK_FALSE(channelsLastApplies(grouped));
+    CHECK_FALSE(channelsLastApplies(wide));
   }
   SECTION("pointwise: several pixel blocks, ragged channel counts") {
     // On 3 threads, too few pixel blocks (a 7x7 plane is one) have their output channels in

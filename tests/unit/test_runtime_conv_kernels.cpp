@@ -1,7 +1,7 @@
 // Tests for the CPU runtime's convolution row kernels (depthwise planar and channels-last,
-// channels-last pointwise, the padded planes' products and phases) on every instruction set
-// the machine runs, against naive sums in double, the GEMM path they replace or a scalar
-// copy, on random shapes from fixed seeds.
+// channels-last over planar input, channels-last pointwise, the padded planes' products and
+// phases) on every instruction set the machine runs, against naive sums in double, the GEMM
+// path they replace or a scalar copy, on random shapes from fixed seeds.
 #include "dlc_kernels.h"
 #include "gemm.h"
 #include "runtime_test_util.h"
@@ -16,6 +16,25 @@
 #include <vector>
 
 using namespace dlc::rt;
+
+namespace {
+// The activations the channels-last row kernels apply in registers, and in double.
+enum Finish { None, Clamp, Silu, HardSwish };
+constexpr float kClampLo = -0.5f, kClampHi = 0.75f;
+RowActivation rowActivationOf(Finish finish) {
+  return {finish == Clamp, kClampLo, kClampHi, finish == Silu || finish == HardSwish,
+          finish == Silu ? MathFunction::Silu : MathFunction::HardSwish};
+}
+double finished(Finish finish, double sum) {
+  if (finish == Clamp)
+    return std::min<double>(kClampHi, std::max<double>(kClampLo, sum));
+  if (finish == Silu)
+    return sum / (1.0 + std::exp(-sum));
+  if (finish == HardSwish)
+    return sum * std::min(1.0, std::max(0.0, sum / 6.0 + 0.5));
+  return sum;
+}
+} // namespace
 
 TEST_CASE("depthwise row kernel matches a naive sum on every instruction set", "[conv]") {
   std::mt19937 rng(13);
@@ -57,7 +76,6 @@ TEST_CASE("channels-last depthwise row kernel matches a naive sum on every instr
   // block size, channel counts around each vector width and block, a part of the channels,
   // every epilogue the kernel applies.
   std::mt19937 rng(29);
-  enum Finish { None, Clamp, Silu, HardSwish };
   for (CpuIsa isa : runnableIsas())
     for (auto [kernel, stride, dilation] : {std::array<int64_t, 3>{3, 1, 1}, {3, 2, 1},
                                             {5, 1, 1}, {5, 2, 1}, {7, 1, 1}, {3, 1, 2}})
@@ -80,13 +98,11 @@ TEST_CASE("channels-last depthwise row kernel matches a naive sum on every instr
           std::vector<float> bias = randomFloats(rng, channels);
           std::vector<float> residual = randomFloats(rng, outWidth * channels);
           std::vector<float> y(size_t(outWidth * channels + 8), 12345.0f);
-          const float lo = -0.5f, hi = 0.75f;
           depthwiseNhwcRowOn(
               isa, {x.data(), inHeight, inWidth, channels, channelBegin, channelEnd, w.data(),
                     withBias ? bias.data() : nullptr, withResidual ? residual.data() : nullptr,
                     y.data(), outWidth, kernel, kernel, firstRow, stride, pad, dilation,
-                    dilation, finish == Clamp, lo, hi, finish == Silu || finish == HardSwish,
-                    finish == Silu ? MathFunction::Silu : MathFunction::HardSwish});
+                    dilation, rowActivationOf(finish)});
           std::vector<float> got;
           std::vector<double> want, scale;
           for (int64_t o = 0; o < outWidth; ++o)
@@ -111,14 +127,8 @@ TEST_CASE("channels-last depthwise row kernel matches a naive sum on every instr
                 sum += residual[o * channels + c];
                 size += std::fabs(residual[o * channels + c]);
               }
-              if (finish == Clamp)
-                sum = std::min<double>(hi, std::max<double>(lo, sum));
-              else if (finish == Silu)
-                sum = sum / (1.0 + std::exp(-sum));
-              else if (finish == HardSwish)
-                sum = sum * std::min(1.0, std::max(0.0, sum / 6.0 + 0.5));
               got.push_back(y[o * channels + c]);
-              want.push_back(sum);
+              want.push_back(finished(finish, sum));
               scale.push_back(size);
             }
           INFO("isa " << cpuIsaName(isa) << " kernel " << kernel << " stride " << stride
@@ -129,6 +139,71 @@ TEST_CASE("channels-last depthwise row kernel matches a naive sum on every instr
           for (size_t j = size_t(outWidth * channels); j < y.size(); ++j)
             REQUIRE(y[j] == 12345.0f); // nothing written past the row
         }
+}
+
+TEST_CASE("planar-input row kernel matches a naive sum on every instruction set", "[conv]") {
+  // Rows wide enough for the widest blocks (24 columns of one AVX-512 vector) and the last
+  // block moved back; output channels around every vector width and the four-vector blocks;
+  // strides 1 to 4, dilations, pads, rows whose window hangs over the image's edges; every
+  // epilogue the kernel applies.
+  std::mt19937 rng(29);
+  for (CpuIsa isa : runnableIsas())
+    for (int64_t outChannels : {1, 5, 8, 16, 24, 32, 48, 64, 72, 130})
+      for (int64_t inWidth : {1, 6, 23, 57, 90}) {
+        const int64_t channels = randomInt(rng, 1, kMaxPlanarInputChannels);
+        const int64_t kernel = randomInt(rng, 1, 7), stride = randomInt(rng, 1, 4);
+        const int64_t dilation = randomInt(rng, 1, 2);
+        const int64_t pad = randomInt(rng, 0, (kernel - 1) * dilation);
+        const int64_t outWidth = (inWidth + 2 * pad - (kernel - 1) * dilation - 1) / stride + 1;
+        if (outWidth <= 0)
+          continue;
+        const int64_t inHeight = 4, firstRow = randomInt(rng, -3, 2);
+        const bool withBias = randomInt(rng, 0, 1), withResidual = randomInt(rng, 0, 1);
+        const Finish finish = Finish(randomInt(rng, 0, 3));
+        std::vector<float> x = randomFloats(rng, channels * inHeight * inWidth);
+        // Packed: channels x kernel x kernel x outChannels.
+        std::vector<float> w = randomFloats(rng, channels * kernel * kernel * outChannels);
+        std::vector<float> bias = randomFloats(rng, outChannels);
+        std::vector<float> residual = randomFloats(rng, outWidth * outChannels);
+        std::vector<float> y(size_t(outWidth * outChannels + 8), 12345.0f);
+        planarInputRowOn(isa, {x.data(), channels, inHeight, inWidth, w.data(),
+                               withBias ? bias.data() : nullptr,
+                               withResidual ? residual.data() : nullptr, y.data(), outChannels,
+                               outWidth, kernel, kernel, firstRow, stride, pad, dilation,
+                               dilation, rowActivationOf(finish)});
+        std::vector<double> want, scale;
+        for (int64_t o = 0; o < outWidth; ++o)
+          for (int64_t m = 0; m < outChannels; ++m) {
+            double sum = withBias ? bias[m] : 0.0, size = std::fabs(sum);
+            for (int64_t c = 0; c < channels; ++c)
+              for (int64_t k1 = 0; k1 < kernel; ++k1)
+                for (int64_t k2 = 0; k2 < kernel; ++k2) {
+                  const int64_t row = firstRow + k1 * dilation;
+                  const int64_t column = o * stride - pad + k2 * dilation;
+                  if (row < 0 || row >= inHeight || column < 0 || column >= inWidth)
+                    continue;
+                  const double term =
+                      double(w[((c * kernel + k1) * kernel + k2) * outChannels + m]) *
+                      x[(c * inHeight + row) * inWidth + column];
+                  sum += term;
+                  size += std::fabs(term);
+                }
+            if (withResidual) {
+              sum += residual[o * outChannels + m];
+              size += std::fabs(residual[o * outChannels + m]);
+            }
+            want.push_back(finished(finish, sum));
+            scale.push_back(size);
+          }
+        INFO("isa " << cpuIsaName(isa) << " channels " << channels << " -> " << outChannels
+                    << " kernel " << kernel << " stride " << stride << " dilation " << dilation
+                    << " width " << inWidth << " pad " << pad << " first row " << firstRow
+                    << " finish " << finish);
+        requireClose(std::vector<float>(y.begin(), y.begin() + outWidth * outChannels), want, 1e-5,
+                     1e-6, &scale);
+        for (size_t j = size_t(outWidth * outChannels); j < y.size(); ++j)
+          REQUIRE(y[j] == 12345.0f); // nothing written past the row
+      }
 }
 
 TEST_CASE("channels-last pointwise kernel: the GEMM-then-epilogue bits on every instruction set",

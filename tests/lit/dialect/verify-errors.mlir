@@ -257,6 +257,42 @@ func.func @channels_last_result_shape(%x: tensor<1x5x5x4xf32>) -> tensor<1x4x3x3
 
 // -----
 
+func.func @planar_input_channels_first(%x: tensor<1x3x6x6xf32>) -> tensor<1x8x3x3xf32> {
+  %w = dlc.constant dense<0.5> : tensor<8x3x3x3xf32>
+  // expected-error @+1 {{planar_input needs channels_last (it keeps only the input planar)}}
+  %r = dlc.conv %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, planar_input, strides = array<i64: 2, 2>} : (tensor<1x3x6x6xf32>, tensor<8x3x3x3xf32>) -> tensor<1x8x3x3xf32>
+  return %r : tensor<1x8x3x3xf32>
+}
+
+// -----
+
+func.func @planar_input_many_channels(%x: tensor<1x5x6x6xf32>) -> tensor<1x3x3x8xf32> {
+  %w = dlc.constant dense<0.5> : tensor<8x5x3x3xf32>
+  // expected-error @+1 {{planar_input applies only to 2-d convolutions of one group over at most 4 input channels}}
+  %r = dlc.conv %x, %w {channels_last, dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, planar_input, strides = array<i64: 2, 2>} : (tensor<1x5x6x6xf32>, tensor<8x5x3x3xf32>) -> tensor<1x3x3x8xf32>
+  return %r : tensor<1x3x3x8xf32>
+}
+
+// -----
+
+func.func @planar_input_result_shape(%x: tensor<1x3x6x6xf32>) -> tensor<1x8x3x3xf32> {
+  %w = dlc.constant dense<0.5> : tensor<8x3x3x3xf32>
+  // expected-error @+1 {{result shape [1,8,3,3] should be [1,3,3,8]}}
+  %r = dlc.conv %x, %w {channels_last, dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, planar_input, strides = array<i64: 2, 2>} : (tensor<1x3x6x6xf32>, tensor<8x3x3x3xf32>) -> tensor<1x8x3x3xf32>
+  return %r : tensor<1x8x3x3xf32>
+}
+
+// -----
+
+func.func @planar_input_scale(%x: tensor<1x3x6x6xf32>, %s: tensor<1x3x1x1xf32>) -> tensor<1x6x6x8xf32> {
+  %w = dlc.constant dense<0.5> : tensor<8x3x1x1xf32>
+  // expected-error @+1 {{input_scale does not apply with planar_input (its kernel takes none)}}
+  %r = dlc.conv %x, %w input_scale %s {channels_last, dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, planar_input, strides = array<i64: 1, 1>} : (tensor<1x3x6x6xf32>, tensor<8x3x1x1xf32>, tensor<1x3x1x1xf32>) -> tensor<1x6x6x8xf32>
+  return %r : tensor<1x6x6x8xf32>
+}
+
+// -----
+
 func.func @input_scale_channels_first(%x: tensor<1x4x5x5xf32>, %s: tensor<1x1x1x4xf32>) -> tensor<1x8x5x5xf32> {
   %w = dlc.constant dense<0.5> : tensor<8x4x1x1xf32>
   // expected-error @+1 {{input_scale needs a pointwise convolution of one group over channels, and shape [1,4,1,1]}}

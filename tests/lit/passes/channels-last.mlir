@@ -211,3 +211,63 @@ func.func @part_of_group(%p: tensor<1x4x5x5xf32>, %q: tensor<1x4x5x5xf32>) -> (t
   %t = dlc.transpose %d {perm = array<i64: 0, 2, 3, 1>} : (tensor<1x4x5x5xf32>) -> tensor<1x5x5x4xf32>
   return %t, %a : tensor<1x5x5x4xf32>, tensor<1x4x5x5xf32>
 }
+
+// A first layer over an image's three channels before a switched group: it reads the image's
+// planes as they are and writes its result channels-last (planar_input), so neither its
+// input nor its result is transposed; its activation stays fused.
+// CHECK-LABEL: func.func @first_layer
+// CHECK-NOT: dlc.transpose
+// CHECK: %[[S:.*]] = dlc.conv %arg0, %{{.*}} {channels_last, {{.*}}dlc.activation = "hard_swish"{{.*}}planar_input{{.*}} : (tensor<1x3x16x16xf32>, tensor<16x3x3x3xf32>) -> tensor<1x8x8x16xf32>
+// CHECK-NOT: dlc.transpose
+// CHECK: %[[D:.*]] = dlc.conv %[[S]], %{{.*}} {channels_last
+// CHECK: dlc.conv %[[D]], %{{.*}} residual %[[S]] {channels_last
+// CHECK: dlc.transpose
+// CHECK-NEXT: return
+func.func @first_layer(%x: tensor<1x3x16x16xf32>) -> tensor<1x16x8x8xf32> {
+  %ws = dlc.constant dense<0.5> : tensor<16x3x3x3xf32>
+  %wd = dlc.constant dense<0.25> : tensor<16x1x3x3xf32>
+  %wp = dlc.constant dense<0.125> : tensor<16x16x1x1xf32>
+  %s = dlc.conv %x, %ws {dilations = array<i64: 1, 1>, dlc.activation = "hard_swish", group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x3x16x16xf32>, tensor<16x3x3x3xf32>) -> tensor<1x16x8x8xf32>
+  %d = dlc.conv %s, %wd {dilations = array<i64: 1, 1>, group = 16 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x16x8x8xf32>, tensor<16x1x3x3xf32>) -> tensor<1x16x8x8xf32>
+  %p = dlc.conv %d, %wp residual %s {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x16x8x8xf32>, tensor<16x16x1x1xf32>, tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf32>
+  return %p : tensor<1x16x8x8xf32>
+}
+
+// The group's cut counts a first layer's result as free: one depthwise conv (saving its 64
+// outputs) whose result is transposed back (64) switches, a tie, where transposing its input
+// too would not pay. Read channels-first as well (returned), the first layer keeps its
+// layout and the group its transpose in. Over eight channels it is no first layer.
+// CHECK-LABEL: func.func @first_layer_border_free
+// CHECK: dlc.conv %arg0, {{.*}}planar_input
+// CHECK-LABEL: func.func @first_layer_read_channels_first
+// CHECK-NOT: planar_input
+// CHECK: %[[S:.*]] = dlc.conv %arg0
+// CHECK: dlc.transpose %[[S]] {perm = array<i64: 0, 2, 3, 1>}
+// CHECK-LABEL: func.func @eight_channels
+// CHECK-NOT: planar_input
+// CHECK: return
+func.func @first_layer_border_free(%x: tensor<1x3x16x16xf32>) -> tensor<1x4x4x4xf32> {
+  %ws = dlc.constant dense<0.5> : tensor<4x3x3x3xf32>
+  %wd = dlc.constant dense<0.25> : tensor<4x1x3x3xf32>
+  %s = dlc.conv %x, %ws {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 4, 4>} : (tensor<1x3x16x16xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x4x4xf32>
+  %d = dlc.conv %s, %wd {dilations = array<i64: 1, 1>, group = 4 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x4x4x4xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x4x4xf32>
+  return %d : tensor<1x4x4x4xf32>
+}
+func.func @first_layer_read_channels_first(%x: tensor<1x3x16x16xf32>) -> (tensor<1x16x8x8xf32>, tensor<1x16x8x8xf32>) {
+  %ws = dlc.constant dense<0.5> : tensor<16x3x3x3xf32>
+  %wd = dlc.constant dense<0.25> : tensor<64x1x3x3xf32>
+  %wp = dlc.constant dense<0.125> : tensor<64x16x1x1xf32>
+  %wq = dlc.constant dense<0.125> : tensor<16x64x1x1xf32>
+  %s = dlc.conv %x, %ws {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x3x16x16xf32>, tensor<16x3x3x3xf32>) -> tensor<1x16x8x8xf32>
+  %e = dlc.conv %s, %wp {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x16x8x8xf32>, tensor<64x16x1x1xf32>) -> tensor<1x64x8x8xf32>
+  %d = dlc.conv %e, %wd {dilations = array<i64: 1, 1>, group = 64 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x64x8x8xf32>, tensor<64x1x3x3xf32>) -> tensor<1x64x8x8xf32>
+  %p = dlc.conv %d, %wq {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x64x8x8xf32>, tensor<16x64x1x1xf32>) -> tensor<1x16x8x8xf32>
+  return %p, %s : tensor<1x16x8x8xf32>, tensor<1x16x8x8xf32>
+}
+func.func @eight_channels(%x: tensor<1x8x16x16xf32>) -> tensor<1x4x4x4xf32> {
+  %ws = dlc.constant dense<0.5> : tensor<4x8x3x3xf32>
+  %wd = dlc.constant dense<0.25> : tensor<4x1x3x3xf32>
+  %s = dlc.conv %x, %ws {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 4, 4>} : (tensor<1x8x16x16xf32>, tensor<4x8x3x3xf32>) -> tensor<1x4x4x4xf32>
+  %d = dlc.conv %s, %wd {dilations = array<i64: 1, 1>, group = 4 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x4x4x4xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x4x4xf32>
+  return %d : tensor<1x4x4x4xf32>
+}
