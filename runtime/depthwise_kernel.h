@@ -232,14 +232,21 @@ template <class V> struct DepthwiseNhwcRow {
     if (width <= 0)
       return;
     const int64_t kernelWidth = KernelWidth ? KernelWidth : r.kernelWidth;
+    const int64_t rest =
+        width % (kVectors * kLanes) ? width % (kVectors * kLanes) : kVectors * kLanes;
+    const int64_t count = (rest + kLanes - 1) / kLanes;
     int64_t chunk = columnsFor(kVectors, KernelWidth);
     while (chunk < 16 &&
            r.kernelHeight * (2 * chunk * r.strideWidth + kernelWidth) * width <= kL1Floats)
       chunk *= 2;
-    const int64_t rest =
-        width % (kVectors * kLanes) ? width % (kVectors * kLanes) : kVectors * kLanes;
-    const int64_t count = (rest + kLanes - 1) / kLanes, lanes = rest - (count - 1) * kLanes;
     const int64_t whole = r.channelEnd - rest;
+    // A partial last vector is read and written through masks, which cost the unrolled blocks
+    // their folded loads and registers (72 channels ran slower than 80): where the part has
+    // channels enough before it, the last block moves back to end at channelEnd with whole
+    // vectors instead, computing a few channels again, to the same bits.
+    const bool movedBack = rest % kLanes != 0 && r.channelEnd - count * kLanes >= r.channelBegin;
+    const int64_t last = movedBack ? r.channelEnd - count * kLanes : whole;
+    const int64_t lanes = movedBack ? kLanes : rest - (count - 1) * kLanes;
     // Tap by tap, chunks start at the first column inside the row, so that only the edge
     // columns are computed alone.
     const int64_t chunksFrom = KernelWidth > 0 ? 0 : first;
@@ -250,14 +257,14 @@ template <class V> struct DepthwiseNhwcRow {
         channelBlock<kVectors, KernelWidth, false>(r, c, o, oEnd, first, end, k1Begin, k1End,
                                                    kLanes);
       if (count == 1)
-        lastChannels<1, KernelWidth>(r, whole, o, oEnd, first, end, k1Begin, k1End, lanes);
+        lastChannels<1, KernelWidth>(r, last, o, oEnd, first, end, k1Begin, k1End, lanes);
       else if (count == 2)
-        lastChannels<2, KernelWidth>(r, whole, o, oEnd, first, end, k1Begin, k1End, lanes);
+        lastChannels<2, KernelWidth>(r, last, o, oEnd, first, end, k1Begin, k1End, lanes);
       if constexpr (kVectors == 4) {
         if (count == 3)
-          lastChannels<3, KernelWidth>(r, whole, o, oEnd, first, end, k1Begin, k1End, lanes);
+          lastChannels<3, KernelWidth>(r, last, o, oEnd, first, end, k1Begin, k1End, lanes);
         else if (count == 4)
-          lastChannels<4, KernelWidth>(r, whole, o, oEnd, first, end, k1Begin, k1End, lanes);
+          lastChannels<4, KernelWidth>(r, last, o, oEnd, first, end, k1Begin, k1End, lanes);
       }
       o = oEnd;
     }

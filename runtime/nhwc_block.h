@@ -31,7 +31,7 @@ template <class V, int64_t Count, bool Partial> struct NhwcLanes {
 
 // A block's sums start from the bias of channels [c, c + Count * kLanes) (zero without one).
 template <class V, int64_t Count, int64_t Columns, bool Partial>
-void startNhwcBlock(const float *bias, int64_t c, NhwcLanes<V, Count, Partial> m,
+__attribute__((always_inline)) inline void startNhwcBlock(const float *bias, int64_t c, NhwcLanes<V, Count, Partial> m,
                     typename V::Vec (&acc)[Columns][Count]) {
 #pragma GCC unroll 4
   for (int64_t v = 0; v < Count; ++v) {
@@ -47,8 +47,9 @@ void startNhwcBlock(const float *bias, int64_t c, NhwcLanes<V, Count, Partial> m
 // activation (DepthwiseNhwcRowArgs, PlanarInputRowArgs). Each step runs over the whole block,
 // its check made once: checked per column, the block's sums left the registers for the
 // stack and the checks made a 3x3 map of 16 channels spend more time finishing than summing.
+// Inlined into the block: called, it took the sums through memory.
 template <class V, int64_t Count, int64_t Columns, bool Partial, class RowArgs>
-void finishNhwcBlock(const RowArgs &r, int64_t columnStep, int64_t o, int64_t c,
+__attribute__((always_inline)) inline void finishNhwcBlock(const RowArgs &r, int64_t columnStep, int64_t o, int64_t c,
                      NhwcLanes<V, Count, Partial> m, typename V::Vec (&acc)[Columns][Count]) {
   using Vec = typename V::Vec;
   constexpr int64_t kLanes = V::kLanes;
