@@ -31,8 +31,9 @@ template <class V, int64_t Count, bool Partial> struct NhwcLanes {
 
 // A block's sums start from the bias of channels [c, c + Count * kLanes) (zero without one).
 template <class V, int64_t Count, int64_t Columns, bool Partial>
-__attribute__((always_inline)) inline void startNhwcBlock(const float *bias, int64_t c, NhwcLanes<V, Count, Partial> m,
-                    typename V::Vec (&acc)[Columns][Count]) {
+__attribute__((always_inline)) inline void
+startNhwcBlock(const float *bias, int64_t c, NhwcLanes<V, Count, Partial> m,
+               typename V::Vec (&acc)[Columns][Count]) {
 #pragma GCC unroll 4
   for (int64_t v = 0; v < Count; ++v) {
     const typename V::Vec start = bias ? m.load(bias + c + v * V::kLanes, v) : V::zero();
@@ -49,8 +50,9 @@ __attribute__((always_inline)) inline void startNhwcBlock(const float *bias, int
 // stack and the checks made a 3x3 map of 16 channels spend more time finishing than summing.
 // Inlined into the block: called, it took the sums through memory.
 template <class V, int64_t Count, int64_t Columns, bool Partial, class RowArgs>
-__attribute__((always_inline)) inline void finishNhwcBlock(const RowArgs &r, int64_t columnStep, int64_t o, int64_t c,
-                     NhwcLanes<V, Count, Partial> m, typename V::Vec (&acc)[Columns][Count]) {
+__attribute__((always_inline)) inline void
+finishNhwcBlock(const RowArgs &r, int64_t columnStep, int64_t o, int64_t c,
+                NhwcLanes<V, Count, Partial> m, typename V::Vec (&acc)[Columns][Count]) {
   using Vec = typename V::Vec;
   constexpr int64_t kLanes = V::kLanes;
   if (r.residual) {
