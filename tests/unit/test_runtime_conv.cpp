@@ -534,11 +534,13 @@ TEST_CASE("channels-last depthwise and pointwise convolutions match the direct o
   }
   SECTION("the same bits on any thread count") {
     // The 7x7 pointwise ones split their output channels on 3 threads (2 blocks) or on 2 and
-    // 3 (1 block), through the pointwise kernel (40 input channels) and the GEMM (300).
+    // 3 (1 block), through the pointwise kernel (40 input channels) and the GEMM (300); the
+    // GEMM's 14x14 plane is 3 blocks on 3 threads and 4 on 2.
     for (ConvParams p : {ConvParams{planar(2, 40, 23, 19), 40, 40},
                          ConvParams{planar(2, 40, 23, 19), 56, 1},
                          ConvParams{planar(2, 40, 7, 7), 200, 1},
-                         ConvParams{planar(1, 300, 7, 7), 250, 1}}) {
+                         ConvParams{planar(1, 300, 7, 7), 250, 1},
+                         ConvParams{planar(1, 300, 14, 14), 120, 1}}) {
       if (p.groups > 1)
         for (int d = 1; d < 3; ++d) {
           p.window.kernel[d] = 3;
