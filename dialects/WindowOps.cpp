@@ -91,7 +91,8 @@ LogicalResult ConvOp::verify() {
     return emitOpError("planar_input applies only to 2-d convolutions of one group over at most ")
            << dlc::rt::kMaxPlanarInputChannels << " input channels";
   if (!dlc::rt::channelsLastApplies(convParams(*this)))
-    return emitOpError("channels_last applies only to depthwise and pointwise convolutions");
+    return emitOpError("channels_last applies only to depthwise and pointwise convolutions "
+                       "(and, with planar_input, to first layers)");
   return success();
 }
 

@@ -109,8 +109,8 @@ constexpr int64_t kPointwiseKernelMaxChannels = 256;
 // Pixel blocks per thread from which uneven shares (5 and 4 of 9) cost less than splitting
 // each block's output channels.
 constexpr int64_t kEvenBlocksPerThread = 4;
-// Pixels a block keeps at least where blocks are made more to share out: four register tiles'
-// rows.
+// Pixels a block keeps at least where blocks are made more to share out (four AVX-512 register
+// tiles' rows).
 constexpr int64_t kMinSharedBlock = 48;
 
 } // namespace
@@ -150,7 +150,7 @@ void pointwiseChannelsLastF32(const ConvParams &p, const float *x, const float *
           ? 1
           : std::min(panels, threads / std::gcd(pixelBlocks, threads));
   const int64_t workPerItem =
-      std::max<int64_t>(1, std::min(kPointwisePixelBlock, plane) * in * out / parts);
+      std::max<int64_t>(1, (plane + imageBlocks - 1) / imageBlocks * in * out / parts);
   float lo, hi;
   const bool clamp = epilogueClamp(p.epilogue, lo, hi);
   static_assert(kPointwiseKernelMaxChannels <= kMaxBlockDepth,

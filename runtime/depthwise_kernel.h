@@ -221,8 +221,8 @@ template <class V> struct DepthwiseNhwcRow {
 
   // The row's channels [channelBegin, channelEnd) in chunks of output columns whose input
   // stays in L1 while every block of channels reads it (it comes from L2 once for all of
-  // them): whole blocks of the most vectors, then the rest (the last vector partial where the
-  // channels do not fill it) in one block.
+  // them): whole blocks of the most vectors, then the rest in one block (its last vector
+  // partial where the channels do not fill it, or the block moved back to whole vectors).
   template <int64_t KernelWidth>
   static void channels(const DepthwiseNhwcRowArgs &r, int64_t first, int64_t end, int64_t k1Begin,
                        int64_t k1End) {

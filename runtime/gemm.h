@@ -107,9 +107,9 @@ struct RowActivation {
 
 // One output row of a channels-last depthwise convolution: for o < outWidth and c in
 // [channelBegin, channelEnd), y[o][c] = bias[c] + the sum over taps (k1, k2) in order, those
-// inside the image only, of weights[k1][k2][c] * x[i1][i2][c], + residual[o][c], then clamped
-// to [lo, hi] (scalar::clampValue) if `clamp`, or the vector math's function applied (mathF32's
-// bits) if `applyMath`.
+// inside the image only, of weights[k1][k2][c] * x[i1][i2][c], + residual[o][c], then
+// `activation`: clamped to [lo, hi] (scalar::clampValue) if `clamp`, or the vector math's
+// function applied (mathF32's bits) if `applyMath`.
 struct DepthwiseNhwcRowArgs {
   const float *x; // the image: inHeight x inWidth x channels
   int64_t inHeight, inWidth, channels;

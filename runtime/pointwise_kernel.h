@@ -36,7 +36,7 @@ template <class V> struct PointwiseNhwc {
   // Pixels [row, row + Rows), output channels [column, column + columns), columns <=
   // Vectors * kLanes. The weight panels are zero-padded, so they are read whole; a wide tile
   // reads its vectors past the first panel from the next one. With `prefetch`, the tile also
-  // asks for the weights the next column tile reads, kPackCols floats a step.
+  // asks for a panel it does not read (the next one), kPackCols floats a step.
   template <int64_t Rows, int64_t Vectors, bool Prefetch = false>
   static void tile(const PointwiseNhwcArgs &a, int64_t row, int64_t column, int64_t columns,
                    const float *prefetch = nullptr) {
@@ -122,7 +122,7 @@ template <class V> struct PointwiseNhwc {
 
   // Output channels [column, column + columns) of every pixel; a column tile of one vector
   // where the rest fits one (16 of 16 or 80 channels), not two half empty.
-  // The first row tile asks for the weights of the tile after it (`next`, where there is one):
+  // The first row tile asks for the panel that starts at column `next`, where there is one:
   // a layer's weights come from memory at every run (EfficientNet's and MobileNetV3's
   // expansions of 7x7 and 14x14 maps, 0.5-1 MB each, ran 40% slower than with the weights in
   // cache), and the hardware prefetcher alone started on a panel only once the tile waited on
@@ -153,10 +153,12 @@ template <class V> struct PointwiseNhwc {
         columnTile<kWideVectors>(a, first, kWideVectors * kLanes, first + kWideVectors * kLanes);
     for (int64_t column = first; column < a.n; column += kTileColumns) {
       const int64_t columns = std::min(kTileColumns, a.n - column);
+      // The next panel, asked for by the panel's first tile (a panel holds two AVX2 tiles).
+      const int64_t next = column % kPackCols == 0 ? column + kPackCols : a.n;
       if (columns <= kLanes)
-        columnTile<1>(a, column, columns, column + kTileColumns);
+        columnTile<1>(a, column, columns, next);
       else
-        columnTile<kVectors>(a, column, columns, column + kTileColumns);
+        columnTile<kVectors>(a, column, columns, next);
     }
   }
 };
