@@ -372,14 +372,25 @@ SmallVector<Operation *> channelsLastPart(const Group &group) {
     cut.addEdge(forth, node, cost);
   }
   for (Value input : group.borderInputs()) {
-    if (keepsBytes(input.getType()) || isTranspose(input.getDefiningOp(), kToChannelsFirst) ||
-        comesOutChannelsLast(group, input))
+    if (keepsBytes(input.getType()) || isTranspose(input.getDefiningOp(), kToChannelsFirst))
       continue;
-    const int64_t forth = cut.addNode();
+    SmallVector<int64_t> readers;
     for (Operation *op : group.ops)
       if (llvm::any_of(layoutOperands(op),
                        [&](OpOperand *operand) { return operand->get() == input; }))
-        cut.addEdge(nodeOf[op], forth, MinCut::kUnbounded);
+        readers.push_back(nodeOf[op]);
+    if (comesOutChannelsLast(group, input)) {
+      // Free only where every reader switches (else the first layer keeps its layout and the
+      // transpose stays): its readers take one side together.
+      for (int64_t reader : ArrayRef<int64_t>(readers).drop_front()) {
+        cut.addEdge(readers.front(), reader, MinCut::kUnbounded);
+        cut.addEdge(reader, readers.front(), MinCut::kUnbounded);
+      }
+      continue;
+    }
+    const int64_t forth = cut.addNode();
+    for (int64_t reader : readers)
+      cut.addEdge(reader, forth, MinCut::kUnbounded);
     cut.addEdge(forth, MinCut::kSink, elementsOf(input));
   }
   const llvm::BitVector channelsLast = cut.sourceSide();

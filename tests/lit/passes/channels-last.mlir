@@ -271,3 +271,20 @@ func.func @eight_channels(%x: tensor<1x8x16x16xf32>) -> tensor<1x4x4x4xf32> {
   %d = dlc.conv %s, %wd {dilations = array<i64: 1, 1>, group = 4 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x4x4x4xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x4x4xf32>
   return %d : tensor<1x4x4x4xf32>
 }
+
+// A first layer read by two groups is free to neither (each would leave the other's reads
+// channels-first): the depthwise conv alone saves its 64 outputs against 64 + 64 for its
+// input and output transposes, the pointwise one 32 against 128, so both stay.
+// CHECK-LABEL: func.func @first_layer_readers_together
+// CHECK-NOT: channels_last
+// CHECK-NOT: dlc.transpose
+// CHECK: return
+func.func @first_layer_readers_together(%x: tensor<1x3x16x16xf32>) -> (tensor<1x4x4x4xf32>, tensor<1x4x4x4xf32>) {
+  %ws = dlc.constant dense<0.5> : tensor<4x3x3x3xf32>
+  %wd = dlc.constant dense<0.25> : tensor<4x1x3x3xf32>
+  %wp = dlc.constant dense<0.125> : tensor<4x4x1x1xf32>
+  %s = dlc.conv %x, %ws {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 4, 4>} : (tensor<1x3x16x16xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x4x4xf32>
+  %d = dlc.conv %s, %wd {dilations = array<i64: 1, 1>, group = 4 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x4x4x4xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x4x4xf32>
+  %p = dlc.conv %s, %wp {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x4x4x4xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x4x4xf32>
+  return %d, %p : tensor<1x4x4x4xf32>, tensor<1x4x4x4xf32>
+}
