@@ -42,7 +42,7 @@ int64_t depthwiseChannelGroup(const WindowParams &w) {
 // The activation a row kernel applies in registers, of those it takes; any other is applied
 // to the rows after (inRegisters false).
 RowActivation rowActivation(const Epilogue &epilogue) {
-  RowActivation a{false, 0.0f, 0.0f, false, MathFunction::Exp};
+  RowActivation a;
   a.clamp = epilogueClamp(epilogue, a.lo, a.hi);
   a.applyMath = !a.clamp && epilogueMath(epilogue, a.math);
   return a;

@@ -376,8 +376,7 @@ void depthwiseChannelBlocksF32(const ConvParams &p, const float *x, const float 
                             bias ? bias + c0 : nullptr, nullptr, ys + o1 * win.out[2] * width,
                             win.out[2], win.kernel[1], win.kernel[2],
                             o1 * win.stride[1] - win.padBegin[1], win.stride[2], win.padBegin[2],
-                            win.dilation[1], win.dilation[2],
-                            {false, 0.0f, 0.0f, false, MathFunction::Exp}});
+                            win.dilation[1], win.dilation[2], RowActivation{}});
         float *yb = y + (n * channels + c0) * outPlane;
         transposeMatrix(ys, outPlane, width, yb, sizeof(float));
         for (int64_t c = 0; c < width && finishes; ++c)

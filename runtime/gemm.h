@@ -99,10 +99,10 @@ void depthwiseRowAvx512(const DepthwiseRowArgs &r);
 // What a channels-last row kernel applies to its sums in registers before it stores them: a
 // clamp (Relu, Clip) or one math function (SiLU, HardSwish...), or neither.
 struct RowActivation {
-  bool clamp;
-  float lo, hi;
-  bool applyMath;
-  MathFunction math;
+  bool clamp = false;
+  float lo = 0.0f, hi = 0.0f;
+  bool applyMath = false;
+  MathFunction math = MathFunction::Exp;
 };
 
 // One output row of a channels-last depthwise convolution: for o < outWidth and c in
